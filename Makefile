@@ -1,0 +1,45 @@
+# dk — top-level entry points. The two set-up commands of README are `make demo` and
+# `make test`. `make test SANITIZE=1` builds and tests under ASan+UBSan in build-asan/.
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD ?= build-asan
+CMAKE_FLAGS += -DDK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+else
+BUILD ?= build
+endif
+JOBS ?= $(shell nproc)
+PY := .venv/bin/python
+
+.PHONY: all deps build test test-c test-fuzz test-python demo bench clean
+
+all: build
+
+deps:
+	@scripts/bootstrap.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@ninja -C $(BUILD) -j $(JOBS)
+
+test: build
+	@$(MAKE) --no-print-directory test-c test-fuzz test-python BUILD=$(BUILD) SANITIZE=$(SANITIZE)
+
+test-c:
+	$(BUILD)/dk_unit
+
+test-fuzz:
+	@for r in $(BUILD)/*_fuzzer_replay; do \
+	  [ -x "$$r" ] || continue; n=$$(basename $$r _fuzzer_replay); \
+	  echo "replay $$n"; $$r fuzz/corpora/$$n || exit 1; done
+
+test-python:
+	DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+bench: build
+	$(PY) bench/run.py
+
+clean:
+	rm -rf build build-asan

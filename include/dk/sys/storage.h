@@ -1,0 +1,66 @@
+/**
+ * @file dk/sys/storage.h
+ * @brief The storage backend vtable: how dk lists, reads and writes a table's files.
+ *
+ * dk ships a local-filesystem implementation (dk_storage_local_new); an object store backend
+ * implements the same table. The struct is versioned: `version` comes first and operations
+ * are only ever appended, so dk checks `version` before calling one added later.
+ * Paths are absolute within the backend ("/data/t/_delta_log/00000000000000000000.json" for
+ * the local backend; a URL's path for object stores).
+ */
+#ifndef DK_SYS_STORAGE_H
+#define DK_SYS_STORAGE_H
+
+#include "dk/common.h"
+
+DK_BEGIN_DECL
+
+#define DK_STORAGE_VERSION 1
+
+/** One listed file. `path` is borrowed for the duration of the callback. */
+typedef struct dk_file_info {
+  const char *path;      /**< full path */
+  int64_t size;          /**< bytes */
+  int64_t mtime_ms;      /**< modification time, ms since epoch */
+  int is_dir;            /**< non-zero for a directory (local backend only) */
+} dk_file_info;
+
+/** Returns DK_OK to continue, anything else stops listing and is returned by list_from. */
+typedef dk_status (*dk_list_cb)(const dk_file_info *info, void *payload);
+
+typedef struct dk_storage dk_storage;
+struct dk_storage {
+  unsigned version; /**< DK_STORAGE_VERSION */
+  void *ctx;        /**< backend state */
+  /** Lists the entries of directory `dir` whose name is >= `start_name` (NULL = all),
+   *  in lexicographic order of name. DK_NOT_FOUND when dir does not exist. */
+  dk_status (*list_from)(dk_storage *s, const char *dir, const char *start_name,
+                         dk_list_cb cb, void *payload, dk_error *err);
+  /** Reads a whole file into *out (allocated with malloc-compatible `free` by s->free_buf). */
+  dk_status (*read)(dk_storage *s, const char *path, uint8_t **out, size_t *len, dk_error *err);
+  /** Reads `len` bytes at `offset` into buf; short file is DK_CORRUPT. */
+  dk_status (*read_range)(dk_storage *s, const char *path, int64_t offset, void *buf,
+                          size_t len, dk_error *err);
+  /** Size and mtime of one file (DK_NOT_FOUND when absent). */
+  dk_status (*stat)(dk_storage *s, const char *path, dk_file_info *out, dk_error *err);
+  /** Writes (replaces) a whole file; atomic where the backend can make it so. */
+  dk_status (*write)(dk_storage *s, const char *path, const void *data, size_t len,
+                     dk_error *err);
+  /** Creates the file only if absent; DK_CONFLICT when it exists (the commit primitive). */
+  dk_status (*put_if_absent)(dk_storage *s, const char *path, const void *data, size_t len,
+                             dk_error *err);
+  /** Deletes a file (DK_NOT_FOUND when absent). */
+  dk_status (*remove)(dk_storage *s, const char *path, dk_error *err);
+  /** Frees a buffer returned by read. */
+  void (*free_buf)(dk_storage *s, void *p);
+  /** Frees the backend. */
+  void (*free)(dk_storage *s);
+};
+
+/** The local-filesystem backend. Free with s->free(s). */
+DK_API dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc,
+                                      dk_error *err);
+
+DK_END_DECL
+
+#endif /* DK_SYS_STORAGE_H */

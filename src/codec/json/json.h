@@ -1,0 +1,76 @@
+/*
+** json.h — library-internal JSON codec (not API): a DOM parser into a dk_arena and a writer.
+**
+** Parsing never calls malloc per value: every node, string and number text lives in the
+** arena passed in, and is freed when the arena is disposed. Numbers keep their exact source
+** text (int64 and decimal values must round-trip); helpers convert on demand. Strings are
+** unescaped and validated as UTF-8. Nesting deeper than DK_JSON_MAX_DEPTH is DK_CORRUPT.
+** Object members keep source order; duplicate keys are kept (dk_json_get returns the last).
+*/
+#ifndef DK_CODEC_JSON_H
+#define DK_CODEC_JSON_H
+
+#include "util/util.h"
+
+#define DK_JSON_MAX_DEPTH 256
+
+typedef enum dk_json_type {
+  DK_JSON_NULL = 0,
+  DK_JSON_BOOL,
+  DK_JSON_NUMBER,
+  DK_JSON_STRING,
+  DK_JSON_ARRAY,
+  DK_JSON_OBJECT
+} dk_json_type;
+
+typedef struct dk_json_value dk_json_value;
+typedef struct dk_json_member dk_json_member;
+
+struct dk_json_value {
+  dk_json_type type;
+  uint32_t len;                /* STRING/NUMBER: bytes of text; ARRAY: items; OBJECT: members */
+  union {
+    bool b;                    /* BOOL */
+    const char *str;           /* STRING: unescaped UTF-8, NUL-terminated (may contain NULs) */
+    const char *num;           /* NUMBER: exact source text, NUL-terminated */
+    dk_json_value *items;      /* ARRAY */
+    dk_json_member *members;   /* OBJECT */
+  } u;
+};
+
+struct dk_json_member {
+  const char *key;             /* unescaped, NUL-terminated */
+  uint32_t klen;
+  dk_json_value value;
+};
+
+/* Parses exactly one JSON value (surrounding whitespace allowed) from text[0..len). */
+dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, size_t len,
+                        dk_error *err);
+
+/* Object lookup by key (last duplicate wins); NULL when absent or when obj is not an object. */
+const dk_json_value *dk_json_get(const dk_json_value *obj, const char *key);
+const dk_json_value *dk_json_getn(const dk_json_value *obj, const char *key, size_t klen);
+
+/* Conversions; return false when the value has another type or does not fit exactly. */
+bool dk_json_as_i64(const dk_json_value *v, int64_t *out);
+bool dk_json_as_double(const dk_json_value *v, double *out);
+bool dk_json_as_bool(const dk_json_value *v, bool *out);
+/* STRING -> view (len = v->len); NULL for other types. */
+const char *dk_json_as_str(const dk_json_value *v, size_t *len);
+static inline bool dk_json_is_null(const dk_json_value *v) {
+  return !v || v->type == DK_JSON_NULL;
+}
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+/* Appends s as a quoted, escaped JSON string. */
+dk_status dk_json_write_str(dk_buf *b, const char *s, size_t n, dk_error *err);
+/* Appends a value (compact form). */
+dk_status dk_json_write_value(dk_buf *b, const dk_json_value *v, dk_error *err);
+/* Appends a double as the shortest text that round-trips (NaN/Inf as "NaN"/"Infinity"). */
+dk_status dk_json_write_double(dk_buf *b, double d, dk_error *err);
+/* Same for a float (shortest text that round-trips the float32 value). */
+dk_status dk_json_write_float(dk_buf *b, float f, dk_error *err);
+
+#endif /* DK_CODEC_JSON_H */

@@ -1,0 +1,35 @@
+/*
+** main.c — the `dk` command line tool: dispatches to subcommands.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: dk <command> [args]\n"
+          "  parquet schema FILE            print a Parquet file's schema\n"
+          "  parquet meta FILE              row groups, statistics, encodings\n"
+          "  parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table]\n"
+          "  version                        print dk's version\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "parquet")) return dk_cli_parquet(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "version")) {
+    printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
+    return 0;
+  }
+  if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "dk: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
