@@ -1,0 +1,141 @@
+/*
+** encoding.h — Parquet page-level building blocks (library-internal, not API):
+** decompression codecs and value/level encodings. Pure functions over byte ranges; no I/O,
+** no Arrow. Follows apache/parquet-format Encodings.md and Compression.md.
+**
+** Every decoder validates its input against the bytes it was given: a malformed or
+** truncated stream returns DK_CORRUPT (message says which encoding and why); the caller adds
+** the file name and offset with dk__error_prefix. Decoders never read past `len`.
+*/
+#ifndef DK_PARQUET_ENCODING_H
+#define DK_PARQUET_ENCODING_H
+
+#include "util/util.h"
+
+/* ---- codecs (CompressionCodec enum values of parquet.thrift) ---------------------------- */
+
+enum {
+  DK_PQ_CODEC_UNCOMPRESSED = 0,
+  DK_PQ_CODEC_SNAPPY = 1,
+  DK_PQ_CODEC_GZIP = 2,
+  DK_PQ_CODEC_LZO = 3,     /* unsupported */
+  DK_PQ_CODEC_BROTLI = 4,
+  DK_PQ_CODEC_LZ4 = 5,     /* Hadoop framing (and the raw-block fallback other readers accept) */
+  DK_PQ_CODEC_ZSTD = 6,
+  DK_PQ_CODEC_LZ4_RAW = 7
+};
+
+/* Decompresses src[0..src_len) into exactly dst_len bytes at dst. A stream that produces
+** fewer or more bytes than dst_len is DK_CORRUPT; LZO/unknown codecs are DK_UNSUPPORTED. */
+dk_status dk_pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
+                           size_t dst_len, dk_error *err);
+
+/* Name for messages ("SNAPPY", ...). */
+const char *dk_pq_codec_name(int codec);
+
+/* ---- bit unpacking ---------------------------------------------------------------------- */
+
+/* Unpacks n values of bit_width (0..32) bits, LSB-first (Parquet bit-packing), from in
+** (which must hold at least ceil(n*bit_width/8) bytes) into out. */
+void dk_pq_unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n);
+/* Same for 0..64 bits. */
+void dk_pq_unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n);
+
+/* ---- RLE / bit-packed hybrid (levels, dictionary indices, v2 booleans) ------------------- */
+
+typedef struct dk_pq_rle {
+  const uint8_t *p, *end;  /* remaining input */
+  int bit_width;           /* 0..32 */
+  uint32_t rle_value;      /* current RLE run value */
+  int64_t rle_left;        /* values left in the current RLE run */
+  const uint8_t *bp;       /* current bit-packed run data */
+  int64_t bp_left;         /* values left in the current bit-packed run */
+  int64_t bp_pos;          /* index of the next value in the bit-packed run */
+} dk_pq_rle;
+
+/* Initialises over p[0..len) (without the 4-byte length prefix of v1 level data). */
+void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width);
+/* Decodes exactly n values into out. Input exhausted before n values, or a run that
+** claims more bytes than remain, is DK_CORRUPT. */
+dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err);
+/* Decodes n dictionary indices and checks each is < dict_len (else DK_CORRUPT). */
+dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
+                                dk_error *err);
+
+/* ---- PLAIN ------------------------------------------------------------------------------- */
+
+/* Fixed-width PLAIN (INT32, INT64, INT96 (12 bytes), FLOAT, DOUBLE, FLBA) is a plain memcpy
+** of n*width bytes; the caller checks the length. BOOLEAN PLAIN is bit-packed LSB first: */
+void dk_pq_plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, int64_t n);
+
+/* Variable-length output for BYTE_ARRAY decoders: appends values as Arrow-style int32 offsets
+** and bytes. `offsets` must have room for n more entries (offsets[-1] is the current end, which
+** the caller has written); `data` grows as needed. */
+typedef struct dk_pq_bytes_out {
+  int32_t *offsets;        /* next slot to write (the entry before it is the running end) */
+  dk_buf *data;            /* value bytes are appended here */
+} dk_pq_bytes_out;
+
+/* PLAIN BYTE_ARRAY: n values, each a 4-byte little-endian length then the bytes.
+** *consumed receives the bytes used. Totals over INT32_MAX are DK_CORRUPT. */
+dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
+                                 size_t *consumed, dk_error *err);
+
+/* Builds a dictionary index for PLAIN BYTE_ARRAY dictionary pages: entry i is (offset, length)
+** into `in`. `pos` has room for n+1 uint32 offsets: value i spans in[pos[i]+4 .. pos[i+1]). */
+dk_status dk_pq_plain_byte_array_index(const uint8_t *in, size_t len, int64_t n, uint32_t *starts,
+                                       uint32_t *lengths, dk_error *err);
+
+/* ---- DELTA_BINARY_PACKED ---------------------------------------------------------------- */
+
+typedef struct dk_pq_delta {
+  const uint8_t *p, *start, *end;
+  uint64_t block_size, miniblocks, mb_size; /* values per block / miniblocks per block / per mb */
+  int64_t total;           /* total values in the stream */
+  int64_t read;            /* values returned so far */
+  int64_t last;            /* last value (wrapping arithmetic in uint64) */
+  int64_t min_delta;       /* current block's min delta */
+  const uint8_t *widths;   /* current block's miniblock bit widths */
+  uint64_t mb_index;       /* current miniblock in block */
+  uint64_t mb_left;        /* values left in the current miniblock */
+  const uint8_t *mb_data;  /* current miniblock data */
+  uint64_t mb_pos;         /* index inside miniblock */
+  int first_pending;       /* first value not yet returned */
+} dk_pq_delta;
+
+dk_status dk_pq_delta_init(dk_pq_delta *d, const uint8_t *p, size_t len, dk_error *err);
+/* Decodes exactly n values (n <= remaining) as int64 or int32 (wrapping as the spec says). */
+dk_status dk_pq_delta_get64(dk_pq_delta *d, int64_t *out, int64_t n, dk_error *err);
+dk_status dk_pq_delta_get32(dk_pq_delta *d, int32_t *out, int64_t n, dk_error *err);
+/* Total value count declared in the header. */
+static inline int64_t dk_pq_delta_total(const dk_pq_delta *d) { return d->total; }
+/* Bytes consumed so far, valid once all values were read (DELTA_LENGTH_BYTE_ARRAY needs the
+** end of the lengths stream). Reading all remaining values first is the caller's job. */
+size_t dk_pq_delta_consumed(const dk_pq_delta *d);
+
+/* ---- DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY ----------------------------------------- */
+
+/* Decode n values of the page's remaining bytes in[0..len). `scratch` is a caller-owned
+** buffer reused across calls for length/prefix arrays (no per-call malloc once warm). */
+dk_status dk_pq_delta_length_byte_array(const uint8_t *in, size_t len, int64_t n,
+                                        dk_pq_bytes_out *o, dk_buf *scratch, dk_error *err);
+dk_status dk_pq_delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
+                                 dk_buf *scratch, dk_error *err);
+/* FIXED_LEN_BYTE_ARRAY under DELTA_BYTE_ARRAY: each decoded value must be `width` bytes,
+** written contiguously to out (n*width bytes). */
+dk_status dk_pq_delta_byte_array_fixed(const uint8_t *in, size_t len, int64_t n, int width,
+                                       uint8_t *out, dk_buf *scratch, dk_error *err);
+
+/* ---- BYTE_STREAM_SPLIT ------------------------------------------------------------------ */
+
+/* in holds `total` values of `width` bytes split into width streams; writes values
+** [first, first+n) to out (n*width bytes). */
+dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int64_t total,
+                                  int64_t first, int64_t n, uint8_t *out, dk_error *err);
+
+/* ---- dictionary gather ------------------------------------------------------------------ */
+
+/* out[i] = dict[idx[i]] for fixed-width values of `width` bytes (4, 8, 12, 16 and any FLBA). */
+void dk_pq_gather(const uint8_t *dict, int width, const uint32_t *idx, int64_t n, uint8_t *out);
+
+#endif /* DK_PARQUET_ENCODING_H */
