@@ -333,6 +333,13 @@ dk_status dk_dv_decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
   return DK_OK;
 }
 
+dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err) {
+  *out = dk__calloc(alloc, 1, sizeof **out);
+  DK_RETURN_IF(!*out, DK_NOMEM, err, "deletion vector: out of memory");
+  (*out)->alloc = alloc;
+  return DK_OK;
+}
+
 /* ---- queries ---------------------------------------------------------------------------- */
 
 uint64_t dk_dv_cardinality(const dk_dv *dv) { return dv ? dv->cardinality : 0; }

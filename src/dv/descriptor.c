@@ -95,7 +95,7 @@ static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_descriptor 
   DK_RETURN_IF(!table_root, DK_INVALID, err, "deletionVector: a 'u' DV needs the table root");
   uint8_t uuid[16];
   dk_buf raw;
-  dk_buf_init(&raw, NULL);
+  dk_buf_init(&raw, out->alloc);
   dk_status st = dk_z85_decode(&raw, s + plen, DK_DV_UUID_Z85_LEN, err);
   if (st != DK_OK) {
     dk_buf_dispose(&raw);

@@ -109,11 +109,15 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
  * [offset, offset + 8 + sizeInBytes) of the resolved file through st (and checks the
  * version byte when the DV starts at offset 1, since that costs no extra read; very large
  * sizes are first checked against the file size with st->stat). Verifies the size, the
- * checksum and that the decoded cardinality equals the descriptor's.
+ * checksum and that the decoded cardinality equals the descriptor's. A descriptor with
+ * cardinality 0 yields an empty DV without any read (as Delta's own readers do).
  * Errors: DK_CORRUPT (message names the DV file and offset), DK_NOT_FOUND/DK_IO from st,
  * DK_NOMEM. On failure *out is NULL. st may be NULL for inline DVs. */
 dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
                      const dk_dv_descriptor *d, const dk_allocator *alloc, dk_error *err);
+
+/* An empty DV (deletes no row). */
+dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err);
 
 /* Frees a DV; accepts NULL. */
 void dk_dv_free(dk_dv *dv);

@@ -153,6 +153,8 @@ cleanup:
 dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
                      const dk_dv_descriptor *d, const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
+  /* An empty DV deletes nothing: like Delta's readers, do not read it. */
+  if (d->cardinality == 0) return dk_dv__new_empty(out, alloc, err);
   if (d->storage_type == DK_DV_STORAGE_INLINE) return dv_load_inline(out, d, alloc, err);
   return dv_load_file(out, st, table_root, d, alloc, err);
 }

@@ -789,3 +789,117 @@ DK_TEST(dv__corrupt_files) {
   free(orig);
 #undef EXPECT_CORRUPT
 }
+
+/* ---- the native framing, allocation failures, empty DVs ------------------------------------ */
+
+DK_TEST(dv__native_framing_little_endian) {
+  /* Delta-Spark's "native" RoaringBitmapArray: LE magic 1681511376, int32 count, then per
+   * bitmap (bucket = its index) an int32 size and the portable 32-bit bitmap. */
+  roaring_bitmap_t *bms[3];
+  uint32_t keys[3] = {0, 1, 2};
+  for (int i = 0; i < 3; i++) {
+    bms[i] = roaring_bitmap_create();
+    for (int j = 0; j < 50 * (i + 1); j++) roaring_bitmap_add(bms[i], (uint32_t)(rng() % 200000));
+    roaring_bitmap_add_range(bms[i], 1000, 9000);
+    roaring_bitmap_run_optimize(bms[i]);
+  }
+  uint8_t *buf = malloc(1 << 20);
+  uint32_t magic = DK_DV_MAGIC_NATIVE, count = 3;
+  memcpy(buf, &magic, 4);
+  memcpy(buf + 4, &count, 4);
+  size_t pos = 8;
+  for (int i = 0; i < 3; i++) {
+    uint32_t size = (uint32_t)roaring_bitmap_portable_size_in_bytes(bms[i]);
+    memcpy(buf + pos, &size, 4);
+    pos += 4 + roaring_bitmap_portable_serialize(bms[i], (char *)buf + pos + 4);
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_dv *dv = NULL;
+  CHECK_OK(dk_dv_decode_bitmap(&dv, buf, pos, NULL, &err), &err);
+  int ok = check_against_roaring(dv, keys, bms, 3, 30);
+  dk_dv_free(dv);
+  /* A size field that disagrees with the bitmap is corrupt. */
+  uint32_t wrong = (uint32_t)roaring_bitmap_portable_size_in_bytes(bms[0]) + 1;
+  memcpy(buf + 8, &wrong, 4);
+  dk_error_init(&err);
+  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, pos, NULL, &err), DK_CORRUPT);
+  for (int i = 0; i < 3; i++) roaring_bitmap_free(bms[i]);
+  free(buf);
+  CHECK(ok);
+}
+
+typedef struct fail_alloc {
+  int left;    /* allocations that still succeed; then every one fails */
+  int live;    /* blocks not yet freed */
+} fail_alloc;
+
+static void *fa_malloc(void *ctx, size_t n) {
+  fail_alloc *f = ctx;
+  if (f->left-- <= 0) return NULL;
+  f->live++;
+  return malloc(n);
+}
+static void *fa_realloc(void *ctx, void *p, size_t n) {
+  fail_alloc *f = ctx;
+  if (f->left-- <= 0) return NULL;
+  if (!p) f->live++;
+  return realloc(p, n);
+}
+static void fa_free(void *ctx, void *p) {
+  fail_alloc *f = ctx;
+  if (p) f->live--;
+  free(p);
+}
+
+DK_TEST(dv__allocation_failures) {
+  char root[4096];
+  snprintf(root, sizeof root, "%s/delta-kernel-defaults/basic-dv-no-checkpoint",
+           dk_test_data_dir());
+  const char *inl = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
+  dk_dv_descriptor dfile, dinl;
+  dk_error err;
+  dk_error_init(&err);
+  int64_t off = 1;
+  CHECK_OK(dk_dv_descriptor_init(&dfile, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
+           &err);
+  CHECK_OK(dk_dv_descriptor_init(&dinl, S("i"), S(inl), NULL, 40, 6, &err), &err);
+  const dk_dv_descriptor *ds[2] = {&dfile, &dinl};
+  for (int which = 0; which < 2; which++) {
+    int n;
+    for (n = 0; n < 100; n++) {
+      fail_alloc f = {n, 0};
+      dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
+      dk_dv *dv = NULL;
+      dk_error_init(&err);
+      dk_status st = dk_dv_load(&dv, &g_stdio, root, ds[which], &a, &err);
+      if (st == DK_OK) {
+        CHECK_EQ_INT(dk_dv_cardinality(dv), ds[which]->cardinality);
+        dk_dv_free(dv);
+        CHECK_EQ_INT(f.live, 0);
+        break;
+      }
+      CHECK_STATUS(st, DK_NOMEM);
+      CHECK(dv == NULL);
+      CHECK_EQ_INT(f.live, 0);
+    }
+    CHECK(n > 0 && n < 100);
+  }
+}
+
+DK_TEST(dv__empty_descriptor_reads_nothing) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_dv_descriptor d;
+  int64_t off = 1;
+  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 0, &err), &err);
+  dk_dv *dv = NULL;
+  /* No storage at all: nothing may be read. */
+  CHECK_OK(dk_dv_load(&dv, NULL, "/nonexistent", &d, NULL, &err), &err);
+  CHECK_EQ_INT(dk_dv_cardinality(dv), 0);
+  CHECK(!dk_dv_contains(dv, 0));
+  uint8_t keep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  CHECK_EQ_INT(dk_dv_fill_selection(dv, 0, 8, keep), 0);
+  for (int i = 0; i < 8; i++) CHECK_EQ_INT(keep[i], 1);
+  dk_dv_free(dv);
+}
