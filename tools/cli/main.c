@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!strcmp(argv[1], "parquet")) return dk_cli_parquet(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "_dv")) return dk_cli_dv(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;
