@@ -273,6 +273,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
       int64_t start = f->meta.row_groups[i].start;
       if (start < o.range_start || start >= o.range_end) continue;
     }
+    if (f->meta.row_groups[i].num_rows == 0) continue; /* nothing to decode */
     s->rgs[s->n_rgs++] = i;
   }
 
