@@ -64,6 +64,49 @@ typedef struct pctx {
   dk_error *err;
 } pctx;
 
+/* Parsed types of a schema tree, built once per batch (no per-value format parsing). */
+typedef struct pplan pplan;
+struct pplan {
+  dk_atype t;
+  int64_t n_children;
+  pplan *children;
+};
+
+static void plan_free(pplan *p) {
+  for (int64_t i = 0; i < p->n_children; i++) plan_free(&p->children[i]);
+  free(p->children);
+}
+
+static dk_status plan_build(pplan *p, const struct ArrowSchema *s, int depth, dk_error *err) {
+  memset(p, 0, sizeof *p);
+  if (depth > 200) return dk__error_set(err, DK_UNSUPPORTED, "schema nested too deeply to print");
+  DK_RETURN_NOT_OK(dk_atype_parse(&p->t, s->format, err));
+  if (s->n_children > 0) {
+    p->children = calloc((size_t)s->n_children, sizeof *p->children);
+    if (!p->children) return dk__error_set(err, DK_NOMEM, "out of memory");
+    p->n_children = s->n_children;
+    for (int64_t i = 0; i < s->n_children; i++)
+      DK_RETURN_NOT_OK(plan_build(&p->children[i], s->children[i], depth + 1, err));
+  }
+  return DK_OK;
+}
+
+static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) tmp[n++] = '-';
+  DK_RETURN_NOT_OK(dk_buf_reserve(b, (size_t)n, err));
+  for (int i = 0; i < n; i++) b->data[b->len + (size_t)i] = tmp[n - 1 - i];
+  b->len += (size_t)n;
+  b->data[b->len] = 0;
+  return DK_OK;
+}
+
 static bool is_valid(const struct ArrowArray *a, int64_t i) {
   const uint8_t *v = a->buffers && a->n_buffers > 0 ? a->buffers[0] : NULL;
   return !v || dk_bit_get(v, a->offset + i);
@@ -233,11 +276,12 @@ static float half_to_float(uint16_t h) {
   return f;
 }
 
-static dk_status put_value(pctx *c, const struct ArrowSchema *s, const struct ArrowArray *a,
-                           int64_t i, int depth);
+static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
+                           const struct ArrowArray *a, int64_t i, int depth);
 
-static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowSchema *s,
+static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSchema *s,
                                  const struct ArrowArray *a, int64_t i, int depth) {
+  const dk_atype *t = &p->t;
   dk_buf *b = c->b;
   dk_error *err = c->err;
   int64_t j = a->offset + i;
@@ -245,13 +289,13 @@ static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowS
   switch (t->id) {
     case DK_AT_NA: return dk_buf_puts(b, "null", err);
     case DK_AT_BOOL: return dk_buf_puts(b, dk_bit_get(vals, j) ? "true" : "false", err);
-    case DK_AT_INT8: return dk_buf_printf(b, err, "%d", ((const int8_t *)vals)[j]);
-    case DK_AT_INT16: return dk_buf_printf(b, err, "%d", ((const int16_t *)vals)[j]);
-    case DK_AT_INT32: return dk_buf_printf(b, err, "%d", ((const int32_t *)vals)[j]);
-    case DK_AT_INT64: return dk_buf_printf(b, err, "%lld", (long long)((const int64_t *)vals)[j]);
-    case DK_AT_UINT8: return dk_buf_printf(b, err, "%u", ((const uint8_t *)vals)[j]);
-    case DK_AT_UINT16: return dk_buf_printf(b, err, "%u", ((const uint16_t *)vals)[j]);
-    case DK_AT_UINT32: return dk_buf_printf(b, err, "%u", ((const uint32_t *)vals)[j]);
+    case DK_AT_INT8: return put_i64(b, ((const int8_t *)vals)[j], err);
+    case DK_AT_INT16: return put_i64(b, ((const int16_t *)vals)[j], err);
+    case DK_AT_INT32: return put_i64(b, ((const int32_t *)vals)[j], err);
+    case DK_AT_INT64: return put_i64(b, ((const int64_t *)vals)[j], err);
+    case DK_AT_UINT8: return put_i64(b, ((const uint8_t *)vals)[j], err);
+    case DK_AT_UINT16: return put_i64(b, ((const uint16_t *)vals)[j], err);
+    case DK_AT_UINT32: return put_i64(b, ((const uint32_t *)vals)[j], err);
     case DK_AT_UINT64:
       return dk_buf_printf(b, err, "%llu", (unsigned long long)((const uint64_t *)vals)[j]);
     case DK_AT_FLOAT16: return put_shortest(b, half_to_float(((const uint16_t *)vals)[j]), 1, err);
@@ -298,7 +342,7 @@ static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowS
       DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
       for (int64_t k = o[j]; k < o[j + 1]; k++) {
         if (k > o[j]) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
-        DK_RETURN_NOT_OK(put_value(c, s->children[0], a->children[0], k, depth + 1));
+        DK_RETURN_NOT_OK(put_value(c, &p->children[0], s->children[0], a->children[0], k, depth + 1));
       }
       return dk_buf_putc(b, ']', err);
     }
@@ -309,7 +353,7 @@ static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowS
         const char *nm = s->children[k]->name ? s->children[k]->name : "";
         DK_RETURN_NOT_OK(put_escaped(b, (const uint8_t *)nm, strlen(nm), 1, err));
         DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
-        DK_RETURN_NOT_OK(put_value(c, s->children[k], a->children[k], j, depth + 1));
+        DK_RETURN_NOT_OK(put_value(c, &p->children[k], s->children[k], a->children[k], j, depth + 1));
       }
       return dk_buf_putc(b, '}', err);
     }
@@ -317,17 +361,16 @@ static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowS
       const int32_t *o = vals;
       const struct ArrowSchema *es = s->children[0];
       const struct ArrowArray *ea = a->children[0];
-      dk_atype kt;
-      DK_RETURN_NOT_OK(dk_atype_parse(&kt, es->children[0]->format, err));
-      int obj = kt.id == DK_AT_STRING;
+      const pplan *ep = &p->children[0];
+      int obj = ep->children[0].t.id == DK_AT_STRING;
       DK_RETURN_NOT_OK(dk_buf_putc(b, obj ? '{' : '[', err));
       for (int64_t k = o[j]; k < o[j + 1]; k++) {
         if (k > o[j]) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
         int64_t ek = ea->offset + k;
         if (!obj) DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
-        DK_RETURN_NOT_OK(put_value(c, es->children[0], ea->children[0], ek, depth + 1));
+        DK_RETURN_NOT_OK(put_value(c, &ep->children[0], es->children[0], ea->children[0], ek, depth + 1));
         DK_RETURN_NOT_OK(dk_buf_putc(b, obj ? ':' : ',', err));
-        DK_RETURN_NOT_OK(put_value(c, es->children[1], ea->children[1], ek, depth + 1));
+        DK_RETURN_NOT_OK(put_value(c, &ep->children[1], es->children[1], ea->children[1], ek, depth + 1));
         if (!obj) DK_RETURN_NOT_OK(dk_buf_putc(b, ']', err));
       }
       return dk_buf_putc(b, obj ? '}' : ']', err);
@@ -336,30 +379,30 @@ static dk_status put_value_typed(pctx *c, const dk_atype *t, const struct ArrowS
   }
 }
 
-static dk_status put_value(pctx *c, const struct ArrowSchema *s, const struct ArrowArray *a,
-                           int64_t i, int depth) {
-  if (depth > 200) return dk__error_set(c->err, DK_UNSUPPORTED, "value nested too deeply to print");
+static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
+                           const struct ArrowArray *a, int64_t i, int depth) {
   if (!is_valid(a, i)) return dk_buf_puts(c->b, "null", c->err);
-  dk_atype t;
-  DK_RETURN_NOT_OK(dk_atype_parse(&t, s->format, c->err));
-  /* a map key of type string printed as an object key must be a string: it is */
-  return put_value_typed(c, &t, s, a, i, depth);
+  return put_value_typed(c, p, s, a, i, depth);
 }
 
 dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
                                     const struct ArrowArray *array, int64_t i, dk_error *err) {
   pctx c = {out, err};
-  return put_value(&c, schema, array, i, 0);
+  pplan p;
+  dk_status st = plan_build(&p, schema, 0, err);
+  if (!st) st = put_value(&c, &p, schema, array, i, 0);
+  plan_free(&p);
+  return st;
 }
 
 /* Text of a top-level cell for CSV/TABLE: strings and temporal values unquoted. */
-static dk_status cell_text(dk_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
-                           int64_t i, dk_error *err) {
+static dk_status cell_text(dk_buf *b, const pplan *p, const struct ArrowSchema *s,
+                           const struct ArrowArray *a, int64_t i, dk_error *err) {
   if (!is_valid(a, i)) return DK_OK;
   size_t start = b->len;
-  DK_RETURN_NOT_OK(dk_arrow_print_json_value(b, s, a, i, err));
-  dk_atype t;
-  DK_RETURN_NOT_OK(dk_atype_parse(&t, s->format, err));
+  pctx c = {b, err};
+  DK_RETURN_NOT_OK(put_value(&c, p, s, a, i, 0));
+  dk_atype t = p->t;
   int unquote = t.id == DK_AT_DATE32 || t.id == DK_AT_TIMESTAMP || t.id == DK_AT_TIME32 ||
                 t.id == DK_AT_TIME64 || t.id == DK_AT_DECIMAL128 || t.id == DK_AT_BINARY ||
                 t.id == DK_AT_FIXED_BINARY;
@@ -407,21 +450,30 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
     return dk__error_set(err, DK_INVALID, "batch has %lld children, schema %lld",
                          (long long)batch->n_children, (long long)nc);
   pctx c = {out, err};
+  pplan plan;
+  dk_status pst = plan_build(&plan, schema, 0, err);
+  if (pst) {
+    plan_free(&plan);
+    return pst;
+  }
   if (format == DK_PRINT_JSONL) {
-    for (int64_t r = 0; r < batch->length; r++) {
+    dk_status st = DK_OK;
+    for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       int64_t j = batch->offset + r;
-      DK_RETURN_NOT_OK(dk_buf_putc(out, '{', err));
-      for (int64_t k = 0; k < nc; k++) {
-        if (k) DK_RETURN_NOT_OK(dk_buf_putc(out, ',', err));
+      if (!st) st = dk_buf_putc(out, '{', err);
+      for (int64_t k = 0; st == DK_OK && k < nc; k++) {
+        if (k) st = dk_buf_putc(out, ',', err);
         const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-        DK_RETURN_NOT_OK(put_escaped(out, (const uint8_t *)nm, strlen(nm), 1, err));
-        DK_RETURN_NOT_OK(dk_buf_putc(out, ':', err));
-        if (!is_valid(batch, r)) DK_RETURN_NOT_OK(dk_buf_puts(out, "null", err));
-        else DK_RETURN_NOT_OK(put_value(&c, schema->children[k], batch->children[k], j, 0));
+        if (!st) st = put_escaped(out, (const uint8_t *)nm, strlen(nm), 1, err);
+        if (!st) st = dk_buf_putc(out, ':', err);
+        if (st) break;
+        if (!is_valid(batch, r)) st = dk_buf_puts(out, "null", err);
+        else st = put_value(&c, &plan.children[k], schema->children[k], batch->children[k], j, 0);
       }
-      DK_RETURN_NOT_OK(dk_buf_puts(out, "}\n", err));
+      if (!st) st = dk_buf_puts(out, "}\n", err);
     }
-    return DK_OK;
+    plan_free(&plan);
+    return st;
   }
   dk_buf cell;
   dk_buf_init(&cell, out->alloc);
@@ -438,16 +490,18 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
     for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       for (int64_t k = 0; st == DK_OK && k < nc; k++) {
         dk_buf_clear(&cell);
-        st = cell_text(&cell, schema->children[k], batch->children[k], batch->offset + r, err);
+        st = cell_text(&cell, &plan.children[k], schema->children[k], batch->children[k], batch->offset + r, err);
         if (!st && k) st = dk_buf_putc(out, ',', err);
         if (!st) st = csv_field(out, cell.data ? cell.data : "", cell.len, err);
       }
       if (!st) st = dk_buf_putc(out, '\n', err);
     }
     dk_buf_dispose(&cell);
+    plan_free(&plan);
     return st;
   }
   if (format != DK_PRINT_TABLE) {
+    plan_free(&plan);
     dk_buf_dispose(&cell);
     return dk__error_set(err, DK_INVALID, "unknown print format %d", format);
   }
@@ -466,7 +520,7 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
   for (int64_t r = 0; st == DK_OK && r < rows; r++)
     for (int64_t k = 0; st == DK_OK && k < nc; k++) {
       size_t before = cell.len;
-      st = cell_text(&cell, schema->children[k], batch->children[k], batch->offset + r, err);
+      st = cell_text(&cell, &plan.children[k], schema->children[k], batch->children[k], batch->offset + r, err);
       if (!st && cell.len == before) st = dk_buf_puts(&cell, "null", err);
       ends[r * nc + k] = cell.len;
       size_t w = utf8_width(cell.data + before, cell.len - before);
@@ -496,6 +550,7 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
     if (!st) st = dk_buf_putc(out, '\n', err);
   }
 done:
+  plan_free(&plan);
   dk__free(out->alloc, ends);
   dk__free(out->alloc, widths);
   dk_buf_dispose(&cell);
