@@ -421,6 +421,22 @@ DK_TEST(pq_encoding__bitpack_all_widths) {
         }
       }
       CHECK(o64[n] == 0xdeadbeef);
+      /* inside a longer buffer (the fast path may read ahead, never write past n) */
+      uint8_t *longer = malloc(bytes + 24);
+      memcpy(longer, packed, bytes);
+      memset(longer + bytes, 0xa5, 24);
+      dk_pq_unpack64_avail(longer, bytes + 24, w, o64, n);
+      for (int64_t i = 0; i < n; i++) CHECK(o64[i] == vals[i]);
+      CHECK(o64[n] == 0xdeadbeef);
+      if (w <= 32) {
+        uint32_t *o = (uint32_t *)(void *)o64;
+        o[n] = 0xdeadbeef;
+        dk_pq_unpack32_avail(longer, bytes + 24, w, o, n);
+        for (int64_t i = 0; i < n; i++) CHECK(o[i] == (uint32_t)vals[i]);
+        CHECK(o[n] == 0xdeadbeef);
+        o64[n] = 0xdeadbeef;
+      }
+      free(longer);
       if (w <= 32) {
         o32[n] = 0xdeadbeef;
         dk_pq_unpack32(packed, w, o32, n);

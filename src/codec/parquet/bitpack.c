@@ -15,10 +15,15 @@
 #  error "bitpack.c assumes a little-endian host"
 #endif
 
-#if defined(__GNUC__)
+#if defined(__clang__)
 #  define BP_INLINE static inline __attribute__((always_inline))
+#  define BP_UNROLL8 _Pragma("unroll 8")
+#elif defined(__GNUC__)
+#  define BP_INLINE static inline __attribute__((always_inline))
+#  define BP_UNROLL8 _Pragma("GCC unroll 8")
 #else
 #  define BP_INLINE static inline
+#  define BP_UNROLL8
 #endif
 
 BP_INLINE uint64_t load64(const uint8_t *p) {
@@ -30,6 +35,7 @@ BP_INLINE uint64_t load64(const uint8_t *p) {
 /* One group of 8 values of width w (0 < w <= 32) from in[0..w+8) into out[0..8). */
 BP_INLINE void unpack8_32(const uint8_t *in, uint32_t *out, const int w) {
   const uint64_t mask = (w == 32) ? 0xffffffffu : ((1ull << w) - 1);
+  BP_UNROLL8
   for (int j = 0; j < 8; j++) {
     const int bit = j * w;
     out[j] = (uint32_t)((load64(in + (bit >> 3)) >> (bit & 7)) & mask);
@@ -39,6 +45,7 @@ BP_INLINE void unpack8_32(const uint8_t *in, uint32_t *out, const int w) {
 /* One group of 8 values of width w (0 < w <= 64) from in[0..w+16) into out[0..8). */
 BP_INLINE void unpack8_64(const uint8_t *in, uint64_t *out, const int w) {
   const uint64_t mask = (w == 64) ? ~0ull : ((1ull << w) - 1);
+  BP_UNROLL8
   for (int j = 0; j < 8; j++) {
     const int bit = j * w, s = bit & 7;
     const uint8_t *p = in + (bit >> 3);
@@ -60,58 +67,59 @@ BP_INLINE void unpack8_64(const uint8_t *in, uint64_t *out, const int w) {
 DEFINE_RUN(run32, uint32_t, unpack8_32)
 DEFINE_RUN(run64, uint64_t, unpack8_64)
 
-/* Generic driver for one width: fast groups in place, then the tail via a padded copy. */
-BP_INLINE void unpack32_w(const uint8_t *in, uint32_t *out, int64_t n, const int w) {
-  const int64_t avail = (n * w + 7) >> 3; /* bytes the caller guarantees */
-  int64_t fast = (avail - SLACK32) / w;   /* groups g with (g+1)*w + SLACK32 <= avail */
-  if (fast < 0) fast = 0;
+/* Generic driver for one width: whole groups in place while the slack bytes are readable,
+** then the rest through a zero-padded copy. `avail` (>= ceil(n*w/8)) is how many bytes at in
+** are readable; callers inside a longer buffer pass more so the fast path runs to the end. */
+BP_INLINE void unpack32_w(const uint8_t *in, uint32_t *out, int64_t n, int64_t avail,
+                          const int w) {
+  int64_t fast = avail >= SLACK32 ? (avail - SLACK32) / w : 0;
   if (fast > n / 8) fast = n / 8;
   run32(in, out, fast, w);
   int64_t done = fast * 8;
   while (done < n) {
-    /* at most 8 + 64 values remain: copy their bytes into a padded buffer */
-    uint8_t buf[32 * 11 + SLACK32] = {0};
-    uint32_t tmp[88];
-    int64_t left = n - done;
-    int64_t chunk = left > 80 ? 80 : left;
+    uint8_t buf[32 * 10 + SLACK32];
+    uint32_t tmp[80];
+    int64_t chunk = n - done > 80 ? 80 : n - done;
     int64_t groups = (chunk + 7) / 8;
-    const uint8_t *src = in + (done / 8) * w;
-    int64_t bytes = avail - (done / 8) * w;
-    if (bytes > groups * w) bytes = groups * w;
-    memcpy(buf, src, (size_t)bytes);
+    int64_t at = (done / 8) * w;
+    int64_t bytes = avail - at < groups * w ? avail - at : groups * w;
+    memcpy(buf, in + at, (size_t)bytes);
+    memset(buf + bytes, 0, (size_t)(groups * w + SLACK32 - bytes));
     run32(buf, tmp, groups, w);
     memcpy(out + done, tmp, (size_t)chunk * sizeof(uint32_t));
     done += chunk;
   }
 }
 
-BP_INLINE void unpack64_w(const uint8_t *in, uint64_t *out, int64_t n, const int w) {
-  const int64_t avail = (n * w + 7) >> 3;
-  int64_t fast = (avail - SLACK64) / w;
-  if (fast < 0) fast = 0;
+BP_INLINE void unpack64_w(const uint8_t *in, uint64_t *out, int64_t n, int64_t avail,
+                          const int w) {
+  int64_t fast = avail >= SLACK64 ? (avail - SLACK64) / w : 0;
   if (fast > n / 8) fast = n / 8;
   run64(in, out, fast, w);
   int64_t done = fast * 8;
   while (done < n) {
-    uint8_t buf[64 * 11 + SLACK64] = {0};
-    uint64_t tmp[88];
-    int64_t left = n - done;
-    int64_t chunk = left > 80 ? 80 : left;
+    uint8_t buf[64 * 10 + SLACK64];
+    uint64_t tmp[80];
+    int64_t chunk = n - done > 80 ? 80 : n - done;
     int64_t groups = (chunk + 7) / 8;
-    const uint8_t *src = in + (done / 8) * w;
-    int64_t bytes = avail - (done / 8) * w;
-    if (bytes > groups * w) bytes = groups * w;
-    memcpy(buf, src, (size_t)bytes);
+    int64_t at = (done / 8) * w;
+    int64_t bytes = avail - at < groups * w ? avail - at : groups * w;
+    memcpy(buf, in + at, (size_t)bytes);
+    memset(buf + bytes, 0, (size_t)(groups * w + SLACK64 - bytes));
     run64(buf, tmp, groups, w);
     memcpy(out + done, tmp, (size_t)chunk * sizeof(uint64_t));
     done += chunk;
   }
 }
 
-#define W_FN32(w) \
-  static void unpack32_##w(const uint8_t *in, uint32_t *out, int64_t n) { unpack32_w(in, out, n, w); }
-#define W_FN64(w) \
-  static void unpack64_##w(const uint8_t *in, uint64_t *out, int64_t n) { unpack64_w(in, out, n, w); }
+#define W_FN32(w)                                                                    \
+  static void unpack32_##w(const uint8_t *in, uint32_t *out, int64_t n, int64_t avail) { \
+    unpack32_w(in, out, n, avail, w);                                                \
+  }
+#define W_FN64(w)                                                                    \
+  static void unpack64_##w(const uint8_t *in, uint64_t *out, int64_t n, int64_t avail) { \
+    unpack64_w(in, out, n, avail, w);                                                \
+  }
 
 #define LIST_1_32(X)                                                                            \
   X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)  \
@@ -125,8 +133,8 @@ LIST_1_32(W_FN64)
 W_FN64(32)
 LIST_33_63(W_FN64)
 
-typedef void (*unpack32_fn)(const uint8_t *, uint32_t *, int64_t);
-typedef void (*unpack64_fn)(const uint8_t *, uint64_t *, int64_t);
+typedef void (*unpack32_fn)(const uint8_t *, uint32_t *, int64_t, int64_t);
+typedef void (*unpack64_fn)(const uint8_t *, uint64_t *, int64_t, int64_t);
 
 #define ENTRY32(w) unpack32_##w,
 #define ENTRY64(w) unpack64_##w,
@@ -134,26 +142,38 @@ static const unpack32_fn k_unpack32[33] = {NULL, LIST_1_32(ENTRY32) NULL};
 static const unpack64_fn k_unpack64[65] = {NULL, LIST_1_32(ENTRY64) unpack64_32,
                                            LIST_33_63(ENTRY64) NULL};
 
-void dk_pq_unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n) {
+void dk_pq_unpack32_avail(const uint8_t *in, size_t avail, int bit_width, uint32_t *out,
+                          int64_t n) {
   if (n <= 0) return;
   DK_DCHECK(bit_width >= 0 && bit_width <= 32);
+  DK_DCHECK(avail >= (size_t)((n * bit_width + 7) / 8));
   if (bit_width <= 0) {
     memset(out, 0, (size_t)n * sizeof(uint32_t));
   } else if (bit_width >= 32) {
     memcpy(out, in, (size_t)n * sizeof(uint32_t));
   } else {
-    k_unpack32[bit_width](in, out, n);
+    k_unpack32[bit_width](in, out, n, (int64_t)DK_MIN(avail, (size_t)INT64_MAX));
   }
 }
 
-void dk_pq_unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n) {
+void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64_t *out,
+                          int64_t n) {
   if (n <= 0) return;
   DK_DCHECK(bit_width >= 0 && bit_width <= 64);
+  DK_DCHECK(avail >= (size_t)((n * bit_width + 7) / 8));
   if (bit_width <= 0) {
     memset(out, 0, (size_t)n * sizeof(uint64_t));
   } else if (bit_width >= 64) {
     memcpy(out, in, (size_t)n * sizeof(uint64_t));
   } else {
-    k_unpack64[bit_width](in, out, n);
+    k_unpack64[bit_width](in, out, n, (int64_t)DK_MIN(avail, (size_t)INT64_MAX));
   }
+}
+
+void dk_pq_unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n) {
+  if (n > 0) dk_pq_unpack32_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
+}
+
+void dk_pq_unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n) {
+  if (n > 0) dk_pq_unpack64_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
 }

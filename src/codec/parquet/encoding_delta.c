@@ -126,14 +126,16 @@ static void delta_unpack64(dk_pq_delta *d, uint64_t *out, uint64_t k) {
   if (off) {
     uint64_t tmp[8];
     uint64_t m = DK_MIN(8 - off, k);
-    dk_pq_unpack64(d->mb_data + (pos >> 3) * (uint64_t)w, w, tmp, (int64_t)(off + m));
+    const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
+    dk_pq_unpack64_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
     memcpy(out, tmp + off, (size_t)m * sizeof(uint64_t));
     out += m;
     pos += m;
     k -= m;
   }
   if (k) {
-    dk_pq_unpack64(d->mb_data + (pos >> 3) * (uint64_t)w, w, out, (int64_t)k);
+    const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
+    dk_pq_unpack64_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
     pos += k;
   }
   d->mb_left -= pos - d->mb_pos;
@@ -147,14 +149,16 @@ static void delta_unpack32(dk_pq_delta *d, uint32_t *out, uint64_t k) {
   if (off) {
     uint32_t tmp[8];
     uint64_t m = DK_MIN(8 - off, k);
-    dk_pq_unpack32(d->mb_data + (pos >> 3) * (uint64_t)w, w, tmp, (int64_t)(off + m));
+    const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
     memcpy(out, tmp + off, (size_t)m * sizeof(uint32_t));
     out += m;
     pos += m;
     k -= m;
   }
   if (k) {
-    dk_pq_unpack32(d->mb_data + (pos >> 3) * (uint64_t)w, w, out, (int64_t)k);
+    const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
     pos += k;
   }
   d->mb_left -= pos - d->mb_pos;

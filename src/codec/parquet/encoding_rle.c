@@ -82,14 +82,16 @@ static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
   if (off) {
     uint32_t tmp[8];
     int64_t m = DK_MIN(8 - off, k);
-    dk_pq_unpack32(d->bp + (pos >> 3) * bw, bw, tmp, off + m);
+    const uint8_t *src = d->bp + (pos >> 3) * bw;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, tmp, off + m);
     memcpy(out, tmp + off, (size_t)m * sizeof(uint32_t));
     out += m;
     pos += m;
     k -= m;
   }
   if (k > 0) {
-    dk_pq_unpack32(d->bp + (pos >> 3) * bw, bw, out, k);
+    const uint8_t *src = d->bp + (pos >> 3) * bw;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, out, k);
     pos += k;
   }
   d->bp_left -= pos - d->bp_pos;
