@@ -127,8 +127,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       int64_t k = w ? (int64_t)(len * 8 / (size_t)w) : n;
       k = DK_MIN(k, n);
       uint64_t *out = malloc((size_t)(k + 1) * sizeof(uint64_t));
+      uint32_t *o32 = malloc((size_t)(k + 1) * sizeof(uint32_t));
       dk_pq_unpack64(in, w, out, k);
-      if (w <= 32) dk_pq_unpack32(in, w, (uint32_t *)(void *)out, k);
+      /* differential: 32-bit kernels, and the read-ahead variant over the whole input */
+      if (w <= 32) {
+        dk_pq_unpack32(in, w, o32, k);
+        for (int64_t i = 0; i < k; i++)
+          if (o32[i] != (uint32_t)out[i]) abort();
+        dk_pq_unpack32_avail(in, len, w, o32, k);
+        for (int64_t i = 0; i < k; i++)
+          if (o32[i] != (uint32_t)out[i]) abort();
+      }
+      if (k > 0 && w > 0) { /* bit-by-bit reference for the last value */
+        uint64_t v = 0;
+        for (int j = 0; j < w; j++) {
+          uint64_t bit = (uint64_t)(k - 1) * (uint64_t)w + (uint64_t)j;
+          v |= (uint64_t)((in[bit >> 3] >> (bit & 7)) & 1) << j;
+        }
+        if (v != out[k - 1]) abort();
+      }
+      free(o32);
       free(out);
       break;
     }

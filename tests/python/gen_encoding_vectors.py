@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates tests/unit/test_pq_encoding_vectors.h: Parquet page payloads written by pyarrow
-(the oracle) together with the values pyarrow was given, for the encoding unit tests.
+(and DuckDB, a second writer) together with the values they were given, for the encoding unit tests.
 
 Each vector is one page of one single-column file that pyarrow wrote with a forced encoding
 (no compression unless the vector is about a codec). This script finds the page with
@@ -269,6 +269,41 @@ def main():
         codec = {"SNAPPY": 1, "GZIP": 2, "BROTLI": 4, "LZ4": 5, "ZSTD": 6, "LZ4_RAW": 7}[md.compression]
         assert h[2] == len(cvals) * 8, h
         add("codec_" + md.compression.lower(), "CODEC", codec, h[2], payload, i64(cvals))
+
+    # A second, independent writer: DuckDB picks DELTA_* / BYTE_STREAM_SPLIT itself for
+    # PARQUET_VERSION v2 (with its own block sizes); expected values come from DuckDB's query.
+    import duckdb
+    import os
+    import tempfile
+    con = duckdb.connect()
+    q = ("SELECT (i*i*7919 % 100003 - 40000)::BIGINT AS a, (hash(i) % 2000000000)::INTEGER AS b, "
+         "('u' || (i*7)::VARCHAR) AS c, (i*1.5 - 300)::DOUBLE AS d, (i*0.25)::FLOAT AS f "
+         "FROM range(1000) t(i) ORDER BY i")
+    rows = con.execute(q).fetchall()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "duck.parquet")
+        con.execute("COPY (%s) TO '%s' (FORMAT parquet, COMPRESSION uncompressed, "
+                    "PARQUET_VERSION v2)" % (q, path))
+        dbuf = open(path, "rb").read()
+    dmd = pq.ParquetFile(io.BytesIO(dbuf)).metadata.row_group(0)
+    for ci, (name, kind, param, want_enc) in enumerate([
+            ("duck_dbp_i64", "DBP64", 0, 5), ("duck_dbp_i32", "DBP32", 0, 5),
+            ("duck_dlba", "DLBA", 0, 6), ("duck_bss_f64", "BSS", 8, 9), ("duck_bss_f32", "BSS", 4, 9)]):
+        h, payload = page_at(dbuf, dmd.column(ci).data_page_offset)
+        assert h[1] == 0 and h[5][1] == len(rows) and h[5][2] == want_enc, h
+        lev = struct.unpack("<I", payload[:4])[0]  # OPTIONAL column: skip its v1 levels
+        payload = payload[4 + lev:]
+        col = [r[ci] for r in rows]
+        if kind == "DBP64":
+            add(name, kind, param, len(col), payload, i64(col))
+        elif kind == "DBP32":
+            add(name, kind, param, len(col), payload, i32(col))
+        elif kind == "DLBA":
+            data, offs = offsets_and_data([c.encode() for c in col])
+            add(name, kind, param, len(col), payload, data, offs)
+        else:
+            fmt = "<%dd" if param == 8 else "<%df"
+            add(name, kind, param, len(col), payload, struct.pack(fmt % len(col), *col))
 
     # ---- emit ----
     out = sys.stdout
