@@ -159,7 +159,8 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     int64_t data_base = a->data.len;
     if (data_base + (int64_t)b->data.len > INT32_MAX)
       return dk__error_set(err, DK_UNSUPPORTED, "array exceeds 2 GiB of strings; use smaller batches");
-    DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, (int64_t)b->data.len, err));
+    if (b->data.len > 0)
+      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, (int64_t)b->data.len, err));
     int32_t db = (int32_t)data_base;
     if (!valid) {
       for (int64_t k = 0; k < n_slots; k++) dst[k + 1] = db + src[k + 1];
@@ -186,7 +187,7 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     int w_in = phys_width(n);
     uint8_t *dst = a->values.data + a->values.len;
     if (n->conv == PQ_CONV_COPY && !valid) {
-      memcpy(dst, b->vals.data, (size_t)n_slots * (size_t)w_out);
+      if (n_slots > 0) memcpy(dst, b->vals.data, (size_t)n_slots * (size_t)w_out);
     } else if (!valid) {
       for (int64_t k = 0; k < n_slots; k++)
         DK_RETURN_NOT_OK(convert_one(n, b, k, dst + k * w_out, w_in, w_out, err));

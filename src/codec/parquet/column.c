@@ -384,7 +384,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if ((int64_t)to - from > (int64_t)INT32_MAX - base)
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_buf_append(&b->data, c->mat_data.data + from, (size_t)(to - from), err));
+        if (to > from) DK_RETURN_NOT_OK(dk_buf_append(&b->data, c->mat_data.data + from, (size_t)(to - from), err));
         for (int64_t i = 0; i < n; i++) offs[i] = base + (mo[i + 1] - from);
         c->mat_next += n;
         break;
