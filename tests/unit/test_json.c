@@ -246,7 +246,8 @@ DK_TEST(json__as_i64) {
   CHECK(!dk_json_as_i64(v, &x));
   /* every power of ten and its neighbours within int64 */
   int64_t p = 1;
-  for (int i = 0; i < 19; i++, p *= 10) {
+  for (int i = 0; i < 19; i++) {
+    if (i) p *= 10;
     int64_t cand[] = {p, p - 1, -p, -p + 1, p + 1};
     for (size_t j = 0; j < DK_ARRAY_LEN(cand); j++) {
       snprintf(buf, sizeof buf, "%" PRId64, cand[j]);
