@@ -265,7 +265,8 @@ DK_TEST(json__as_double) {
   dk_error err;
   double d;
   /* oracle: the C library's strtod of the same text */
-  const char *nums[] = {"0", "-0", "0.1", "1e-320", "2.2250738585072014e-308", "1.7976931348623157e308",
+  const char *nums[] = {"0", "-0", "0.1", "1e-320", "2.2250738585072014e-308",
+                        "1.7976931348623157e308",
                         "123456789012345678901234567890", "-3.5E+2"};
   for (size_t i = 0; i < DK_ARRAY_LEN(nums); i++) {
     CHECK_OK(parse_s(&ar, nums[i], &v, &err), &err);
@@ -287,7 +288,7 @@ DK_TEST(json__as_double) {
 static char *nest(int depth, size_t *n) {
   char *s = malloc((size_t)depth * 2 + 1);
   for (int i = 0; i < depth; i++) {
-    s[i] = (i % 2) ? '[' : '[';
+    s[i] = '[';
     s[2 * depth - 1 - i] = ']';
   }
   *n = (size_t)depth * 2;
@@ -317,7 +318,8 @@ DK_TEST(json__depth_limit) {
   /* objects count as levels too */
   char obj[4096];
   size_t k = 0;
-  for (int i = 0; i < DK_JSON_MAX_DEPTH; i++) k += (size_t)snprintf(obj + k, sizeof obj - k, "{\"a\":");
+  for (int i = 0; i < DK_JSON_MAX_DEPTH; i++)
+    k += (size_t)snprintf(obj + k, sizeof obj - k, "{\"a\":");
   k += (size_t)snprintf(obj + k, sizeof obj - k, "1");
   for (int i = 0; i < DK_JSON_MAX_DEPTH; i++) obj[k++] = '}';
   CHECK_OK(parse_n(&ar, obj, k, &v, &err), &err);

@@ -24,10 +24,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#if defined(__SSE2__)
-#  include <emmintrin.h>
-#endif
-
 #include "codec/json/json_internal.h"
 
 typedef struct parser {
@@ -59,42 +55,6 @@ static inline const char *skip_ws(const char *p, const char *end) {
     p++;
   }
   return p;
-}
-
-/* First byte in [p, end) that is '"', '\\', < 0x20 or >= 0x80; end if none. */
-static inline const char *find_special(const char *p, const char *end) {
-#if defined(__SSE2__)
-  const __m128i q = _mm_set1_epi8('"');
-  const __m128i bs = _mm_set1_epi8('\\');
-  const __m128i sp = _mm_set1_epi8(0x20);
-  while (end - p >= 16) {
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-    /* signed compare: bytes >= 0x80 are negative, so < 0x20 catches them and controls */
-    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
-                             _mm_cmplt_epi8(x, sp));
-    unsigned mask = (unsigned)_mm_movemask_epi8(m);
-    if (mask) return p + __builtin_ctz(mask);
-    p += 16;
-  }
-#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  while (end - p >= 8) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    uint64_t xq = x ^ (ones * '"'), xb = x ^ (ones * '\\');
-    uint64_t m = ((xq - ones) & ~xq) | ((xb - ones) & ~xb) | ((x - ones * 0x20) & ~x) | x;
-    m &= highs;
-    /* borrows only create false hits above a true hit, so the lowest bit is exact */
-    if (m) return p + (__builtin_ctzll(m) >> 3);
-    p += 8;
-  }
-#endif
-  while (p < end) {
-    unsigned char c = (unsigned char)*p;
-    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
-    p++;
-  }
-  return end;
 }
 
 /* Validates one UTF-8 sequence starting at p (first byte >= 0x80). Returns its length, or 0. */
@@ -168,7 +128,7 @@ static dk_status parse_escaped(parser *ps, const char *start, const char *q, con
   /* pass 1: find the closing quote to bound the output size (unescaped <= raw) */
   const char *e = q;
   for (;;) {
-    e = find_special(e, end);
+    e = dk__json_find_special(e, end);
     if (e >= end) return fail(ps, start - 1, "unterminated string");
     if (*e == '"') break;
     if (*e == '\\') {
@@ -187,7 +147,7 @@ static dk_status parse_escaped(parser *ps, const char *start, const char *q, con
   char *o = dst + pre;
   const char *p = q;
   for (;;) {
-    const char *n = find_special(p, e);
+    const char *n = dk__json_find_special(p, e);
     if (n > p) {
       memcpy(o, p, (size_t)(n - p));
       o += n - p;
@@ -254,7 +214,7 @@ static inline dk_status parse_string(parser *ps, const char **pp, const char **o
                                      uint32_t *outlen) {
   const char *start = *pp, *p = start, *end = ps->end;
   for (;;) {
-    p = find_special(p, end);
+    p = dk__json_find_special(p, end);
     if (DK_UNLIKELY(p >= end)) return fail(ps, start - 1, "unterminated string");
     unsigned char c = (unsigned char)*p;
     if (DK_LIKELY(c == '"')) break;
