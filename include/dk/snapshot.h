@@ -91,7 +91,7 @@ typedef struct dk_metadata {
   const char *name;                    /**< NULL when absent */
   const char *description;             /**< NULL when absent */
   const char *format_provider;         /**< "parquet" */
-  const char *schema_string;           /**< the raw schemaString */
+  const char *schema_string;           /**< the raw schemaString (NULL when absent: empty schema) */
   int64_t created_time;                /**< -1 when absent */
   size_t n_partition_columns;
   const char *const *partition_columns;

@@ -312,11 +312,10 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no metaData action found while replaying the log up to version %" PRId64,
                          root, s->version);
-  if (!st->metadata.schema_string)
-    return dk__error_set(err, DK_CORRUPT, "%s: metaData at version %" PRId64 " has no schemaString",
-                         root, s->version);
-  dk_status r = dk_schema__parse(&s->schema, &st->arena, st->metadata.schema_string,
-                                 strlen(st->metadata.schema_string), err);
+  /* a metaData without schemaString (seen in old log-only tables) gives an empty schema */
+  static const char empty_schema[] = "{\"type\":\"struct\",\"fields\":[]}";
+  const char *schema_text = st->metadata.schema_string ? st->metadata.schema_string : empty_schema;
+  dk_status r = dk_schema__parse(&s->schema, &st->arena, schema_text, strlen(schema_text), err);
   if (r != DK_OK) {
     dk__error_prefix(err, "%s: schemaString", root);
     return r;

@@ -185,7 +185,7 @@ int dk_cli_describe(int argc, char **argv) {
     put_key(&b, "timestamp", 0);
     dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_timestamp(s));
     put_key(&b, "schema", 0);
-    dk_buf_puts(&b, m->schema_string, NULL); /* already validated JSON */
+    dk_buf_puts(&b, m->schema_string ? m->schema_string : "null", NULL); /* validated JSON */
     put_key(&b, "partition_columns", 0);
     put_str_array(&b, m->partition_columns, m->n_partition_columns);
     put_key(&b, "protocol", 0);
