@@ -26,17 +26,28 @@
 
 #include "codec/json/json_internal.h"
 
+#define INLINE_VALS 64
+#define INLINE_MEMS 32
+#define INLINE_SCRATCH 4096
+
 typedef struct parser {
   const char *begin;
   const char *end;
   dk_arena *ar;
   dk_error *err;
   const dk_allocator *alloc;
-  /* scratch stacks of open containers' children */
+  /* scratch stacks of open containers' children; start in the inline arrays below and
+   * move to the heap only for documents with many open items (no malloc per typical line) */
   dk_json_value *vals;
   size_t nvals, capvals;
   dk_json_member *mems;
   size_t nmems, capmems;
+  /* scratch output for strings with escapes */
+  char *sbuf;
+  size_t scap;
+  dk_json_value vals_inline[INLINE_VALS];
+  dk_json_member mems_inline[INLINE_MEMS];
+  char sbuf_inline[INLINE_SCRATCH];
 } parser;
 
 static dk_status fail(parser *ps, const char *at, const char *what) {
@@ -120,59 +131,86 @@ static inline char *put_utf8(char *o, uint32_t cp) {
 
 /* ---- strings --------------------------------------------------------------------------- */
 
-/* Slow path for a string holding escapes. `start` is the first content byte, `q` the first
-** backslash; [start, q) is already validated. */
+/* Grows the string scratch so that at least `need` bytes fit. */
+static dk_status grow_scratch(parser *ps, size_t need) {
+  size_t nc = ps->scap * 2;
+  while (nc < need) nc *= 2;
+  char *nb = dk__malloc(ps->alloc, nc);
+  if (!nb) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON string scratch)");
+  memcpy(nb, ps->sbuf, ps->scap);
+  if (ps->sbuf != ps->sbuf_inline) dk__free(ps->alloc, ps->sbuf);
+  ps->sbuf = nb;
+  ps->scap = nc;
+  return DK_OK;
+}
+
+/* Slow path for a string holding escapes, decoded in one pass into the scratch buffer and
+** then copied to the arena. `start` is the first content byte, `q` the first backslash;
+** [start, q) is already validated. With SSE2, 16 input bytes are stored to the output
+** unconditionally and the output advances by the clean prefix (the scratch keeps 16 bytes
+** of slack), so runs between escapes cost no call. */
 static dk_status parse_escaped(parser *ps, const char *start, const char *q, const char **pp,
                                const char **out, uint32_t *outlen) {
   const char *end = ps->end;
-  /* pass 1: find the closing quote to bound the output size (unescaped <= raw) */
-  const char *e = q;
-  for (;;) {
-    e = dk__json_find_special(e, end);
-    if (e >= end) return fail(ps, start - 1, "unterminated string");
-    if (*e == '"') break;
-    if (*e == '\\') {
-      if (end - e < 2) return fail(ps, start - 1, "unterminated string");
-      e += 2; /* skip the escaped byte; validated in pass 2 */
-    } else {
-      e++;
-    }
-  }
-  size_t raw = (size_t)(e - start);
-  if (raw > UINT32_MAX - 1) return fail(ps, start - 1, "string longer than 4 GiB");
-  char *dst = dk_arena_alloc(ps->ar, raw + 1, ps->err);
-  if (!dst) return DK_NOMEM;
   size_t pre = (size_t)(q - start);
-  memcpy(dst, start, pre);
-  char *o = dst + pre;
+  if (pre + 32 > ps->scap) DK_RETURN_NOT_OK(grow_scratch(ps, pre + 32));
+  memcpy(ps->sbuf, start, pre);
+  size_t o = pre;
   const char *p = q;
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8('"');
+  const __m128i vb = _mm_set1_epi8('\\');
+  const __m128i vs = _mm_set1_epi8(0x20);
+#endif
   for (;;) {
-    const char *n = dk__json_find_special(p, e);
-    if (n > p) {
-      memcpy(o, p, (size_t)(n - p));
-      o += n - p;
-      p = n;
+    if (DK_UNLIKELY(ps->scap - o < 32)) DK_RETURN_NOT_OK(grow_scratch(ps, o + 32));
+    char *sb = ps->sbuf;
+#if defined(__SSE2__)
+    if (DK_LIKELY(end - p >= 16)) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+      _mm_storeu_si128((__m128i *)(void *)(sb + o), x);
+      __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, vq), _mm_cmpeq_epi8(x, vb)),
+                               _mm_cmplt_epi8(x, vs));
+      unsigned mask = (unsigned)_mm_movemask_epi8(m);
+      if (!mask) {
+        p += 16;
+        o += 16;
+        continue;
+      }
+      unsigned k = (unsigned)__builtin_ctz(mask);
+      p += k;
+      o += k;
+    } else
+#endif
+    {
+      if (p >= end) return fail(ps, start - 1, "unterminated string");
+      unsigned char c = (unsigned char)*p;
+      if (c != '"' && c != '\\' && c >= 0x20 && c < 0x80) {
+        sb[o++] = (char)c;
+        p++;
+        continue;
+      }
     }
-    if (p >= e) break;
     unsigned char c = (unsigned char)*p;
+    if (c == '"') break;
     if (c == '\\') {
-      if (e - p < 2) return fail(ps, p, "unterminated escape");
+      if (end - p < 2) return fail(ps, start - 1, "unterminated string");
       char x = p[1];
       switch (x) {
-        case '"': *o++ = '"'; p += 2; break;
-        case '\\': *o++ = '\\'; p += 2; break;
-        case '/': *o++ = '/'; p += 2; break;
-        case 'b': *o++ = '\b'; p += 2; break;
-        case 'f': *o++ = '\f'; p += 2; break;
-        case 'n': *o++ = '\n'; p += 2; break;
-        case 'r': *o++ = '\r'; p += 2; break;
-        case 't': *o++ = '\t'; p += 2; break;
+        case '"': sb[o++] = '"'; p += 2; break;
+        case '\\': sb[o++] = '\\'; p += 2; break;
+        case '/': sb[o++] = '/'; p += 2; break;
+        case 'b': sb[o++] = '\b'; p += 2; break;
+        case 'f': sb[o++] = '\f'; p += 2; break;
+        case 'n': sb[o++] = '\n'; p += 2; break;
+        case 'r': sb[o++] = '\r'; p += 2; break;
+        case 't': sb[o++] = '\t'; p += 2; break;
         case 'u': {
-          if (e - p < 6) return fail(ps, p, "truncated \\u escape");
+          if (end - p < 6) return fail(ps, p, "truncated \\u escape");
           long cp = hex4(p + 2);
           if (cp < 0) return fail(ps, p, "bad hex digit in \\u escape");
           if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (e - p < 12 || p[6] != '\\' || p[7] != 'u')
+            if (end - p < 12 || p[6] != '\\' || p[7] != 'u')
               return fail(ps, p, "lone high surrogate in \\u escape");
             long lo = hex4(p + 8);
             if (lo < 0) return fail(ps, p + 6, "bad hex digit in \\u escape");
@@ -185,8 +223,7 @@ static dk_status parse_escaped(parser *ps, const char *start, const char *q, con
           } else {
             p += 6;
           }
-          /* a \u escape is 6 raw bytes for at most 3 output bytes, a pair 12 for 4 */
-          o = put_utf8(o, (uint32_t)cp);
+          o = (size_t)(put_utf8(sb + o, (uint32_t)cp) - sb);
           break;
         }
         default:
@@ -195,17 +232,21 @@ static dk_status parse_escaped(parser *ps, const char *start, const char *q, con
     } else if (c < 0x20) {
       return fail(ps, p, "control character in string");
     } else { /* c >= 0x80 */
-      size_t k = dk__json_utf8_seq((const unsigned char *)p, (const unsigned char *)e);
+      size_t k = dk__json_utf8_seq((const unsigned char *)p, (const unsigned char *)end);
       if (!k) return fail(ps, p, "invalid UTF-8 in string");
-      memcpy(o, p, k);
+      memcpy(sb + o, p, k);
       o += k;
       p += k;
     }
   }
-  *o = 0;
+  if (o > UINT32_MAX - 1) return fail(ps, start - 1, "string longer than 4 GiB");
+  char *dst = dk_arena_alloc(ps->ar, o + 1, ps->err);
+  if (!dst) return DK_NOMEM;
+  memcpy(dst, ps->sbuf, o);
+  dst[o] = 0;
   *out = dst;
-  *outlen = (uint32_t)(o - dst);
-  *pp = e + 1;
+  *outlen = (uint32_t)o;
+  *pp = p + 1;
   return DK_OK;
 }
 
@@ -279,9 +320,11 @@ static dk_status parse_number(parser *ps, const char **pp, dk_json_value *v) {
 
 static dk_status push_val(parser *ps) {
   if (ps->nvals == ps->capvals) {
-    size_t nc = ps->capvals ? ps->capvals * 2 : 64;
-    dk_json_value *nv = dk__realloc(ps->alloc, ps->vals, nc * sizeof *nv);
+    size_t nc = ps->capvals * 2;
+    dk_json_value *old = ps->vals == ps->vals_inline ? NULL : ps->vals;
+    dk_json_value *nv = dk__realloc(ps->alloc, old, nc * sizeof *nv);
     if (!nv) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
+    if (!old) memcpy(nv, ps->vals_inline, sizeof ps->vals_inline);
     ps->vals = nv;
     ps->capvals = nc;
   }
@@ -291,9 +334,11 @@ static dk_status push_val(parser *ps) {
 
 static dk_status push_mem(parser *ps) {
   if (ps->nmems == ps->capmems) {
-    size_t nc = ps->capmems ? ps->capmems * 2 : 64;
-    dk_json_member *nm = dk__realloc(ps->alloc, ps->mems, nc * sizeof *nm);
+    size_t nc = ps->capmems * 2;
+    dk_json_member *old = ps->mems == ps->mems_inline ? NULL : ps->mems;
+    dk_json_member *nm = dk__realloc(ps->alloc, old, nc * sizeof *nm);
     if (!nm) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
+    if (!old) memcpy(nm, ps->mems_inline, sizeof ps->mems_inline);
     ps->mems = nm;
     ps->capmems = nc;
   }
@@ -452,7 +497,20 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
   *out = NULL;
   if (!text && len) return dk__error_set(err, DK_INVALID, "dk_json_parse: NULL text");
   if (!text) text = "";
-  parser ps = {.begin = text, .end = text + len, .ar = ar, .err = err, .alloc = ar->alloc};
+  parser ps;
+  ps.begin = text;
+  ps.end = text + len;
+  ps.ar = ar;
+  ps.err = err;
+  ps.alloc = ar->alloc;
+  ps.vals = ps.vals_inline;
+  ps.nvals = 0;
+  ps.capvals = INLINE_VALS;
+  ps.mems = ps.mems_inline;
+  ps.nmems = 0;
+  ps.capmems = INLINE_MEMS;
+  ps.sbuf = ps.sbuf_inline;
+  ps.scap = INLINE_SCRATCH;
   dk_json_value *root = dk_arena_alloc(ar, sizeof *root, err);
   if (!root) return DK_NOMEM;
   const char *p = skip_ws(text, ps.end);
@@ -461,8 +519,9 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
     p = skip_ws(p, ps.end);
     if (p != ps.end) st = fail(&ps, p, "trailing characters after the JSON value");
   }
-  dk__free(ps.alloc, ps.vals);
-  dk__free(ps.alloc, ps.mems);
+  if (ps.vals != ps.vals_inline) dk__free(ps.alloc, ps.vals);
+  if (ps.mems != ps.mems_inline) dk__free(ps.alloc, ps.mems);
+  if (ps.sbuf != ps.sbuf_inline) dk__free(ps.alloc, ps.sbuf);
   if (st == DK_OK) *out = root;
   return st;
 }
