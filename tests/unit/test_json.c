@@ -347,3 +347,112 @@ DK_TEST(json__large_array_items) {
   dk_buf_dispose(&b);
   dk_arena_dispose(&ar);
 }
+
+/* long strings with escapes at pseudo-random places (exercises scratch growth beyond the
+ * inline buffer and the 16-byte store path); expected bytes follow RFC 8259 section 7 */
+DK_TEST(json__long_escaped_strings) {
+  dk_arena ar;
+  dk_arena_init(&ar, NULL, 0);
+  dk_buf raw, want;
+  dk_buf_init(&raw, NULL);
+  dk_buf_init(&want, NULL);
+  dk_error err = {0};
+  uint32_t seed = 7;
+  const size_t sizes[] = {15, 16, 17, 100, 4095, 4096, 4097, 70000, 300000};
+  for (size_t si = 0; si < DK_ARRAY_LEN(sizes); si++) {
+    dk_buf_clear(&raw);
+    dk_buf_clear(&want);
+    CHECK_OK(dk_buf_putc(&raw, '"', &err), &err);
+    CHECK_OK(dk_buf_puts(&raw, "\\t", &err), &err); /* escape first: slow path from byte 0 */
+    CHECK_OK(dk_buf_putc(&want, '\t', &err), &err);
+    while (want.len < sizes[si]) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = (seed >> 16) % 40;
+      if (r == 0) {
+        CHECK_OK(dk_buf_puts(&raw, "\\\"", &err), &err);
+        CHECK_OK(dk_buf_putc(&want, '"', &err), &err);
+      } else if (r == 1) {
+        CHECK_OK(dk_buf_puts(&raw, "\\u20AC", &err), &err);
+        CHECK_OK(dk_buf_puts(&want, "\xe2\x82\xac", &err), &err);
+      } else if (r == 2) {
+        CHECK_OK(dk_buf_puts(&raw, "\xc3\xa9", &err), &err);
+        CHECK_OK(dk_buf_puts(&want, "\xc3\xa9", &err), &err);
+      } else if (r == 3) {
+        CHECK_OK(dk_buf_puts(&raw, "\\\\", &err), &err);
+        CHECK_OK(dk_buf_putc(&want, '\\', &err), &err);
+      } else {
+        char c = (char)('a' + (seed >> 8) % 26);
+        CHECK_OK(dk_buf_putc(&raw, c, &err), &err);
+        CHECK_OK(dk_buf_putc(&want, c, &err), &err);
+      }
+    }
+    CHECK_OK(dk_buf_putc(&raw, '"', &err), &err);
+    dk_json_value *v;
+    CHECK_OK(parse_n(&ar, raw.data, raw.len, &v, &err), &err);
+    CHECK_EQ_INT(v->type, DK_JSON_STRING);
+    CHECK_EQ_INT(v->len, want.len);
+    CHECK(memcmp(v->u.str, want.data, want.len) == 0);
+    CHECK_EQ_INT(v->u.str[v->len], 0);
+    /* same text without its closing quote: unterminated */
+    CHECK_STATUS(parse_n(&ar, raw.data, raw.len - 1, &v, &err), DK_CORRUPT);
+    CHECK(strstr(err.message, "unterminated") != NULL);
+  }
+  dk_buf_dispose(&raw);
+  dk_buf_dispose(&want);
+  dk_arena_dispose(&ar);
+}
+
+typedef struct counting_alloc {
+  long live, calls;
+} counting_alloc;
+static void *ca_malloc(void *ctx, size_t n) {
+  counting_alloc *c = ctx;
+  c->live++;
+  c->calls++;
+  return malloc(n);
+}
+static void *ca_realloc(void *ctx, void *p, size_t n) {
+  counting_alloc *c = ctx;
+  c->calls++;
+  if (!p) c->live++;
+  return realloc(p, n);
+}
+static void ca_free(void *ctx, void *p) {
+  counting_alloc *c = ctx;
+  if (p) c->live--;
+  free(p);
+}
+
+/* DOM parsing allocates only arena chunks (no malloc per value) and frees all it takes */
+DK_TEST(json__allocations_are_per_chunk) {
+  counting_alloc cnt = {0, 0};
+  dk_allocator al = {&cnt, ca_malloc, ca_realloc, ca_free};
+  dk_arena ar;
+  dk_arena_init(&ar, &al, 1 << 20);
+  const char *line =
+      "{\"add\":{\"path\":\"part-00000-1.c000.snappy.parquet\",\"partitionValues\":{\"p\":\"1\"},"
+      "\"size\":1234,\"modificationTime\":1600000000000,\"dataChange\":true,"
+      "\"stats\":\"{\\\"numRecords\\\":10,\\\"minValues\\\":{\\\"a\\\":1},"
+      "\\\"maxValues\\\":{\\\"a\\\":9},\\\"nullCount\\\":{\\\"a\\\":0}}\"}}";
+  dk_error err = {0};
+  for (int i = 0; i < 1000; i++) {
+    dk_json_value *v;
+    CHECK_OK(dk_json_parse(&v, &ar, line, strlen(line), &err), &err);
+  }
+  CHECK(cnt.calls <= 2); /* 1000 lines of ~300 bytes fit one or two 1 MiB chunks */
+  /* deep/wide documents spill the parse stacks to the heap and free them again */
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  CHECK_OK(dk_buf_putc(&b, '{', &err), &err);
+  for (int i = 0; i < 5000; i++)
+    CHECK_OK(dk_buf_printf(&b, &err, "%s\"k%d\":[%d,%d]", i ? "," : "", i, i, -i), &err);
+  CHECK_OK(dk_buf_putc(&b, '}', &err), &err);
+  dk_json_value *v;
+  CHECK_OK(dk_json_parse(&v, &ar, b.data, b.len, &err), &err);
+  CHECK_EQ_INT(v->len, 5000);
+  int64_t x;
+  CHECK(dk_json_as_i64(&dk_json_get(v, "k4321")->u.items[1], &x) && x == -4321);
+  dk_buf_dispose(&b);
+  dk_arena_dispose(&ar);
+  CHECK_EQ_INT(cnt.live, 0);
+}
