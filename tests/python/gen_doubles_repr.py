@@ -26,7 +26,7 @@ def f_from_bits(u):
     return struct.unpack("<f", struct.pack("<I", u))[0]
 
 
-def main():
+def main(out_path=OUT):
     rng = random.Random(20261129)
     dbits = []
     # uniformly random bit patterns: every exponent, long digit strings
@@ -76,9 +76,9 @@ def main():
         x = f_from_bits(u)
         if math.isfinite(x):
             lines.append("f %08x %r" % (u, x))
-    with open(OUT, "w") as f:
+    with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print(len(lines), "values written to", OUT)
+    print(len(lines), "values written to", out_path)
 
 
 if __name__ == "__main__":

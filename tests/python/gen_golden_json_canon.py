@@ -51,7 +51,7 @@ def fnv1a64(b):
     return h
 
 
-def main():
+def main(out_path=OUT):
     data = os.path.realpath(DATA)
     files = sorted(glob.glob(os.path.join(data, "**", "_delta_log", "*.json"), recursive=True))
     out = []
@@ -67,9 +67,9 @@ def main():
             v = json.loads(line.decode("utf-8"), object_pairs_hook=Pairs)
             c = canon(v).encode("utf-8")
             out.append("%s %d %d %016x" % (rel, i, len(c), fnv1a64(c)))
-    with open(OUT, "w") as fh:
+    with open(out_path, "w") as fh:
         fh.write("\n".join(out) + "\n")
-    print(len(out), "lines from", len(files), "files written to", OUT)
+    print(len(out), "lines from", len(files), "files written to", out_path)
 
 
 if __name__ == "__main__":
