@@ -210,6 +210,26 @@ DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int6
 DK_API const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
                                            const char *column, int *is_null);
 
+/** A typed value (partition values). */
+typedef struct dk_scalar {
+  dk_type_id type;
+  int is_null;
+  int64_t i64;           /**< integers, boolean (0/1), date (days since epoch),
+                              timestamp / timestamp_ntz (microseconds since epoch, UTC) */
+  double f64;            /**< float (widened) and double */
+  int64_t dec_hi;        /**< decimal: unscaled value as a two's-complement 128-bit integer */
+  uint64_t dec_lo;
+  const char *str;       /**< string / binary: borrowed from the parsed text */
+  size_t len;
+} dk_scalar;
+
+/** Parses a partition value as written in the log ("2021-09-08 11:11:11", "1.5", "true")
+ *  into a typed value of `type` (PROTOCOL.md "Partition Value Serialization"). NULL or ""
+ *  text is a null. Timestamps without a zone are UTC.
+ *  @return DK_OK, DK_CORRUPT (text does not match the type), DK_UNSUPPORTED (nested type). */
+DK_API dk_status dk_partition_value_parse(dk_scalar *out, const dk_type *type, const char *text,
+                                          dk_error *err);
+
 /** A removed file kept as a tombstone (for vacuum). */
 typedef struct dk_tombstone {
   const char *path;

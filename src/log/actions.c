@@ -24,8 +24,6 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   st->alloc = alloc;
   dk_arena_init(&st->arena, alloc, 1 << 20);
   dk_hmap_init(&st->intern, alloc);
-  dk_hmap_init(&st->file_index, alloc);
-  dk_hmap_init(&st->tomb_index, alloc);
   dk_hmap_init(&st->txn_index, alloc);
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
@@ -48,8 +46,8 @@ void dk_log__state_dispose(dk__state *st) {
   dk__free(st->alloc, st->txns);
   dk__free(st->alloc, st->domains);
   dk_hmap_dispose(&st->intern);
-  dk_hmap_dispose(&st->file_index);
-  dk_hmap_dispose(&st->tomb_index);
+  dk__free(st->alloc, st->file_index.slots);
+  dk__free(st->alloc, st->tomb_index.slots);
   dk_hmap_dispose(&st->txn_index);
   dk_hmap_dispose(&st->domain_index);
   dk_buf_dispose(&st->scratch);
@@ -170,19 +168,116 @@ static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_val
   return DK_OK;
 }
 
-/* Builds the reconciliation key "path \0 dvid" in st->scratch. */
-static dk_status make_key(dk__state *st, const char *path, size_t plen,
-                          const dk_dv_descriptor *dv, dk_error *err) {
-  dk_buf_clear(&st->scratch);
-  DK_RETURN_NOT_OK(dk_buf_append(&st->scratch, path, plen, err));
+/* ---- the (path, DV unique id) index ---------------------------------------------------- */
+
+static bool dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b) {
+  if (!a || !b) return a == b;
+  return a->storage_type == b->storage_type && a->offset == b->offset &&
+         strcmp(a->path_or_inline_dv, b->path_or_inline_dv) == 0;
+}
+
+static uint64_t key_hash(const char *path, size_t plen, const dk_dv_descriptor *dv) {
+  uint64_t h = dk_hash_bytes(path, plen);
   if (dv) {
-    DK_RETURN_NOT_OK(dk_buf_putc(&st->scratch, 0, err));
-    DK_RETURN_NOT_OK(dk_buf_putc(&st->scratch, dv->storage_type, err));
-    DK_RETURN_NOT_OK(dk_buf_puts(&st->scratch, dv->path_or_inline_dv, err));
-    if (dv->offset >= 0) DK_RETURN_NOT_OK(dk_buf_printf(&st->scratch, err, "@%d", (int)dv->offset));
+    uint64_t d = dk_hash_bytes(dv->path_or_inline_dv, strlen(dv->path_or_inline_dv));
+    h ^= (d + (uint64_t)(unsigned char)dv->storage_type * 0x9E3779B97F4A7C15ull +
+          (uint64_t)(uint32_t)dv->offset) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
   }
+  return h;
+}
+
+typedef struct key_ref {
+  const char *path;
+  size_t plen;
+  const dk_dv_descriptor *dv;
+  uint64_t hash;
+} key_ref;
+
+/* Entry i of the indexed array as a key (files or tombstones). */
+typedef bool (*key_eq_fn)(const dk__state *st, size_t pos, const key_ref *k);
+
+static bool file_eq(const dk__state *st, size_t pos, const key_ref *k) {
+  const dk__file *f = &st->files[pos];
+  return strncmp(f->path, k->path, k->plen) == 0 && f->path[k->plen] == 0 && dv_same(f->dv, k->dv);
+}
+
+static bool tomb_eq(const dk__state *st, size_t pos, const key_ref *k) {
+  const dk__tomb *t = &st->tombs[pos];
+  return strncmp(t->path, k->path, k->plen) == 0 && t->path[k->plen] == 0 && dv_same(t->dv, k->dv);
+}
+
+#define TAG(h) ((uint64_t)((h) >> 32) | 1u)
+
+/* Returns the slot holding k, or the empty slot where it would go; *found tells which. */
+static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref *k,
+                         key_eq_fn eq, bool *found) {
+  size_t mask = ix->cap - 1, i = (size_t)k->hash & mask;
+  uint64_t tag = TAG(k->hash);
+  for (;;) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) {
+      *found = false;
+      return i;
+    }
+    if ((sl >> 32) == tag && eq(st, (size_t)(uint32_t)sl - 1, k)) {
+      *found = true;
+      return i;
+    }
+    i = (i + 1) & mask;
+  }
+}
+
+static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos) {
+  if (ix == &st->file_index) {
+    const dk__file *f = &st->files[pos];
+    return key_hash(f->path, strlen(f->path), f->dv);
+  }
+  const dk__tomb *t = &st->tombs[pos];
+  return key_hash(t->path, strlen(t->path), t->dv);
+}
+
+static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
+  if (ix->cap && (ix->count + 1) * 4 < ix->cap * 3) return DK_OK;
+  size_t nc = ix->cap ? ix->cap * 2 : 1024;
+  uint64_t *ns = dk__calloc(st->alloc, nc, sizeof *ns);
+  if (!ns) return dk__error_set(err, DK_NOMEM, "log: out of memory growing the file index");
+  for (size_t i = 0; i < ix->cap; i++) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) continue;
+    uint64_t h = entry_hash(st, ix, (size_t)(uint32_t)sl - 1);
+    size_t j = (size_t)h & (nc - 1);
+    while (ns[j]) j = (j + 1) & (nc - 1);
+    ns[j] = sl;
+  }
+  dk__free(st->alloc, ix->slots);
+  ix->slots = ns;
+  ix->cap = nc;
   return DK_OK;
 }
+
+static void index_remove_slot(const dk__state *st, dk__index *ix, size_t i) {
+  size_t mask = ix->cap - 1;
+  ix->slots[i] = 0;
+  ix->count--;
+  /* backward-shift the following cluster */
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    uint64_t sl = ix->slots[j];
+    if (!sl) return;
+    size_t home = (size_t)entry_hash(st, ix, (size_t)(uint32_t)sl - 1) & mask;
+    /* move sl to i if its home is not cyclically in (i, j] */
+    bool move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+    if (move) {
+      ix->slots[i] = sl;
+      ix->slots[j] = 0;
+      i = j;
+    }
+  }
+}
+
+static uint64_t make_slot(uint64_t hash, size_t pos) { return (TAG(hash) << 32) | (uint64_t)(pos + 1); }
 
 static dk_status path_of(dk__state *st, const dk_json_value *a, const char *what,
                          const char **out, size_t *out_len, dk_error *err) {
@@ -260,25 +355,29 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   if (get_i64(a, "baseRowId", &f.base_row_id)) f.flags |= DK__F_BRID;
   if (get_i64(a, "defaultRowCommitVersion", &f.drcv)) f.flags |= DK__F_DRCV;
 
-  DK_RETURN_NOT_OK(make_key(st, path, plen, f.dv, err));
-  uint64_t *slot;
-  bool ins;
-  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->file_index, st->scratch.data, st->scratch.len, &slot,
-                                  &ins, err));
-  if (!ins) {
-    st->files[*slot] = f; /* the newer add of the same file wins */
+  if (st->n_files >= UINT32_MAX - 1)
+    return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
+  key_ref k = {path, plen, f.dv, key_hash(path, plen, f.dv)};
+  DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
+  bool found;
+  size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
+  if (found) {
+    st->files[(uint32_t)st->file_index.slots[slot] - 1] = f; /* the newer add wins */
   } else {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
                           sizeof *st->files, err));
-    *slot = st->n_files;
+    st->file_index.slots[slot] = make_slot(k.hash, st->n_files);
+    st->file_index.count++;
     st->files[st->n_files++] = f;
     st->n_live++;
   }
   /* a re-added file is no longer a tombstone */
-  uint64_t *t = dk_hmap_get(&st->tomb_index, st->scratch.data, st->scratch.len);
-  if (t) {
-    st->tombs[*t].live = 0;
-    dk_hmap_remove(&st->tomb_index, st->scratch.data, st->scratch.len);
+  if (st->tomb_index.count) {
+    size_t ts = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
+    if (found) {
+      st->tombs[(uint32_t)st->tomb_index.slots[ts] - 1].live = 0;
+      index_remove_slot(st, &st->tomb_index, ts);
+    }
   }
   return DK_OK;
 }
@@ -295,32 +394,42 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
     DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "remove", err));
     dvp = &dv;
   }
-  DK_RETURN_NOT_OK(make_key(st, path, plen, dvp, err));
-  if (!(flags & DK__FROM_CHECKPOINT)) {
-    uint64_t *slot = dk_hmap_get(&st->file_index, st->scratch.data, st->scratch.len);
-    if (slot) {
-      st->files[*slot].flags &= ~(uint32_t)DK__F_LIVE;
+  key_ref k = {path, plen, dvp, key_hash(path, plen, dvp)};
+  bool found;
+  if (!(flags & DK__FROM_CHECKPOINT) && st->file_index.count) {
+    size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
+    if (found) {
+      st->files[(uint32_t)st->file_index.slots[slot] - 1].flags &= ~(uint32_t)DK__F_LIVE;
       st->n_live--;
-      dk_hmap_remove(&st->file_index, st->scratch.data, st->scratch.len);
+      index_remove_slot(st, &st->file_index, slot);
     }
   }
   dk__tomb t;
   t.path = path;
+  t.dv = NULL;
+  if (dvp) {
+    dk_dv_descriptor *d = dk_arena_alloc(&st->arena, sizeof *d, err);
+    if (!d) return DK_NOMEM;
+    *d = dv;
+    d->path_or_inline_dv = arena_str(st, dv.path_or_inline_dv, strlen(dv.path_or_inline_dv), err);
+    if (!d->path_or_inline_dv) return DK_NOMEM;
+    t.dv = d;
+    k.dv = d;
+  }
   if (!get_i64(a, "deletionTimestamp", &t.deletion_timestamp)) t.deletion_timestamp = -1;
   if (!get_i64(a, "size", &t.size)) t.size = -1;
   bool b;
   t.data_change = dk_json_as_bool(dk_json_get(a, "dataChange"), &b) ? b : 1;
   t.live = 1;
-  uint64_t *slot;
-  bool ins;
-  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->tomb_index, st->scratch.data, st->scratch.len, &slot,
-                                  &ins, err));
-  if (!ins) {
-    st->tombs[*slot] = t;
+  DK_RETURN_NOT_OK(index_grow(st, &st->tomb_index, err));
+  size_t slot = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
+  if (found) {
+    st->tombs[(uint32_t)st->tomb_index.slots[slot] - 1] = t;
   } else {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->tombs, &st->cap_tombs, st->n_tombs,
                           sizeof *st->tombs, err));
-    *slot = st->n_tombs;
+    st->tomb_index.slots[slot] = make_slot(k.hash, st->n_tombs);
+    st->tomb_index.count++;
     st->tombs[st->n_tombs++] = t;
   }
   return DK_OK;
@@ -564,32 +673,36 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   for (size_t i = 0; i < st->n_tombs; i++)
     if (st->tombs[i].live) st->tombs[k++] = st->tombs[i];
   st->n_tombs = k;
-  dk_hmap_dispose(&st->file_index);
-  dk_hmap_dispose(&st->tomb_index);
-  dk_hmap_init(&st->file_index, st->alloc);
-  dk_hmap_init(&st->tomb_index, st->alloc);
+  /* the indexes are only needed while replaying */
+  dk__free(st->alloc, st->file_index.slots);
+  dk__free(st->alloc, st->tomb_index.slots);
+  memset(&st->file_index, 0, sizeof st->file_index);
+  memset(&st->tomb_index, 0, sizeof st->tomb_index);
+  /* give back the unused tail of the file array */
+  if (st->cap_files > st->n_files + 1024) {
+    void *p = dk__realloc(st->alloc, st->files, (st->n_files ? st->n_files : 1) * sizeof *st->files);
+    if (p) {
+      st->files = p;
+      st->cap_files = st->n_files ? st->n_files : 1;
+    }
+  }
   (void)err;
   return DK_OK;
 }
 
-dk_status dk_log__state_reindex(dk__state *st, dk_error *err) {
-  for (size_t i = 0; i < st->n_files; i++) {
-    dk__file *f = &st->files[i];
-    DK_RETURN_NOT_OK(make_key(st, f->path, strlen(f->path), f->dv, err));
-    uint64_t *slot;
-    bool ins;
-    DK_RETURN_NOT_OK(dk_hmap_upsert(&st->file_index, st->scratch.data, st->scratch.len, &slot,
-                                    &ins, err));
-    *slot = i;
-  }
-  for (size_t i = 0; i < st->n_tombs; i++) {
-    dk__tomb *t = &st->tombs[i];
-    DK_RETURN_NOT_OK(make_key(st, t->path, strlen(t->path), NULL, err));
-    uint64_t *slot;
-    bool ins;
-    DK_RETURN_NOT_OK(dk_hmap_upsert(&st->tomb_index, st->scratch.data, st->scratch.len, &slot,
-                                    &ins, err));
-    *slot = i;
+static dk_status reindex(dk__state *st, dk__index *ix, size_t n, dk_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    DK_RETURN_NOT_OK(index_grow(st, ix, err));
+    uint64_t h = entry_hash(st, ix, i);
+    size_t j = (size_t)h & (ix->cap - 1);
+    while (ix->slots[j]) j = (j + 1) & (ix->cap - 1);
+    ix->slots[j] = make_slot(h, i);
+    ix->count++;
   }
   return DK_OK;
+}
+
+dk_status dk_log__state_reindex(dk__state *st, dk_error *err) {
+  DK_RETURN_NOT_OK(reindex(st, &st->file_index, st->n_files, err));
+  return reindex(st, &st->tomb_index, st->n_tombs, err);
 }

@@ -84,6 +84,7 @@ typedef struct dk__file {
 
 typedef struct dk__tomb {
   const char *path;
+  const dk_dv_descriptor *dv; /* arena or NULL */
   int64_t deletion_timestamp, size;
   int data_change, live;
 } dk__tomb;
@@ -99,16 +100,25 @@ typedef struct dk__domain {
   int removed;
 } dk__domain;
 
+/* Compact open-addressing index from a (path, DV id) key to an array position: one 64-bit
+ * slot per entry (32-bit hash tag | position + 1); keys are compared against the array, so no
+ * key is stored twice. Linear probing with backward-shift deletion. */
+typedef struct dk__index {
+  uint64_t *slots;
+  size_t cap; /* power of two, or 0 */
+  size_t count;
+} dk__index;
+
 typedef struct dk__state {
   const dk_allocator *alloc;
   dk_arena arena;            /* strings, DV descriptors, partition-value arrays */
   dk_hmap intern;            /* partition keys/values -> arena pointer */
   dk__file *files;
   size_t n_files, cap_files, n_live;
-  dk_hmap file_index;        /* path \0 dvid -> index into files */
+  dk__index file_index;      /* (path, dv id) -> position in files */
   dk__tomb *tombs;
   size_t n_tombs, cap_tombs;
-  dk_hmap tomb_index;
+  dk__index tomb_index;      /* (path, dv id) -> position in tombs */
   dk__txn *txns;
   size_t n_txns, cap_txns;
   dk_hmap txn_index;

@@ -174,14 +174,16 @@ static int thread_count(const dk_table *t, size_t n_items) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     th = c > 0 ? (int)DK_MIN(c, 8) : 1;
   }
-  if ((size_t)th > n_items / 4) th = (int)(n_items / 4);
+  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
   return th < 1 ? 1 : th;
 }
 
 /* Applies commits[0..n) in order, parsing them on several threads when there are many. */
 dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
                                      size_t n, dk_error *err) {
-  const size_t window = 64;
+  /* a small window of commits in flight bounds memory: each holds a parsed DOM */
+  int th_all = thread_count(t, n);
+  const size_t window = th_all > 1 ? (size_t)th_all * 2 : 1;
   for (size_t base = 0; base < n; base += window) {
     size_t m = DK_MIN(window, n - base);
     commit_slot *slots = dk__calloc(t->alloc, m, sizeof *slots);
@@ -191,7 +193,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
       dk_arena_init(&slots[i].ar, t->alloc, 64 * 1024);
     }
     prefetch pf = {t, slots, m, 0};
-    int th = thread_count(t, m);
+    int th = DK_MIN(th_all, (int)m);
     pthread_t tids[8];
     int started = 0;
     for (int i = 1; i < th && i <= 8; i++)
