@@ -7,7 +7,7 @@
 ** arena that is recycled every 4096 lines, as log replay would. Reports MB/s for all
 ** actions and for "add" lines only, plus writer throughput (re-serialising the DOM).
 ** glibc is told not to trim/unmap freed memory (mallopt) so that recycled arena chunks
-** do not page-fault again.
+** do not page-fault again (set DK_BENCH_DEFAULT_MALLOC=1 to measure without that).
 **
 ** Usage: bench_json_bench [testdata_dir] [megabytes]   (defaults: $DK_TESTDATA or
 **        ../shared/testdata, 256 MB)
@@ -120,8 +120,10 @@ int main(int argc, char **argv) {
   size_t mb = argc > 2 ? (size_t)atol(argv[2]) : 256;
   /* keep freed arena chunks in the process (as a long-running engine would) instead of
    * returning them to the kernel after every recycle: otherwise page faults dominate */
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  if (!getenv("DK_BENCH_DEFAULT_MALLOC")) {
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  }
   ctx c = {0};
   dk_error err = {0};
   if (dk_storage_local_new(&c.s, NULL, &err) != DK_OK) return 1;

@@ -12,7 +12,7 @@
 ** must round-trip exactly, so we refuse text that has no UTF-8 form.
 **
 ** Performance: containers are collected on a reusable scratch stack and copied into the
-** arena once when they close (no allocation per value besides the arena bump). Strings are
+** arena once when they close; value parsers return the 16-byte value in registers (no allocation per value besides the arena bump). Strings are
 ** scanned 16 bytes at a time (SSE2, or 8 with SWAR elsewhere) for '"', '\\', control and
 ** non-ASCII bytes; escape-free runs are copied with memcpy.
 */
@@ -36,6 +36,7 @@ typedef struct parser {
   dk_arena *ar;
   dk_error *err;
   const dk_allocator *alloc;
+  dk_status st; /* first failure of a value parser */
   /* scratch stacks of open containers' children; start in the inline arrays below and
    * move to the heap only for documents with many open items (no malloc per typical line) */
   dk_json_value *vals;
@@ -281,87 +282,102 @@ static inline dk_status parse_string(parser *ps, const char **pp, const char **o
 
 static inline bool is_digit(unsigned char c) { return (unsigned)(c - '0') < 10; }
 
-static dk_status parse_number(parser *ps, const char **pp, dk_json_value *v) {
+/* Value parsers return the 16-byte value by value (two registers on x86-64 / AArch64) so the
+** caller stores it without a store-to-load forwarding stall; a failure sets ps->st and
+** returns a NULL value, which callers check right after each call. */
+static inline dk_json_value value_fail(parser *ps, dk_status st) {
+  ps->st = st;
+  dk_json_value v = {DK_JSON_NULL, 0, {.str = NULL}};
+  return v;
+}
+
+static inline dk_json_value make_value(dk_json_type t, uint32_t len, const void *ptr) {
+  dk_json_value v;
+  v.type = t;
+  v.len = len;
+  v.u.str = ptr;
+  return v;
+}
+
+static dk_json_value parse_number(parser *ps, const char **pp) {
   const char *start = *pp, *p = start, *end = ps->end;
   if (p < end && *p == '-') p++;
-  if (p >= end || !is_digit((unsigned char)*p)) return fail(ps, start, "invalid number");
+  if (p >= end || !is_digit((unsigned char)*p))
+    return value_fail(ps, fail(ps, start, "invalid number"));
   if (*p == '0') {
     p++;
-    if (p < end && is_digit((unsigned char)*p)) return fail(ps, start, "leading zero in number");
+    if (p < end && is_digit((unsigned char)*p))
+      return value_fail(ps, fail(ps, start, "leading zero in number"));
   } else {
     while (p < end && is_digit((unsigned char)*p)) p++;
   }
   if (p < end && *p == '.') {
     p++;
     if (p >= end || !is_digit((unsigned char)*p))
-      return fail(ps, p, "digit expected after decimal point");
+      return value_fail(ps, fail(ps, p, "digit expected after decimal point"));
     while (p < end && is_digit((unsigned char)*p)) p++;
   }
   if (p < end && (*p == 'e' || *p == 'E')) {
     p++;
     if (p < end && (*p == '+' || *p == '-')) p++;
-    if (p >= end || !is_digit((unsigned char)*p)) return fail(ps, p, "digit expected in exponent");
+    if (p >= end || !is_digit((unsigned char)*p))
+      return value_fail(ps, fail(ps, p, "digit expected in exponent"));
     while (p < end && is_digit((unsigned char)*p)) p++;
   }
   size_t n = (size_t)(p - start);
-  if (n > UINT32_MAX - 1) return fail(ps, start, "number longer than 4 GiB");
+  if (n > UINT32_MAX - 1) return value_fail(ps, fail(ps, start, "number longer than 4 GiB"));
   char *dst = dk_arena_alloc(ps->ar, n + 1, ps->err);
-  if (!dst) return DK_NOMEM;
+  if (!dst) return value_fail(ps, DK_NOMEM);
   memcpy(dst, start, n);
   dst[n] = 0;
-  v->type = DK_JSON_NUMBER;
-  v->len = (uint32_t)n;
-  v->u.num = dst;
   *pp = p;
-  return DK_OK;
+  return make_value(DK_JSON_NUMBER, (uint32_t)n, dst);
 }
 
 /* ---- values ---------------------------------------------------------------------------- */
 
-static dk_status push_val(parser *ps) {
-  if (ps->nvals == ps->capvals) {
-    size_t nc = ps->capvals * 2;
-    dk_json_value *old = ps->vals == ps->vals_inline ? NULL : ps->vals;
-    dk_json_value *nv = dk__realloc(ps->alloc, old, nc * sizeof *nv);
-    if (!nv) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
-    if (!old) memcpy(nv, ps->vals_inline, sizeof ps->vals_inline);
-    ps->vals = nv;
-    ps->capvals = nc;
-  }
-  ps->nvals++;
+static dk_status grow_vals(parser *ps) {
+  size_t nc = ps->capvals * 2;
+  dk_json_value *old = ps->vals == ps->vals_inline ? NULL : ps->vals;
+  dk_json_value *nv = dk__realloc(ps->alloc, old, nc * sizeof *nv);
+  if (!nv) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
+  if (!old) memcpy(nv, ps->vals_inline, sizeof ps->vals_inline);
+  ps->vals = nv;
+  ps->capvals = nc;
   return DK_OK;
 }
 
-static dk_status push_mem(parser *ps) {
-  if (ps->nmems == ps->capmems) {
-    size_t nc = ps->capmems * 2;
-    dk_json_member *old = ps->mems == ps->mems_inline ? NULL : ps->mems;
-    dk_json_member *nm = dk__realloc(ps->alloc, old, nc * sizeof *nm);
-    if (!nm) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
-    if (!old) memcpy(nm, ps->mems_inline, sizeof ps->mems_inline);
-    ps->mems = nm;
-    ps->capmems = nc;
-  }
-  ps->nmems++;
+static dk_status grow_mems(parser *ps) {
+  size_t nc = ps->capmems * 2;
+  dk_json_member *old = ps->mems == ps->mems_inline ? NULL : ps->mems;
+  dk_json_member *nm = dk__realloc(ps->alloc, old, nc * sizeof *nm);
+  if (!nm) return dk__error_set(ps->err, DK_NOMEM, "out of memory (JSON parse stack)");
+  if (!old) memcpy(nm, ps->mems_inline, sizeof ps->mems_inline);
+  ps->mems = nm;
+  ps->capmems = nc;
   return DK_OK;
 }
 
-static dk_status parse_value(parser *ps, const char **pp, dk_json_value *v, int depth);
+static dk_json_value parse_value(parser *ps, const char **pp, int depth);
 
-static dk_status parse_array(parser *ps, const char **pp, dk_json_value *v, int depth) {
+/* *pp is just after '['. Children are collected on ps->vals (which may move while a child
+** parses, hence the index) and copied to the arena at ']'. */
+static dk_json_value parse_array(parser *ps, const char **pp, int depth) {
   const char *open = *pp - 1, *p = skip_ws(*pp, ps->end), *end = ps->end;
   size_t base = ps->nvals;
   if (p < end && *p == ']') {
     p++;
   } else {
     for (;;) {
-      DK_RETURN_NOT_OK(push_val(ps));
-      /* the stack may move while the child parses: parse into a local and store after */
-      dk_json_value child;
-      DK_RETURN_NOT_OK(parse_value(ps, &p, &child, depth));
-      ps->vals[ps->nvals - 1] = child;
+      dk_json_value child = parse_value(ps, &p, depth);
+      if (DK_UNLIKELY(ps->st != DK_OK)) return child;
+      if (DK_UNLIKELY(ps->nvals == ps->capvals)) {
+        dk_status st = grow_vals(ps);
+        if (st != DK_OK) return value_fail(ps, st);
+      }
+      ps->vals[ps->nvals++] = child;
       p = skip_ws(p, end);
-      if (p >= end) return fail(ps, open, "unterminated array");
+      if (p >= end) return value_fail(ps, fail(ps, open, "unterminated array"));
       if (*p == ',') {
         p = skip_ws(p + 1, end);
         continue;
@@ -370,50 +386,52 @@ static dk_status parse_array(parser *ps, const char **pp, dk_json_value *v, int 
         p++;
         break;
       }
-      return fail(ps, p, "expected ',' or ']' in array");
+      return value_fail(ps, fail(ps, p, "expected ',' or ']' in array"));
     }
   }
   size_t n = ps->nvals - base;
-  if (n > UINT32_MAX) return fail(ps, open, "array with more than 2^32 items");
-  v->type = DK_JSON_ARRAY;
-  v->len = (uint32_t)n;
-  v->u.items = NULL;
+  if (n > UINT32_MAX) return value_fail(ps, fail(ps, open, "array with more than 2^32 items"));
+  dk_json_value *items = NULL;
   if (n) {
-    dk_json_value *items = dk_arena_alloc(ps->ar, n * sizeof *items, ps->err);
-    if (!items) return DK_NOMEM;
+    items = dk_arena_alloc(ps->ar, n * sizeof *items, ps->err);
+    if (!items) return value_fail(ps, DK_NOMEM);
     memcpy(items, ps->vals + base, n * sizeof *items);
-    v->u.items = items;
   }
   ps->nvals = base;
   *pp = p;
-  return DK_OK;
+  return make_value(DK_JSON_ARRAY, (uint32_t)n, items);
 }
 
-static dk_status parse_object(parser *ps, const char **pp, dk_json_value *v, int depth) {
+static dk_json_value parse_object(parser *ps, const char **pp, int depth) {
   const char *open = *pp - 1, *p = skip_ws(*pp, ps->end), *end = ps->end;
   size_t base = ps->nmems;
   if (p < end && *p == '}') {
     p++;
   } else {
     for (;;) {
-      if (p >= end) return fail(ps, open, "unterminated object");
-      if (*p != '"') return fail(ps, p, "expected string key in object");
+      if (p >= end) return value_fail(ps, fail(ps, open, "unterminated object"));
+      if (*p != '"') return value_fail(ps, fail(ps, p, "expected string key in object"));
       p++;
       const char *key;
       uint32_t klen;
-      DK_RETURN_NOT_OK(parse_string(ps, &p, &key, &klen));
+      dk_status st = parse_string(ps, &p, &key, &klen);
+      if (st != DK_OK) return value_fail(ps, st);
       p = skip_ws(p, end);
-      if (p >= end || *p != ':') return fail(ps, p, "expected ':' after object key");
+      if (p >= end || *p != ':')
+        return value_fail(ps, fail(ps, p, "expected ':' after object key"));
       p = skip_ws(p + 1, end);
-      DK_RETURN_NOT_OK(push_mem(ps));
-      size_t slot = ps->nmems - 1;
-      dk_json_value child;
-      DK_RETURN_NOT_OK(parse_value(ps, &p, &child, depth));
-      ps->mems[slot].key = key;
-      ps->mems[slot].klen = klen;
-      ps->mems[slot].value = child;
+      dk_json_value child = parse_value(ps, &p, depth);
+      if (DK_UNLIKELY(ps->st != DK_OK)) return child;
+      if (DK_UNLIKELY(ps->nmems == ps->capmems)) {
+        st = grow_mems(ps);
+        if (st != DK_OK) return value_fail(ps, st);
+      }
+      dk_json_member *m = &ps->mems[ps->nmems++];
+      m->key = key;
+      m->klen = klen;
+      m->value = child;
       p = skip_ws(p, end);
-      if (p >= end) return fail(ps, open, "unterminated object");
+      if (p >= end) return value_fail(ps, fail(ps, open, "unterminated object"));
       if (*p == ',') {
         p = skip_ws(p + 1, end);
         continue;
@@ -422,74 +440,69 @@ static dk_status parse_object(parser *ps, const char **pp, dk_json_value *v, int
         p++;
         break;
       }
-      return fail(ps, p, "expected ',' or '}' in object");
+      return value_fail(ps, fail(ps, p, "expected ',' or '}' in object"));
     }
   }
   size_t n = ps->nmems - base;
-  if (n > UINT32_MAX) return fail(ps, open, "object with more than 2^32 members");
-  v->type = DK_JSON_OBJECT;
-  v->len = (uint32_t)n;
-  v->u.members = NULL;
+  if (n > UINT32_MAX)
+    return value_fail(ps, fail(ps, open, "object with more than 2^32 members"));
+  dk_json_member *mems = NULL;
   if (n) {
-    dk_json_member *mems = dk_arena_alloc(ps->ar, n * sizeof *mems, ps->err);
-    if (!mems) return DK_NOMEM;
+    mems = dk_arena_alloc(ps->ar, n * sizeof *mems, ps->err);
+    if (!mems) return value_fail(ps, DK_NOMEM);
     memcpy(mems, ps->mems + base, n * sizeof *mems);
-    v->u.members = mems;
   }
   ps->nmems = base;
   *pp = p;
-  return DK_OK;
+  return make_value(DK_JSON_OBJECT, (uint32_t)n, mems);
 }
 
-static dk_status parse_value(parser *ps, const char **pp, dk_json_value *v, int depth) {
+static dk_json_value parse_value(parser *ps, const char **pp, int depth) {
   const char *p = *pp, *end = ps->end;
-  if (p >= end) return fail(ps, p, "unexpected end of input, value expected");
+  if (p >= end) return value_fail(ps, fail(ps, p, "unexpected end of input, value expected"));
   switch (*p) {
     case '"': {
       p++;
       const char *s;
       uint32_t n;
-      DK_RETURN_NOT_OK(parse_string(ps, &p, &s, &n));
-      v->type = DK_JSON_STRING;
-      v->len = n;
-      v->u.str = s;
+      dk_status st = parse_string(ps, &p, &s, &n);
+      if (st != DK_OK) return value_fail(ps, st);
       *pp = p;
-      return DK_OK;
+      return make_value(DK_JSON_STRING, n, s);
     }
     case '{':
-      if (depth >= DK_JSON_MAX_DEPTH) return fail(ps, p, "nesting deeper than 256");
+      if (depth >= DK_JSON_MAX_DEPTH)
+        return value_fail(ps, fail(ps, p, "nesting deeper than 256"));
       *pp = p + 1;
-      return parse_object(ps, pp, v, depth + 1);
+      return parse_object(ps, pp, depth + 1);
     case '[':
-      if (depth >= DK_JSON_MAX_DEPTH) return fail(ps, p, "nesting deeper than 256");
+      if (depth >= DK_JSON_MAX_DEPTH)
+        return value_fail(ps, fail(ps, p, "nesting deeper than 256"));
       *pp = p + 1;
-      return parse_array(ps, pp, v, depth + 1);
+      return parse_array(ps, pp, depth + 1);
     case 't':
       if (end - p < 4 || memcmp(p, "true", 4) != 0) break;
-      v->type = DK_JSON_BOOL;
-      v->len = 0;
-      v->u.b = true;
       *pp = p + 4;
-      return DK_OK;
+      {
+        dk_json_value v = {DK_JSON_BOOL, 0, {.b = true}};
+        return v;
+      }
     case 'f':
       if (end - p < 5 || memcmp(p, "false", 5) != 0) break;
-      v->type = DK_JSON_BOOL;
-      v->len = 0;
-      v->u.b = false;
       *pp = p + 5;
-      return DK_OK;
+      {
+        dk_json_value v = {DK_JSON_BOOL, 0, {.b = false}};
+        return v;
+      }
     case 'n':
       if (end - p < 4 || memcmp(p, "null", 4) != 0) break;
-      v->type = DK_JSON_NULL;
-      v->len = 0;
-      v->u.str = NULL;
       *pp = p + 4;
-      return DK_OK;
+      return make_value(DK_JSON_NULL, 0, NULL);
     default:
-      if (*p == '-' || is_digit((unsigned char)*p)) return parse_number(ps, pp, v);
+      if (*p == '-' || is_digit((unsigned char)*p)) return parse_number(ps, pp);
       break;
   }
-  return fail(ps, p, "unexpected character, value expected");
+  return value_fail(ps, fail(ps, p, "unexpected character, value expected"));
 }
 
 dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, size_t len,
@@ -503,6 +516,7 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
   ps.ar = ar;
   ps.err = err;
   ps.alloc = ar->alloc;
+  ps.st = DK_OK;
   ps.vals = ps.vals_inline;
   ps.nvals = 0;
   ps.capvals = INLINE_VALS;
@@ -514,7 +528,8 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
   dk_json_value *root = dk_arena_alloc(ar, sizeof *root, err);
   if (!root) return DK_NOMEM;
   const char *p = skip_ws(text, ps.end);
-  dk_status st = parse_value(&ps, &p, root, 0);
+  *root = parse_value(&ps, &p, 0);
+  dk_status st = ps.st;
   if (st == DK_OK) {
     p = skip_ws(p, ps.end);
     if (p != ps.end) st = fail(&ps, p, "trailing characters after the JSON value");
