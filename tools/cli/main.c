@@ -12,6 +12,9 @@ static void usage(FILE *f) {
           "  parquet schema FILE            print a Parquet file's schema\n"
           "  parquet meta FILE              row groups, statistics, encodings\n"
           "  parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table]\n"
+          "  describe TABLE [--version N | --timestamp TS] [--json]   snapshot summary\n"
+          "  history TABLE [--limit N] [--json]                       commitInfo per version\n"
+          "  files TABLE [--version N | --timestamp TS] [--json]      active files\n"
           "  version                        print dk's version\n");
 }
 
@@ -22,6 +25,9 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "parquet")) return dk_cli_parquet(argc - 2, argv + 2);
   if (!strcmp(argv[1], "_dv")) return dk_cli_dv(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "describe")) return dk_cli_describe(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;

@@ -6,6 +6,10 @@
 ** text (int64 and decimal values must round-trip); helpers convert on demand. Strings are
 ** unescaped and validated as UTF-8. Nesting deeper than DK_JSON_MAX_DEPTH is DK_CORRUPT.
 ** Object members keep source order; duplicate keys are kept (dk_json_get returns the last).
+** Strictness: RFC 8259 grammar only; raw strings must be valid UTF-8 (RFC 3629); a \u escape
+** of a lone (unpaired) surrogate is DK_CORRUPT, never replaced. Errors name the byte offset.
+** Empty arrays/objects have items/members == NULL. dk_json_as_i64 accepts only integer
+** literals (no fraction or exponent) within int64.
 */
 #ifndef DK_CODEC_JSON_H
 #define DK_CODEC_JSON_H
@@ -64,13 +68,22 @@ static inline bool dk_json_is_null(const dk_json_value *v) {
 
 /* ---- writer ---------------------------------------------------------------------------- */
 
-/* Appends s as a quoted, escaped JSON string. */
+/* Appends s as a quoted JSON string: '"' '\\' and control characters escaped (short forms
+ * \b \f \n \r \t, else \u00xx), valid UTF-8 passed through; invalid UTF-8 is DK_INVALID. */
 dk_status dk_json_write_str(dk_buf *b, const char *s, size_t n, dk_error *err);
 /* Appends a value (compact form). */
 dk_status dk_json_write_value(dk_buf *b, const dk_json_value *v, dk_error *err);
-/* Appends a double as the shortest text that round-trips (NaN/Inf as "NaN"/"Infinity"). */
+/* Appends a double exactly as Python's repr(float) prints it: the shortest decimal that
+ * round-trips (the nearest one among the shortest); positional when x = d.ddd * 10^e with
+ * -4 <= e < 16, always with a fraction ("1.0", "0.001", "123.5"), otherwise exponent form
+ * with a sign and at least two digits ("1e+16", "1.5e-07"); "-0.0" for negative zero.
+ * NaN/+Inf/-Inf are not JSON numbers: they are written as the JSON strings "NaN",
+ * "Infinity", "-Infinity". Output is locale-independent. */
 dk_status dk_json_write_double(dk_buf *b, double d, dk_error *err);
-/* Same for a float (shortest text that round-trips the float32 value). */
+/* A float is widened to double and printed by the double rule above, i.e. the text of
+ * repr(float(numpy.float32(x))) (0.234f -> 0.23399999737739563), as the expected-value
+ * encoding of the shared test corpus prescribes; parsing it back and narrowing with a cast
+ * gives the same float. */
 dk_status dk_json_write_float(dk_buf *b, float f, dk_error *err);
 
 #endif /* DK_CODEC_JSON_H */

@@ -1,0 +1,297 @@
+/**
+ * @file dk/snapshot.h
+ * @brief Delta tables, immutable snapshots (log replay), schema, history and commit ranges.
+ *
+ * A ::dk_table names a table root and the storage used to reach it. A ::dk_snapshot is the
+ * reconciled state of the table at one version (PROTOCOL.md "Action Reconciliation"):
+ * protocol, metadata, schema, the active files, app transactions, domain metadata and
+ * tombstones. Snapshots are immutable and reference-counted; they may be read from many
+ * threads at once. Everything else here is single-owner.
+ *
+ * Strings returned by accessors are borrowed and live as long as the object they came from.
+ */
+#ifndef DK_SNAPSHOT_H
+#define DK_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "dk/arrow.h"
+#include "dk/common.h"
+#include "dk/sys/storage.h"
+
+DK_BEGIN_DECL
+
+typedef struct dk_table dk_table;
+typedef struct dk_snapshot dk_snapshot;
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+#define DK_TABLE_OPTIONS_VERSION 1
+typedef struct dk_table_options {
+  unsigned version;          /**< DK_TABLE_OPTIONS_VERSION */
+  const dk_allocator *alloc; /**< NULL = libc */
+  dk_storage *storage;       /**< NULL = a local-filesystem backend owned by the table;
+                                  otherwise borrowed and must outlive the table */
+  int threads;               /**< threads used to read commit files; 0 = automatic, 1 = none */
+} dk_table_options;
+
+/** Opens a table by root path or `file://` URI. No I/O beyond a check that the root exists.
+ *  @return DK_OK, DK_INVALID (bad URI), DK_NOT_FOUND, DK_NOMEM. */
+DK_API dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
+                               dk_error *err);
+DK_API void dk_table_free(dk_table *t);
+/** The table root as a path without trailing slash. */
+DK_API const char *dk_table_root(const dk_table *t);
+
+/* ---- snapshot --------------------------------------------------------------------------- */
+
+#define DK_SNAPSHOT_OPTIONS_VERSION 1
+typedef struct dk_snapshot_options {
+  unsigned version;       /**< DK_SNAPSHOT_OPTIONS_VERSION */
+  int64_t at_version;     /**< >= 0: that version; -1: latest (unless by_timestamp) */
+  int by_timestamp;       /**< non-zero: the latest version whose commit time <= timestamp_ms */
+  int64_t timestamp_ms;   /**< ms since the epoch, UTC */
+} dk_snapshot_options;
+
+/** Loads a snapshot. NULL opts = latest version.
+ *  @return DK_OK; DK_NOT_FOUND (no table / no such version); DK_OUT_OF_RANGE (version before
+ *  the earliest recreatable one, timestamp before the first or after the last commit);
+ *  DK_UNSUPPORTED (a reader feature or version dk lacks, named in the message);
+ *  DK_CORRUPT (gaps in versions, malformed log or checkpoint, missing protocol/metadata). */
+DK_API dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t,
+                                  const dk_snapshot_options *opts, dk_error *err);
+/** Incremental refresh: a snapshot at the latest version built from `old` by reading only the
+ *  newer commits (returns a new reference to `old` itself when nothing changed). */
+DK_API dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err);
+/** Adds a reference; returns s. */
+DK_API dk_snapshot *dk_snapshot_ref(dk_snapshot *s);
+/** Drops a reference; accepts NULL. */
+DK_API void dk_snapshot_free(dk_snapshot *s);
+
+DK_API int64_t dk_snapshot_version(const dk_snapshot *s);
+/** Commit time of the snapshot's version (inCommitTimestamp when enabled, else file mtime). */
+DK_API int64_t dk_snapshot_timestamp(const dk_snapshot *s);
+DK_API const char *dk_snapshot_table_root(const dk_snapshot *s);
+
+/* ---- protocol and metadata -------------------------------------------------------------- */
+
+typedef struct dk_protocol {
+  int32_t min_reader_version;
+  int32_t min_writer_version;
+  size_t n_reader_features;            /**< 0 when readerFeatures is absent */
+  const char *const *reader_features;
+  size_t n_writer_features;
+  const char *const *writer_features;
+  int has_reader_features;             /**< readerFeatures present (reader version 3) */
+  int has_writer_features;             /**< writerFeatures present (writer version 7) */
+} dk_protocol;
+
+typedef struct dk_metadata {
+  const char *id;
+  const char *name;                    /**< NULL when absent */
+  const char *description;             /**< NULL when absent */
+  const char *format_provider;         /**< "parquet" */
+  const char *schema_string;           /**< the raw schemaString (NULL when absent: empty schema) */
+  int64_t created_time;                /**< -1 when absent */
+  size_t n_partition_columns;
+  const char *const *partition_columns;
+  size_t n_configuration;
+  const char *const *config_keys;      /**< in log order */
+  const char *const *config_values;
+} dk_metadata;
+
+DK_API const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s);
+DK_API const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s);
+/** A table property ("delta.enableDeletionVectors"), or NULL. */
+DK_API const char *dk_snapshot_property(const dk_snapshot *s, const char *key);
+/** Whether the protocol lists feature `name` as a reader or writer feature. */
+DK_API int dk_snapshot_has_feature(const dk_snapshot *s, const char *name);
+
+/* ---- schema ----------------------------------------------------------------------------- */
+
+typedef enum dk_type_id {
+  DK_TYPE_STRING = 1,
+  DK_TYPE_LONG,
+  DK_TYPE_INTEGER,
+  DK_TYPE_SHORT,
+  DK_TYPE_BYTE,
+  DK_TYPE_FLOAT,
+  DK_TYPE_DOUBLE,
+  DK_TYPE_BOOLEAN,
+  DK_TYPE_BINARY,
+  DK_TYPE_DATE,
+  DK_TYPE_TIMESTAMP,
+  DK_TYPE_TIMESTAMP_NTZ,
+  DK_TYPE_DECIMAL,
+  DK_TYPE_VARIANT,
+  DK_TYPE_STRUCT,
+  DK_TYPE_ARRAY,
+  DK_TYPE_MAP
+} dk_type_id;
+
+typedef struct dk_field dk_field;
+typedef struct dk_type dk_type;
+
+struct dk_type {
+  dk_type_id id;
+  int32_t precision, scale;           /**< DECIMAL */
+  const dk_type *element;             /**< ARRAY */
+  int contains_null;                  /**< ARRAY */
+  const dk_type *key, *value;         /**< MAP */
+  int value_contains_null;            /**< MAP */
+  size_t n_fields;                    /**< STRUCT */
+  const dk_field *fields;             /**< STRUCT */
+};
+
+struct dk_field {
+  const char *name;                   /**< logical name */
+  const dk_type *type;
+  int nullable;
+  const char *metadata_json;          /**< the field's metadata object as compact JSON ("{}") */
+  int64_t column_mapping_id;          /**< delta.columnMapping.id, or -1 */
+  const char *physical_name;          /**< delta.columnMapping.physicalName, or the name */
+};
+
+typedef enum dk_column_mapping_mode {
+  DK_COLUMN_MAPPING_NONE = 0,
+  DK_COLUMN_MAPPING_ID,
+  DK_COLUMN_MAPPING_NAME
+} dk_column_mapping_mode;
+
+/** The logical schema (a STRUCT type). */
+DK_API const dk_type *dk_snapshot_schema(const dk_snapshot *s);
+DK_API dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s);
+/** Writes the Delta type name ("integer", "decimal(10,2)", "array<long>") into buf (always
+ *  NUL-terminated when cap > 0); returns the length it needs (excluding the NUL). */
+DK_API size_t dk_type_to_string(char *buf, size_t cap, const dk_type *t);
+/** Looks up a top-level field by logical name (exact, then case-insensitive); NULL if absent. */
+DK_API const dk_field *dk_schema_find(const dk_type *schema, const char *name);
+/** Exports the logical schema (physical = 0) or the physical one (physical names and
+ *  "PARQUET:field_id" metadata under column mapping) as an Arrow schema. */
+DK_API dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
+                                          int physical, dk_error *err);
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+/** A deletion-vector descriptor (PROTOCOL.md "Deletion Vectors"). */
+typedef struct dk_dv_descriptor {
+  char storage_type;                  /**< 'u', 'i' or 'p' */
+  const char *path_or_inline_dv;
+  int32_t offset;                     /**< -1 when absent */
+  int32_t size_in_bytes;
+  int64_t cardinality;
+} dk_dv_descriptor;
+
+/** One active data file. All pointers are borrowed from the snapshot. */
+typedef struct dk_file_entry {
+  const char *path;                   /**< URL-decoded; relative to the root unless absolute */
+  int64_t size;
+  int64_t modification_time;
+  size_t n_partition_values;
+  /** 2 * n_partition_values entries: key0, value0, key1, value1, ... Keys are as written in
+   *  the log (physical names under column mapping); a NULL value is a null. */
+  const char *const *partition_kv;
+  const char *stats;                  /**< the stats JSON text, or NULL */
+  const char *tags_json;              /**< tags as a JSON object, or NULL */
+  const dk_dv_descriptor *dv;         /**< NULL when the file has no deletion vector */
+  int has_base_row_id;
+  int64_t base_row_id;
+  int has_default_row_commit_version;
+  int64_t default_row_commit_version;
+} dk_file_entry;
+
+DK_API int64_t dk_snapshot_num_files(const dk_snapshot *s);
+DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
+/** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
+DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
+                                  dk_error *err);
+/** The partition value of file `f` for logical partition column `column`; *is_null tells
+ *  whether it is null or missing. Handles column-mapping physical names. */
+DK_API const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
+                                           const char *column, int *is_null);
+
+/** A typed value (partition values). */
+typedef struct dk_scalar {
+  dk_type_id type;
+  int is_null;
+  int64_t i64;           /**< integers, boolean (0/1), date (days since epoch),
+                              timestamp / timestamp_ntz (microseconds since epoch, UTC) */
+  double f64;            /**< float (widened) and double */
+  int64_t dec_hi;        /**< decimal: unscaled value as a two's-complement 128-bit integer */
+  uint64_t dec_lo;
+  const char *str;       /**< string / binary: borrowed from the parsed text */
+  size_t len;
+} dk_scalar;
+
+/** Parses a partition value as written in the log ("2021-09-08 11:11:11", "1.5", "true")
+ *  into a typed value of `type` (PROTOCOL.md "Partition Value Serialization"). NULL or ""
+ *  text is a null. Timestamps without a zone are UTC.
+ *  @return DK_OK, DK_CORRUPT (text does not match the type), DK_UNSUPPORTED (nested type). */
+DK_API dk_status dk_partition_value_parse(dk_scalar *out, const dk_type *type, const char *text,
+                                          dk_error *err);
+
+/** A removed file kept as a tombstone (for vacuum). */
+typedef struct dk_tombstone {
+  const char *path;
+  int64_t deletion_timestamp;         /**< -1 when absent */
+  int64_t size;                       /**< -1 when absent */
+  int data_change;
+} dk_tombstone;
+DK_API int64_t dk_snapshot_num_tombstones(const dk_snapshot *s);
+DK_API dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
+                                       dk_error *err);
+
+/** Latest `version` of app transaction `app_id`, or -1 when the table has none. */
+DK_API int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id);
+DK_API size_t dk_snapshot_num_txns(const dk_snapshot *s);
+DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
+                            int64_t *version, int64_t *last_updated);
+/** The configuration text of (non-removed) domain `domain`, or NULL. */
+DK_API const char *dk_snapshot_domain_metadata(const dk_snapshot *s, const char *domain);
+
+/* ---- history and commit ranges ---------------------------------------------------------- */
+
+typedef struct dk_history dk_history;
+
+/** commitInfo of the newest `limit` versions (limit <= 0 = all), newest first. */
+DK_API dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
+DK_API void dk_history_free(dk_history *h);
+DK_API size_t dk_history_count(const dk_history *h);
+/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none). */
+DK_API void dk_history_entry(const dk_history *h, size_t i, int64_t *version,
+                             int64_t *timestamp, const char **commit_info_json);
+
+typedef enum dk_action_kind {
+  DK_ACTION_ADD = 1,
+  DK_ACTION_REMOVE,
+  DK_ACTION_METADATA,
+  DK_ACTION_PROTOCOL,
+  DK_ACTION_TXN,
+  DK_ACTION_CDC,
+  DK_ACTION_COMMIT_INFO,
+  DK_ACTION_DOMAIN_METADATA,
+  DK_ACTION_CHECKPOINT_METADATA,
+  DK_ACTION_SIDECAR,
+  DK_ACTION_UNKNOWN
+} dk_action_kind;
+
+typedef struct dk_action {
+  dk_action_kind kind;
+  int64_t version;
+  const char *path;          /**< decoded path for add/remove/cdc, else NULL */
+  const char *json;          /**< the action's body (the value under its key) as JSON */
+} dk_action;
+
+typedef struct dk_commit_range dk_commit_range;
+/** The actions of versions first..last (inclusive, from the JSON commits), in log order. */
+DK_API dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
+                                     int64_t last, dk_error *err);
+DK_API void dk_commit_range_free(dk_commit_range *r);
+DK_API size_t dk_commit_range_count(const dk_commit_range *r);
+DK_API const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i);
+/** Commit time of version v in the range (or -1 when v is outside it). */
+DK_API int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v);
+
+DK_END_DECL
+
+#endif /* DK_SNAPSHOT_H */

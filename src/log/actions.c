@@ -1,0 +1,708 @@
+/*
+** actions.c — parsing Delta log actions and reconciling them into a replay state.
+**
+** Follows PROTOCOL.md "Actions" (metaData, protocol, add, remove, txn, domainMetadata,
+** commitInfo, sidecar) and "Action Reconciliation": the latest protocol and metaData win,
+** txn is kept per appId and domainMetadata per domain, and a file is identified by
+** (path, deletionVector.uniqueId); a remove cancels the add with the same key and is kept as
+** a tombstone. Paths are URIs: they are URL-decoded, "file:" URIs become local paths and
+** absolute paths under the table root become relative, so both spellings meet.
+** Actions are applied in log order (checkpoint first, then commits ascending). Unknown
+** actions and unknown fields are ignored, as the protocol requires.
+**
+** Memory: file entries live in one growable array; their strings in one arena; partition
+** keys and values are interned, so a million files cost little more than their paths/stats.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log/log.h"
+
+dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
+                             dk_error *err) {
+  memset(st, 0, sizeof *st);
+  st->alloc = alloc;
+  dk_arena_init(&st->arena, alloc, 1 << 20);
+  dk_hmap_init(&st->intern, alloc);
+  dk_hmap_init(&st->txn_index, alloc);
+  dk_hmap_init(&st->domain_index, alloc);
+  dk_buf_init(&st->scratch, alloc);
+  dk_buf_init(&st->sidecars, alloc);
+  st->last_ict = -1;
+  st->last_commit_info_ts = -1;
+  st->cur_version = -1;
+  st->metadata.created_time = -1;
+  size_t rl = strlen(root);
+  while (rl > 1 && root[rl - 1] == '/') rl--;
+  st->root = dk_arena_strndup(&st->arena, root, rl, err);
+  st->root_len = rl;
+  return st->root ? DK_OK : DK_NOMEM;
+}
+
+void dk_log__state_dispose(dk__state *st) {
+  if (!st) return;
+  dk__free(st->alloc, st->files);
+  dk__free(st->alloc, st->tombs);
+  dk__free(st->alloc, st->txns);
+  dk__free(st->alloc, st->domains);
+  dk_hmap_dispose(&st->intern);
+  dk__free(st->alloc, st->file_index.slots);
+  dk__free(st->alloc, st->tomb_index.slots);
+  dk_hmap_dispose(&st->txn_index);
+  dk_hmap_dispose(&st->domain_index);
+  dk_buf_dispose(&st->scratch);
+  dk_buf_dispose(&st->sidecars);
+  dk_arena_dispose(&st->arena);
+  memset(st, 0, sizeof *st);
+}
+
+/* Grows *arr (element size `es`) so that it holds at least n+1 elements. */
+static dk_status grow(const dk_allocator *a, void **arr, size_t *cap, size_t n, size_t es,
+                      dk_error *err) {
+  if (n < *cap) return DK_OK;
+  size_t nc = *cap ? *cap * 2 : 64;
+  if (nc > SIZE_MAX / es) return dk__error_set(err, DK_NOMEM, "log: too many entries");
+  void *p = dk__realloc(a, *arr, nc * es);
+  if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory growing an array");
+  *arr = p;
+  *cap = nc;
+  return DK_OK;
+}
+
+static const char *arena_str(dk__state *st, const char *s, size_t n, dk_error *err) {
+  return dk_arena_strndup(&st->arena, s, n, err);
+}
+
+/* Interned copy of s (partition keys and values repeat across files). */
+static const char *intern(dk__state *st, const char *s, size_t n, dk_error *err) {
+  uint64_t *slot;
+  bool ins;
+  if (dk_hmap_upsert(&st->intern, s, n, &slot, &ins, err) != DK_OK) return NULL;
+  if (ins) {
+    const char *p = arena_str(st, s, n, err);
+    if (!p) {
+      dk_hmap_remove(&st->intern, s, n);
+      return NULL;
+    }
+    *slot = (uint64_t)(uintptr_t)p;
+  }
+  return (const char *)(uintptr_t)*slot;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar,
+                                 const char *root, size_t root_len, const char *p, size_t n,
+                                 dk_error *err) {
+  char *d = dk_arena_alloc(ar, n + 1, err);
+  if (!d) return DK_NOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == '%' && i + 2 < n) {
+      int h = hexval(p[i + 1]), l = hexval(p[i + 2]);
+      if (h >= 0 && l >= 0) {
+        d[k++] = (char)(h * 16 + l);
+        i += 2;
+        continue;
+      }
+    }
+    d[k++] = p[i];
+  }
+  d[k] = 0;
+  const char *s = d;
+  size_t len = k;
+  if (len >= 5 && memcmp(s, "file:", 5) == 0) {
+    s += 5;
+    len -= 5;
+    if (len >= 2 && s[0] == '/' && s[1] == '/') {
+      /* file://host/path or file:///path: skip the authority */
+      const char *slash = memchr(s + 2, '/', len - 2);
+      if (!slash) return dk__error_set(err, DK_CORRUPT, "log: invalid file URI '%s'", d);
+      len -= (size_t)(slash - s);
+      s = slash;
+    }
+  }
+  if (len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
+      s[root_len] == '/') {
+    s += root_len + 1;
+    len -= root_len + 1;
+  }
+  *out = s;
+  *out_len = len;
+  return DK_OK;
+}
+
+/* ---- field helpers ---------------------------------------------------------------------- */
+
+static bool get_i64(const dk_json_value *o, const char *k, int64_t *out) {
+  return dk_json_as_i64(dk_json_get(o, k), out);
+}
+
+static const char *get_str(const dk_json_value *o, const char *k, size_t *n) {
+  return dk_json_as_str(dk_json_get(o, k), n);
+}
+
+/* Appends the deletion vector unique id (storageType + pathOrInlineDv [+ "@" offset]). */
+static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_value *v,
+                          const char *what, dk_error *err) {
+  size_t tn, pn;
+  const char *t = get_str(v, "storageType", &tn);
+  const char *p = get_str(v, "pathOrInlineDv", &pn);
+  if (!t || tn != 1 || !p)
+    return dk__error_set(err, DK_CORRUPT, "log: %s has a malformed deletionVector", what);
+  memset(dv, 0, sizeof *dv);
+  dv->storage_type = t[0];
+  if (dv->storage_type != 'u' && dv->storage_type != 'i' && dv->storage_type != 'p')
+    return dk__error_set(err, DK_CORRUPT, "log: %s: unknown deletionVector storageType '%c'", what,
+                         t[0]);
+  dv->path_or_inline_dv = p; /* borrowed until copied */
+  int64_t x;
+  dv->offset = get_i64(v, "offset", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
+  dv->size_in_bytes = get_i64(v, "sizeInBytes", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : 0;
+  dv->cardinality = get_i64(v, "cardinality", &x) ? x : 0;
+  return DK_OK;
+}
+
+/* ---- the (path, DV unique id) index ---------------------------------------------------- */
+
+static bool dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b) {
+  if (!a || !b) return a == b;
+  return a->storage_type == b->storage_type && a->offset == b->offset &&
+         strcmp(a->path_or_inline_dv, b->path_or_inline_dv) == 0;
+}
+
+static uint64_t key_hash(const char *path, size_t plen, const dk_dv_descriptor *dv) {
+  uint64_t h = dk_hash_bytes(path, plen);
+  if (dv) {
+    uint64_t d = dk_hash_bytes(dv->path_or_inline_dv, strlen(dv->path_or_inline_dv));
+    h ^= (d + (uint64_t)(unsigned char)dv->storage_type * 0x9E3779B97F4A7C15ull +
+          (uint64_t)(uint32_t)dv->offset) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+typedef struct key_ref {
+  const char *path;
+  size_t plen;
+  const dk_dv_descriptor *dv;
+  uint64_t hash;
+} key_ref;
+
+/* Entry i of the indexed array as a key (files or tombstones). */
+typedef bool (*key_eq_fn)(const dk__state *st, size_t pos, const key_ref *k);
+
+static bool file_eq(const dk__state *st, size_t pos, const key_ref *k) {
+  const dk__file *f = &st->files[pos];
+  return strncmp(f->path, k->path, k->plen) == 0 && f->path[k->plen] == 0 && dv_same(f->dv, k->dv);
+}
+
+static bool tomb_eq(const dk__state *st, size_t pos, const key_ref *k) {
+  const dk__tomb *t = &st->tombs[pos];
+  return strncmp(t->path, k->path, k->plen) == 0 && t->path[k->plen] == 0 && dv_same(t->dv, k->dv);
+}
+
+#define TAG(h) ((uint64_t)((h) >> 32) | 1u)
+
+/* Returns the slot holding k, or the empty slot where it would go; *found tells which. */
+static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref *k,
+                         key_eq_fn eq, bool *found) {
+  size_t mask = ix->cap - 1, i = (size_t)k->hash & mask;
+  uint64_t tag = TAG(k->hash);
+  for (;;) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) {
+      *found = false;
+      return i;
+    }
+    if ((sl >> 32) == tag && eq(st, (size_t)(uint32_t)sl - 1, k)) {
+      *found = true;
+      return i;
+    }
+    i = (i + 1) & mask;
+  }
+}
+
+static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos) {
+  if (ix == &st->file_index) {
+    const dk__file *f = &st->files[pos];
+    return key_hash(f->path, strlen(f->path), f->dv);
+  }
+  const dk__tomb *t = &st->tombs[pos];
+  return key_hash(t->path, strlen(t->path), t->dv);
+}
+
+static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
+  if (ix->cap && (ix->count + 1) * 4 < ix->cap * 3) return DK_OK;
+  size_t nc = ix->cap ? ix->cap * 2 : 1024;
+  uint64_t *ns = dk__calloc(st->alloc, nc, sizeof *ns);
+  if (!ns) return dk__error_set(err, DK_NOMEM, "log: out of memory growing the file index");
+  for (size_t i = 0; i < ix->cap; i++) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) continue;
+    uint64_t h = entry_hash(st, ix, (size_t)(uint32_t)sl - 1);
+    size_t j = (size_t)h & (nc - 1);
+    while (ns[j]) j = (j + 1) & (nc - 1);
+    ns[j] = sl;
+  }
+  dk__free(st->alloc, ix->slots);
+  ix->slots = ns;
+  ix->cap = nc;
+  return DK_OK;
+}
+
+static void index_remove_slot(const dk__state *st, dk__index *ix, size_t i) {
+  size_t mask = ix->cap - 1;
+  ix->slots[i] = 0;
+  ix->count--;
+  /* backward-shift the following cluster */
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    uint64_t sl = ix->slots[j];
+    if (!sl) return;
+    size_t home = (size_t)entry_hash(st, ix, (size_t)(uint32_t)sl - 1) & mask;
+    /* move sl to i if its home is not cyclically in (i, j] */
+    bool move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+    if (move) {
+      ix->slots[i] = sl;
+      ix->slots[j] = 0;
+      i = j;
+    }
+  }
+}
+
+static uint64_t make_slot(uint64_t hash, size_t pos) { return (TAG(hash) << 32) | (uint64_t)(pos + 1); }
+
+static dk_status path_of(dk__state *st, const dk_json_value *a, const char *what,
+                         const char **out, size_t *out_len, dk_error *err) {
+  size_t n;
+  const char *p = get_str(a, "path", &n);
+  if (!p || n == 0)
+    return dk__error_set(err, DK_CORRUPT, "log: %s action without a path (version %lld)", what,
+                         (long long)st->cur_version);
+  return dk_log__canonical_path(out, out_len, &st->arena, st->root, st->root_len, p, n, err);
+}
+
+/* ---- add / remove ----------------------------------------------------------------------- */
+
+static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err) {
+  if (a->type != DK_JSON_OBJECT)
+    return dk__error_set(err, DK_CORRUPT, "log: add action is not an object");
+  const char *path;
+  size_t plen;
+  DK_RETURN_NOT_OK(path_of(st, a, "add", &path, &plen, err));
+  dk__file f;
+  memset(&f, 0, sizeof f);
+  f.path = path;
+  f.flags = DK__F_LIVE;
+  if (!get_i64(a, "size", &f.size) || f.size < 0)
+    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has no valid size (version %lld)", path,
+                         (long long)st->cur_version);
+  if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
+  const dk_json_value *pv = dk_json_get(a, "partitionValues");
+  if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
+    const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * pv->len, err);
+    if (!arr) return DK_NOMEM;
+    for (uint32_t i = 0; i < pv->len; i++) {
+      const dk_json_member *m = &pv->u.members[i];
+      arr[2 * i] = intern(st, m->key, m->klen, err);
+      if (!arr[2 * i]) return DK_NOMEM;
+      size_t vn;
+      const char *v = dk_json_as_str(&m->value, &vn);
+      if (v) {
+        arr[2 * i + 1] = intern(st, v, vn, err);
+        if (!arr[2 * i + 1]) return DK_NOMEM;
+      } else if (m->value.type == DK_JSON_NULL) {
+        arr[2 * i + 1] = NULL;
+      } else {
+        return dk__error_set(err, DK_CORRUPT,
+                             "log: add '%s': partition value of '%s' is not a string", path,
+                             m->key);
+      }
+    }
+    f.pv = arr;
+    f.n_pv = pv->len;
+  }
+  size_t sn;
+  const char *stats = get_str(a, "stats", &sn);
+  if (stats) {
+    f.stats = arena_str(st, stats, sn, err);
+    if (!f.stats) return DK_NOMEM;
+  }
+  const dk_json_value *tags = dk_json_get(a, "tags");
+  if (tags && tags->type == DK_JSON_OBJECT) {
+    dk_buf_clear(&st->scratch);
+    DK_RETURN_NOT_OK(dk_json_write_value(&st->scratch, tags, err));
+    f.tags = arena_str(st, st->scratch.data, st->scratch.len, err);
+    if (!f.tags) return DK_NOMEM;
+  }
+  const dk_json_value *dvv = dk_json_get(a, "deletionVector");
+  if (dvv && dvv->type == DK_JSON_OBJECT) {
+    dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
+    if (!dv) return DK_NOMEM;
+    DK_RETURN_NOT_OK(dv_parse(dv, st, dvv, "add", err));
+    dv->path_or_inline_dv =
+        arena_str(st, dv->path_or_inline_dv, strlen(dv->path_or_inline_dv), err);
+    if (!dv->path_or_inline_dv) return DK_NOMEM;
+    f.dv = dv;
+  }
+  if (get_i64(a, "baseRowId", &f.base_row_id)) f.flags |= DK__F_BRID;
+  if (get_i64(a, "defaultRowCommitVersion", &f.drcv)) f.flags |= DK__F_DRCV;
+
+  if (st->n_files >= UINT32_MAX - 1)
+    return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
+  key_ref k = {path, plen, f.dv, key_hash(path, plen, f.dv)};
+  DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
+  bool found;
+  size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
+  if (found) {
+    st->files[(uint32_t)st->file_index.slots[slot] - 1] = f; /* the newer add wins */
+  } else {
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
+                          sizeof *st->files, err));
+    st->file_index.slots[slot] = make_slot(k.hash, st->n_files);
+    st->file_index.count++;
+    st->files[st->n_files++] = f;
+    st->n_live++;
+  }
+  /* a re-added file is no longer a tombstone */
+  if (st->tomb_index.count) {
+    size_t ts = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
+    if (found) {
+      st->tombs[(uint32_t)st->tomb_index.slots[ts] - 1].live = 0;
+      index_remove_slot(st, &st->tomb_index, ts);
+    }
+  }
+  return DK_OK;
+}
+
+static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, dk_error *err) {
+  if (a->type != DK_JSON_OBJECT)
+    return dk__error_set(err, DK_CORRUPT, "log: remove action is not an object");
+  const char *path;
+  size_t plen;
+  DK_RETURN_NOT_OK(path_of(st, a, "remove", &path, &plen, err));
+  dk_dv_descriptor dv, *dvp = NULL;
+  const dk_json_value *dvv = dk_json_get(a, "deletionVector");
+  if (dvv && dvv->type == DK_JSON_OBJECT) {
+    DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "remove", err));
+    dvp = &dv;
+  }
+  key_ref k = {path, plen, dvp, key_hash(path, plen, dvp)};
+  bool found;
+  if (!(flags & DK__FROM_CHECKPOINT) && st->file_index.count) {
+    size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
+    if (found) {
+      st->files[(uint32_t)st->file_index.slots[slot] - 1].flags &= ~(uint32_t)DK__F_LIVE;
+      st->n_live--;
+      index_remove_slot(st, &st->file_index, slot);
+    }
+  }
+  dk__tomb t;
+  t.path = path;
+  t.dv = NULL;
+  if (dvp) {
+    dk_dv_descriptor *d = dk_arena_alloc(&st->arena, sizeof *d, err);
+    if (!d) return DK_NOMEM;
+    *d = dv;
+    d->path_or_inline_dv = arena_str(st, dv.path_or_inline_dv, strlen(dv.path_or_inline_dv), err);
+    if (!d->path_or_inline_dv) return DK_NOMEM;
+    t.dv = d;
+    k.dv = d;
+  }
+  if (!get_i64(a, "deletionTimestamp", &t.deletion_timestamp)) t.deletion_timestamp = -1;
+  if (!get_i64(a, "size", &t.size)) t.size = -1;
+  bool b;
+  t.data_change = dk_json_as_bool(dk_json_get(a, "dataChange"), &b) ? b : 1;
+  t.live = 1;
+  DK_RETURN_NOT_OK(index_grow(st, &st->tomb_index, err));
+  size_t slot = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
+  if (found) {
+    st->tombs[(uint32_t)st->tomb_index.slots[slot] - 1] = t;
+  } else {
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->tombs, &st->cap_tombs, st->n_tombs,
+                          sizeof *st->tombs, err));
+    st->tomb_index.slots[slot] = make_slot(k.hash, st->n_tombs);
+    st->tomb_index.count++;
+    st->tombs[st->n_tombs++] = t;
+  }
+  return DK_OK;
+}
+
+/* ---- protocol / metadata ---------------------------------------------------------------- */
+
+static dk_status str_array(dk__state *st, const dk_json_value *v, const char *what,
+                           const char *const **out, size_t *n, dk_error *err) {
+  *out = NULL;
+  *n = 0;
+  if (!v || v->type == DK_JSON_NULL) return DK_OK;
+  if (v->type != DK_JSON_ARRAY)
+    return dk__error_set(err, DK_CORRUPT, "log: %s is not an array (version %lld)", what,
+                         (long long)st->cur_version);
+  if (!v->len) {
+    static const char *const empty[1] = {NULL};
+    *out = empty;
+    return DK_OK;
+  }
+  const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * v->len, err);
+  if (!arr) return DK_NOMEM;
+  for (uint32_t i = 0; i < v->len; i++) {
+    size_t sn;
+    const char *s = dk_json_as_str(&v->u.items[i], &sn);
+    if (!s)
+      return dk__error_set(err, DK_CORRUPT, "log: %s has a non-string entry (version %lld)", what,
+                           (long long)st->cur_version);
+    arr[i] = arena_str(st, s, sn, err);
+    if (!arr[i]) return DK_NOMEM;
+  }
+  *out = arr;
+  *n = v->len;
+  return DK_OK;
+}
+
+static dk_status apply_protocol(dk__state *st, const dk_json_value *a, dk_error *err) {
+  dk_protocol p;
+  memset(&p, 0, sizeof p);
+  int64_t r, w;
+  if (!get_i64(a, "minReaderVersion", &r) || !get_i64(a, "minWriterVersion", &w) || r > INT32_MAX ||
+      w > INT32_MAX || r < INT32_MIN || w < INT32_MIN)
+    return dk__error_set(err, DK_CORRUPT,
+                         "log: protocol action without valid minReaderVersion/minWriterVersion "
+                         "(version %lld)",
+                         (long long)st->cur_version);
+  p.min_reader_version = (int32_t)r;
+  p.min_writer_version = (int32_t)w;
+  const dk_json_value *rf = dk_json_get(a, "readerFeatures");
+  const dk_json_value *wf = dk_json_get(a, "writerFeatures");
+  DK_RETURN_NOT_OK(str_array(st, rf, "readerFeatures", &p.reader_features, &p.n_reader_features, err));
+  DK_RETURN_NOT_OK(str_array(st, wf, "writerFeatures", &p.writer_features, &p.n_writer_features, err));
+  p.has_reader_features = rf && rf->type == DK_JSON_ARRAY;
+  p.has_writer_features = wf && wf->type == DK_JSON_ARRAY;
+  st->protocol = p;
+  st->has_protocol = 1;
+  return DK_OK;
+}
+
+static dk_status opt_str(dk__state *st, const dk_json_value *o, const char *k, const char **out,
+                         dk_error *err) {
+  size_t n;
+  const char *s = get_str(o, k, &n);
+  *out = NULL;
+  if (!s) return DK_OK;
+  *out = arena_str(st, s, n, err);
+  return *out ? DK_OK : DK_NOMEM;
+}
+
+static dk_status apply_metadata(dk__state *st, const dk_json_value *a, dk_error *err) {
+  dk_metadata m;
+  memset(&m, 0, sizeof m);
+  DK_RETURN_NOT_OK(opt_str(st, a, "id", &m.id, err));
+  if (!m.id)
+    return dk__error_set(err, DK_CORRUPT, "log: metaData action without an id (version %lld)",
+                         (long long)st->cur_version);
+  DK_RETURN_NOT_OK(opt_str(st, a, "name", &m.name, err));
+  DK_RETURN_NOT_OK(opt_str(st, a, "description", &m.description, err));
+  DK_RETURN_NOT_OK(opt_str(st, a, "schemaString", &m.schema_string, err));
+  DK_RETURN_NOT_OK(opt_str(st, dk_json_get(a, "format"), "provider", &m.format_provider, err));
+  if (!m.format_provider) m.format_provider = "parquet";
+  if (!get_i64(a, "createdTime", &m.created_time)) m.created_time = -1;
+  DK_RETURN_NOT_OK(str_array(st, dk_json_get(a, "partitionColumns"), "partitionColumns",
+                             &m.partition_columns, &m.n_partition_columns, err));
+  const dk_json_value *cfg = dk_json_get(a, "configuration");
+  if (cfg && cfg->type == DK_JSON_OBJECT && cfg->len) {
+    const char **keys = dk_arena_alloc(&st->arena, sizeof *keys * cfg->len, err);
+    const char **vals = dk_arena_alloc(&st->arena, sizeof *vals * cfg->len, err);
+    if (!keys || !vals) return DK_NOMEM;
+    size_t n = 0;
+    for (uint32_t i = 0; i < cfg->len; i++) {
+      const dk_json_member *mm = &cfg->u.members[i];
+      size_t vn;
+      const char *v = dk_json_as_str(&mm->value, &vn);
+      if (!v) continue; /* null values: treated as unset */
+      keys[n] = arena_str(st, mm->key, mm->klen, err);
+      vals[n] = arena_str(st, v, vn, err);
+      if (!keys[n] || !vals[n]) return DK_NOMEM;
+      n++;
+    }
+    m.config_keys = keys;
+    m.config_values = vals;
+    m.n_configuration = n;
+  }
+  st->metadata = m;
+  st->has_metadata = 1;
+  return DK_OK;
+}
+
+/* ---- txn / domainMetadata / commitInfo / sidecar ---------------------------------------- */
+
+static dk_status apply_txn(dk__state *st, const dk_json_value *a, dk_error *err) {
+  size_t n;
+  const char *app = get_str(a, "appId", &n);
+  int64_t v;
+  if (!app || !get_i64(a, "version", &v))
+    return dk__error_set(err, DK_CORRUPT, "log: txn action without appId/version (version %lld)",
+                         (long long)st->cur_version);
+  uint64_t *slot;
+  bool ins;
+  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->txn_index, app, n, &slot, &ins, err));
+  if (ins) {
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->txns, &st->cap_txns, st->n_txns,
+                          sizeof *st->txns, err));
+    *slot = st->n_txns++;
+    st->txns[*slot].app_id = arena_str(st, app, n, err);
+    if (!st->txns[*slot].app_id) return DK_NOMEM;
+  }
+  dk__txn *t = &st->txns[*slot];
+  t->version = v;
+  if (!get_i64(a, "lastUpdated", &t->last_updated)) t->last_updated = -1;
+  return DK_OK;
+}
+
+static dk_status apply_domain(dk__state *st, const dk_json_value *a, dk_error *err) {
+  size_t n, cn = 0;
+  const char *dom = get_str(a, "domain", &n);
+  const char *cfg = get_str(a, "configuration", &cn);
+  if (!dom)
+    return dk__error_set(err, DK_CORRUPT, "log: domainMetadata without a domain (version %lld)",
+                         (long long)st->cur_version);
+  bool removed = false;
+  dk_json_as_bool(dk_json_get(a, "removed"), &removed);
+  uint64_t *slot;
+  bool ins;
+  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->domain_index, dom, n, &slot, &ins, err));
+  if (ins) {
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->domains, &st->cap_domains, st->n_domains,
+                          sizeof *st->domains, err));
+    *slot = st->n_domains++;
+    st->domains[*slot].domain = arena_str(st, dom, n, err);
+    if (!st->domains[*slot].domain) return DK_NOMEM;
+  }
+  dk__domain *d = &st->domains[*slot];
+  d->removed = removed;
+  d->config = arena_str(st, cfg ? cfg : "", cfg ? cn : 0, err);
+  return d->config ? DK_OK : DK_NOMEM;
+}
+
+dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
+                               dk_error *err) {
+  if (!line || line->type != DK_JSON_OBJECT)
+    return dk__error_set(err, DK_CORRUPT, "log: an action line is not a JSON object");
+  for (uint32_t i = 0; i < line->len; i++) {
+    const dk_json_member *m = &line->u.members[i];
+    const dk_json_value *a = &m->value;
+    const char *k = m->key;
+    if (a->type == DK_JSON_NULL) continue;
+    if (a->type != DK_JSON_OBJECT)
+      return dk__error_set(err, DK_CORRUPT, "log: action '%s' is not an object (version %lld)", k,
+                           (long long)st->cur_version);
+    if (!strcmp(k, "add")) {
+      DK_RETURN_NOT_OK(apply_add(st, a, err));
+    } else if (!strcmp(k, "remove")) {
+      DK_RETURN_NOT_OK(apply_remove(st, a, flags, err));
+    } else if (!strcmp(k, "metaData")) {
+      DK_RETURN_NOT_OK(apply_metadata(st, a, err));
+    } else if (!strcmp(k, "protocol")) {
+      DK_RETURN_NOT_OK(apply_protocol(st, a, err));
+    } else if (!strcmp(k, "txn")) {
+      DK_RETURN_NOT_OK(apply_txn(st, a, err));
+    } else if (!strcmp(k, "domainMetadata")) {
+      DK_RETURN_NOT_OK(apply_domain(st, a, err));
+    } else if (!strcmp(k, "commitInfo")) {
+      if (!(flags & DK__FROM_CHECKPOINT)) {
+        int64_t x;
+        st->last_ict = get_i64(a, "inCommitTimestamp", &x) ? x : -1;
+        st->last_commit_info_ts = get_i64(a, "timestamp", &x) ? x : -1;
+      }
+    } else if (!strcmp(k, "sidecar")) {
+      size_t n;
+      const char *p = get_str(a, "path", &n);
+      if (!p) return dk__error_set(err, DK_CORRUPT, "log: sidecar action without a path");
+      DK_RETURN_NOT_OK(dk_buf_append(&st->sidecars, p, n + 1, err)); /* with its NUL */
+    }
+    /* cdc, checkpointMetadata and unknown actions do not change the snapshot */
+  }
+  return DK_OK;
+}
+
+dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
+                                  const char *name, dk_error *err) {
+  dk_arena ar;
+  dk_arena_init(&ar, st->alloc, 64 * 1024);
+  dk_status s = DK_OK;
+  size_t pos = 0, lineno = 0;
+  while (pos < len) {
+    const char *nl = memchr(text + pos, '\n', len - pos);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    lineno++;
+    size_t a = pos, b = end;
+    while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
+    if (a < b) {
+      dk_json_value *v;
+      s = dk_json_parse(&v, &ar, text + a, b - a, err);
+      if (s == DK_OK) s = dk_log__apply_action(st, v, flags, err);
+      if (s != DK_OK) {
+        if (s == DK_CORRUPT || s == DK_UNSUPPORTED)
+          dk__error_prefix(err, "%s: line %zu (byte offset %zu)", name, lineno, a);
+        break;
+      }
+      /* keep the scratch arena small on big files */
+      if (ar.total > (16u << 20)) {
+        dk_arena_dispose(&ar);
+        dk_arena_init(&ar, st->alloc, 64 * 1024);
+      }
+    }
+    pos = end + 1;
+  }
+  dk_arena_dispose(&ar);
+  return s;
+}
+
+dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
+  size_t k = 0;
+  for (size_t i = 0; i < st->n_files; i++)
+    if (st->files[i].flags & DK__F_LIVE) st->files[k++] = st->files[i];
+  st->n_files = k;
+  st->n_live = k;
+  k = 0;
+  for (size_t i = 0; i < st->n_tombs; i++)
+    if (st->tombs[i].live) st->tombs[k++] = st->tombs[i];
+  st->n_tombs = k;
+  /* the indexes are only needed while replaying */
+  dk__free(st->alloc, st->file_index.slots);
+  dk__free(st->alloc, st->tomb_index.slots);
+  memset(&st->file_index, 0, sizeof st->file_index);
+  memset(&st->tomb_index, 0, sizeof st->tomb_index);
+  /* give back the unused tail of the file array */
+  if (st->cap_files > st->n_files + 1024) {
+    void *p = dk__realloc(st->alloc, st->files, (st->n_files ? st->n_files : 1) * sizeof *st->files);
+    if (p) {
+      st->files = p;
+      st->cap_files = st->n_files ? st->n_files : 1;
+    }
+  }
+  (void)err;
+  return DK_OK;
+}
+
+static dk_status reindex(dk__state *st, dk__index *ix, size_t n, dk_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    DK_RETURN_NOT_OK(index_grow(st, ix, err));
+    uint64_t h = entry_hash(st, ix, i);
+    size_t j = (size_t)h & (ix->cap - 1);
+    while (ix->slots[j]) j = (j + 1) & (ix->cap - 1);
+    ix->slots[j] = make_slot(h, i);
+    ix->count++;
+  }
+  return DK_OK;
+}
+
+dk_status dk_log__state_reindex(dk__state *st, dk_error *err) {
+  DK_RETURN_NOT_OK(reindex(st, &st->file_index, st->n_files, err));
+  return reindex(st, &st->tomb_index, st->n_tombs, err);
+}

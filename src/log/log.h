@@ -1,0 +1,188 @@
+/*
+** log.h — library-internal log machinery (not API): log-file listing and segments, the
+** replay state that "Action Reconciliation" builds, action parsing, schema parsing.
+**
+** Follows PROTOCOL.md (delta-io/delta): "Delta Log Entries", "Checkpoints", "Action
+** Reconciliation", "Table Features", "Column Mapping", "V2 Checkpoint", "In-Commit Timestamps".
+*/
+#ifndef DK_LOG_LOG_H
+#define DK_LOG_LOG_H
+
+#include "codec/json/json.h"
+#include "dk/snapshot.h"
+#include "dk/sys/storage.h"
+#include "util/util.h"
+
+/* ---- log files and segments ------------------------------------------------------------- */
+
+typedef enum dk__logfile_kind {
+  DK__LF_COMMIT = 1,        /* N.json */
+  DK__LF_CP_CLASSIC,        /* N.checkpoint.parquet */
+  DK__LF_CP_MULTI,          /* N.checkpoint.i.n.parquet */
+  DK__LF_CP_V2_JSON,        /* N.checkpoint.<uuid>.json */
+  DK__LF_CP_V2_PARQUET,     /* N.checkpoint.<uuid>.parquet */
+  DK__LF_COMPACTION,        /* x.y.compacted.json */
+  DK__LF_CRC                /* N.crc */
+} dk__logfile_kind;
+
+typedef struct dk__logfile {
+  const char *name;         /* file name inside _delta_log (arena) */
+  int64_t version;          /* N (x for compactions) */
+  int64_t version_hi;       /* y for compactions, else N */
+  int64_t size;
+  int64_t mtime;
+  int kind;                 /* dk__logfile_kind */
+  int part, nparts;         /* multi-part checkpoints */
+} dk__logfile;
+
+/* Classifies a _delta_log file name; false for anything else. */
+bool dk_log__parse_name(const char *name, dk__logfile *out);
+
+/* The log files needed to build one version. */
+typedef struct dk__segment {
+  int64_t version;          /* the version the segment builds */
+  int64_t cp_version;       /* -1: replay from version 0 */
+  dk__logfile *cp_files;    /* checkpoint part(s), n_cp of them (multi-part in part order) */
+  size_t n_cp;
+  dk__logfile *commits;     /* commits cp_version+1 .. version, ascending */
+  size_t n_commits;
+  int64_t latest_version;   /* newest version present in the listing */
+  int64_t earliest_version; /* oldest version that can be recreated */
+  dk__logfile *crc;         /* version.crc when present, else NULL */
+  dk__logfile *all;         /* every classified file, sorted by name (owned) */
+  size_t n_all;
+  dk_arena names;
+  const dk_allocator *alloc;
+} dk__segment;
+
+/* Lists `<root>/_delta_log` and builds the segment for `version` (-1 = latest). With
+ * `min_version` >= 0 only versions > min_version are needed (incremental refresh): the
+ * segment then has no checkpoint and starts at min_version + 1. */
+dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *root,
+                                int64_t version, int64_t min_version,
+                                const dk_allocator *alloc, dk_error *err);
+void dk_log__segment_dispose(dk__segment *seg);
+/* Lists every classified file of `<root>/_delta_log` into seg->all (sorted); nothing else. */
+dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
+                           const dk_allocator *alloc, dk_error *err);
+
+/* ---- replay state ----------------------------------------------------------------------- */
+
+enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4 };
+
+typedef struct dk__file {
+  const char *path;          /* decoded (arena) */
+  const char **pv;           /* 2*n_pv interned pointers: key, value (NULL = null) */
+  const char *stats;         /* NULL when absent */
+  const char *tags;          /* JSON object text or NULL */
+  dk_dv_descriptor *dv;      /* arena or NULL */
+  int64_t size, mtime;
+  int64_t base_row_id, drcv;
+  uint32_t n_pv;
+  uint32_t flags;
+} dk__file;
+
+typedef struct dk__tomb {
+  const char *path;
+  const dk_dv_descriptor *dv; /* arena or NULL */
+  int64_t deletion_timestamp, size;
+  int data_change, live;
+} dk__tomb;
+
+typedef struct dk__txn {
+  const char *app_id;
+  int64_t version, last_updated;
+} dk__txn;
+
+typedef struct dk__domain {
+  const char *domain;
+  const char *config;
+  int removed;
+} dk__domain;
+
+/* Compact open-addressing index from a (path, DV id) key to an array position: one 64-bit
+ * slot per entry (32-bit hash tag | position + 1); keys are compared against the array, so no
+ * key is stored twice. Linear probing with backward-shift deletion. */
+typedef struct dk__index {
+  uint64_t *slots;
+  size_t cap; /* power of two, or 0 */
+  size_t count;
+} dk__index;
+
+typedef struct dk__state {
+  const dk_allocator *alloc;
+  dk_arena arena;            /* strings, DV descriptors, partition-value arrays */
+  dk_hmap intern;            /* partition keys/values -> arena pointer */
+  dk__file *files;
+  size_t n_files, cap_files, n_live;
+  dk__index file_index;      /* (path, dv id) -> position in files */
+  dk__tomb *tombs;
+  size_t n_tombs, cap_tombs;
+  dk__index tomb_index;      /* (path, dv id) -> position in tombs */
+  dk__txn *txns;
+  size_t n_txns, cap_txns;
+  dk_hmap txn_index;
+  dk__domain *domains;
+  size_t n_domains, cap_domains;
+  dk_hmap domain_index;
+  int has_protocol, has_metadata;
+  dk_protocol protocol;
+  dk_metadata metadata;
+  const char *root;          /* table root, for canonicalising absolute paths */
+  size_t root_len;
+  int64_t last_ict;          /* inCommitTimestamp of the last commit applied, or -1 */
+  int64_t last_commit_info_ts; /* commitInfo.timestamp of the last commit applied, or -1 */
+  int64_t cur_version;       /* version being applied */
+  dk_buf scratch;            /* key building */
+  dk_buf sidecars;           /* sidecar file names seen (NUL-separated) */
+} dk__state;
+
+/* Flags for dk_log__apply_action. */
+enum { DK__FROM_CHECKPOINT = 1 };
+
+dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
+                             dk_error *err);
+void dk_log__state_dispose(dk__state *st);
+/* Applies one action object (a whole log line) to the state. */
+dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
+                               dk_error *err);
+/* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
+dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
+                                  const char *name, dk_error *err);
+/* Drops dead entries (order of the live ones is kept) and frees the replay-only indexes. */
+dk_status dk_log__state_finish(dk__state *st, dk_error *err);
+/* Rebuilds the indexes of a finished state (for incremental refresh). */
+dk_status dk_log__state_reindex(dk__state *st, dk_error *err);
+
+/* URL-decodes a log path and canonicalises it: "file:" URIs become local paths and
+ * absolute paths under the table root become relative. Result lives in `ar`. */
+dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar,
+                                 const char *root, size_t root_len, const char *p, size_t n,
+                                 dk_error *err);
+
+/* ---- checkpoints (checkpoint_parquet.c) ------------------------------------------------- */
+
+/* Reads the actions of a Parquet checkpoint file (classic part, v2 top-level file or
+ * sidecar) and applies them with DK__FROM_CHECKPOINT. Sidecar actions found are appended to
+ * `sidecars` as JSON objects when non-NULL. */
+dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
+                                           dk_error *err);
+
+/* ---- schema (schema.c) ------------------------------------------------------------------ */
+
+/* Parses a Delta schemaString into a type tree allocated in `ar`. */
+dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, size_t len,
+                           dk_error *err);
+dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_value *v,
+                               dk_error *err);
+
+dk_status dk_schema__to_arrow(struct ArrowSchema *out, const dk_type *t, int physical,
+                              dk_error *err);
+
+/* ---- protocol (src/protocol/protocol.c) ------------------------------------------------- */
+
+/* DK_UNSUPPORTED naming the version or reader feature dk cannot read. */
+dk_status dk_protocol__check_read(const dk_protocol *p, dk_error *err);
+int dk_protocol__has_feature(const dk_protocol *p, const char *name);
+
+#endif /* DK_LOG_LOG_H */

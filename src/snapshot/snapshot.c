@@ -1,0 +1,599 @@
+/*
+** snapshot.c — tables and immutable snapshots: loading a version (log segment + replay),
+** time travel by version and timestamp, incremental refresh, and the snapshot accessors.
+**
+** Follows PROTOCOL.md "Action Reconciliation" (via src/log/actions.c), "Checkpoints" and
+** "V2 Checkpoint" (checkpoint first, then sidecars, then commits), "Protocol Evolution" /
+** "Table Features" (reader check before anything else is trusted), "Column Mapping" and
+** "In-Commit Timestamps" (a version's commit time is commitInfo.inCommitTimestamp from the
+** enablement version on, the commit file's modification time before).
+*/
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "log/log.h"
+#include "snapshot/snapshot_int.h"
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
+                        dk_error *err) {
+  *out = NULL;
+  if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
+  const dk_allocator *alloc = opts ? opts->alloc : NULL;
+  const char *p = uri;
+  if (!strncmp(p, "file://", 7)) {
+    p += 7;
+    if (*p != '/') {
+      const char *slash = strchr(p, '/');
+      if (!slash) return dk__error_set(err, DK_INVALID, "dk_table_open: bad file URI '%s'", uri);
+      p = slash;
+    }
+  } else if (!strncmp(p, "file:", 5)) {
+    p += 5;
+  } else if (strstr(p, "://")) {
+    if (!opts || !opts->storage)
+      return dk__error_set(err, DK_INVALID,
+                           "dk_table_open: '%s' needs a storage backend (only local paths are "
+                           "built in)",
+                           uri);
+    p = strstr(p, "://") + 3;
+    p = strchr(p, '/') ? strchr(p, '/') : "/";
+  }
+  dk_table *t = dk__calloc(alloc, 1, sizeof *t);
+  if (!t) return dk__error_set(err, DK_NOMEM, "out of memory");
+  t->alloc = alloc;
+  t->refs = 1;
+  t->threads = opts ? opts->threads : 0;
+  size_t n = strlen(p);
+  while (n > 1 && p[n - 1] == '/') n--;
+  t->root = dk__strndup(alloc, p, n);
+  if (!t->root) {
+    dk__free(alloc, t);
+    return dk__error_set(err, DK_NOMEM, "out of memory");
+  }
+  if (opts && opts->storage) {
+    t->sto = opts->storage;
+  } else {
+    dk_status st = dk_storage_local_new(&t->sto, alloc, err);
+    if (st != DK_OK) {
+      dk__free(alloc, t->root);
+      dk__free(alloc, t);
+      return st;
+    }
+    t->own_sto = 1;
+  }
+  dk_file_info fi;
+  dk_error e2 = {0};
+  dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
+  if (st == DK_NOT_FOUND) {
+    dk_table_free(t);
+    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", p);
+  }
+  *out = t;
+  return DK_OK;
+}
+
+static void table_unref(dk_table *t) {
+  if (!t) return;
+  if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (t->own_sto && t->sto) t->sto->free(t->sto);
+  dk__free(t->alloc, t->root);
+  dk__free(t->alloc, t);
+}
+
+void dk_table_free(dk_table *t) { table_unref(t); }
+
+const char *dk_table_root(const dk_table *t) { return t->root; }
+
+/* ---- reading log files ------------------------------------------------------------------ */
+
+dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
+                                     dk_error *err) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, name) >= (int)sizeof path)
+    return dk__error_set(err, DK_INVALID, "path too long");
+  dk_status st = t->sto->read(t->sto, path, data, len, err);
+  if (st != DK_OK) dk__error_prefix(err, "%s", path);
+  return st;
+}
+
+/* Parallel prefetch: worker threads read and parse commit files; the caller applies them in
+ * order. Each slot owns an arena holding the parsed lines. */
+typedef struct commit_slot {
+  const dk__logfile *lf;
+  dk_arena ar;
+  dk_json_value **lines;
+  size_t n_lines;
+  dk_status st;
+  dk_error err;
+  size_t bad_line, bad_off;
+} commit_slot;
+
+typedef struct prefetch {
+  dk_table *t;
+  commit_slot *slots;
+  size_t n;
+  size_t next; /* atomic */
+} prefetch;
+
+static void parse_slot(dk_table *t, commit_slot *s) {
+  uint8_t *data = NULL;
+  size_t len = 0;
+  s->st = dk_snapshot__read_log_file(t, s->lf->name, &data, &len, &s->err);
+  if (s->st != DK_OK) return;
+  const char *text = (const char *)data;
+  size_t cap = 0, pos = 0, lineno = 0;
+  while (pos < len) {
+    const char *nl = memchr(text + pos, '\n', len - pos);
+    size_t end = nl ? (size_t)(nl - text) : len;
+    lineno++;
+    size_t a = pos;
+    while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
+    if (a < end) {
+      if (s->n_lines == cap) {
+        size_t nc = cap ? cap * 2 : 16;
+        dk_json_value **p = dk_arena_alloc(&s->ar, nc * sizeof *p, &s->err);
+        if (!p) {
+          s->st = DK_NOMEM;
+          break;
+        }
+        if (s->n_lines) memcpy(p, s->lines, s->n_lines * sizeof *p);
+        s->lines = p;
+        cap = nc;
+      }
+      s->st = dk_json_parse(&s->lines[s->n_lines], &s->ar, text + a, end - a, &s->err);
+      if (s->st != DK_OK) {
+        dk__error_prefix(&s->err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root,
+                         s->lf->name, lineno, a);
+        break;
+      }
+      s->n_lines++;
+    }
+    pos = end + 1;
+  }
+  t->sto->free_buf(t->sto, data);
+}
+
+static void *prefetch_worker(void *arg) {
+  prefetch *p = arg;
+  for (;;) {
+    size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+    if (i >= p->n) break;
+    parse_slot(p->t, &p->slots[i]);
+  }
+  return NULL;
+}
+
+static int thread_count(const dk_table *t, size_t n_items) {
+  int th = t->threads;
+  if (th <= 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    th = c > 0 ? (int)DK_MIN(c, 8) : 1;
+  }
+  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
+  return th < 1 ? 1 : th;
+}
+
+/* Applies commits[0..n) in order, parsing them on several threads when there are many. */
+dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
+                                     size_t n, dk_error *err) {
+  /* a small window of commits in flight bounds memory: each holds a parsed DOM */
+  int th_all = thread_count(t, n);
+  const size_t window = th_all > 1 ? (size_t)th_all * 2 : 1;
+  for (size_t base = 0; base < n; base += window) {
+    size_t m = DK_MIN(window, n - base);
+    commit_slot *slots = dk__calloc(t->alloc, m, sizeof *slots);
+    if (!slots) return dk__error_set(err, DK_NOMEM, "out of memory");
+    for (size_t i = 0; i < m; i++) {
+      slots[i].lf = &commits[base + i];
+      dk_arena_init(&slots[i].ar, t->alloc, 64 * 1024);
+    }
+    prefetch pf = {t, slots, m, 0};
+    int th = DK_MIN(th_all, (int)m);
+    pthread_t tids[8];
+    int started = 0;
+    for (int i = 1; i < th && i <= 8; i++)
+      if (pthread_create(&tids[started], NULL, prefetch_worker, &pf) == 0) started++;
+    prefetch_worker(&pf);
+    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+    dk_status s = DK_OK;
+    for (size_t i = 0; i < m && s == DK_OK; i++) {
+      commit_slot *c = &slots[i];
+      if (c->st != DK_OK) {
+        if (err && err->code == DK_OK) *err = c->err;
+        s = c->st;
+        break;
+      }
+      st->cur_version = c->lf->version;
+      st->last_ict = -1;
+      st->last_commit_info_ts = -1;
+      for (size_t k = 0; k < c->n_lines && s == DK_OK; k++) {
+        s = dk_log__apply_action(st, c->lines[k], 0, err);
+        if (s != DK_OK)
+          dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
+      }
+    }
+    for (size_t i = 0; i < m; i++) dk_arena_dispose(&slots[i].ar);
+    dk__free(t->alloc, slots);
+    DK_RETURN_NOT_OK(s);
+  }
+  return DK_OK;
+}
+
+static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
+  if (!st->sidecars.len) return DK_OK;
+  dk_buf names;
+  dk_buf_init(&names, t->alloc);
+  dk_status s = dk_buf_append(&names, st->sidecars.data, st->sidecars.len, err);
+  dk_buf_clear(&st->sidecars);
+  for (size_t off = 0; s == DK_OK && off < names.len;) {
+    const char *nm = names.data + off;
+    size_t nl = strlen(nm);
+    off += nl + 1;
+    const char *p;
+    size_t pl;
+    dk_arena tmp;
+    dk_arena_init(&tmp, t->alloc, 4096);
+    s = dk_log__canonical_path(&p, &pl, &tmp, t->root, strlen(t->root), nm, nl, err);
+    if (s == DK_OK) {
+      char path[4096];
+      if (p[0] == '/')
+        snprintf(path, sizeof path, "%s", p);
+      else
+        snprintf(path, sizeof path, "%s/_delta_log/_sidecars/%s", t->root, p);
+      s = dk_log__apply_parquet_checkpoint(st, path, NULL, err);
+    }
+    dk_arena_dispose(&tmp);
+  }
+  dk_buf_dispose(&names);
+  return s;
+}
+
+static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment *seg,
+                                  dk_error *err) {
+  st->cur_version = seg->cp_version;
+  for (size_t i = 0; i < seg->n_cp; i++) {
+    const dk__logfile *f = &seg->cp_files[i];
+    if (f->kind == DK__LF_CP_V2_JSON) {
+      uint8_t *data;
+      size_t len;
+      DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, f->name, &data, &len, err));
+      char label[4200];
+      snprintf(label, sizeof label, "%s/_delta_log/%s", t->root, f->name);
+      dk_status s =
+          dk_log__apply_json_file(st, (const char *)data, len, DK__FROM_CHECKPOINT, label, err);
+      t->sto->free_buf(t->sto, data);
+      DK_RETURN_NOT_OK(s);
+    } else {
+      char path[4200];
+      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, f->name);
+      DK_RETURN_NOT_OK(dk_log__apply_parquet_checkpoint(st, path, NULL, err));
+    }
+  }
+  return apply_sidecars(t, st, err);
+}
+
+/* ---- snapshot construction -------------------------------------------------------------- */
+
+static bool config_true(const dk_metadata *m, const char *key) {
+  for (size_t i = 0; i < m->n_configuration; i++)
+    if (!strcmp(m->config_keys[i], key)) return !strcasecmp(m->config_values[i], "true");
+  return false;
+}
+
+static const char *config_get(const dk_metadata *m, const char *key) {
+  const char *v = NULL;
+  for (size_t i = 0; i < m->n_configuration; i++)
+    if (!strcmp(m->config_keys[i], key)) v = m->config_values[i];
+  return v;
+}
+
+int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
+  if (!config_true(m, "delta.enableInCommitTimestamps")) return -1;
+  const char *v = config_get(m, "delta.inCommitTimestampEnablementVersion");
+  if (!v) return 0;
+  char *end;
+  long long x = strtoll(v, &end, 10);
+  return (*end || x < 0) ? 0 : (int64_t)x;
+}
+
+/* Validates the replayed state and fills the derived fields of s. */
+static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
+  dk__state *st = &s->st;
+  const char *root = s->table->root;
+  if (!st->has_protocol)
+    return dk__error_set(err, DK_CORRUPT,
+                         "%s: no protocol action found while replaying the log up to version %" PRId64,
+                         root, s->version);
+  DK_RETURN_NOT_OK(dk_protocol__check_read(&st->protocol, err));
+  if (!st->has_metadata)
+    return dk__error_set(err, DK_CORRUPT,
+                         "%s: no metaData action found while replaying the log up to version %" PRId64,
+                         root, s->version);
+  /* a metaData without schemaString (seen in old log-only tables) gives an empty schema */
+  static const char empty_schema[] = "{\"type\":\"struct\",\"fields\":[]}";
+  const char *schema_text = st->metadata.schema_string ? st->metadata.schema_string : empty_schema;
+  dk_status r = dk_schema__parse(&s->schema, &st->arena, schema_text, strlen(schema_text), err);
+  if (r != DK_OK) {
+    dk__error_prefix(err, "%s: schemaString", root);
+    return r;
+  }
+  const char *cm = config_get(&st->metadata, "delta.columnMapping.mode");
+  s->cm_mode = DK_COLUMN_MAPPING_NONE;
+  if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
+  if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
+  DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
+  s->total_bytes = 0;
+  for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+
+  /* commit timestamp of the version */
+  int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
+  const dk__logfile *last = NULL;
+  for (size_t i = 0; i < seg->n_all; i++)
+    if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
+  s->timestamp = -1;
+  if (ict_from >= 0 && s->version >= ict_from && seg->n_commits &&
+      seg->commits[seg->n_commits - 1].version == s->version && st->last_ict >= 0)
+    s->timestamp = st->last_ict;
+  if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
+    int64_t ts;
+    if (dk_snapshot__commit_ict(s->table, last, &ts, err) == DK_OK) s->timestamp = ts;
+  }
+  if (s->timestamp < 0 && last) s->timestamp = last->mtime;
+  if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
+  return DK_OK;
+}
+
+static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
+  dk_snapshot *s = dk__calloc(t->alloc, 1, sizeof *s);
+  if (!s) {
+    dk__error_set(err, DK_NOMEM, "out of memory");
+    return NULL;
+  }
+  s->refs = 1;
+  s->table = t;
+  __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+  if (dk_log__state_init(&s->st, t->alloc, t->root, err) != DK_OK) {
+    dk_snapshot_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_error *err) {
+  *out = NULL;
+  dk__segment seg;
+  dk_status st = dk_log__segment_build(&seg, t->sto, t->root, version, -1, t->alloc, err);
+  if (st != DK_OK) {
+    dk_log__segment_dispose(&seg);
+    return st;
+  }
+  dk_snapshot *s = snapshot_new(t, err);
+  if (!s) {
+    dk_log__segment_dispose(&seg);
+    return DK_NOMEM;
+  }
+  s->version = seg.version;
+  if (seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
+  if (st == DK_OK) st = dk_snapshot__apply_commits(t, &s->st, seg.commits, seg.n_commits, err);
+  if (st == DK_OK) st = finish_snapshot(s, &seg, err);
+  dk_log__segment_dispose(&seg);
+  if (st != DK_OK) {
+    dk_snapshot_free(s);
+    return st;
+  }
+  *out = s;
+  return DK_OK;
+}
+
+dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_options *opts,
+                           dk_error *err) {
+  *out = NULL;
+  if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
+  if (opts && opts->by_timestamp) {
+    int64_t v;
+    DK_RETURN_NOT_OK(dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, err));
+    return dk_snapshot__load(out, t, v, err);
+  }
+  int64_t v = opts ? opts->at_version : -1;
+  if (opts && v < -1) return dk__error_set(err, DK_INVALID, "invalid version %" PRId64, v);
+  return dk_snapshot__load(out, t, v, err);
+}
+
+static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, const void *src,
+                            size_t n, size_t es, dk_error *err) {
+  *dst = NULL;
+  *cap = 0;
+  if (!n) return DK_OK;
+  *dst = dk__malloc(a, n * es);
+  if (!*dst) return dk__error_set(err, DK_NOMEM, "out of memory");
+  memcpy(*dst, src, n * es);
+  *cap = n;
+  return DK_OK;
+}
+
+dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
+  *out = NULL;
+  dk_table *t = old->table;
+  dk__segment seg;
+  dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
+  if (st != DK_OK) {
+    dk_log__segment_dispose(&seg);
+    return st;
+  }
+  if (seg.n_commits == 0) {
+    dk_log__segment_dispose(&seg);
+    *out = dk_snapshot_ref(old);
+    return DK_OK;
+  }
+  dk_snapshot *s = snapshot_new(t, err);
+  if (!s) {
+    dk_log__segment_dispose(&seg);
+    return DK_NOMEM;
+  }
+  s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  s->version = seg.version;
+  const dk__state *o = &old->st;
+  dk__state *n = &s->st;
+  n->protocol = o->protocol;
+  n->metadata = o->metadata;
+  n->has_protocol = o->has_protocol;
+  n->has_metadata = o->has_metadata;
+  n->n_files = n->n_live = o->n_files;
+  n->n_tombs = o->n_tombs;
+  n->n_txns = o->n_txns;
+  n->n_domains = o->n_domains;
+  st = copy_array(t->alloc, (void **)&n->files, &n->cap_files, o->files, o->n_files,
+                  sizeof *o->files, err);
+  if (st == DK_OK)
+    st = copy_array(t->alloc, (void **)&n->tombs, &n->cap_tombs, o->tombs, o->n_tombs,
+                    sizeof *o->tombs, err);
+  if (st == DK_OK)
+    st = copy_array(t->alloc, (void **)&n->txns, &n->cap_txns, o->txns, o->n_txns,
+                    sizeof *o->txns, err);
+  if (st == DK_OK)
+    st = copy_array(t->alloc, (void **)&n->domains, &n->cap_domains, o->domains, o->n_domains,
+                    sizeof *o->domains, err);
+  for (size_t i = 0; st == DK_OK && i < n->n_txns; i++) {
+    uint64_t *slot;
+    bool ins;
+    st = dk_hmap_upsert(&n->txn_index, n->txns[i].app_id, strlen(n->txns[i].app_id), &slot, &ins,
+                        err);
+    if (st == DK_OK) *slot = i;
+  }
+  for (size_t i = 0; st == DK_OK && i < n->n_domains; i++) {
+    uint64_t *slot;
+    bool ins;
+    st = dk_hmap_upsert(&n->domain_index, n->domains[i].domain, strlen(n->domains[i].domain),
+                        &slot, &ins, err);
+    if (st == DK_OK) *slot = i;
+  }
+  if (st == DK_OK) st = dk_log__state_reindex(n, err);
+  if (st == DK_OK) st = dk_snapshot__apply_commits(t, n, seg.commits, seg.n_commits, err);
+  if (st == DK_OK) st = finish_snapshot(s, &seg, err);
+  dk_log__segment_dispose(&seg);
+  if (st != DK_OK) {
+    dk_snapshot_free(s);
+    return st;
+  }
+  *out = s;
+  return DK_OK;
+}
+
+dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
+  if (s) __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  return s;
+}
+
+void dk_snapshot_free(dk_snapshot *s) {
+  if (!s) return;
+  if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  dk_table *t = s->table;
+  dk_log__state_dispose(&s->st);
+  dk_snapshot_free(s->base);
+  dk__free(t->alloc, s);
+  table_unref(t);
+}
+
+/* ---- accessors -------------------------------------------------------------------------- */
+
+int64_t dk_snapshot_version(const dk_snapshot *s) { return s->version; }
+int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
+const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
+const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
+const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
+const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
+  return config_get(&s->st.metadata, key);
+}
+int dk_snapshot_has_feature(const dk_snapshot *s, const char *name) {
+  return dk_protocol__has_feature(&s->st.protocol, name);
+}
+const dk_type *dk_snapshot_schema(const dk_snapshot *s) { return s->schema; }
+dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s) { return s->cm_mode; }
+dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s, int physical,
+                                   dk_error *err) {
+  return dk_schema__to_arrow(out, s->schema, physical && s->cm_mode != DK_COLUMN_MAPPING_NONE,
+                             err);
+}
+
+int64_t dk_snapshot_num_files(const dk_snapshot *s) { return (int64_t)s->st.n_files; }
+int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
+
+dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  if (i < 0 || (size_t)i >= s->st.n_files)
+    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+  const dk__file *f = &s->st.files[i];
+  memset(out, 0, sizeof *out);
+  out->path = f->path;
+  out->size = f->size;
+  out->modification_time = f->mtime;
+  out->n_partition_values = f->n_pv;
+  out->partition_kv = f->pv;
+  out->stats = f->stats;
+  out->tags_json = f->tags;
+  out->dv = f->dv;
+  out->has_base_row_id = !!(f->flags & DK__F_BRID);
+  out->base_row_id = f->base_row_id;
+  out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
+  out->default_row_commit_version = f->drcv;
+  return DK_OK;
+}
+
+const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
+                                    const char *column, int *is_null) {
+  const char *key = column;
+  if (s->cm_mode != DK_COLUMN_MAPPING_NONE) {
+    const dk_field *fd = dk_schema_find(s->schema, column);
+    if (fd) key = fd->physical_name;
+  }
+  for (size_t i = 0; i < f->n_partition_values; i++) {
+    if (!strcmp(f->partition_kv[2 * i], key)) {
+      const char *v = f->partition_kv[2 * i + 1];
+      if (is_null) *is_null = v == NULL;
+      return v;
+    }
+  }
+  if (is_null) *is_null = 1;
+  return NULL;
+}
+
+int64_t dk_snapshot_num_tombstones(const dk_snapshot *s) { return (int64_t)s->st.n_tombs; }
+
+dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
+                                dk_error *err) {
+  if (i < 0 || (size_t)i >= s->st.n_tombs)
+    return dk__error_set(err, DK_INVALID, "tombstone index %" PRId64 " out of range", i);
+  const dk__tomb *t = &s->st.tombs[i];
+  out->path = t->path;
+  out->deletion_timestamp = t->deletion_timestamp;
+  out->size = t->size;
+  out->data_change = t->data_change;
+  return DK_OK;
+}
+
+int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id) {
+  for (size_t i = 0; i < s->st.n_txns; i++)
+    if (!strcmp(s->st.txns[i].app_id, app_id)) return s->st.txns[i].version;
+  return -1;
+}
+
+size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
+
+void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
+                     int64_t *last_updated) {
+  const dk__txn *t = &s->st.txns[i];
+  if (app_id) *app_id = t->app_id;
+  if (version) *version = t->version;
+  if (last_updated) *last_updated = t->last_updated;
+}
+
+const char *dk_snapshot_domain_metadata(const dk_snapshot *s, const char *domain) {
+  for (size_t i = 0; i < s->st.n_domains; i++)
+    if (!strcmp(s->st.domains[i].domain, domain))
+      return s->st.domains[i].removed ? NULL : s->st.domains[i].config;
+  return NULL;
+}

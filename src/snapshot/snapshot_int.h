@@ -1,0 +1,46 @@
+/*
+** snapshot_int.h — library-internal definitions shared by the snapshot module's files
+** (not API): the table and snapshot structs and the loaders used by time travel, history
+** and commit ranges.
+*/
+#ifndef DK_SNAPSHOT_INT_H
+#define DK_SNAPSHOT_INT_H
+
+#include "log/log.h"
+
+struct dk_table {
+  const dk_allocator *alloc;
+  dk_storage *sto;
+  int own_sto;
+  char *root;
+  int threads;
+  int refs; /* atomic: the handle plus one per snapshot */
+};
+
+struct dk_snapshot {
+  int refs; /* atomic */
+  dk_table *table;
+  dk_snapshot *base; /* older snapshot whose strings this one borrows (incremental refresh) */
+  dk__state st;
+  int64_t version;
+  int64_t timestamp;
+  int64_t total_bytes;
+  const dk_type *schema;
+  dk_column_mapping_mode cm_mode;
+};
+
+dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
+                                     dk_error *err);
+dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
+                                     size_t n, dk_error *err);
+dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_error *err);
+/* First version whose commit time is the inCommitTimestamp, or -1 when ICT is disabled. */
+int64_t dk_snapshot__ict_enablement(const dk_metadata *m);
+/* commitInfo.inCommitTimestamp of one commit file (DK_NOT_FOUND when it has none). */
+dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
+                                  dk_error *err);
+/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history). */
+dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
+                                            dk_error *err);
+
+#endif /* DK_SNAPSHOT_INT_H */

@@ -1,0 +1,409 @@
+/*
+** local.c — the local-filesystem storage backend (dk_storage_local_new of dk/sys/storage.h)
+** over POSIX.
+**
+**   list_from      opendir/readdir, names >= start_name, sorted bytewise (strcmp) with qsort,
+**                  fstatat per entry (entries that vanish meanwhile are skipped).
+**   read           whole file (fstat size, then read until EOF; growing files are followed).
+**   read_range     pread, looping on short reads; a file shorter than the range is DK_CORRUPT.
+**   stat           size and mtime (ms, from st_mtim).
+**   write          temp file in the same directory + fsync + rename (atomic replace).
+**   put_if_absent  temp file + fsync + link() to the target (EEXIST -> DK_CONFLICT), then the
+**                  temp name is unlinked: the atomic "create only if absent" Delta commit
+**                  primitive (PROTOCOL.md, "Delta Log Entries": mutual exclusion of commits).
+**                  Filesystems without hard links fall back to renameat2(RENAME_NOREPLACE).
+** write and put_if_absent create missing parent directories (like object stores, which have
+** no directories), so a new table's _delta_log needs no separate mkdir.
+** Temp files are named ".<name>.<pid>-<n>.tmp" and created with O_EXCL and mode 0666 & ~umask.
+** Errors name the operation, the path and the errno text; ENOENT is DK_NOT_FOUND.
+*/
+#include "dk/sys/storage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+typedef struct local_ctx {
+  const dk_allocator *alloc;
+} local_ctx;
+
+static const dk_allocator *alloc_of(dk_storage *s) { return ((local_ctx *)s->ctx)->alloc; }
+
+static dk_status sys_error(dk_error *err, int e, const char *op, const char *path) {
+  char buf[256];
+  const char *msg = strerror_r(e, buf, sizeof buf); /* GNU variant (_GNU_SOURCE) */
+  dk_status code = (e == ENOENT || e == ENOTDIR) ? DK_NOT_FOUND : DK_IO;
+  if (e == ENOMEM) code = DK_NOMEM;
+  return dk__error_set(err, code, "%s %s: %s", op, path, msg);
+}
+
+static int64_t mtime_ms(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000 + (int64_t)(st->st_mtim.tv_nsec / 1000000);
+}
+
+/* ---- list ------------------------------------------------------------------------------ */
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static dk_status local_list_from(dk_storage *s, const char *dir, const char *start_name,
+                                 dk_list_cb cb, void *payload, dk_error *err) {
+  const dk_allocator *al = alloc_of(s);
+  DIR *d = opendir(dir);
+  if (!d) return sys_error(err, errno, "list", dir);
+  dk_status st = DK_OK;
+  dk_arena names;
+  dk_arena_init(&names, al, 0);
+  dk_buf ptrs, path;
+  dk_buf_init(&ptrs, al);
+  dk_buf_init(&path, al);
+  size_t count = 0;
+  for (;;) {
+    errno = 0;
+    struct dirent *e = readdir(d);
+    if (!e) {
+      if (errno) DK_CHECK_GOTO(sys_error(err, errno, "list", dir));
+      break;
+    }
+    const char *n = e->d_name;
+    if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0))) continue;
+    if (start_name && strcmp(n, start_name) < 0) continue;
+    char *copy = dk_arena_strndup(&names, n, strlen(n), err);
+    if (!copy) DK_CHECK_GOTO(DK_NOMEM);
+    DK_CHECK_GOTO(dk_buf_append(&ptrs, &copy, sizeof copy, err));
+    count++;
+  }
+  char **v = (char **)(void *)ptrs.data;
+  if (count > 1) qsort(v, count, sizeof *v, cmp_names);
+  size_t dlen = strlen(dir);
+  while (dlen > 1 && dir[dlen - 1] == '/') dlen--;
+  int dfd = dirfd(d);
+  for (size_t i = 0; i < count; i++) {
+    struct stat sb;
+    if (fstatat(dfd, v[i], &sb, 0) != 0) {
+      if (errno == ENOENT) continue; /* removed since readdir */
+      DK_CHECK_GOTO(sys_error(err, errno, "stat", v[i]));
+    }
+    dk_buf_clear(&path);
+    DK_CHECK_GOTO(dk_buf_append(&path, dir, dlen, err));
+    if (!(dlen == 1 && dir[0] == '/')) DK_CHECK_GOTO(dk_buf_putc(&path, '/', err));
+    DK_CHECK_GOTO(dk_buf_puts(&path, v[i], err));
+    dk_file_info info = {.path = path.data,
+                         .size = (int64_t)sb.st_size,
+                         .mtime_ms = mtime_ms(&sb),
+                         .is_dir = S_ISDIR(sb.st_mode) ? 1 : 0};
+    st = cb(&info, payload);
+    if (st != DK_OK) goto cleanup;
+  }
+cleanup:
+  closedir(d);
+  dk_buf_dispose(&ptrs);
+  dk_buf_dispose(&path);
+  dk_arena_dispose(&names);
+  return st;
+}
+
+/* ---- read ------------------------------------------------------------------------------ */
+
+static dk_status local_read(dk_storage *s, const char *path, uint8_t **out, size_t *len,
+                            dk_error *err) {
+  const dk_allocator *al = alloc_of(s);
+  *out = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(err, errno, "open", path);
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return sys_error(err, e, "stat", path);
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    close(fd);
+    return sys_error(err, EISDIR, "read", path);
+  }
+  size_t cap = sb.st_size > 0 ? (size_t)sb.st_size : 0;
+  uint8_t *buf = dk__malloc(al, cap + 1);
+  if (!buf) {
+    close(fd);
+    return dk__error_set(err, DK_NOMEM, "read %s: out of memory (%zu bytes)", path, cap + 1);
+  }
+  size_t n = 0;
+  for (;;) {
+    if (n == cap) { /* the file grew since fstat (or st_size was 0): keep reading */
+      uint8_t probe[4096];
+      ssize_t r = read(fd, probe, sizeof probe);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        int e = errno;
+        dk__free(al, buf);
+        close(fd);
+        return sys_error(err, e, "read", path);
+      }
+      if (r == 0) break;
+      size_t ncap = cap * 2 + (size_t)r + 4096;
+      uint8_t *nb = dk__realloc(al, buf, ncap + 1);
+      if (!nb) {
+        dk__free(al, buf);
+        close(fd);
+        return dk__error_set(err, DK_NOMEM, "read %s: out of memory", path);
+      }
+      buf = nb;
+      cap = ncap;
+      memcpy(buf + n, probe, (size_t)r);
+      n += (size_t)r;
+      continue;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      dk__free(al, buf);
+      close(fd);
+      return sys_error(err, e, "read", path);
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  close(fd);
+  buf[n] = 0; /* convenience terminator, not counted */
+  *out = buf;
+  *len = n;
+  return DK_OK;
+}
+
+static dk_status local_read_range(dk_storage *s, const char *path, int64_t offset, void *buf,
+                                  size_t len, dk_error *err) {
+  DK_RETURN_IF(offset < 0, DK_INVALID, err, "read %s: negative offset %lld", path,
+               (long long)offset);
+  DK_RETURN_IF(len > (size_t)INT64_MAX - (size_t)offset, DK_INVALID, err,
+               "read %s: range overflows", path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(err, errno, "open", path);
+  size_t n = 0;
+  while (n < len) {
+    ssize_t r = pread(fd, (char *)buf + n, len - n, (off_t)(offset + (int64_t)n));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      close(fd);
+      return sys_error(err, e, "read", path);
+    }
+    if (r == 0) {
+      close(fd);
+      return dk__error_set(err, DK_CORRUPT,
+                           "read %s: file ends at byte %lld, inside the range [%lld, %lld)",
+                           path, (long long)(offset + (int64_t)n), (long long)offset,
+                           (long long)(offset + (int64_t)len));
+    }
+    n += (size_t)r;
+  }
+  close(fd);
+  return DK_OK;
+}
+
+static dk_status local_stat(dk_storage *s, const char *path, dk_file_info *out,
+                            dk_error *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return sys_error(err, errno, "stat", path);
+  out->path = path;
+  out->size = (int64_t)sb.st_size;
+  out->mtime_ms = mtime_ms(&sb);
+  out->is_dir = S_ISDIR(sb.st_mode) ? 1 : 0;
+  return DK_OK;
+}
+
+/* ---- write ----------------------------------------------------------------------------- */
+
+/* mkdir -p of the directory part of path (path itself excluded). */
+static dk_status make_parents(dk_storage *s, const char *path, dk_error *err) {
+  char *p = dk__strdup(alloc_of(s), path);
+  if (!p) return dk__error_set(err, DK_NOMEM, "out of memory");
+  dk_status st = DK_OK;
+  char *slash = strrchr(p, '/');
+  if (slash && slash != p) {
+    *slash = 0;
+    for (char *c = p + 1; ; c++) {
+      if (*c == '/' || *c == 0) {
+        char saved = *c;
+        *c = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+          st = sys_error(err, errno, "mkdir", p);
+          break;
+        }
+        *c = saved;
+        if (saved == 0) break;
+      }
+    }
+  }
+  dk__free(alloc_of(s), p);
+  return st;
+}
+
+static unsigned long next_tmp_id(void) {
+  static unsigned long counter;
+  return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+/* Creates a fresh temp file beside path (O_EXCL); returns the fd or -1 with errno set. */
+static int create_temp(const char *path, dk_buf *tmp, dk_error *err) {
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  for (int tries = 0; tries < 100; tries++) {
+    dk_buf_clear(tmp);
+    if (dk_buf_append(tmp, path, dirlen, err) != DK_OK ||
+        dk_buf_printf(tmp, err, ".%s.%ld-%lu.tmp", path + dirlen, (long)getpid(),
+                      next_tmp_id()) != DK_OK) {
+      errno = ENOMEM;
+      return -1;
+    }
+    int fd = open(tmp->data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+/* Writes data to a new temp file beside path, fsynced and closed; tmp receives its name. */
+static dk_status write_temp(dk_storage *s, const char *path, const void *data, size_t len,
+                            dk_buf *tmp, dk_error *err) {
+  int fd = create_temp(path, tmp, err);
+  if (fd < 0 && errno == ENOENT) { /* missing parent directories: create them, retry once */
+    DK_RETURN_NOT_OK(make_parents(s, path, err));
+    fd = create_temp(path, tmp, err);
+  }
+  if (fd < 0) return sys_error(err, errno, "create", tmp->len ? tmp->data : path);
+  const char *p = data;
+  size_t n = 0;
+  int e = 0;
+  while (n < len) {
+    ssize_t w = write(fd, p + n, len - n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      e = errno;
+      break;
+    }
+    n += (size_t)w;
+  }
+  if (!e && fsync(fd) != 0) e = errno;
+  if (close(fd) != 0 && !e) e = errno;
+  if (e) {
+    unlink(tmp->data);
+    return sys_error(err, e, "write", tmp->data);
+  }
+  return DK_OK;
+}
+
+/* fsync of the directory holding path, so a rename/link survives a crash (best effort). */
+static void sync_parent(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return;
+  char dir[4096];
+  size_t n = slash == path ? 1 : (size_t)(slash - path);
+  if (n >= sizeof dir) return;
+  memcpy(dir, path, n);
+  dir[n] = 0;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+}
+
+static dk_status local_write(dk_storage *s, const char *path, const void *data, size_t len,
+                             dk_error *err) {
+  dk_buf tmp;
+  dk_buf_init(&tmp, alloc_of(s));
+  dk_status st = write_temp(s, path, data, len, &tmp, err);
+  if (st == DK_OK) {
+    if (rename(tmp.data, path) != 0) {
+      int e = errno;
+      unlink(tmp.data);
+      st = sys_error(err, e, "rename to", path);
+    } else {
+      sync_parent(path);
+    }
+  }
+  dk_buf_dispose(&tmp);
+  return st;
+}
+
+static dk_status local_put_if_absent(dk_storage *s, const char *path, const void *data,
+                                     size_t len, dk_error *err) {
+  dk_buf tmp;
+  dk_buf_init(&tmp, alloc_of(s));
+  dk_status st = write_temp(s, path, data, len, &tmp, err);
+  if (st == DK_OK) {
+    int rc = link(tmp.data, path);
+    int e = rc != 0 ? errno : 0;
+    bool renamed = false;
+    if (rc != 0 && (e == EPERM || e == ENOTSUP)) {
+      /* no hard links here: an exclusive rename is just as atomic */
+      rc = renameat2(AT_FDCWD, tmp.data, AT_FDCWD, path, RENAME_NOREPLACE);
+      e = rc != 0 ? errno : 0;
+      renamed = rc == 0;
+    }
+    if (!renamed) unlink(tmp.data);
+    if (rc == 0) {
+      sync_parent(path);
+    } else if (e == EEXIST) {
+      st = dk__error_set(err, DK_CONFLICT, "create %s: file already exists (concurrent commit)",
+                         path);
+    } else if (e == EINVAL || e == ENOSYS) {
+      st = dk__error_set(err, DK_UNSUPPORTED,
+                         "create %s: the filesystem supports neither link() nor "
+                         "RENAME_NOREPLACE, so an atomic put-if-absent is impossible", path);
+    } else {
+      st = sys_error(err, e, "link to", path);
+    }
+  }
+  dk_buf_dispose(&tmp);
+  return st;
+}
+
+static dk_status local_remove(dk_storage *s, const char *path, dk_error *err) {
+  if (unlink(path) != 0) return sys_error(err, errno, "remove", path);
+  return DK_OK;
+}
+
+static void local_free_buf(dk_storage *s, void *p) { dk__free(alloc_of(s), p); }
+
+static void local_free(dk_storage *s) {
+  if (!s) return;
+  const dk_allocator *al = alloc_of(s);
+  dk__free(al, s->ctx);
+  dk__free(al, s);
+}
+
+dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc, dk_error *err) {
+  *out = NULL;
+  dk_storage *s = dk__calloc(alloc, 1, sizeof *s);
+  local_ctx *c = dk__calloc(alloc, 1, sizeof *c);
+  if (!s || !c) {
+    dk__free(alloc, s);
+    dk__free(alloc, c);
+    return dk__error_set(err, DK_NOMEM, "out of memory (storage backend)");
+  }
+  c->alloc = alloc;
+  s->version = DK_STORAGE_VERSION;
+  s->ctx = c;
+  s->list_from = local_list_from;
+  s->read = local_read;
+  s->read_range = local_read_range;
+  s->stat = local_stat;
+  s->write = local_write;
+  s->put_if_absent = local_put_if_absent;
+  s->remove = local_remove;
+  s->free_buf = local_free_buf;
+  s->free = local_free;
+  *out = s;
+  return DK_OK;
+}
