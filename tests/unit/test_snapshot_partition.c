@@ -45,7 +45,7 @@ static void render(dk_buf *b, const dk_scalar *v, const dk_type *t) {
       break;
     }
     case DK_TYPE_DECIMAL: {
-      __int128 x = ((__int128)v->dec_hi << 64) | v->dec_lo;
+      __int128 x = (__int128)(((unsigned __int128)(uint64_t)v->dec_hi << 64) | v->dec_lo);
       int neg = x < 0;
       unsigned __int128 u = neg ? (unsigned __int128)(-x) : (unsigned __int128)x;
       char tmp[64];
