@@ -15,4 +15,6 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
+/* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
+int dk_cli_dv(int argc, char **argv);
 #endif

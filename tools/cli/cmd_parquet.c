@@ -1,11 +1,160 @@
-/* cmd_parquet.c — `dk parquet schema|meta|cat` (placeholder until the reader lands). */
+/* cmd_parquet.c — `dk parquet schema|meta|cat FILE`: inspect and print Parquet files. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "arrow/array.h"
+#include "arrow/print.h"
 #include "cli.h"
+#include "dk/parquet.h"
+
+static void pq_usage(void) {
+  fprintf(stderr,
+          "usage: dk parquet schema FILE\n"
+          "       dk parquet meta FILE\n"
+          "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table]\n"
+          "                           [--batch-size N] [--row-groups 0,2] [--mmap]\n");
+}
+
+static int fail(const char *cmd, const dk_error *err) {
+  fprintf(stderr, "dk parquet %s: %s: %s\n", cmd, dk_status_str(err->code), err->message);
+  return err->code == DK_CORRUPT ? 3 : 1;
+}
+
+static void print_schema(const struct ArrowSchema *s, int depth) {
+  for (int i = 0; i < depth; i++) fputs("  ", stdout);
+  dk_str fid = dk_schema_metadata_get(s->metadata, "PARQUET:field_id");
+  printf("%s: %s%s", s->name ? s->name : "", s->format,
+         (s->flags & ARROW_FLAG_NULLABLE) ? "" : " not null");
+  if (fid.ptr) printf(" (field_id %.*s)", (int)fid.len, fid.ptr);
+  putchar('\n');
+  for (int64_t i = 0; i < s->n_children; i++) print_schema(s->children[i], depth + 1);
+}
+
+static int write_buf(dk_buf *b) {
+  if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len) return -1;
+  dk_buf_clear(b);
+  return 0;
+}
+
+/* Splits a comma-separated list in place. */
+static size_t split(char *s, char **out, size_t max) {
+  size_t n = 0;
+  for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+  return n;
+}
 
 int dk_cli_parquet(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "dk parquet: not built yet\n");
-  return 2;
+  if (argc < 2) {
+    pq_usage();
+    return 2;
+  }
+  const char *cmd = argv[0], *path = argv[1];
+  char *cols_arg = NULL, *rg_arg = NULL;
+  int format = DK_PRINT_JSONL, use_mmap = 0;
+  int64_t batch = 0;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
+    else if (!strcmp(argv[i], "--row-groups") && i + 1 < argc) rg_arg = argv[++i];
+    else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
+    else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+      const char *f = argv[++i];
+      if (!strcmp(f, "jsonl")) format = DK_PRINT_JSONL;
+      else if (!strcmp(f, "csv")) format = DK_PRINT_CSV;
+      else if (!strcmp(f, "table")) format = DK_PRINT_TABLE;
+      else {
+        fprintf(stderr, "dk parquet: unknown format '%s'\n", f);
+        return 2;
+      }
+    } else {
+      pq_usage();
+      return 2;
+    }
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, use_mmap, NULL, 0};
+  dk_parquet_file *f = NULL;
+  if (dk_parquet_open(&f, path, &oo, &err)) return fail(cmd, &err);
+  int rc = 0;
+  if (!strcmp(cmd, "schema")) {
+    struct ArrowSchema s;
+    if (dk_parquet_schema(&s, f, &err)) {
+      rc = fail(cmd, &err);
+    } else {
+      for (int64_t i = 0; i < s.n_children; i++) print_schema(s.children[i], 0);
+      s.release(&s);
+    }
+  } else if (!strcmp(cmd, "meta")) {
+    char *js = NULL;
+    if (dk_parquet_meta_json(&js, f, &err)) {
+      rc = fail(cmd, &err);
+    } else {
+      puts(js);
+      dk_free(js);
+    }
+  } else if (!strcmp(cmd, "cat")) {
+    char *cols[1024];
+    int rgs[4096];
+    dk_parquet_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    ro.batch_size = batch;
+    if (cols_arg) {
+      ro.n_columns = split(cols_arg, cols, 1024);
+      ro.columns = (const char *const *)cols;
+    }
+    if (rg_arg) {
+      char *parts[4096];
+      size_t n = split(rg_arg, parts, 4096);
+      for (size_t i = 0; i < n; i++) rgs[i] = atoi(parts[i]);
+      ro.row_groups = rgs;
+      ro.n_row_groups = n;
+    }
+    struct ArrowArrayStream st;
+    if (dk_parquet_read(&st, f, &ro, &err)) {
+      rc = fail(cmd, &err);
+    } else {
+      struct ArrowSchema sc;
+      dk_buf out;
+      dk_buf_init(&out, NULL);
+      int e = st.get_schema(&st, &sc);
+      if (e) {
+        fprintf(stderr, "dk parquet cat: %s\n", st.get_last_error(&st));
+        rc = 1;
+      }
+      int first = 1;
+      while (!rc) {
+        struct ArrowArray a;
+        e = st.get_next(&st, &a);
+        if (e) {
+          const char *msg = st.get_last_error(&st);
+          fprintf(stderr, "dk parquet cat: %s\n", msg ? msg : "error");
+          rc = strstr(msg ? msg : "", "corrupt") ? 3 : 1;
+          break;
+        }
+        if (!a.release) break;
+        int fmt = format | (first ? 0 : DK_PRINT_NO_HEADER);
+        if (dk_arrow_print_batch(&out, &sc, &a, fmt, &err)) rc = fail(cmd, &err);
+        else if (write_buf(&out)) rc = 1;
+        first = 0;
+        a.release(&a);
+      }
+      if (!rc && first && format == DK_PRINT_CSV) {
+        /* empty file: still print the header */
+        struct ArrowArray empty;
+        memset(&empty, 0, sizeof empty);
+        (void)empty;
+      }
+      if (sc.release) sc.release(&sc);
+      dk_buf_dispose(&out);
+      st.release(&st);
+    }
+  } else {
+    pq_usage();
+    rc = 2;
+  }
+  dk_parquet_file_free(f);
+  return rc;
 }

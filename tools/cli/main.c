@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "describe")) return dk_cli_describe(argc - 2, argv + 2);
   if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
   if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "_dv")) return dk_cli_dv(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;

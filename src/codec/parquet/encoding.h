@@ -40,6 +40,13 @@ const char *dk_pq_codec_name(int codec);
 void dk_pq_unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n);
 /* Same for 0..64 bits. */
 void dk_pq_unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n);
+/* The same with `avail` (>= ceil(n*bit_width/8)) readable bytes at in: when the packed values
+** sit inside a longer buffer, passing its remaining length keeps the whole call on the fast
+** path (which reads up to 16 bytes past a group of 8 values). */
+void dk_pq_unpack32_avail(const uint8_t *in, size_t avail, int bit_width, uint32_t *out,
+                          int64_t n);
+void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64_t *out,
+                          int64_t n);
 
 /* ---- RLE / bit-packed hybrid (levels, dictionary indices, v2 booleans) ------------------- */
 
@@ -65,12 +72,15 @@ dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t
 /* ---- PLAIN ------------------------------------------------------------------------------- */
 
 /* Fixed-width PLAIN (INT32, INT64, INT96 (12 bytes), FLOAT, DOUBLE, FLBA) is a plain memcpy
-** of n*width bytes; the caller checks the length. BOOLEAN PLAIN is bit-packed LSB first: */
+** of n*width bytes; the caller checks the length. BOOLEAN PLAIN is bit-packed LSB first;
+** this writes n values starting at bit first_bit of in as one byte (0 or 1) each. The caller
+** checks that in holds ceil((first_bit + n) / 8) bytes. */
 void dk_pq_plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, int64_t n);
 
 /* Variable-length output for BYTE_ARRAY decoders: appends values as Arrow-style int32 offsets
 ** and bytes. `offsets` must have room for n more entries (offsets[-1] is the current end, which
-** the caller has written); `data` grows as needed. */
+** the caller has written); `data` grows as needed. On success the decoders advance `offsets`
+** by n; on failure nothing is appended. */
 typedef struct dk_pq_bytes_out {
   int32_t *offsets;        /* next slot to write (the entry before it is the running end) */
   dk_buf *data;            /* value bytes are appended here */
@@ -81,8 +91,9 @@ typedef struct dk_pq_bytes_out {
 dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
                                  size_t *consumed, dk_error *err);
 
-/* Builds a dictionary index for PLAIN BYTE_ARRAY dictionary pages: entry i is (offset, length)
-** into `in`. `pos` has room for n+1 uint32 offsets: value i spans in[pos[i]+4 .. pos[i+1]). */
+/* Builds a dictionary index for PLAIN BYTE_ARRAY dictionary pages: entry i's bytes are
+** in[starts[i] .. starts[i] + lengths[i]) (past its 4-byte length). starts and lengths have
+** room for n entries each. */
 dk_status dk_pq_plain_byte_array_index(const uint8_t *in, size_t len, int64_t n, uint32_t *starts,
                                        uint32_t *lengths, dk_error *err);
 
@@ -116,7 +127,8 @@ size_t dk_pq_delta_consumed(const dk_pq_delta *d);
 /* ---- DELTA_LENGTH_BYTE_ARRAY / DELTA_BYTE_ARRAY ----------------------------------------- */
 
 /* Decode n values of the page's remaining bytes in[0..len). `scratch` is a caller-owned
-** buffer reused across calls for length/prefix arrays (no per-call malloc once warm). */
+** buffer reused across calls for length/prefix arrays (no per-call malloc once warm).
+** The embedded DELTA_BINARY_PACKED streams must declare at least n values. */
 dk_status dk_pq_delta_length_byte_array(const uint8_t *in, size_t len, int64_t n,
                                         dk_pq_bytes_out *o, dk_buf *scratch, dk_error *err);
 dk_status dk_pq_delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,

@@ -1,0 +1,125 @@
+/**
+ * @file dk/scan.h
+ * @brief Scans: the kernel decides which files, row groups and rows to read, and reads them
+ *        into Arrow.
+ *
+ * Flow (the DataSource V2 shape):
+ *   snapshot + options (columns, filter, limit, _metadata) --dk_scan_new--> dk_scan
+ *   dk_scan: output schema, selected files (partition pruning + stats skipping), statistics,
+ *            the residual filter the engine must still apply (NULL when the scan is exact)
+ *   dk_scan --dk_scan_plan_splits--> splits (row-group aligned byte ranges, ~128 MB, next-fit
+ *            packing); each split serializes to bytes for another process (a Spark executor)
+ *   split bytes --dk_split_read--> ArrowArrayStream (executor side; needs no snapshot)
+ *   dk_scan --dk_scan_read--> ArrowArrayStream of the whole scan (optionally multi-threaded)
+ *
+ * Output columns: the requested data columns in request order (all: schema order, partition
+ * columns after data columns as Spark orders them), then `_metadata` (a struct) when asked.
+ * Logical names are used throughout; column mapping, type widening, deletion vectors and
+ * missing columns (schema evolution) are handled inside.
+ *
+ * Thread-safety: a dk_scan is immutable once built and may plan/read from several threads.
+ */
+#ifndef DK_SCAN_H
+#define DK_SCAN_H
+
+#include "dk/arrow.h"
+#include "dk/common.h"
+#include "dk/expr.h"
+#include "dk/snapshot.h"
+
+DK_BEGIN_DECL
+
+typedef struct dk_scan dk_scan;
+
+/** Bits of dk_scan_options.metadata_fields: which `_metadata` fields to produce. */
+enum {
+  DK_META_FILE_PATH = 1 << 0,          /**< string: full URI of the data file */
+  DK_META_FILE_NAME = 1 << 1,          /**< string */
+  DK_META_FILE_SIZE = 1 << 2,          /**< int64 */
+  DK_META_FILE_BLOCK_START = 1 << 3,   /**< int64: split start */
+  DK_META_FILE_BLOCK_LENGTH = 1 << 4,  /**< int64: split length */
+  DK_META_FILE_MODIFICATION_TIME = 1 << 5, /**< timestamp[us, UTC] */
+  DK_META_ROW_INDEX = 1 << 6,          /**< int64: row index within the file */
+  DK_META_ROW_ID = 1 << 7,             /**< int64 (row tracking) */
+  DK_META_ROW_COMMIT_VERSION = 1 << 8, /**< int64 (row tracking) */
+  DK_META_ALL = 0x1ff
+};
+
+#define DK_SCAN_OPTIONS_VERSION 1
+typedef struct dk_scan_options {
+  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION */
+  const char *const *columns;    /**< logical names or dotted nested paths; NULL = all */
+  size_t n_columns;              /**< entries in columns */
+  const dk_expr *filter;         /**< unbound predicate over logical names; NULL = none */
+  int64_t limit;                 /**< rows wanted; < 0 = no limit */
+  unsigned metadata_fields;      /**< DK_META_* bits; 0 = no _metadata column */
+  int keep_residual;             /**< 1: do NOT apply the residual filter in the kernel (the
+                                      engine applies it); 0 (default): results are exact */
+  int64_t split_target_bytes;    /**< split size target; 0 = 128 MiB */
+  int64_t split_open_cost_bytes; /**< Spark's openCostInBytes; 0 = 4 MiB */
+  int64_t batch_size;            /**< rows per batch; 0 = 65536 */
+  int threads;                   /**< dk_scan_read decode threads; 0 = 1 */
+} dk_scan_options;
+
+/** Plans a scan: binds the filter against the snapshot's schema, prunes and skips files.
+ *  @return DK_OK, DK_NOT_FOUND (unknown column), DK_INVALID (type error in the filter),
+ *  DK_UNSUPPORTED, DK_CORRUPT (bad stats are ignored, not an error), DK_NOMEM. */
+DK_API dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
+                             dk_error *err);
+DK_API void dk_scan_free(dk_scan *scan);
+
+/** The output schema (struct). Caller releases. */
+DK_API dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err);
+
+/** Residual filter the engine must still apply when keep_residual = 1; NULL when the file
+ *  selection decides the filter exactly (e.g. partition-only predicates). Borrowed. */
+DK_API const dk_expr *dk_scan_residual(const dk_scan *scan);
+
+/** What pushdown did; counters grow as reading proceeds (row groups, pages, rows). */
+typedef struct dk_scan_stats {
+  int64_t files_total;             /**< active files in the snapshot */
+  int64_t files_pruned_partition;  /**< removed by partition values */
+  int64_t files_pruned_stats;      /**< removed by min/max/nullCount stats */
+  int64_t files_pruned_limit;      /**< not needed because of LIMIT */
+  int64_t files_selected;          /**< files to read */
+  int64_t bytes_selected;          /**< their total size */
+  int64_t rows_estimated;          /**< numRecords minus DV cardinality of selected files (-1 unknown) */
+  int64_t row_groups_total;        /**< row groups seen by readers */
+  int64_t row_groups_skipped;      /**< skipped by Parquet statistics */
+  int64_t pages_skipped;           /**< skipped by the column index */
+  int64_t rows_decoded;            /**< rows decoded */
+  int64_t rows_deleted;            /**< removed by deletion vectors */
+  int64_t rows_filtered;           /**< removed by the residual filter */
+  int64_t rows_returned;           /**< rows handed out */
+} dk_scan_stats;
+
+DK_API void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan);
+
+/** One selected file, for `dk files --where` and engines that read files themselves. */
+typedef struct dk_scan_file {
+  dk_file_entry entry;          /**< borrowed from the snapshot */
+  int64_t num_records;          /**< from stats; -1 unknown */
+} dk_scan_file;
+
+DK_API int64_t dk_scan_num_files(const dk_scan *scan);
+DK_API dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i,
+                                  dk_error *err);
+
+/** Plans splits. Afterwards dk_scan_num_splits/dk_scan_split_serialize are valid. */
+DK_API dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err);
+DK_API int64_t dk_scan_num_splits(const dk_scan *scan);
+/** Serialized split i (self-contained: file URI, byte range, read schema, column mapping,
+ *  partition values, DV descriptor, row-tracking values, residual filter). `*out` is
+ *  allocated; free with dk_free. */
+DK_API dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
+                                         int64_t i, dk_error *err);
+/** Reads one serialized split as a stream of batches in the scan's output schema. */
+DK_API dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+                               const dk_allocator *alloc, dk_error *err);
+
+/** Reads the whole scan. The stream holds a reference to the scan. */
+DK_API dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err);
+
+DK_END_DECL
+
+#endif /* DK_SCAN_H */

@@ -1,0 +1,562 @@
+/*
+** column.c — reads one column chunk: page headers, decompression, dictionary pages, data
+** pages v1 and v2 (apache/parquet-format README "Data Pages", "Column chunks"), the level
+** streams and every value encoding of Encodings.md, producing per batch the def/rep levels
+** and the dense (non-null) physical values. Memory is bounded by the batch, never by counts
+** claimed in the file.
+*/
+#include <stdio.h>
+
+#include "codec/parquet/reader.h"
+
+#define LA_CHUNK 4096 /* levels decoded ahead at a time */
+
+static uint32_t le32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+static dk_status col_fail(pq_col *c, dk_error *err, const char *fmt, ...) DK_PRINTF(3, 4);
+static dk_status col_fail(pq_col *c, dk_error *err, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dk__error_set(err, DK_CORRUPT, "corrupt page at offset %lld: %s", (long long)c->page_off,
+                       msg);
+}
+
+static int phys_width(const pq_node *leaf) {
+  switch (leaf->el->type) {
+    case PQ_BOOLEAN: return 1;
+    case PQ_INT32:
+    case PQ_FLOAT: return 4;
+    case PQ_INT64:
+    case PQ_DOUBLE: return 8;
+    case PQ_INT96: return 12;
+    case PQ_FLBA: return leaf->el->type_length;
+    default: return 0;
+  }
+}
+
+void dk_pq__leaf_batch_init(pq_leaf_batch *b, const dk_allocator *a) {
+  memset(b, 0, sizeof *b);
+  dk_buf_init(&b->def, a);
+  dk_buf_init(&b->rep, a);
+  dk_buf_init(&b->vals, a);
+  dk_buf_init(&b->offs, a);
+  dk_buf_init(&b->data, a);
+}
+
+void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
+  dk_buf_dispose(&b->def);
+  dk_buf_dispose(&b->rep);
+  dk_buf_dispose(&b->vals);
+  dk_buf_dispose(&b->offs);
+  dk_buf_dispose(&b->data);
+}
+
+dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
+                          dk_error *err) {
+  memset(c, 0, sizeof *c);
+  c->f = f;
+  c->alloc = f->alloc;
+  c->leaf = f->leaves[leaf];
+  c->cm = &f->meta.row_groups[row_group].columns[leaf];
+  c->type = c->leaf->el->type;
+  c->width = phys_width(c->leaf);
+  c->max_def = c->leaf->max_def;
+  c->max_rep = c->leaf->max_rep;
+  dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
+                    &c->la_def, &c->la_rep, &c->idx, &c->scratch};
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], f->alloc);
+  const pq_column_meta *cm = c->cm;
+  if (cm->type != c->type)
+    return dk__error_set(err, DK_CORRUPT,
+                         "corrupt Parquet footer: column chunk type %s differs from schema type %s",
+                         dk_pq__type_name(cm->type), dk_pq__type_name(c->type));
+  int64_t start = cm->data_page_offset;
+  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < start)
+    start = cm->dictionary_page_offset;
+  int64_t len = cm->total_compressed;
+  c->page_off = start;
+  if (start < 4 || len < 0 || start > f->size - 8 || len > f->size - 8 - start)
+    return dk__error_set(err, DK_CORRUPT,
+                         "corrupt Parquet footer: column chunk at offset %lld, %lld bytes, lies "
+                         "outside the file (%lld bytes)",
+                         (long long)start, (long long)len, (long long)f->size);
+  c->chunk_off = start;
+  c->chunk_len = (size_t)len;
+  if (!f->map) {
+    c->owned = dk__malloc(f->alloc, c->chunk_len ? c->chunk_len : 1);
+    if (!c->owned) return dk__error_set(err, DK_NOMEM, "out of memory (column chunk)");
+  }
+  DK_RETURN_NOT_OK(dk_pq__file_read(f, start, c->chunk_len, c->owned, &c->chunk, err));
+  return DK_OK;
+}
+
+void dk_pq__col_close(pq_col *c) {
+  if (!c->f) return;
+  dk__free(c->alloc, c->owned);
+  dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
+                    &c->la_def, &c->la_rep, &c->idx, &c->scratch};
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_dispose(bufs[i]);
+  memset(c, 0, sizeof *c);
+}
+
+/* Decompresses (or views) a page body; out and out_len receive the decoded bytes. */
+static dk_status page_body(pq_col *c, dk_buf *dst, const uint8_t *src, size_t src_len,
+                           int64_t raw_len, int compressed, const uint8_t **out, size_t *out_len,
+                           dk_error *err) {
+  if (!compressed || c->cm->codec == DK_PQ_CODEC_UNCOMPRESSED) {
+    if ((int64_t)src_len != raw_len && c->cm->codec == DK_PQ_CODEC_UNCOMPRESSED && compressed)
+      return col_fail(c, err, "uncompressed page claims %lld bytes but holds %zu",
+                      (long long)raw_len, src_len);
+    *out = src;
+    *out_len = src_len;
+    return DK_OK;
+  }
+  if (raw_len < 0 || raw_len > (int64_t)src_len * 4096 + (1 << 20) || raw_len > (1 << 30))
+    return col_fail(c, err, "implausible decompressed size %lld for %zu compressed bytes",
+                    (long long)raw_len, src_len);
+  dk_buf_clear(dst);
+  DK_RETURN_NOT_OK(dk_buf_reserve(dst, (size_t)raw_len, err));
+  dk_status st = dk_pq_decompress(c->cm->codec, src, src_len, (uint8_t *)dst->data,
+                                  (size_t)raw_len, err);
+  if (st) {
+    dk__error_prefix(err, "page at offset %lld", (long long)c->page_off);
+    return st;
+  }
+  dst->len = (size_t)raw_len;
+  *out = (const uint8_t *)dst->data;
+  *out_len = (size_t)raw_len;
+  return DK_OK;
+}
+
+static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *body, size_t blen,
+                           dk_error *err) {
+  if (c->has_dict) return col_fail(c, err, "second dictionary page in a column chunk");
+  if (h->encoding != PQ_ENC_PLAIN && h->encoding != PQ_ENC_PLAIN_DICT)
+    return col_fail(c, err, "dictionary page encoding %s", dk_pq__encoding_name(h->encoding));
+  const uint8_t *p;
+  size_t n;
+  DK_RETURN_NOT_OK(page_body(c, &c->dict_page, body, blen, h->uncompressed_size, 1, &p, &n, err));
+  int64_t cnt = h->num_values;
+  dk_buf_clear(&c->dict_vals);
+  if (c->type == PQ_BYTE_ARRAY) {
+    if ((uint64_t)cnt > n / 4) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt * 8, err));
+    uint32_t *starts = (uint32_t *)c->dict_vals.data, *lens = starts + cnt;
+    dk_status st = dk_pq_plain_byte_array_index(p, n, cnt, starts, lens, err);
+    if (st) return dk__error_prefix(err, "dictionary page at offset %lld", (long long)c->page_off), st;
+    c->dict_page_ptr = p;
+  } else if (c->type == PQ_BOOLEAN) {
+    if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt, err));
+    dk_pq_plain_bool(p, 0, (uint8_t *)c->dict_vals.data, cnt);
+  } else {
+    if ((uint64_t)cnt > n / (size_t)c->width)
+      return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+    DK_RETURN_NOT_OK(dk_buf_append(&c->dict_vals, p, (size_t)cnt * (size_t)c->width, err));
+  }
+  if (cnt > UINT32_MAX) return col_fail(c, err, "dictionary too large");
+  c->dict_n = (uint32_t)cnt;
+  c->has_dict = 1;
+  return DK_OK;
+}
+
+/* Sets up the value decoder of a data page over c->vp..c->vend. */
+static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_error *err) {
+  c->encoding = encoding;
+  size_t len = (size_t)(c->vend - c->vp);
+  switch (encoding) {
+    case PQ_ENC_PLAIN: c->bool_bit = 0; return DK_OK;
+    case PQ_ENC_PLAIN_DICT:
+    case PQ_ENC_RLE_DICT: {
+      if (!c->has_dict) return col_fail(c, err, "dictionary-encoded page without a dictionary");
+      int bw = 0;
+      if (len > 0) {
+        bw = *c->vp++;
+        len--;
+      }
+      if (bw > 32) return col_fail(c, err, "dictionary index bit width %d", bw);
+      dk_pq_rle_init(&c->val_rle, c->vp, len, bw);
+      return DK_OK;
+    }
+    case PQ_ENC_RLE: {
+      if (c->type != PQ_BOOLEAN) return col_fail(c, err, "RLE values on a non-boolean column");
+      if (len < 4) return col_fail(c, err, "RLE boolean values without a length");
+      uint32_t l = le32(c->vp);
+      if (l > len - 4) return col_fail(c, err, "RLE boolean length %u exceeds the page", l);
+      dk_pq_rle_init(&c->val_rle, c->vp + 4, l, 1);
+      return DK_OK;
+    }
+    case PQ_ENC_DELTA_BINARY_PACKED: {
+      if (c->type != PQ_INT32 && c->type != PQ_INT64)
+        return col_fail(c, err, "DELTA_BINARY_PACKED on a %s column", dk_pq__type_name(c->type));
+      dk_status st = dk_pq_delta_init(&c->delta, c->vp, len, err);
+      if (st) dk__error_prefix(err, "page at offset %lld", (long long)c->page_off);
+      return st;
+    }
+    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+    case PQ_ENC_DELTA_BYTE_ARRAY: {
+      if (c->type != PQ_BYTE_ARRAY && !(encoding == PQ_ENC_DELTA_BYTE_ARRAY && c->type == PQ_FLBA))
+        return col_fail(c, err, "%s on a %s column", dk_pq__encoding_name(encoding),
+                        dk_pq__type_name(c->type));
+      /* the first DELTA_BINARY_PACKED header declares the number of values */
+      dk_pq_delta d;
+      dk_status st = dk_pq_delta_init(&d, c->vp, len, err);
+      if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
+      int64_t n = dk_pq_delta_total(&d);
+      if (n < 0 || n > page_values || (uint64_t)n > (uint64_t)len * 32 + 1024)
+        return col_fail(c, err, "%s declares %lld values for a page of %lld",
+                        dk_pq__encoding_name(encoding), (long long)n, (long long)page_values);
+      dk_buf_clear(&c->mat_offs);
+      dk_buf_clear(&c->mat_data);
+      if (c->type == PQ_FLBA) {
+        DK_RETURN_NOT_OK(dk_buf_reserve(&c->mat_data, (size_t)n * (size_t)c->width, err));
+        st = dk_pq_delta_byte_array_fixed(c->vp, len, n, c->width, (uint8_t *)c->mat_data.data,
+                                          &c->scratch, err);
+        c->mat_data.len = (size_t)n * (size_t)c->width;
+      } else {
+        DK_RETURN_NOT_OK(dk_buf_reserve(&c->mat_offs, (size_t)(n + 1) * 4, err));
+        int32_t *offs = (int32_t *)c->mat_offs.data;
+        offs[0] = 0;
+        dk_pq_bytes_out o = {offs + 1, &c->mat_data};
+        st = encoding == PQ_ENC_DELTA_BYTE_ARRAY
+                 ? dk_pq_delta_byte_array(c->vp, len, n, &o, &c->scratch, err)
+                 : dk_pq_delta_length_byte_array(c->vp, len, n, &o, &c->scratch, err);
+        c->mat_offs.len = (size_t)(n + 1) * 4;
+      }
+      if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
+      c->mat_n = n;
+      c->mat_next = 0;
+      return DK_OK;
+    }
+    case PQ_ENC_BYTE_STREAM_SPLIT:
+      if (c->width <= 0 || c->type == PQ_BOOLEAN)
+        return col_fail(c, err, "BYTE_STREAM_SPLIT on a %s column", dk_pq__type_name(c->type));
+      if (len % (size_t)c->width) return col_fail(c, err, "BYTE_STREAM_SPLIT length not a multiple of the width");
+      c->bss_total = (int64_t)(len / (size_t)c->width);
+      c->bss_next = 0;
+      return DK_OK;
+    default:
+      return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: unsupported encoding %s (%d)",
+                           (long long)c->page_off, dk_pq__encoding_name(encoding), encoding);
+  }
+}
+
+/* v1 level stream: 4-byte length, then RLE/bit-packed hybrid. */
+static dk_status v1_levels(pq_col *c, int enc, int max_level, const uint8_t **p, const uint8_t *end,
+                           dk_pq_rle *dec, dk_error *err) {
+  if (enc != PQ_ENC_RLE)
+    return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: level encoding %s",
+                         (long long)c->page_off, dk_pq__encoding_name(enc));
+  if (end - *p < 4) return col_fail(c, err, "truncated level length");
+  uint32_t l = le32(*p);
+  if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length %u exceeds the page", l);
+  int bw = 0;
+  while ((1 << bw) <= max_level) bw++;
+  dk_pq_rle_init(dec, *p + 4, l, bw);
+  *p += 4 + l;
+  return DK_OK;
+}
+
+static int bit_width_of(int max_level) {
+  int bw = 0;
+  while ((1 << bw) <= max_level) bw++;
+  return bw;
+}
+
+/* Advances to the next data page. *eof = 1 when the chunk has none left. */
+static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
+  *eof = 0;
+  for (;;) {
+    if (c->pos >= c->chunk_len) {
+      *eof = 1;
+      return DK_OK;
+    }
+    pq_page_header h;
+    size_t hl;
+    c->page_off = c->chunk_off + (int64_t)c->pos;
+    DK_RETURN_NOT_OK(dk_pq__parse_page_header(&h, c->chunk + c->pos, c->chunk_len - c->pos,
+                                              c->page_off, &hl, err));
+    c->pos += hl;
+    if ((size_t)h.compressed_size > c->chunk_len - c->pos)
+      return col_fail(c, err, "page of %d bytes extends past the column chunk", h.compressed_size);
+    const uint8_t *body = c->chunk + c->pos;
+    size_t blen = (size_t)h.compressed_size;
+    c->pos += blen;
+    if (h.type == PQ_PAGE_DICT) {
+      if (!h.has_dict) return col_fail(c, err, "dictionary page without its header");
+      DK_RETURN_NOT_OK(load_dict(c, &h, body, blen, err));
+      continue;
+    }
+    if (h.type == PQ_PAGE_DATA) {
+      if (!h.has_data) return col_fail(c, err, "data page without its header");
+      const uint8_t *p;
+      size_t n;
+      DK_RETURN_NOT_OK(page_body(c, &c->page, body, blen, h.uncompressed_size, 1, &p, &n, err));
+      const uint8_t *end = p + n;
+      if (c->max_rep > 0) DK_RETURN_NOT_OK(v1_levels(c, h.rep_encoding, c->max_rep, &p, end, &c->rep_dec, err));
+      if (c->max_def > 0) DK_RETURN_NOT_OK(v1_levels(c, h.def_encoding, c->max_def, &p, end, &c->def_dec, err));
+      c->vp = p;
+      c->vend = end;
+      c->page_left = h.num_values;
+      DK_RETURN_NOT_OK(init_values(c, h.encoding, h.num_values, err));
+      if (h.num_values == 0) continue;
+      return DK_OK;
+    }
+    if (h.type == PQ_PAGE_DATA_V2) {
+      if (!h.has_v2) return col_fail(c, err, "data page v2 without its header");
+      if ((int64_t)h.rep_bytes + h.def_bytes > (int64_t)blen)
+        return col_fail(c, err, "level lengths exceed the page");
+      const uint8_t *lv = body;
+      if (c->max_rep > 0) dk_pq_rle_init(&c->rep_dec, lv, (size_t)h.rep_bytes, bit_width_of(c->max_rep));
+      if (c->max_def > 0)
+        dk_pq_rle_init(&c->def_dec, lv + h.rep_bytes, (size_t)h.def_bytes, bit_width_of(c->max_def));
+      size_t skip = (size_t)h.rep_bytes + (size_t)h.def_bytes;
+      const uint8_t *p;
+      size_t n;
+      DK_RETURN_NOT_OK(page_body(c, &c->page, body + skip, blen - skip,
+                                 (int64_t)h.uncompressed_size - (int64_t)skip, h.is_compressed,
+                                 &p, &n, err));
+      c->vp = p;
+      c->vend = p + n;
+      c->page_left = h.num_values;
+      DK_RETURN_NOT_OK(init_values(c, h.encoding, h.num_values, err));
+      if (h.num_values == 0) continue;
+      return DK_OK;
+    }
+    /* index pages and unknown page types are skipped */
+  }
+}
+
+/* Appends n dense values of the current page to b. */
+static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error *err) {
+  if (n == 0) return DK_OK;
+  dk_status st = DK_OK;
+  size_t avail = (size_t)(c->vend - c->vp);
+  if (c->type == PQ_BYTE_ARRAY) {
+    DK_RETURN_NOT_OK(dk_buf_reserve(&b->offs, (size_t)n * 4, err));
+    int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
+    dk_pq_bytes_out o = {offs, &b->data};
+    switch (c->encoding) {
+      case PQ_ENC_PLAIN: {
+        size_t used;
+        st = dk_pq_plain_byte_array(c->vp, avail, n, &o, &used, err);
+        if (!st) c->vp += used;
+        break;
+      }
+      case PQ_ENC_PLAIN_DICT:
+      case PQ_ENC_RLE_DICT: {
+        DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+        uint32_t *idx = (uint32_t *)c->idx.data;
+        st = dk_pq_rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
+        if (st) break;
+        const uint32_t *starts = (const uint32_t *)c->dict_vals.data, *lens = starts + c->dict_n;
+        uint64_t total = 0;
+        for (int64_t i = 0; i < n; i++) total += lens[idx[i]];
+        int32_t base = offs[-1];
+        if (total > (uint64_t)(INT32_MAX - base))
+          return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
+        DK_RETURN_NOT_OK(dk_buf_reserve(&b->data, (size_t)total, err));
+        uint8_t *dst = (uint8_t *)b->data.data + b->data.len;
+        const uint8_t *dict = c->dict_page_ptr;
+        int32_t end = base;
+        for (int64_t i = 0; i < n; i++) {
+          uint32_t k = idx[i], l = lens[k];
+          memcpy(dst, dict + starts[k], l);
+          dst += l;
+          end += (int32_t)l;
+          offs[i] = end;
+        }
+        b->data.len += (size_t)total;
+        break;
+      }
+      case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+      case PQ_ENC_DELTA_BYTE_ARRAY: {
+        if (n > c->mat_n - c->mat_next) return col_fail(c, err, "page holds fewer values than its levels need");
+        const int32_t *mo = (const int32_t *)c->mat_offs.data + c->mat_next;
+        int32_t from = mo[0], to = mo[n];
+        int32_t base = offs[-1];
+        if ((int64_t)to - from > (int64_t)INT32_MAX - base)
+          return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
+        if (to > from) DK_RETURN_NOT_OK(dk_buf_append(&b->data, c->mat_data.data + from, (size_t)(to - from), err));
+        for (int64_t i = 0; i < n; i++) offs[i] = base + (mo[i + 1] - from);
+        c->mat_next += n;
+        break;
+      }
+      default: return col_fail(c, err, "encoding %s on a BYTE_ARRAY column", dk_pq__encoding_name(c->encoding));
+    }
+    if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
+    b->offs.len += (size_t)n * 4;
+    b->n_dense += n;
+    return DK_OK;
+  }
+  size_t w = (size_t)c->width;
+  DK_RETURN_NOT_OK(dk_buf_reserve(&b->vals, (size_t)n * w, err));
+  uint8_t *out = (uint8_t *)b->vals.data + b->vals.len;
+  switch (c->encoding) {
+    case PQ_ENC_PLAIN:
+      if (c->type == PQ_BOOLEAN) {
+        if ((uint64_t)c->bool_bit + (uint64_t)n > (uint64_t)avail * 8)
+          return col_fail(c, err, "page holds fewer booleans than its levels need");
+        dk_pq_plain_bool(c->vp, c->bool_bit, out, n);
+        c->bool_bit += n;
+      } else {
+        if ((uint64_t)n * w > avail) return col_fail(c, err, "page holds fewer values than its levels need");
+        memcpy(out, c->vp, (size_t)n * w);
+        c->vp += (size_t)n * w;
+      }
+      break;
+    case PQ_ENC_PLAIN_DICT:
+    case PQ_ENC_RLE_DICT: {
+      DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+      uint32_t *idx = (uint32_t *)c->idx.data;
+      st = dk_pq_rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
+      if (!st) dk_pq_gather((const uint8_t *)c->dict_vals.data, (int)w, idx, n, out);
+      break;
+    }
+    case PQ_ENC_RLE: {
+      DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+      uint32_t *idx = (uint32_t *)c->idx.data;
+      st = dk_pq_rle_get(&c->val_rle, idx, n, err);
+      if (!st)
+        for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)(idx[i] & 1);
+      break;
+    }
+    case PQ_ENC_DELTA_BINARY_PACKED:
+      st = c->type == PQ_INT32 ? dk_pq_delta_get32(&c->delta, (int32_t *)(void *)out, n, err)
+                               : dk_pq_delta_get64(&c->delta, (int64_t *)(void *)out, n, err);
+      break;
+    case PQ_ENC_DELTA_BYTE_ARRAY:
+      if (n > c->mat_n - c->mat_next) return col_fail(c, err, "page holds fewer values than its levels need");
+      memcpy(out, c->mat_data.data + (size_t)c->mat_next * w, (size_t)n * w);
+      c->mat_next += n;
+      break;
+    case PQ_ENC_BYTE_STREAM_SPLIT:
+      if (n > c->bss_total - c->bss_next) return col_fail(c, err, "page holds fewer values than its levels need");
+      st = dk_pq_byte_stream_split(c->vp, avail, (int)w, c->bss_total, c->bss_next, n, out, err);
+      c->bss_next += n;
+      break;
+    default: return col_fail(c, err, "unexpected encoding %s", dk_pq__encoding_name(c->encoding));
+  }
+  if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
+  b->vals.len += (size_t)n * w;
+  b->n_dense += n;
+  return DK_OK;
+}
+
+static void batch_clear(pq_leaf_batch *b, int byte_array) {
+  dk_buf_clear(&b->def);
+  dk_buf_clear(&b->rep);
+  dk_buf_clear(&b->vals);
+  dk_buf_clear(&b->offs);
+  dk_buf_clear(&b->data);
+  b->n_levels = 0;
+  b->n_dense = 0;
+  if (byte_array) {
+    int32_t zero = 0;
+    /* cannot fail after the first batch; checked by the caller through reserve below */
+    (void)dk_buf_append(&b->offs, &zero, 4, NULL);
+  }
+}
+
+static dk_status refill(pq_col *c, dk_error *err) {
+  int64_t n = DK_MIN(c->page_left, LA_CHUNK);
+  c->la_pos = 0;
+  c->la_n = 0;
+  dk_buf_clear(&c->la_def);
+  dk_buf_clear(&c->la_rep);
+  DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_def, (size_t)n * 4, err));
+  dk_status st = dk_pq_rle_get(&c->def_dec, (uint32_t *)c->la_def.data, n, err);
+  if (!st && c->max_rep > 0) {
+    DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_rep, (size_t)n * 4, err));
+    st = dk_pq_rle_get(&c->rep_dec, (uint32_t *)c->la_rep.data, n, err);
+  }
+  if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
+  const uint32_t *d = (const uint32_t *)c->la_def.data;
+  for (int64_t i = 0; i < n; i++)
+    if (d[i] > (uint32_t)c->max_def) return col_fail(c, err, "definition level %u above the maximum %d", d[i], c->max_def);
+  if (c->max_rep > 0) {
+    const uint32_t *r = (const uint32_t *)c->la_rep.data;
+    for (int64_t i = 0; i < n; i++)
+      if (r[i] > (uint32_t)c->max_rep) return col_fail(c, err, "repetition level %u above the maximum %d", r[i], c->max_rep);
+  }
+  c->page_left -= n;
+  c->la_n = n;
+  return DK_OK;
+}
+
+dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *err) {
+  batch_clear(b, c->type == PQ_BYTE_ARRAY);
+  if (c->type == PQ_BYTE_ARRAY && b->offs.len != 4) return dk__error_set(err, DK_NOMEM, "out of memory");
+  int eof = 0;
+  if (c->max_def == 0 && c->max_rep == 0) {
+    int64_t left = rows;
+    while (left > 0) {
+      if (c->page_left == 0) {
+        DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
+        if (eof) break;
+      }
+      int64_t take = DK_MIN(c->page_left, left);
+      DK_RETURN_NOT_OK(decode_values(c, take, b, err));
+      c->page_left -= take;
+      left -= take;
+    }
+    if (left > 0)
+      return dk__error_set(err, DK_CORRUPT,
+                           "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
+                           (long long)c->chunk_off, (long long)left);
+    b->n_levels = rows;
+    return DK_OK;
+  }
+  int64_t started = 0;
+  for (;;) {
+    if (c->la_pos == c->la_n) {
+      if (c->page_left == 0) {
+        DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
+        if (eof) break;
+      }
+      DK_RETURN_NOT_OK(refill(c, err));
+    }
+    const uint32_t *def = (const uint32_t *)c->la_def.data;
+    const uint32_t *rep = (const uint32_t *)c->la_rep.data;
+    int64_t i = c->la_pos, j = i, end = c->la_n;
+    if (c->max_rep == 0) {
+      int64_t take = DK_MIN(end - i, rows - started);
+      started += take;
+      j = i + take;
+    } else {
+      while (j < end) {
+        if (rep[j] == 0) {
+          if (started == rows) break;
+          started++;
+        } else if (started == 0) {
+          return col_fail(c, err, "the first level of a row has a non-zero repetition level");
+        }
+        j++;
+      }
+    }
+    int64_t seg = j - i;
+    if (seg == 0) break;
+    DK_RETURN_NOT_OK(dk_buf_append(&b->def, def + i, (size_t)seg * 4, err));
+    if (c->max_rep > 0) DK_RETURN_NOT_OK(dk_buf_append(&b->rep, rep + i, (size_t)seg * 4, err));
+    int64_t dense = 0;
+    uint32_t md = (uint32_t)c->max_def;
+    for (int64_t k = i; k < j; k++) dense += def[k] == md;
+    DK_RETURN_NOT_OK(decode_values(c, dense, b, err));
+    b->n_levels += seg;
+    c->la_pos = j;
+    if (j < end) break;
+    if (c->max_rep == 0 && started == rows) break;
+  }
+  if (started < rows)
+    return dk__error_set(err, DK_CORRUPT,
+                         "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
+                         (long long)c->chunk_off, (long long)(rows - started));
+  return DK_OK;
+}

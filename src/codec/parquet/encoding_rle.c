@@ -1,0 +1,164 @@
+/*
+** encoding_rle.c — the RLE / bit-packing hybrid decoder (apache/parquet-format Encodings.md,
+** "Run Length Encoding / Bit-Packing Hybrid (RLE = 3)"), used for repetition and definition
+** levels, dictionary indices and v2 BOOLEAN pages.
+**
+**   run            := bit-packed-run | rle-run
+**   header         := ULEB128 varint
+**   bit-packed-run := header with LSB 1 (header >> 1 = groups of 8), then groups*bit_width bytes
+**   rle-run        := header with LSB 0 (header >> 1 = count), then the value in
+**                     ceil(bit_width / 8) little-endian bytes
+**
+** A bit-packed run whose bytes are cut short by the end of the input is accepted for the
+** values its bytes fully hold (the last run is padded to a group of 8, and some writers omit
+** trailing padding); asking for more values than the stream holds is DK_CORRUPT.
+*/
+#include "codec/parquet/encoding.h"
+
+void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width) {
+  memset(d, 0, sizeof *d);
+  d->p = p;
+  d->end = p + len;
+  d->bit_width = bit_width;
+}
+
+/* Offset of the read position from the start is unknown to the struct; messages give the
+** bytes remaining instead, which with the caller's prefix locates the fault. */
+static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
+  const uint8_t *p = d->p;
+  uint64_t header = 0;
+  int shift = 0;
+  for (;;) {
+    DK_RETURN_IF(p >= d->end, DK_CORRUPT, err,
+                 "RLE/bit-packed hybrid: stream ends inside a run header (%zu bytes left)",
+                 (size_t)(d->end - d->p));
+    uint8_t b = *p++;
+    header |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+    shift += 7;
+    DK_RETURN_IF(shift > 35, DK_CORRUPT, err,
+                 "RLE/bit-packed hybrid: run header varint longer than 5 bytes");
+  }
+  DK_RETURN_IF(header > 0xffffffffu, DK_CORRUPT, err,
+               "RLE/bit-packed hybrid: run header %llu exceeds 32 bits",
+               (unsigned long long)header);
+  const int bw = d->bit_width;
+  const size_t left = (size_t)(d->end - p);
+  if (header & 1) {
+    uint64_t groups = header >> 1;
+    uint64_t bytes = groups * (uint64_t)bw;
+    uint64_t values = groups * 8;
+    if (bytes > left) {
+      /* cut short: keep the values the available bytes hold completely */
+      bytes = left;
+      values = bw ? ((uint64_t)left * 8) / (uint64_t)bw : values;
+    }
+    d->bp = p;
+    d->bp_left = (int64_t)values;
+    d->bp_pos = 0;
+    d->rle_left = 0;
+    d->p = p + bytes;
+  } else {
+    size_t vbytes = ((size_t)bw + 7) / 8;
+    DK_RETURN_IF(vbytes > left, DK_CORRUPT, err,
+                 "RLE/bit-packed hybrid: RLE run value needs %zu bytes, %zu left", vbytes, left);
+    uint32_t v = 0;
+    for (size_t i = 0; i < vbytes; i++) v |= (uint32_t)p[i] << (8 * i);
+    DK_RETURN_IF(bw < 32 && (v >> bw) != 0, DK_CORRUPT, err,
+                 "RLE/bit-packed hybrid: RLE run value %u does not fit bit width %d", v, bw);
+    d->rle_value = v;
+    d->rle_left = (int64_t)(header >> 1);
+    d->bp_left = 0;
+    d->p = p + vbytes;
+  }
+  return DK_OK;
+}
+
+/* Copies k values of the current bit-packed run, starting at bp_pos, into out. */
+static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
+  const int bw = d->bit_width;
+  int64_t pos = d->bp_pos;
+  int64_t off = pos & 7;
+  if (off) {
+    uint32_t tmp[8];
+    int64_t m = DK_MIN(8 - off, k);
+    const uint8_t *src = d->bp + (pos >> 3) * bw;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, tmp, off + m);
+    memcpy(out, tmp + off, (size_t)m * sizeof(uint32_t));
+    out += m;
+    pos += m;
+    k -= m;
+  }
+  if (k > 0) {
+    const uint8_t *src = d->bp + (pos >> 3) * bw;
+    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, out, k);
+    pos += k;
+  }
+  d->bp_left -= pos - d->bp_pos;
+  d->bp_pos = pos;
+}
+
+dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
+  DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
+               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+  while (n > 0) {
+    if (d->rle_left > 0) {
+      int64_t k = DK_MIN(d->rle_left, n);
+      const uint32_t v = d->rle_value;
+      for (int64_t i = 0; i < k; i++) out[i] = v;
+      d->rle_left -= k;
+      out += k;
+      n -= k;
+    } else if (d->bp_left > 0) {
+      int64_t k = DK_MIN(d->bp_left, n);
+      rle_take_packed(d, out, k);
+      out += k;
+      n -= k;
+    } else {
+      if (DK_UNLIKELY(d->p >= d->end))
+        return dk__error_set(err, DK_CORRUPT,
+                             "RLE/bit-packed hybrid: stream exhausted with %lld values still "
+                             "expected",
+                             (long long)n);
+      DK_RETURN_NOT_OK(rle_next_run(d, err));
+    }
+  }
+  return DK_OK;
+}
+
+dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
+                                dk_error *err) {
+  DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
+               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+  while (n > 0) {
+    if (d->rle_left > 0) {
+      int64_t k = DK_MIN(d->rle_left, n);
+      const uint32_t v = d->rle_value;
+      DK_RETURN_IF(v >= dict_len, DK_CORRUPT, err,
+                   "dictionary index %u out of range (dictionary has %u entries)", v, dict_len);
+      for (int64_t i = 0; i < k; i++) out[i] = v;
+      d->rle_left -= k;
+      out += k;
+      n -= k;
+    } else if (d->bp_left > 0) {
+      int64_t k = DK_MIN(d->bp_left, n);
+      rle_take_packed(d, out, k);
+      uint32_t mx = 0;
+      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+      if (DK_UNLIKELY(mx >= dict_len))
+        return dk__error_set(err, DK_CORRUPT,
+                             "dictionary index %u out of range (dictionary has %u entries)", mx,
+                             dict_len);
+      out += k;
+      n -= k;
+    } else {
+      if (DK_UNLIKELY(d->p >= d->end))
+        return dk__error_set(err, DK_CORRUPT,
+                             "RLE/bit-packed hybrid: stream exhausted with %lld dictionary "
+                             "indices still expected",
+                             (long long)n);
+      DK_RETURN_NOT_OK(rle_next_run(d, err));
+    }
+  }
+  return DK_OK;
+}

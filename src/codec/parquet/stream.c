@@ -1,0 +1,306 @@
+/*
+** stream.c — dk_parquet_read: projection (by name, nested path, or field_id), row-group and
+** byte-range selection (row groups whose first page lies in [start, end)), and an
+** ArrowArrayStream that decodes one batch at a time, column by column.
+*/
+#include <stdio.h>
+
+#include "codec/parquet/reader.h"
+
+typedef struct pq_stream {
+  dk_parquet_file *f;
+  const dk_allocator *alloc;
+  dk_arena arena;
+  pq_anode *root;          /* projected tree */
+  int *rgs;
+  int n_rgs, rg_pos;
+  int64_t rows_left;
+  int64_t batch;
+  int *sel;                /* selected leaf columns (file leaf index) */
+  int n_sel;
+  pq_col *cols;
+  pq_leaf_batch *batches;
+  pq_leaf_batch **lb;      /* by file leaf index */
+  int cols_open;
+  int cur_rg;
+  dk_arr builder;
+  int builder_ready;
+} pq_stream;
+
+/* ---- projection ------------------------------------------------------------------------ */
+
+static pq_anode *copy_partial(pq_stream *s, const pq_anode *orig, dk_error *err) {
+  pq_anode *c = dk_arena_alloc(&s->arena, sizeof *c, err);
+  if (!c) return NULL;
+  *c = *orig;
+  c->n_children = 0;
+  c->children = dk_arena_alloc(&s->arena, sizeof(pq_anode *) * (size_t)(orig->n_children + 1), err);
+  return c->children ? c : NULL;
+}
+
+/* Merges the chain root..target into the projected tree; target and lists/maps are taken whole. */
+static dk_status merge_chain(pq_stream *s, const pq_anode *const *chain, int len, dk_error *err) {
+  pq_anode *parent = s->root;
+  for (int t = 1; t < len; t++) {
+    const pq_anode *orig = chain[t];
+    int whole = t == len - 1 || orig->kind != PQ_AN_STRUCT;
+    int found = -1;
+    for (int i = 0; i < parent->n_children; i++)
+      if (parent->children[i] == orig || parent->children[i]->src == orig) found = i;
+    if (found >= 0) {
+      pq_anode *ch = parent->children[found];
+      if (ch == orig) return DK_OK; /* already whole */
+      if (whole) {
+        parent->children[found] = (pq_anode *)orig;
+        return DK_OK;
+      }
+      parent = ch;
+      continue;
+    }
+    if (whole) {
+      parent->children[parent->n_children++] = (pq_anode *)orig;
+      return DK_OK;
+    }
+    pq_anode *c = copy_partial(s, orig, err);
+    if (!c) return DK_NOMEM;
+    c->src = orig;
+    parent->children[parent->n_children++] = c;
+    parent = c;
+  }
+  return DK_OK;
+}
+
+static void fix_first_leaf(pq_anode *n) {
+  if (n->kind == PQ_AN_LEAF || !n->src) return;
+  for (int i = 0; i < n->n_children; i++) fix_first_leaf(n->children[i]);
+  if (n->n_children > 0) n->leaf = n->children[0]->leaf;
+}
+
+/* Resolves a dotted path (or an exact top-level name) to a chain of nodes. */
+static int resolve_path(const pq_anode *root, const char *path, const pq_anode **chain, int max) {
+  int len = 0;
+  chain[len++] = root;
+  for (int i = 0; i < root->n_children; i++)
+    if (!strcmp(root->children[i]->name, path)) {
+      chain[len++] = root->children[i];
+      return len;
+    }
+  const pq_anode *cur = root;
+  const char *p = path;
+  while (*p) {
+    const char *dot = strchr(p, '.');
+    size_t l = dot ? (size_t)(dot - p) : strlen(p);
+    const pq_anode *next = NULL;
+    if (cur->kind == PQ_AN_STRUCT) {
+      for (int i = 0; i < cur->n_children; i++)
+        if (strlen(cur->children[i]->name) == l && !memcmp(cur->children[i]->name, p, l))
+          next = cur->children[i];
+    } else {
+      return len; /* inside a list or map: the whole list/map is selected */
+    }
+    if (!next || len >= max) return 0;
+    chain[len++] = next;
+    cur = next;
+    p = dot ? dot + 1 : p + l;
+  }
+  return len;
+}
+
+static int resolve_field_id(const pq_anode *n, int32_t id, const pq_anode **chain, int depth, int max) {
+  if (depth >= max) return 0;
+  chain[depth] = n;
+  if (depth > 0 && n->has_field_id && n->field_id == id) return depth + 1;
+  for (int i = 0; i < n->n_children; i++) {
+    int r = resolve_field_id(n->children[i], id, chain, depth + 1, max);
+    if (r) return r;
+  }
+  return 0;
+}
+
+static void collect_leaves(const pq_anode *n, uint8_t *mark) {
+  if (n->kind == PQ_AN_LEAF) mark[n->leaf] = 1;
+  for (int i = 0; i < n->n_children; i++) collect_leaves(n->children[i], mark);
+}
+
+/* ---- stream callbacks -------------------------------------------------------------------- */
+
+static void close_cols(pq_stream *s) {
+  if (!s->cols_open) return;
+  for (int i = 0; i < s->n_sel; i++) dk_pq__col_close(&s->cols[i]);
+  s->cols_open = 0;
+}
+
+static dk_status stream_schema(void *st, struct ArrowSchema *out, dk_error *err) {
+  pq_stream *s = st;
+  return dk_pq__anode_schema(out, s->root, err);
+}
+
+static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_error *err) {
+  while (s->rows_left == 0) {
+    close_cols(s);
+    if (s->rg_pos >= s->n_rgs) return DK_OK; /* end: out->release stays NULL */
+    int rg = s->rgs[s->rg_pos++];
+    s->cur_rg = rg;
+    s->cols_open = 1;
+    for (int i = 0; i < s->n_sel; i++) {
+      dk_status st = dk_pq__col_open(&s->cols[i], s->f, rg, s->sel[i], err);
+      if (st) {
+        for (int j = i + 1; j < s->n_sel; j++) memset(&s->cols[j], 0, sizeof s->cols[j]);
+        return st;
+      }
+    }
+    s->rows_left = s->f->meta.row_groups[rg].num_rows;
+  }
+  int64_t n = DK_MIN(s->batch, s->rows_left);
+  for (int i = 0; i < s->n_sel; i++) {
+    dk_status st = dk_pq__col_read(&s->cols[i], n, &s->batches[i], err);
+    if (st) {
+      const pq_node *lf = s->f->leaves[s->sel[i]];
+      const pq_column_meta *cm = s->cols[i].cm;
+      char path[512];
+      size_t pl = 0;
+      path[0] = 0;
+      for (int k = 0; k < cm->n_path && pl < sizeof path - 1; k++)
+        pl += (size_t)snprintf(path + pl, sizeof path - pl, "%s%s", k ? "." : "", cm->path[k]);
+      dk__error_prefix(err, "column '%s' (row group %d)", cm->n_path ? path : lf->el->name, s->cur_rg);
+      return st;
+    }
+  }
+  DK_RETURN_NOT_OK(dk_pq__assemble(&s->builder, s->root, s->lb, n, err));
+  DK_RETURN_NOT_OK(dk_arr_finish(&s->builder, out, err));
+  s->rows_left -= n;
+  return DK_OK;
+}
+
+static dk_status stream_next(void *st, struct ArrowArray *out, dk_error *err) {
+  pq_stream *s = st;
+  dk_status r = stream_next_inner(s, out, err);
+  if (r) {
+    dk__error_prefix(err, "%s", s->f->path);
+    /* a failed batch leaves the builder in an unknown state: rebuild it */
+    dk_arr_reset(&s->builder);
+    s->builder_ready = 0;
+    s->rows_left = 0;
+    s->rg_pos = s->n_rgs;
+    close_cols(s);
+  }
+  return r;
+}
+
+static void stream_free(void *st) {
+  pq_stream *s = st;
+  if (!s) return;
+  close_cols(s);
+  if (s->batches)
+    for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
+  if (s->builder_ready) dk_arr_reset(&s->builder);
+  dk_parquet_file_free(s->f);
+  const dk_allocator *a = s->alloc;
+  dk_arena_dispose(&s->arena);
+  dk__free(a, s);
+}
+
+static dk_status build_builder(pq_stream *s, dk_error *err) {
+  struct ArrowSchema sc;
+  DK_RETURN_NOT_OK(dk_pq__anode_schema(&sc, s->root, err));
+  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->alloc, err);
+  dk_schema_release(&sc);
+  if (st == DK_OK) s->builder_ready = 1;
+  return st;
+}
+
+dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
+                          const dk_parquet_read_options *opts, dk_error *err) {
+  memset(out, 0, sizeof *out);
+  dk_parquet_read_options o;
+  memset(&o, 0, sizeof o);
+  if (opts) o = *opts;
+  if (o.batch_size < 0) return dk__error_set(err, DK_INVALID, "negative batch size");
+  pq_stream *s = dk__calloc(f->alloc, 1, sizeof *s);
+  if (!s) return dk__error_set(err, DK_NOMEM, "out of memory");
+  s->alloc = f->alloc;
+  s->f = f;
+  dk_pq__file_ref(f);
+  dk_arena_init(&s->arena, f->alloc, 4096);
+  s->batch = o.batch_size > 0 ? o.batch_size : 65536;
+  dk_status st = DK_OK;
+
+  /* projection */
+  if (o.n_columns == 0 && o.n_field_ids == 0) {
+    s->root = f->aroot;
+  } else {
+    s->root = copy_partial(s, f->aroot, err);
+    if (!s->root) DK_CHECK_GOTO(DK_NOMEM);
+    s->root->src = f->aroot;
+    const pq_anode *chain[130];
+    for (size_t i = 0; i < o.n_columns; i++) {
+      int len = resolve_path(f->aroot, o.columns[i], chain, 128);
+      if (len < 2) {
+        st = dk__error_set(err, DK_NOT_FOUND, "%s: column '%s' not found", f->path, o.columns[i]);
+        goto cleanup;
+      }
+      DK_CHECK_GOTO(merge_chain(s, chain, len, err));
+    }
+    for (size_t i = 0; i < o.n_field_ids; i++) {
+      int len = resolve_field_id(f->aroot, o.field_ids[i], chain, 0, 128);
+      if (len < 2) {
+        st = dk__error_set(err, DK_NOT_FOUND, "%s: field_id %d not found", f->path, (int)o.field_ids[i]);
+        goto cleanup;
+      }
+      DK_CHECK_GOTO(merge_chain(s, chain, len, err));
+    }
+    fix_first_leaf(s->root);
+  }
+
+  /* row groups */
+  int nrg = f->meta.n_row_groups;
+  s->rgs = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(nrg + 1), err);
+  if (!s->rgs) DK_CHECK_GOTO(DK_NOMEM);
+  for (int i = 0; i < nrg; i++) {
+    if (o.row_groups) {
+      int want = 0;
+      for (size_t k = 0; k < o.n_row_groups; k++) {
+        if (o.row_groups[k] < 0 || o.row_groups[k] >= nrg) {
+          st = dk__error_set(err, DK_INVALID, "%s: row group %d out of range (%d)", f->path,
+                             o.row_groups[k], nrg);
+          goto cleanup;
+        }
+        want |= o.row_groups[k] == i;
+      }
+      if (!want) continue;
+    }
+    if (o.range_end > 0) {
+      int64_t start = f->meta.row_groups[i].start;
+      if (start < o.range_start || start >= o.range_end) continue;
+    }
+    if (f->meta.row_groups[i].num_rows == 0) continue; /* nothing to decode */
+    s->rgs[s->n_rgs++] = i;
+  }
+
+  /* selected leaves */
+  {
+    uint8_t *mark = dk_arena_alloc(&s->arena, (size_t)f->n_leaves + 1, err);
+    s->lb = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1), err);
+    s->sel = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
+    s->cols = dk_arena_alloc(&s->arena, sizeof(pq_col) * (size_t)(f->n_leaves + 1), err);
+    s->batches = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch) * (size_t)(f->n_leaves + 1), err);
+    if (!mark || !s->lb || !s->sel || !s->cols || !s->batches) DK_CHECK_GOTO(DK_NOMEM);
+    memset(mark, 0, (size_t)f->n_leaves + 1);
+    memset(s->lb, 0, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1));
+    memset(s->cols, 0, sizeof(pq_col) * (size_t)(f->n_leaves + 1));
+    collect_leaves(s->root, mark);
+    for (int i = 0; i < f->n_leaves; i++)
+      if (mark[i]) {
+        dk_pq__leaf_batch_init(&s->batches[s->n_sel], f->alloc);
+        s->lb[i] = &s->batches[s->n_sel];
+        s->sel[s->n_sel++] = i;
+      }
+  }
+  DK_CHECK_GOTO(build_builder(s, err));
+
+  static const dk_stream_impl impl = {stream_schema, stream_next, stream_free};
+  return dk_stream_init(out, &impl, s, f->alloc, err); /* releases s on failure */
+cleanup:
+  stream_free(s);
+  return st;
+}

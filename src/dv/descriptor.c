@@ -1,0 +1,154 @@
+/*
+** descriptor.c — DeletionVectorDescriptor: validation, uniqueId and the DV file's path.
+**
+** Follows Delta PROTOCOL.md § "Deletion Vector Descriptor Schema" and its § "Derived
+** Fields": uniqueId is storageType + pathOrInlineDv, plus "@" + offset when the offset is
+** present; a 'u' DV lives at <table>/<random prefix>/deletion_vector_<uuid>.bin where the
+** UUID is the Z85 decoding of the last 20 characters and the prefix is whatever precedes
+** them; a 'p' DV names its file by an absolute path/URI (the format of `add.path`).
+*/
+#include "dv/dv.h"
+
+dk_status dk_dv_descriptor_init(dk_dv_descriptor *out, dk_str storage_type, dk_str path,
+                                const int64_t *offset, int64_t size_in_bytes,
+                                int64_t cardinality, dk_error *err) {
+  memset(out, 0, sizeof *out);
+  char t = storage_type.len == 1 ? storage_type.ptr[0] : 0;
+  DK_RETURN_IF(t != 'u' && t != 'i' && t != 'p', DK_CORRUPT, err,
+               "deletionVector.storageType \"%.*s\" is not one of u, i, p",
+               (int)DK_MIN(storage_type.len, 16), storage_type.ptr ? storage_type.ptr : "");
+  DK_RETURN_IF(t == 'i' && offset, DK_CORRUPT, err,
+               "deletionVector: an inline DV must not have an offset");
+  DK_RETURN_IF(offset && *offset < 0, DK_CORRUPT, err,
+               "deletionVector.offset %lld is negative", (long long)*offset);
+  DK_RETURN_IF(size_in_bytes < 0 || size_in_bytes > INT32_MAX, DK_CORRUPT, err,
+               "deletionVector.sizeInBytes %lld is not a non-negative Int",
+               (long long)size_in_bytes);
+  DK_RETURN_IF(cardinality < 0, DK_CORRUPT, err, "deletionVector.cardinality %lld is negative",
+               (long long)cardinality);
+  DK_RETURN_IF(t == 'u' && path.len < DK_DV_UUID_Z85_LEN, DK_CORRUPT, err,
+               "deletionVector.pathOrInlineDv has %zu characters; a 'u' DV needs at least %d",
+               path.len, DK_DV_UUID_Z85_LEN);
+  DK_RETURN_IF(t == 'p' && path.len == 0, DK_CORRUPT, err,
+               "deletionVector.pathOrInlineDv is empty for a 'p' DV");
+  out->storage_type = (dk_dv_storage_type)t;
+  out->path_or_inline = path;
+  out->has_offset = offset != NULL;
+  out->offset = offset ? *offset : 0;
+  out->size_in_bytes = (int32_t)size_in_bytes;
+  out->cardinality = cardinality;
+  return DK_OK;
+}
+
+dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_descriptor *d, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_buf_putc(out, (char)d->storage_type, err));
+  DK_RETURN_NOT_OK(dk_buf_append(out, d->path_or_inline.ptr, d->path_or_inline.len, err));
+  if (d->has_offset) DK_RETURN_NOT_OK(dk_buf_printf(out, err, "@%lld", (long long)d->offset));
+  return DK_OK;
+}
+
+static int dv_hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Appends s[0..n) with %XX escapes decoded (RFC 3986 percent-encoding). */
+static dk_status dv_percent_decode(dk_buf *out, const char *s, size_t n, dk_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '%') {
+      int h = i + 2 < n ? dv_hexval(s[i + 1]) : -1, l = i + 2 < n ? dv_hexval(s[i + 2]) : -1;
+      DK_RETURN_IF(h < 0 || l < 0, DK_CORRUPT, err,
+                   "deletionVector path: bad percent escape at character %zu", i);
+      DK_RETURN_IF(h == 0 && l == 0, DK_CORRUPT, err,
+                   "deletionVector path: %%00 at character %zu", i);
+      c = (char)(h << 4 | l);
+      i += 2;
+    }
+    DK_RETURN_NOT_OK(dk_buf_putc(out, c, err));
+  }
+  return DK_OK;
+}
+
+static dk_status dv_append_root(dk_buf *out, const char *table_root, dk_error *err) {
+  size_t n = strlen(table_root);
+  while (n > 1 && table_root[n - 1] == '/') n--;
+  DK_RETURN_NOT_OK(dk_buf_append(out, table_root, n, err));
+  if (!(n == 1 && table_root[0] == '/')) DK_RETURN_NOT_OK(dk_buf_putc(out, '/', err));
+  return DK_OK;
+}
+
+static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_descriptor *d,
+                                 dk_buf *out, dk_error *err) {
+  const char *s = d->path_or_inline.ptr;
+  size_t plen = d->path_or_inline.len - DK_DV_UUID_Z85_LEN;
+  /* The random prefix is a directory name: refuse anything that would leave the table. */
+  for (size_t i = 0; i < plen; i++)
+    DK_RETURN_IF(s[i] == '/' || s[i] == '\\' || s[i] == 0, DK_CORRUPT, err,
+                 "deletionVector: random prefix \"%.*s\" is not a plain directory name",
+                 (int)DK_MIN(plen, 64), s);
+  DK_RETURN_IF((plen == 1 && s[0] == '.') || (plen == 2 && s[0] == '.' && s[1] == '.'),
+               DK_CORRUPT, err, "deletionVector: random prefix \"%.*s\" is not allowed",
+               (int)plen, s);
+  DK_RETURN_IF(!table_root, DK_INVALID, err, "deletionVector: a 'u' DV needs the table root");
+  uint8_t uuid[16];
+  dk_buf raw;
+  dk_buf_init(&raw, out->alloc);
+  dk_status st = dk_z85_decode(&raw, s + plen, DK_DV_UUID_Z85_LEN, err);
+  if (st != DK_OK) {
+    dk_buf_dispose(&raw);
+    dk__error_prefix(err, "deletionVector UUID \"%.*s\"", (int)DK_DV_UUID_Z85_LEN, s + plen);
+    return st;
+  }
+  memcpy(uuid, raw.data, 16);
+  dk_buf_dispose(&raw);
+  DK_RETURN_NOT_OK(dv_append_root(out, table_root, err));
+  if (plen) {
+    DK_RETURN_NOT_OK(dk_buf_append(out, s, plen, err));
+    DK_RETURN_NOT_OK(dk_buf_putc(out, '/', err));
+  }
+  DK_RETURN_NOT_OK(dk_buf_puts(out, "deletion_vector_", err));
+  static const char hex[] = "0123456789abcdef";
+  char text[37];
+  size_t k = 0;
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text[k++] = '-';
+    text[k++] = hex[uuid[i] >> 4];
+    text[k++] = hex[uuid[i] & 15];
+  }
+  DK_RETURN_NOT_OK(dk_buf_append(out, text, 36, err));
+  return dk_buf_puts(out, ".bin", err);
+}
+
+dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_descriptor *d, dk_buf *out,
+                             dk_error *err) {
+  switch (d->storage_type) {
+    case DK_DV_STORAGE_UUID: return dv_resolve_uuid(table_root, d, out, err);
+    case DK_DV_STORAGE_PATH: {
+      const char *s = d->path_or_inline.ptr;
+      size_t n = d->path_or_inline.len;
+      if (n >= 5 && !strncmp(s, "file:", 5)) {
+        s += 5, n -= 5;
+        if (n >= 2 && s[0] == '/' && s[1] == '/') {
+          /* file://authority/path: only an empty authority or localhost is local. */
+          const char *slash = memchr(s + 2, '/', n - 2);
+          size_t alen = slash ? (size_t)(slash - (s + 2)) : n - 2;
+          DK_RETURN_IF(!(alen == 0 || (alen == 9 && !strncmp(s + 2, "localhost", 9))),
+                       DK_UNSUPPORTED, err,
+                       "deletionVector path \"%.*s\": file URI with a remote host",
+                       (int)DK_MIN(d->path_or_inline.len, 256), d->path_or_inline.ptr);
+          s += 2 + alen, n -= 2 + alen;
+        }
+        DK_RETURN_IF(n == 0 || s[0] != '/', DK_CORRUPT, err,
+                     "deletionVector path \"%.*s\" is not absolute",
+                     (int)DK_MIN(d->path_or_inline.len, 256), d->path_or_inline.ptr);
+      }
+      return dv_percent_decode(out, s, n, err);
+    }
+    case DK_DV_STORAGE_INLINE:
+      return dk__error_set(err, DK_INVALID, "deletionVector: an inline DV has no file path");
+  }
+  return dk__error_set(err, DK_INVALID, "deletionVector: bad storage type");
+}
