@@ -131,8 +131,10 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     dk_error_init(&err);
     dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
     if (dk_table_open(&t, root, NULL, &err) != DK_OK || dk_snapshot_open(&s, t, &o, &err) != DK_OK) {
+      fprintf(stderr, "  %s: open failed: %s\n", id, err.message);
+      failures++;
       dk_table_free(t);
-      continue; /* Parquet checkpoints: covered once the reader is merged */
+      continue;
     }
     const dk_type *schema = dk_snapshot_schema(s);
     /* typed tuples from the files */
