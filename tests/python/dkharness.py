@@ -412,10 +412,13 @@ def _map_sort(pairs: list) -> list:
     return sorted(pairs, key=lambda kv: canonical_text(kv[0]))
 
 
+_CANON_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                  allow_nan=False)
+
+
 def canonical_text(v: Any) -> str:
     """The canonical JSON text of an encoded value (object keys sorted, compact)."""
-    return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return _CANON_ENCODER.encode(v)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -58,35 +58,36 @@ def ref_dk_value(v, t):
     return v
 
 
+def ref_dk_rows(table):
+    """dk-style rows (parsed JSON objects) of a pyarrow table."""
+    fields = [(f.name, f.type) for f in table.schema]
+    return [{n: _float_numbers(ref_dk_value(row[n], t), t) for n, t in fields}
+            for row in table.to_pylist()]
+
+
 def ref_dk_jsonl(table):
     """dk-style JSONL text of a pyarrow table (floats as shortest round-trip numbers)."""
-    lines = []
-    for row in table.to_pylist():
-        obj = {f.name: ref_dk_value(row[f.name], f.type) for f in table.schema}
-        text = json.dumps(obj, ensure_ascii=False)
-        # json.dumps prints floats with repr already; our ref encoder made them strings so
-        # that NaN/Infinity stay strings: turn finite ones back into JSON numbers.
-        lines.append(text)
-    return "\n".join(_unquote_finite_floats(json.loads(x), table.schema) for x in lines) + "\n"
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ref_dk_rows(table))
 
 
-def _unquote_finite_floats(obj, schema):
-    def fix(v, t):
-        if v is None:
-            return None
-        if pa.types.is_floating(t):
-            return v if v in ("NaN", "Infinity", "-Infinity") else float(v)
-        if pa.types.is_map(t):
-            if isinstance(v, dict):
-                return {k: fix(x, t.item_type) for k, x in v.items()}
-            return [[fix(k, t.key_type), fix(x, t.item_type)] for k, x in v]
-        if pa.types.is_list(t) or pa.types.is_large_list(t):
-            return [fix(x, t.value_type) for x in v]
-        if pa.types.is_struct(t):
-            return {t.field(i).name: fix(v[t.field(i).name], t.field(i).type)
-                    for i in range(t.num_fields)}
-        return v
-    return json.dumps({f.name: fix(obj[f.name], f.type) for f in schema}, ensure_ascii=False)
+def _float_numbers(v, t):
+    """ref_dk_value gives floats as repr strings; finite ones become JSON numbers again."""
+    if v is None:
+        return None
+    if isinstance(t, pa.DictionaryType):
+        t = t.value_type
+    if pa.types.is_floating(t):
+        return v if v in ("NaN", "Infinity", "-Infinity") else float(v)
+    if pa.types.is_map(t):
+        if isinstance(v, dict):
+            return {k: _float_numbers(x, t.item_type) for k, x in v.items()}
+        return [[_float_numbers(k, t.key_type), _float_numbers(x, t.item_type)] for k, x in v]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_float_numbers(x, t.value_type) for x in v]
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _float_numbers(v[t.field(i).name], t.field(i).type)
+                for i in range(t.num_fields)}
+    return v
 
 
 def ref_manifest_scalar(v, t):
@@ -381,7 +382,7 @@ def test_canon_paths_reproduce_golden_expected(case):
     for t in tables:
         got_a.extend(h.canon_arrow(t, schema))
         # path (b): dk-style JSONL of the same data, parsed back under the Delta schema
-        got_b.extend(h.canon_dk_jsonl(ref_dk_jsonl(_as_delta_typed(t, schema)), schema))
+        got_b.extend(h.canon_dk_jsonl(ref_dk_rows(_as_delta_typed(t, schema)), schema))
     want = h.expected_rows(case)
     assert len(want) == case["row_count"]
     h.assert_rows_equal(got_a, want)
