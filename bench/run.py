@@ -111,6 +111,7 @@ class Result:
     extra: dict = field(default_factory=dict)
     reason: str = ""
     vs_dk: str = ""
+    cpu_vs_dk: float | None = None  # this row's CPU seconds / dk's
     samples: list[float] = field(default_factory=list)
 
 
@@ -218,6 +219,8 @@ def add_ratios(results: list[Result]) -> None:
             r.vs_dk = "n/a (dk pending)" if any(
                 x.system == "dk" and x.variant == r.variant for x in results) else ""
             continue
+        if r.cpu_median_s and d.cpu_median_s:
+            r.cpu_vs_dk = r.cpu_median_s / d.cpu_median_s
         q = r.median_s / d.median_s
         r.vs_dk = (f"dk is {q:.2f}× faster than {r.system}" if q >= 1
                    else f"dk is {1 / q:.2f}× slower than {r.system}")
@@ -285,8 +288,8 @@ def _busy(host: dict) -> bool:
 
 def render_table(results: list[Result]) -> str:
     head = ("| system | variant | threads | median s | min s | max s | n | CPU s "
-            "| peak RSS MiB | rows | vs dk / status |")
-    lines = [head, "|" + "---|" * 11]
+            "| CPU ÷ dk CPU | peak RSS MiB | rows | vs dk (median wall) / status |")
+    lines = [head, "|" + "---|" * 12]
     for r in results:
         status = r.vs_dk if r.status == "ok" else f"**{r.status}**: {r.reason}"
         if r.status == "ok" and r.reason:
@@ -294,7 +297,8 @@ def render_table(results: list[Result]) -> str:
         lines.append(
             f"| {r.system} | {r.variant} | {'—' if r.threads is None else r.threads} "
             f"| {_fmt(r.median_s)} | {_fmt(r.min_s)} | {_fmt(r.max_s)} | {r.repeats or '—'} "
-            f"| {_fmt(r.cpu_median_s)} | {_fmt(r.peak_rss_mib, '.0f')} | {'—' if r.rows is None else r.rows} "
+            f"| {_fmt(r.cpu_median_s)} | {_fmt(r.cpu_vs_dk, '.2f')} "
+            f"| {_fmt(r.peak_rss_mib, '.0f')} | {'—' if r.rows is None else r.rows} "
             f"| {status} |")
     return "\n".join(lines)
 
