@@ -84,6 +84,7 @@ class Run:
     argv: list[str] | None      # process to run; None with `pending` set
     mode: str = "inner"         # "inner": process prints seconds; "wall": time the process
     pending: str | None = None  # reason the run cannot happen yet
+    error: str | None = None    # a failed pre-check (e.g. wrong answer): reported, not timed
     note: str = ""
 
 
@@ -162,6 +163,9 @@ def warm(files: list[Path]) -> None:
 
 def measure(run: Run, ctx: Ctx) -> Result:
     r = Result(run.system, run.variant, run.threads, "ok")
+    if run.error:
+        r.status, r.reason = "error", run.error
+        return r
     if run.pending or run.argv is None:
         r.status, r.reason = "pending", run.pending or "not available"
         return r
