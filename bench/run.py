@@ -261,15 +261,21 @@ def host_info(ctx: Ctx) -> dict:
             versions[mod] = version(mod)
         except Exception:  # noqa: BLE001
             versions[mod] = "?"
-    git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                         capture_output=True, text=True).stdout.strip()
     cache = {}
     cc = ctx.build / "CMakeCache.txt"
     if cc.exists():
         for line in cc.read_text(errors="replace").splitlines():
-            for key in ("CMAKE_BUILD_TYPE", "DK_SANITIZE", "DK_NATIVE", "CMAKE_C_COMPILER:"):
-                if line.startswith(key.rstrip(":") + ":"):
-                    cache[key.rstrip(":")] = line.split("=", 1)[1]
+            for key in ("CMAKE_BUILD_TYPE", "DK_SANITIZE", "DK_NATIVE", "CMAKE_C_COMPILER",
+                        "CMAKE_HOME_DIRECTORY"):
+                if line.startswith(key + ":"):
+                    cache[key] = line.split("=", 1)[1]
+    src = cache.get("CMAKE_HOME_DIRECTORY", str(REPO))  # the sources dk was built from
+    git = subprocess.run(["git", "-C", src, "describe", "--always", "--dirty"],
+                         capture_output=True, text=True).stdout.strip()
+    subject = subprocess.run(["git", "-C", src, "log", "-1", "--format=%s"],
+                             capture_output=True, text=True).stdout.strip()
+    if subject:
+        git += f" “{subject[:80]}”"
     return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
             "python": platform.python_version(), "versions": versions, "dk_git": git,
             "dk_build": str(ctx.build), "dk_cmake": cache}
