@@ -347,6 +347,18 @@ fail:
   return st;
 }
 
+/* Value of a short unsigned integer token (digits only, at most 3), else -1. */
+static long tok_small_int(const parser *p, const tok *t) {
+  size_t n = t->end - t->start;
+  if (n == 0 || n > 3) return -1;
+  long v = 0;
+  for (size_t i = t->start; i < t->end; i++) {
+    if (!is_digit(p->s[i])) return -1;
+    v = v * 10 + (p->s[i] - '0');
+  }
+  return v;
+}
+
 static dk_status parse_operand(parser *p, dk_expr **out) {
   *out = NULL;
   tok t = p->cur, nx;
@@ -442,11 +454,11 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     DK_RETURN_NOT_OK(advance(p));
     DK_RETURN_NOT_OK(advance(p));
     if (p->cur.kind != T_NUMBER) return lex_error(p, p->cur.start, "expected precision");
-    prec = strtol(p->s + p->cur.start, NULL, 10);
+    prec = tok_small_int(p, &p->cur);
     DK_RETURN_NOT_OK(advance(p));
     DK_RETURN_NOT_OK(expect(p, T_COMMA, "','"));
     if (p->cur.kind != T_NUMBER) return lex_error(p, p->cur.start, "expected scale");
-    scale = strtol(p->s + p->cur.start, NULL, 10);
+    scale = tok_small_int(p, &p->cur);
     DK_RETURN_NOT_OK(advance(p));
     if (p->cur.kind != T_RPAREN) return lex_error(p, p->cur.start, "expected ')'");
     if (prec < 1 || prec > 38 || scale < 0 || scale > prec)
