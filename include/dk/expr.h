@@ -218,14 +218,14 @@ DK_API dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
  * accept "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp") and ISO-8601 with 'T' and
  * 'Z' or an offset. Malformed values are DK_CORRUPT.
  */
-DK_API dk_status dk_partition_value_parse(dk_expr **out_literal, const char *text,
+DK_API dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
                                           const char *delta_type, dk_error *err);
 
 /**
  * Builds a struct batch of n_rows rows (one per file) for `schema` (a "+s" schema whose
  * fields are the partition columns) from serialized partition values, row-major:
  * values[row * schema->n_children + col], NULL = null. The Arrow type of each field decides
- * how its text is parsed (as dk_partition_value_parse does). Evaluate a predicate bound to
+ * how its text is parsed (as dk_partition_literal_parse does). Evaluate a predicate bound to
  * the same schema over it to prune files exactly.
  */
 DK_API dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *schema,

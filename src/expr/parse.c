@@ -606,9 +606,9 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
       st = lex_error(p, p->cur.start, "LIKE needs a string pattern");
       goto cleanup;
     }
-    char *pre;
-    size_t len;
-    bool exact;
+    char *pre = NULL;
+    size_t len = 0;
+    bool exact = false;
     DK_CHECK_GOTO(like_prefix(p, &p->cur, &pre, &len, &exact));
     st = advance(p);
     dk_expr *r = NULL;

@@ -5,7 +5,7 @@
 */
 #include "expr/expr_int.h"
 
-dk_status dk_partition_value_parse(dk_expr **out_literal, const char *text,
+dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
                                    const char *delta_type, dk_error *err) {
   *out_literal = NULL;
   DK_RETURN_IF(!delta_type, DK_INVALID, err, "NULL partition column type");

@@ -347,7 +347,7 @@ DK_TEST(expr__partition_value_parse) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     dk_expr *l;
-    CHECK_OK(dk_partition_value_parse(&l, cases[i].text, cases[i].type, &err), &err);
+    CHECK_OK(dk_partition_literal_parse(&l, cases[i].text, cases[i].type, &err), &err);
     char *s;
     CHECK_OK(dk_expr_to_string(&s, l, &err), &err);
     if (strcmp(s, cases[i].printed) != 0)
@@ -357,9 +357,9 @@ DK_TEST(expr__partition_value_parse) {
     dk_expr_free(l);
   }
   dk_expr *l;
-  CHECK_STATUS(dk_partition_value_parse(&l, "128", "byte", &err), DK_CORRUPT);
-  CHECK_STATUS(dk_partition_value_parse(&l, "2021-13-01", "date", &err), DK_CORRUPT);
-  CHECK_STATUS(dk_partition_value_parse(&l, "1.234", "decimal(5,2)", &err), DK_CORRUPT);
-  CHECK_STATUS(dk_partition_value_parse(&l, "yes", "boolean", &err), DK_CORRUPT);
-  CHECK_STATUS(dk_partition_value_parse(&l, "1", "interval", &err), DK_UNSUPPORTED);
+  CHECK_STATUS(dk_partition_literal_parse(&l, "128", "byte", &err), DK_CORRUPT);
+  CHECK_STATUS(dk_partition_literal_parse(&l, "2021-13-01", "date", &err), DK_CORRUPT);
+  CHECK_STATUS(dk_partition_literal_parse(&l, "1.234", "decimal(5,2)", &err), DK_CORRUPT);
+  CHECK_STATUS(dk_partition_literal_parse(&l, "yes", "boolean", &err), DK_CORRUPT);
+  CHECK_STATUS(dk_partition_literal_parse(&l, "1", "interval", &err), DK_UNSUPPORTED);
 }
