@@ -1,0 +1,879 @@
+/*
+** scan.c — dk_scan: plans a scan of a snapshot (output columns, selected files) and reads it
+** into Arrow batches: data files through dk's Parquet reader, columns mapped from physical to
+** logical (PROTOCOL.md "Column Mapping"), missing columns as nulls, widened types, partition
+** columns materialised from partitionValues ("Partition Value Serialization"), deletion
+** vectors applied ("Deletion Vectors"), `_metadata` and row tracking ("Row Tracking"), LIMIT.
+** Output order: data columns, partition columns, then `_metadata`.
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "dk/parquet.h"
+#include "dv/dv.h"
+#include "log/log.h"
+#include "scan/scan_int.h"
+
+/* ---- plan ----------------------------------------------------------------------------------- */
+
+typedef struct scan_col {
+  const dk_field *field; /* logical field of the table schema */
+  int is_partition;
+} scan_col;
+
+/* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
+typedef struct scan_plan {
+  const dk_allocator *alloc;
+  char *root;                 /* table root path */
+  dk_column_mapping_mode mode;
+  size_t n_cols;
+  scan_col *cols;
+  struct ArrowSchema out_schema; /* "+s": cols..., [_metadata] */
+  unsigned meta;
+  int64_t limit;
+  int64_t batch_size;
+  const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
+  const char *row_cv_col;     /* materialised row-commit-version column or NULL */
+} scan_plan;
+
+/* One file to read (or a byte range of it). */
+typedef struct scan_task {
+  const char *path;           /* as in the log (relative or absolute URI) */
+  int64_t size, mtime;
+  const char *const *pvals;   /* one text per partition output column (NULL = null) */
+  const dk_dv_descriptor *dv; /* NULL: none */
+  int has_base_row_id;
+  int64_t base_row_id;
+  int has_default_rcv;
+  int64_t default_rcv;
+  int64_t range_start, range_end; /* range_end == 0: the whole file */
+} scan_task;
+
+struct dk_scan {
+  const dk_allocator *alloc;
+  dk_snapshot *snap;
+  scan_plan plan;
+  int64_t n_files;
+  int64_t *files;   /* indices into the snapshot's active files */
+  const char **pvals; /* n_files * n_partition_out texts */
+  size_t n_part_out;
+  dk_scan_stats stats;
+};
+
+static void stat_add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+
+static void plan_dispose(scan_plan *p) {
+  dk__free(p->alloc, p->root);
+  dk__free(p->alloc, p->cols);
+  dk_schema_release(&p->out_schema);
+  memset(p, 0, sizeof *p);
+}
+
+static const char *const meta_names[] = {"file_path", "file_name", "file_size", "file_block_start",
+                                         "file_block_length", "file_modification_time",
+                                         "row_index", "row_id", "row_commit_version"};
+
+/* Builds the output schema from the logical Arrow schema of the table. */
+static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
+  struct ArrowSchema logical;
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  dk_atype st = dk_atype_make(DK_AT_STRUCT);
+  int64_t n = (int64_t)p->n_cols + (p->meta ? 1 : 0);
+  dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
+  for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
+    int64_t li = p->cols[i].field - schema->fields;
+    dk_schema_release(p->out_schema.children[i]);
+    s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+  }
+  if (s == DK_OK && p->meta) {
+    struct ArrowSchema *m = p->out_schema.children[p->n_cols];
+    dk_schema_release(m);
+    int nm = 0;
+    for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
+    s = dk_schema_init(m, &st, "_metadata", 0, nm, err);
+    int k = 0;
+    for (int b = 0; s == DK_OK && b < 9; b++) {
+      if (!((p->meta >> b) & 1)) continue;
+      dk_atype t = dk_atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
+      if (b == 5) t = dk_atype_timestamp(DK_TU_MICRO, "UTC");
+      dk_schema_release(m->children[k]);
+      s = dk_schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
+      k++;
+    }
+  }
+  dk_schema_release(&logical);
+  return s;
+}
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+static int is_partition_col(const dk_metadata *md, const char *name) {
+  for (size_t i = 0; i < md->n_partition_columns; i++)
+    if (!strcasecmp(md->partition_columns[i], name)) return 1;
+  return 0;
+}
+
+dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
+                      dk_error *err) {
+  *out = NULL;
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.limit = -1;
+  if (opts) {
+    DK_RETURN_IF(opts->version != DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
+                 "scan: unknown options version %u", opts->version);
+    o = *opts;
+  }
+  DK_RETURN_IF(o.filter != NULL, DK_UNSUPPORTED, err, "scan: filters are not implemented yet");
+  DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
+               "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
+  const dk_allocator *alloc = NULL;
+  dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  s->alloc = alloc;
+  s->snap = dk_snapshot_ref(snap);
+  scan_plan *p = &s->plan;
+  p->alloc = alloc;
+  p->mode = dk_snapshot_column_mapping_mode(snap);
+  p->meta = o.metadata_fields;
+  p->limit = o.limit;
+  p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
+  dk_status st = DK_OK;
+  const dk_type *schema = dk_snapshot_schema(snap);
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  p->root = dk__strdup(alloc, dk_snapshot_table_root(snap));
+  size_t ncap = o.columns ? o.n_columns : schema->n_fields;
+  p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
+  if (!p->root || !p->cols) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    goto cleanup;
+  }
+  if ((p->meta & (DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION)) &&
+      !dk_snapshot_has_feature(snap, "rowTracking")) {
+    st = dk__error_set(err, DK_INVALID,
+                       "scan: _metadata.row_id/row_commit_version need row tracking (table "
+                       "feature rowTracking)");
+    goto cleanup;
+  }
+  p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
+  p->row_cv_col =
+      dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
+  if (o.columns) {
+    for (size_t i = 0; i < o.n_columns; i++) {
+      const char *name = o.columns[i];
+      if (strchr(name, '.')) {
+        st = dk__error_set(err, DK_UNSUPPORTED, "scan: nested column projection ('%s') is not "
+                           "implemented yet", name);
+        goto cleanup;
+      }
+      const dk_field *f = dk_schema_find(schema, name);
+      if (!f) {
+        st = dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s' in the table schema", name);
+        goto cleanup;
+      }
+      p->cols[p->n_cols].field = f;
+      p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    }
+  } else {
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 0) {
+        for (size_t i = 0; i < schema->n_fields; i++)
+          if (!is_partition_col(md, schema->fields[i].name)) {
+            p->cols[p->n_cols].field = &schema->fields[i];
+            p->cols[p->n_cols++].is_partition = 0;
+          }
+      } else {
+        for (size_t k = 0; k < md->n_partition_columns; k++) {
+          const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
+          if (!f) {
+            st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                               p->root, md->partition_columns[k]);
+            goto cleanup;
+          }
+          p->cols[p->n_cols].field = f;
+          p->cols[p->n_cols++].is_partition = 1;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < p->n_cols; i++) s->n_part_out += (size_t)p->cols[i].is_partition;
+  DK_CHECK_GOTO(plan_build_schema(p, schema, err));
+
+  /* files: no pruning yet */
+  int64_t nf = dk_snapshot_num_files(snap);
+  s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
+  s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
+                        sizeof *s->pvals);
+  if (!s->files || !s->pvals) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    goto cleanup;
+  }
+  s->stats.files_total = nf;
+  s->stats.rows_estimated = 0;
+  for (int64_t i = 0; i < nf; i++) {
+    dk_file_entry f;
+    DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    size_t k = 0;
+    for (size_t c = 0; c < p->n_cols; c++) {
+      if (!p->cols[c].is_partition) continue;
+      int is_null = 0;
+      const char *v = dk_file_partition_value(snap, &f, p->cols[c].field->name, &is_null);
+      s->pvals[s->n_files * (int64_t)s->n_part_out + (int64_t)k++] = is_null ? NULL : v;
+    }
+    s->files[s->n_files++] = i;
+    s->stats.bytes_selected += f.size;
+  }
+  s->stats.files_selected = s->n_files;
+  s->stats.rows_estimated = -1;
+  *out = s;
+  return DK_OK;
+cleanup:
+  dk_scan_free(s);
+  return st;
+}
+
+void dk_scan_free(dk_scan *s) {
+  if (!s) return;
+  plan_dispose(&s->plan);
+  dk__free(s->alloc, s->files);
+  dk__free(s->alloc, s->pvals);
+  dk_snapshot_free(s->snap);
+  dk__free(s->alloc, s);
+}
+
+dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err) {
+  return dk_schema_copy(out, &scan->plan.out_schema, err);
+}
+
+const dk_expr *dk_scan_residual(const dk_scan *scan) {
+  (void)scan;
+  return NULL;
+}
+
+void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
+  dk_scan_stats *s = (dk_scan_stats *)&scan->stats;
+  int64_t *src = (int64_t *)s, *dst = (int64_t *)out;
+  for (size_t i = 0; i < sizeof *s / sizeof(int64_t); i++)
+    dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+int64_t dk_scan_num_files(const dk_scan *scan) { return scan->n_files; }
+
+static int64_t stats_num_records(const char *stats) {
+  if (!stats) return -1;
+  const char *p = strstr(stats, "\"numRecords\"");
+  if (!p) return -1;
+  p += 12;
+  while (*p == ' ' || *p == ':') p++;
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  return end == p || v < 0 ? -1 : (int64_t)v;
+}
+
+dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
+               i);
+  DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
+  out->num_records = stats_num_records(out->entry.stats);
+  return DK_OK;
+}
+
+/* ---- reading one file ---------------------------------------------------------------------- */
+
+typedef struct file_reader {
+  const scan_plan *plan;
+  dk_scan_stats *stats;  /* may be NULL */
+  dk_storage *sto;
+  const scan_task *task;
+  char *full_path;       /* local path */
+  char *uri;             /* file:// URI for _metadata.file_path */
+  dk_parquet_file *pf;
+  dk_dv *dv;
+  int n_rg, rg;          /* row groups; next one to open */
+  int64_t rg_first_row;  /* row index of the current row group's first row */
+  int64_t next_row;      /* row index of the next batch's first row */
+  int64_t rg_end_row;    /* row index after the current row group */
+  struct ArrowArrayStream stream; /* current row group's stream */
+  int has_stream;
+  int in_rg;             /* a row group is open (with or without a stream) */
+  struct ArrowSchema read_schema; /* schema of the stream's batches */
+  int64_t *col_src;      /* per output data column: child of the batch, or -1 */
+  int64_t row_id_src, row_cv_src; /* children holding materialised row tracking, or -1 */
+  dk_scalar *pscalars;   /* partition values, per partition output column */
+  int64_t *idx;          /* selection scratch */
+  uint8_t *keep;
+  int64_t scratch_cap;
+} file_reader;
+
+static void file_reader_close(file_reader *r) {
+  const dk_allocator *a = r->plan->alloc;
+  if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
+  r->has_stream = 0;
+  dk_schema_release(&r->read_schema);
+  dk_parquet_file_free(r->pf);
+  dk_dv_free(r->dv);
+  dk__free(a, r->full_path);
+  dk__free(a, r->uri);
+  dk__free(a, r->col_src);
+  dk__free(a, r->pscalars);
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  memset(r, 0, sizeof *r);
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Resolves a log path against the root: absolute URIs (file:/x, file:///x) become local paths
+** (percent-decoded); relative paths are already decoded by the log reader. */
+static dk_status resolve_path(char **out, const char *root, const char *path,
+                              const dk_allocator *a, dk_error *err) {
+  dk_buf b;
+  dk_buf_init(&b, a);
+  dk_status st = DK_OK;
+  if (!strncmp(path, "file:", 5)) {
+    const char *p = path + 5;
+    if (!strncmp(p, "//localhost/", 12)) p += 11;
+    else if (!strncmp(p, "///", 3)) p += 2;
+    for (; *p && !st; p++) {
+      if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+        st = dk_buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
+        p += 2;
+      } else {
+        st = dk_buf_putc(&b, *p, err);
+      }
+    }
+  } else if (path[0] == '/') {
+    st = dk_buf_puts(&b, path, err);
+  } else if (strstr(path, "://")) {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: data file '%s' is not on the local file system",
+                       path);
+  } else {
+    st = dk_buf_printf(&b, err, "%s/%s", root, path);
+  }
+  if (!st) st = dk_buf_putc(&b, 0, err);
+  if (st) {
+    dk_buf_dispose(&b);
+    return st;
+  }
+  *out = dk__strdup(a, (const char *)b.data);
+  dk_buf_dispose(&b);
+  DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+  return DK_OK;
+}
+
+static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                                  dk_storage *sto, const scan_task *t, dk_error *err) {
+  memset(r, 0, sizeof *r);
+  r->plan = plan;
+  r->stats = stats;
+  r->sto = sto;
+  r->task = t;
+  const dk_allocator *a = plan->alloc;
+  r->row_id_src = r->row_cv_src = -1;
+  DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
+  if (plan->meta & DK_META_FILE_PATH) {
+    dk_buf b;
+    dk_buf_init(&b, a);
+    dk_status st = dk_buf_printf(&b, err, "file://%s", r->full_path);
+    if (!st) st = dk_buf_putc(&b, 0, err);
+    if (!st) r->uri = dk__strdup(a, (const char *)b.data);
+    dk_buf_dispose(&b);
+    DK_RETURN_NOT_OK(st);
+    DK_RETURN_IF(!r->uri, DK_NOMEM, err, "out of memory (scan)");
+  }
+  dk_parquet_open_options po;
+  memset(&po, 0, sizeof po);
+  po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
+  po.alloc = a;
+  po.file_size = t->size > 0 ? t->size : 0;
+  DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
+  r->n_rg = dk_parquet_num_row_groups(r->pf);
+  if (t->dv) {
+    dk_dv_desc d;
+    int64_t off = t->dv->offset;
+    const char *pth = t->dv->path_or_inline_dv;
+    char stype = t->dv->storage_type;
+    DK_RETURN_NOT_OK(dk_dv_descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
+                                           off >= 0 ? &off : NULL, t->dv->size_in_bytes,
+                                           t->dv->cardinality, err));
+    DK_RETURN_NOT_OK(dk_dv_load(&r->dv, sto, plan->root, &d, a, err));
+  }
+  size_t np = 0;
+  for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;
+  r->pscalars = dk__calloc(a, np ? np : 1, sizeof *r->pscalars);
+  r->col_src = dk__calloc(a, plan->n_cols ? plan->n_cols : 1, sizeof *r->col_src);
+  DK_RETURN_IF(!r->pscalars || !r->col_src, DK_NOMEM, err, "out of memory (scan)");
+  for (size_t c = 0, k = 0; c < plan->n_cols; c++) {
+    r->col_src[c] = -1;
+    if (!plan->cols[c].is_partition) continue;
+    dk_status st = dk_partition_value_parse(&r->pscalars[k], plan->cols[c].field->type,
+                                            t->pvals ? t->pvals[k] : NULL, err);
+    if (st) {
+      dk__error_prefix(err, "%s: partition column '%s'", t->path, plan->cols[c].field->name);
+      return st;
+    }
+    k++;
+  }
+  return DK_OK;
+}
+
+/* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
+static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  *done = 0;
+  for (;;) {
+    if (r->has_stream) {
+      r->stream.release(&r->stream);
+      r->has_stream = 0;
+    }
+    if (r->rg >= r->n_rg) {
+      *done = 1;
+      return DK_OK;
+    }
+    int rg = r->rg++;
+    dk_parquet_row_group_info info;
+    DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+    if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+    if (r->stats) stat_add(&r->stats->row_groups_total, 1);
+    r->rg_first_row = r->next_row = info.first_row;
+    if (info.num_rows == 0) continue;
+    if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                     (uint64_t)info.num_rows) {
+      if (r->stats) {
+        stat_add(&r->stats->rows_deleted, info.num_rows);
+      }
+      continue;
+    }
+    /* columns to read: those of the file that the output needs */
+    struct ArrowSchema fs;
+    DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    const char **names = dk__calloc(plan->alloc, plan->n_cols + 3, sizeof *names);
+    if (!names) {
+      dk_schema_release(&fs);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    size_t nn = 0;
+    for (size_t c = 0; c < plan->n_cols; c++) {
+      r->col_src[c] = -1;
+      if (plan->cols[c].is_partition) continue;
+      int64_t j = dk_scan__find_child(&fs, plan->cols[c].field, plan->mode);
+      if (j < 0) continue;
+      r->col_src[c] = (int64_t)nn;
+      names[nn++] = fs.children[j]->name;
+    }
+    r->row_id_src = r->row_cv_src = -1;
+    if ((plan->meta & DK_META_ROW_ID) && plan->row_id_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_id_col)) {
+          r->row_id_src = (int64_t)nn;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    if ((plan->meta & DK_META_ROW_COMMIT_VERSION) && plan->row_cv_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_cv_col)) {
+          r->row_cv_src = (int64_t)nn;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    dk_parquet_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    ro.columns = names;
+    ro.n_columns = nn;
+    ro.row_groups = &rg;
+    ro.n_row_groups = 1;
+    ro.batch_size = plan->batch_size;
+    dk_status st = DK_OK;
+    if (nn == 0) {
+      /* nothing to decode: rows only */
+      st = DK_OK;
+    } else {
+      st = dk_parquet_read(&r->stream, r->pf, &ro, err);
+      if (!st) r->has_stream = 1;
+    }
+    dk__free(plan->alloc, names);
+    dk_schema_release(&fs);
+    DK_RETURN_NOT_OK(st);
+    if (!r->has_stream) {
+      /* no file columns needed: emit the row group's rows as one batch per batch_size */
+      r->has_stream = 0;
+    } else if (!r->read_schema.release) {
+      int rc = r->stream.get_schema(&r->stream, &r->read_schema);
+      if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
+                                   r->stream.get_last_error(&r->stream));
+    }
+    r->rg_end_row = info.first_row + info.num_rows;
+    r->in_rg = 1;
+    return DK_OK;
+  }
+}
+
+/* A constant array of m copies of a partition value. */
+static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema *s,
+                                const dk_scalar *v, int64_t m, const dk_allocator *a,
+                                dk_error *err) {
+  if (v->is_null) return dk_scan__null_array(out, s, m, a, err);
+  dk_arr b;
+  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, s, a, err));
+  dk_status st = dk_arr_reserve(&b, m, err);
+  uint8_t dec[16];
+  if (v->type == DK_TYPE_DECIMAL) {
+    memcpy(dec, &v->dec_lo, 8);
+    memcpy(dec + 8, &v->dec_hi, 8);
+  }
+  for (int64_t k = 0; !st && k < m; k++) {
+    switch (v->type) {
+      case DK_TYPE_STRING:
+      case DK_TYPE_BINARY: st = dk_arr_append_bytes(&b, v->str, (int64_t)v->len, err); break;
+      case DK_TYPE_FLOAT:
+      case DK_TYPE_DOUBLE: st = dk_arr_append_double(&b, v->f64, err); break;
+      case DK_TYPE_BOOLEAN: st = dk_arr_append_bool(&b, v->i64 != 0, err); break;
+      case DK_TYPE_DECIMAL: st = dk_arr_append_bytes(&b, dec, 16, err); break;
+      default: st = dk_arr_append_int(&b, v->i64, err); break;
+    }
+  }
+  if (!st) st = dk_arr_finish(&b, out, err);
+  dk_arr_reset(&b);
+  return st;
+}
+
+/* Reads row `pos` of an int64-like column (any integer width); *valid = 0 for nulls. */
+static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *s, int64_t pos,
+                          int *valid) {
+  int64_t p = c->offset + pos;
+  if (c->null_count != 0 && c->buffers[0] && !dk_bit_get(c->buffers[0], p)) {
+    *valid = 0;
+    return 0;
+  }
+  *valid = 1;
+  switch (s->format[0]) {
+    case 'c': return ((const int8_t *)c->buffers[1])[p];
+    case 's': return ((const int16_t *)c->buffers[1])[p];
+    case 'i': return ((const int32_t *)c->buffers[1])[p];
+    default: return ((const int64_t *)c->buffers[1])[p];
+  }
+}
+
+/* The _metadata struct for m output rows; rows[k] = physical row index in the file of row k,
+** pos[k] = its position in the decoded batch b. */
+static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const struct ArrowArray *b,
+                                const int64_t *rows, const int64_t *pos, int64_t m,
+                                dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  const dk_allocator *a = plan->alloc;
+  const struct ArrowSchema *ms = plan->out_schema.children[plan->n_cols];
+  dk_arr sb;
+  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
+  dk_status st = DK_OK;
+  int k = 0;
+  const char *fname = strrchr(t->path, '/');
+  fname = fname ? fname + 1 : t->path;
+  for (int bit = 0; st == DK_OK && bit < 9; bit++) {
+    if (!((plan->meta >> bit) & 1)) continue;
+    dk_arr *c = &sb.children[k++];
+    st = dk_arr_reserve(c, m, err);
+    for (int64_t i = 0; st == DK_OK && i < m; i++) {
+      int valid = 0;
+      int64_t v = 0;
+      switch (1u << bit) {
+        case DK_META_FILE_PATH: st = dk_arr_append_bytes(c, r->uri, (int64_t)strlen(r->uri), err); continue;
+        case DK_META_FILE_NAME: st = dk_arr_append_bytes(c, fname, (int64_t)strlen(fname), err); continue;
+        case DK_META_FILE_SIZE: v = t->size; break;
+        case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
+        case DK_META_FILE_BLOCK_LENGTH:
+          v = t->range_end > 0 ? DK_MIN(t->range_end, t->size) - t->range_start : t->size;
+          break;
+        case DK_META_FILE_MODIFICATION_TIME: v = t->mtime * 1000; break;
+        case DK_META_ROW_INDEX: v = rows[i]; break;
+        case DK_META_ROW_ID:
+          if (r->row_id_src >= 0)
+            v = column_int(b->children[r->row_id_src], r->read_schema.children[r->row_id_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_base_row_id) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no baseRowId", t->path);
+              continue;
+            }
+            v = t->base_row_id + rows[i];
+          }
+          break;
+        default: /* DK_META_ROW_COMMIT_VERSION */
+          if (r->row_cv_src >= 0)
+            v = column_int(b->children[r->row_cv_src], r->read_schema.children[r->row_cv_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_default_rcv) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no defaultRowCommitVersion", t->path);
+              continue;
+            }
+            v = t->default_rcv;
+          }
+          break;
+      }
+      st = dk_arr_append_int(c, v, err);
+    }
+  }
+  if (!st) {
+    dk_arr_advance(&sb, m, 0);
+    st = dk_arr_finish(&sb, out, err);
+  }
+  dk_arr_reset(&sb);
+  return st;
+}
+
+static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
+  if (n <= r->scratch_cap) return DK_OK;
+  const dk_allocator *a = r->plan->alloc;
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  r->idx = dk__malloc(a, (size_t)n * sizeof *r->idx);
+  r->keep = dk__malloc(a, (size_t)n);
+  r->scratch_cap = r->idx && r->keep ? n : 0;
+  DK_RETURN_IF(!r->idx || !r->keep, DK_NOMEM, err, "out of memory (scan selection)");
+  return DK_OK;
+}
+
+/* Produces the next non-empty output batch of the file; out->release == NULL at its end.
+** *remaining: rows still wanted (< 0: no limit); decremented. */
+static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
+                                  dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const dk_allocator *a = plan->alloc;
+  out->release = NULL;
+  for (;;) {
+    if (*remaining == 0) return DK_OK;
+    if (!r->in_rg) {
+      int done;
+      DK_RETURN_NOT_OK(open_next_rg(r, &done, err));
+      if (done) return DK_OK;
+    }
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    int64_t n;
+    if (r->has_stream) {
+      int rc = r->stream.get_next(&r->stream, &b);
+      if (rc) {
+        const char *m = r->stream.get_last_error(&r->stream);
+        return dk__error_set(err, rc == ENOMEM ? DK_NOMEM : DK_CORRUPT, "%s", m ? m : "read error");
+      }
+      if (!b.release) {
+        r->in_rg = 0;
+        continue;
+      }
+      n = b.length;
+    } else {
+      n = DK_MIN(plan->batch_size, r->rg_end_row - r->next_row);
+      if (n <= 0) {
+        r->in_rg = 0;
+        continue;
+      }
+    }
+    int64_t first = r->next_row;
+    r->next_row += n;
+    if (r->stats) stat_add(&r->stats->rows_decoded, n);
+    dk_status st = ensure_scratch(r, n, err);
+    if (st) {
+      dk_array_release(&b);
+      return st;
+    }
+    /* selection: positions (within the batch) of the surviving rows */
+    int64_t m = 0;
+    if (r->dv && dk_dv_range_cardinality(r->dv, first, n) > 0) {
+      memset(r->keep, 1, (size_t)n);
+      uint64_t del = dk_dv_fill_selection(r->dv, first, n, r->keep);
+      if (r->stats) stat_add(&r->stats->rows_deleted, (int64_t)del);
+      for (int64_t k = 0; k < n; k++) {
+        r->idx[m] = k;
+        m += r->keep[k];
+      }
+    } else {
+      for (int64_t k = 0; k < n; k++) r->idx[k] = k;
+      m = n;
+    }
+    int dense = m == n;
+    if (*remaining >= 0 && m > *remaining) m = *remaining;
+    if (m == 0) {
+      dk_array_release(&b);
+      continue;
+    }
+    int64_t nch = (int64_t)plan->n_cols + (plan->meta ? 1 : 0);
+    struct ArrowArray *ch = dk__calloc(a, (size_t)(nch ? nch : 1), sizeof *ch);
+    if (!ch) {
+      dk_array_release(&b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    int64_t c = 0;
+    for (size_t pk = 0; st == DK_OK && c < (int64_t)plan->n_cols; c++) {
+      const struct ArrowSchema *ts = plan->out_schema.children[c];
+      if (plan->cols[c].is_partition) {
+        st = constant_array(&ch[c], ts, &r->pscalars[pk++], m, a, err);
+        continue;
+      }
+      int64_t j = r->col_src[c];
+      if (j < 0) {
+        st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        continue;
+      }
+      struct ArrowArray src, conf;
+      dk_array_move(b.children[j], &src);
+      st = dk_scan__conform(&conf, plan->cols[c].field->type, ts, plan->mode,
+                            r->read_schema.children[j], &src, a, err);
+      if (st) break;
+      if (dense && b.offset == 0) {
+        dk_array_move(&conf, &ch[c]);
+      } else {
+        if (b.offset)
+          for (int64_t k = 0; k < m; k++) r->idx[k] += b.offset;
+        st = dk_scan__take(&ch[c], ts, &conf, r->idx, m, a, err);
+        if (b.offset)
+          for (int64_t k = 0; k < m; k++) r->idx[k] -= b.offset;
+        dk_array_release(&conf);
+      }
+    }
+    if (st == DK_OK && plan->meta) {
+      int64_t *rows = dk__malloc(a, (size_t)m * sizeof *rows);
+      if (!rows) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t k = 0; st == DK_OK && k < m; k++) rows[k] = first + r->idx[k];
+      if (!st) st = metadata_array(&ch[c], r, &b, rows, r->idx, m, err);
+      if (!st) c++;
+      dk__free(a, rows);
+    }
+    dk_array_release(&b);
+    if (st) {
+      for (int64_t k = 0; k < c; k++) dk_array_release(&ch[k]);
+      dk__free(a, ch);
+      return st;
+    }
+    const void *nullbuf[1] = {NULL};
+    st = dk_array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    dk__free(a, ch);
+    DK_RETURN_NOT_OK(st);
+    if (*remaining > 0) *remaining -= m;
+    if (r->stats) stat_add(&r->stats->rows_returned, m);
+    return DK_OK;
+  }
+}
+
+/* ---- whole-scan stream --------------------------------------------------------------------- */
+
+typedef struct scan_stream {
+  dk_scan *scan;
+  dk_storage *sto;
+  int64_t next_file;
+  int open;
+  file_reader fr;
+  scan_task task;
+  dk_file_entry entry;
+  int64_t remaining;
+} scan_stream;
+
+static void task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
+  memset(t, 0, sizeof *t);
+  t->path = f->path;
+  t->size = f->size;
+  t->mtime = f->modification_time;
+  t->pvals = pvals;
+  t->dv = f->dv;
+  t->has_base_row_id = f->has_base_row_id;
+  t->base_row_id = f->base_row_id;
+  t->has_default_rcv = f->has_default_row_commit_version;
+  t->default_rcv = f->default_row_commit_version;
+}
+
+static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  scan_stream *s = state;
+  return dk_scan_schema(out, s->scan, err);
+}
+
+static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
+  scan_stream *s = state;
+  dk_scan *scan = s->scan;
+  out->release = NULL;
+  for (;;) {
+    if (s->remaining == 0) return DK_OK;
+    if (!s->open) {
+      if (s->next_file >= scan->n_files) return DK_OK;
+      int64_t i = s->next_file++;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
+      task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+      dk_status st = file_reader_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
+      if (st) {
+        file_reader_close(&s->fr);
+        return st;
+      }
+      s->open = 1;
+    }
+    dk_status st = file_reader_next(&s->fr, out, &s->remaining, err);
+    if (st) {
+      dk__error_prefix(err, "%s", s->task.path);
+      return st;
+    }
+    if (out->release) return DK_OK;
+    file_reader_close(&s->fr);
+    s->open = 0;
+  }
+}
+
+static void scan_stream_release(void *state) {
+  scan_stream *s = state;
+  if (s->open) file_reader_close(&s->fr);
+  if (s->sto) s->sto->free(s->sto);
+  dk__free(s->scan->alloc, s);
+}
+
+dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
+  scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  s->scan = scan;
+  s->remaining = scan->plan.limit;
+  dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
+  if (st) {
+    dk__free(scan->alloc, s);
+    return st;
+  }
+  static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
+  return dk_stream_init(out, &impl, s, scan->alloc, err);
+}
+
+/* ---- splits (not implemented yet) ----------------------------------------------------------- */
+
+dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err) {
+  (void)scan;
+  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+}
+
+int64_t dk_scan_num_splits(const dk_scan *scan) {
+  (void)scan;
+  return 0;
+}
+
+dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan, int64_t i,
+                                  dk_error *err) {
+  (void)scan;
+  (void)i;
+  *out = NULL;
+  *len = 0;
+  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+}
+
+dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+                        const dk_allocator *alloc, dk_error *err) {
+  (void)out;
+  (void)split;
+  (void)len;
+  (void)alloc;
+  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+}
