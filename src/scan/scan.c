@@ -116,6 +116,19 @@ static int is_partition_col(const dk_metadata *md, const char *name) {
   return 0;
 }
 
+static int type_has_variant(const dk_type *t) {
+  switch (t->id) {
+    case DK_TYPE_VARIANT: return 1;
+    case DK_TYPE_ARRAY: return type_has_variant(t->element);
+    case DK_TYPE_MAP: return type_has_variant(t->key) || type_has_variant(t->value);
+    case DK_TYPE_STRUCT:
+      for (size_t i = 0; i < t->n_fields; i++)
+        if (type_has_variant(t->fields[i].type)) return 1;
+      return 0;
+    default: return 0;
+  }
+}
+
 dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
                       dk_error *err) {
   *out = NULL;
@@ -199,7 +212,14 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       }
     }
   }
-  for (size_t i = 0; i < p->n_cols; i++) s->n_part_out += (size_t)p->cols[i].is_partition;
+  for (size_t i = 0; i < p->n_cols; i++) {
+    s->n_part_out += (size_t)p->cols[i].is_partition;
+    if (type_has_variant(p->cols[i].field->type)) {
+      st = dk__error_set(err, DK_UNSUPPORTED, "scan: column '%s' has type variant, which dk "
+                         "cannot decode yet", p->cols[i].field->name);
+      goto cleanup;
+    }
+  }
   DK_CHECK_GOTO(plan_build_schema(p, schema, err));
 
   /* files: no pruning yet */
