@@ -13,7 +13,9 @@
 #include <strings.h>
 
 #include "dk/parquet.h"
+#include "codec/json/json.h"
 #include "dv/dv.h"
+#include "expr/skip.h"
 #include "log/log.h"
 #include "scan/scan_int.h"
 
@@ -29,9 +31,13 @@ typedef struct scan_plan {
   const dk_allocator *alloc;
   char *root;                 /* table root path */
   dk_column_mapping_mode mode;
-  size_t n_cols;
+  size_t n_cols;              /* columns read: the n_out output ones, then filter-only ones */
+  size_t n_out;
   scan_col *cols;
-  struct ArrowSchema out_schema; /* "+s": cols..., [_metadata] */
+  struct ArrowSchema out_schema;  /* "+s": cols[0..n_out), [_metadata] */
+  struct ArrowSchema read_schema; /* "+s": cols[0..n_cols) (the residual is bound to it) */
+  dk_expr *residual;              /* unbound conjuncts not decided by partition values */
+  dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
   unsigned meta;
   int64_t limit;
   int64_t batch_size;
@@ -69,6 +75,9 @@ static void plan_dispose(scan_plan *p) {
   dk__free(p->alloc, p->root);
   dk__free(p->alloc, p->cols);
   dk_schema_release(&p->out_schema);
+  dk_schema_release(&p->read_schema);
+  dk_expr_free(p->residual);
+  dk_expr_free(p->residual_bound);
   memset(p, 0, sizeof *p);
 }
 
@@ -76,20 +85,39 @@ static const char *const meta_names[] = {"file_path", "file_name", "file_size", 
                                          "file_block_length", "file_modification_time",
                                          "row_index", "row_id", "row_commit_version"};
 
+/* Tags a (copied) field schema and its nested struct fields with their physical names, which
+** the stats-skipping rules look up (expr's bind contract). */
+static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, dk_error *err) {
+  const char *k[1] = {"delta.columnMapping.physicalName"};
+  const char *v[1] = {f->physical_name};
+  DK_RETURN_NOT_OK(dk_schema_set_metadata(sc, k, v, 1, err));
+  if (f->type->id == DK_TYPE_STRUCT && (size_t)sc->n_children == f->type->n_fields)
+    for (size_t i = 0; i < f->type->n_fields; i++)
+      DK_RETURN_NOT_OK(add_physical_names(sc->children[i], &f->type->fields[i], err));
+  return DK_OK;
+}
+
 /* Builds the output schema from the logical Arrow schema of the table. */
 static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
   struct ArrowSchema logical;
   DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
   dk_atype st = dk_atype_make(DK_AT_STRUCT);
-  int64_t n = (int64_t)p->n_cols + (p->meta ? 1 : 0);
+  int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
   dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
+  if (!s) s = dk_schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
     int64_t li = p->cols[i].field - schema->fields;
-    dk_schema_release(p->out_schema.children[i]);
-    s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+    dk_schema_release(p->read_schema.children[i]);
+    s = dk_schema_copy(p->read_schema.children[i], logical.children[li], err);
+    if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
+      s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
+    if (!s && i < p->n_out) {
+      dk_schema_release(p->out_schema.children[i]);
+      s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+    }
   }
   if (s == DK_OK && p->meta) {
-    struct ArrowSchema *m = p->out_schema.children[p->n_cols];
+    struct ArrowSchema *m = p->out_schema.children[p->n_out];
     dk_schema_release(m);
     int nm = 0;
     for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
@@ -116,6 +144,49 @@ static int is_partition_col(const dk_metadata *md, const char *name) {
   return 0;
 }
 
+static int64_t stats_num_records(const char *stats) {
+  if (!stats) return -1;
+  const char *p = strstr(stats, "\"numRecords\"");
+  if (!p) return -1;
+  p += 12;
+  while (*p == ' ' || *p == ':') p++;
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  return end == p || v < 0 ? -1 : (int64_t)v;
+}
+
+/* Appends (as filter-only columns) the top-level columns the filter reads that the output
+** lacks. */
+static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
+                                    const dk_metadata *md, dk_error *err) {
+  if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
+    const char *name = dk_expr_column_name(e, 0);
+    const dk_field *f = dk_schema_find(schema, name);
+    if (!f) return dk__error_set(err, DK_NOT_FOUND, "scan: filter column '%s' is not in the schema",
+                                 name);
+    for (size_t i = 0; i < p->n_cols; i++)
+      if (p->cols[i].field == f) return DK_OK;
+    p->cols[p->n_cols].field = f;
+    p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    return DK_OK;
+  }
+  for (size_t i = 0; i < dk_expr_num_children(e); i++)
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, md, err));
+  return DK_OK;
+}
+
+/* The whole logical schema (with physical names for stats lookups) for binding filters. */
+static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
+                                   const dk_type *schema, dk_error *err) {
+  struct ArrowSchema logical;
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  dk_status st = dk_schema_copy(out, &logical, err);
+  dk_schema_release(&logical);
+  for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)
+    st = add_physical_names(out->children[i], &schema->fields[i], err);
+  return st;
+}
+
 static int type_has_variant(const dk_type *t) {
   switch (t->id) {
     case DK_TYPE_VARIANT: return 1;
@@ -140,12 +211,19 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
                  "scan: unknown options version %u", opts->version);
     o = *opts;
   }
-  DK_RETURN_IF(o.filter != NULL, DK_UNSUPPORTED, err, "scan: filters are not implemented yet");
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  struct ArrowSchema full, pschema;
+  full.release = pschema.release = NULL;
+  dk_expr *bound_full = NULL, *ponly = NULL, *pbound = NULL;
+  dk_arena ar;
+  dk_arena_init(&ar, alloc, 0);
+  uint8_t *pmask = NULL;
+  const char **pv_all = NULL;
+
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
@@ -158,7 +236,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
   p->root = dk__strdup(alloc, dk_snapshot_table_root(snap));
-  size_t ncap = o.columns ? o.n_columns : schema->n_fields;
+  size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
   p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
   if (!p->root || !p->cols) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
@@ -212,6 +290,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       }
     }
   }
+  p->n_out = p->n_cols;
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, md, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
     if (type_has_variant(p->cols[i].field->type)) {
@@ -222,7 +302,30 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   }
   DK_CHECK_GOTO(plan_build_schema(p, schema, err));
 
-  /* files: no pruning yet */
+  /* filter: partition pruning (exact), stats skipping, residual */
+  if (o.filter) {
+    DK_CHECK_GOTO(build_full_schema(&full, p, schema, err));
+    DK_CHECK_GOTO(dk_expr_bind(&bound_full, o.filter, &full, err));
+    DK_CHECK_GOTO(dk_expr_split(&ponly, &p->residual, o.filter, md->partition_columns,
+                                md->n_partition_columns, err));
+    if (p->residual && !o.keep_residual)
+      DK_CHECK_GOTO(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+    if (ponly) {
+      dk_atype sty = dk_atype_make(DK_AT_STRUCT);
+      DK_CHECK_GOTO(dk_schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
+      for (size_t k = 0; k < md->n_partition_columns; k++) {
+        const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
+        if (!f) {
+          st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                             p->root, md->partition_columns[k]);
+          goto cleanup;
+        }
+        dk_schema_release(pschema.children[k]);
+        DK_CHECK_GOTO(dk_schema_copy(pschema.children[k], full.children[f - schema->fields], err));
+      }
+      DK_CHECK_GOTO(dk_expr_bind(&pbound, ponly, &pschema, err));
+    }
+  }
   int64_t nf = dk_snapshot_num_files(snap);
   s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
   s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
@@ -232,10 +335,61 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     goto cleanup;
   }
   s->stats.files_total = nf;
-  s->stats.rows_estimated = 0;
+  if (pbound && nf > 0) {
+    size_t npc = md->n_partition_columns;
+    pv_all = dk__calloc(alloc, (size_t)nf * npc, sizeof *pv_all);
+    pmask = dk__malloc(alloc, (size_t)nf);
+    if (!pv_all || !pmask) {
+      st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      goto cleanup;
+    }
+    for (int64_t i = 0; i < nf; i++) {
+      dk_file_entry f;
+      DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+      for (size_t k = 0; k < npc; k++) {
+        int is_null = 0;
+        const char *v = dk_file_partition_value(snap, &f, md->partition_columns[k], &is_null);
+        pv_all[(size_t)i * npc + k] = is_null ? NULL : v;
+      }
+    }
+    struct ArrowArray pb;
+    DK_CHECK_GOTO(dk_partition_batch(&pb, &pschema, pv_all, nf, err));
+    st = dk_expr_eval_filter(pmask, NULL, pbound, &pschema, &pb, err);
+    dk_array_release(&pb);
+    if (st) goto cleanup;
+  }
+  int use_stats = bound_full && dk_expr__has_columns(bound_full);
+  int64_t est = 0, need = o.limit;
+  int limit_push = o.limit >= 0 && !p->residual;
   for (int64_t i = 0; i < nf; i++) {
     dk_file_entry f;
     DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    if (pmask && !pmask[i]) {
+      s->stats.files_pruned_partition++;
+      continue;
+    }
+    int64_t nrec = stats_num_records(f.stats);
+    if (use_stats && f.stats) {
+      dk_arena_reset(&ar);
+      dk_json_value *jv = NULL;
+      if (dk_json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
+        dk_file_stats fs = {jv};
+        if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
+          s->stats.files_pruned_stats++;
+          continue;
+        }
+      }
+    }
+    if (limit_push && need <= 0) {
+      s->stats.files_pruned_limit++;
+      continue;
+    }
+    int64_t live = nrec >= 0 ? nrec - (f.dv ? f.dv->cardinality : 0) : -1;
+    if (limit_push) {
+      if (live < 0) limit_push = 0; /* unknown row count: read on */
+      else need -= live;
+    }
+    if (est >= 0) est = live >= 0 ? est + live : -1;
     size_t k = 0;
     for (size_t c = 0; c < p->n_cols; c++) {
       if (!p->cols[c].is_partition) continue;
@@ -247,10 +401,21 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     s->stats.bytes_selected += f.size;
   }
   s->stats.files_selected = s->n_files;
-  s->stats.rows_estimated = -1;
-  *out = s;
-  return DK_OK;
+  s->stats.rows_estimated = est;
+  st = DK_OK;
 cleanup:
+  dk_schema_release(&full);
+  dk_schema_release(&pschema);
+  dk_expr_free(bound_full);
+  dk_expr_free(ponly);
+  dk_expr_free(pbound);
+  dk_arena_dispose(&ar);
+  dk__free(alloc, pmask);
+  dk__free(alloc, pv_all);
+  if (st == DK_OK) {
+    *out = s;
+    return DK_OK;
+  }
   dk_scan_free(s);
   return st;
 }
@@ -269,8 +434,7 @@ dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error 
 }
 
 const dk_expr *dk_scan_residual(const dk_scan *scan) {
-  (void)scan;
-  return NULL;
+  return scan->plan.residual;
 }
 
 void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
@@ -282,16 +446,6 @@ void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
 
 int64_t dk_scan_num_files(const dk_scan *scan) { return scan->n_files; }
 
-static int64_t stats_num_records(const char *stats) {
-  if (!stats) return -1;
-  const char *p = strstr(stats, "\"numRecords\"");
-  if (!p) return -1;
-  p += 12;
-  while (*p == ' ' || *p == ':') p++;
-  char *end;
-  long long v = strtoll(p, &end, 10);
-  return end == p || v < 0 ? -1 : (int64_t)v;
-}
 
 dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk_error *err) {
   DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
@@ -324,7 +478,7 @@ typedef struct file_reader {
   int64_t row_id_src, row_cv_src; /* children holding materialised row tracking, or -1 */
   dk_scalar *pscalars;   /* partition values, per partition output column */
   int64_t *idx;          /* selection scratch */
-  uint8_t *keep;
+  uint8_t *keep, *mask;
   int64_t scratch_cap;
 } file_reader;
 
@@ -341,6 +495,7 @@ static void file_reader_close(file_reader *r) {
   dk__free(a, r->pscalars);
   dk__free(a, r->idx);
   dk__free(a, r->keep);
+  dk__free(a, r->mask);
   memset(r, 0, sizeof *r);
 }
 
@@ -592,7 +747,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   const scan_plan *plan = r->plan;
   const scan_task *t = r->task;
   const dk_allocator *a = plan->alloc;
-  const struct ArrowSchema *ms = plan->out_schema.children[plan->n_cols];
+  const struct ArrowSchema *ms = plan->out_schema.children[plan->n_out];
   dk_arr sb;
   DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
   dk_status st = DK_OK;
@@ -654,15 +809,19 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   return st;
 }
 
+static void noop_release(struct ArrowArray *a) { a->release = NULL; }
+
 static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
   if (n <= r->scratch_cap) return DK_OK;
   const dk_allocator *a = r->plan->alloc;
   dk__free(a, r->idx);
   dk__free(a, r->keep);
+  dk__free(a, r->mask);
   r->idx = dk__malloc(a, (size_t)n * sizeof *r->idx);
   r->keep = dk__malloc(a, (size_t)n);
-  r->scratch_cap = r->idx && r->keep ? n : 0;
-  DK_RETURN_IF(!r->idx || !r->keep, DK_NOMEM, err, "out of memory (scan selection)");
+  r->mask = dk__malloc(a, (size_t)n);
+  r->scratch_cap = r->idx && r->keep && r->mask ? n : 0;
+  DK_RETURN_IF(!r->scratch_cap, DK_NOMEM, err, "out of memory (scan selection)");
   return DK_OK;
 }
 
@@ -709,12 +868,77 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
       dk_array_release(&b);
       return st;
     }
-    /* selection: positions (within the batch) of the surviving rows */
-    int64_t m = 0;
-    if (r->dv && dk_dv_range_cardinality(r->dv, first, n) > 0) {
+    /* every column the batch needs, n rows each (partition and missing columns only when
+    ** the residual filter reads them; otherwise they are built after selection) */
+    const int64_t nc = (int64_t)plan->n_cols;
+    const int64_t nch = (int64_t)plan->n_out + (plan->meta ? 1 : 0);
+    struct ArrowArray *full = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *full);
+    struct ArrowArray *ch = dk__calloc(a, (size_t)(nch ? nch : 1), sizeof *ch);
+    if (!full || !ch) {
+      dk__free(a, full);
+      dk__free(a, ch);
+      dk_array_release(&b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    const int filtering = plan->residual_bound != NULL;
+    for (int64_t c = 0, pk = 0; st == DK_OK && c < nc; c++) {
+      const struct ArrowSchema *ts = plan->read_schema.children[c];
+      if (plan->cols[c].is_partition) {
+        if (filtering) st = constant_array(&full[c], ts, &r->pscalars[pk], n, a, err);
+        pk++;
+        continue;
+      }
+      int64_t j = r->col_src[c];
+      if (j < 0) {
+        if (filtering) st = dk_scan__null_array(&full[c], ts, n, a, err);
+        continue;
+      }
+      struct ArrowArray src;
+      dk_array_move(b.children[j], &src);
+      st = dk_scan__conform(&full[c], plan->cols[c].field->type, ts, plan->mode,
+                            r->read_schema.children[j], &src, a, err);
+    }
+    /* selection: deletion vector, then the residual filter */
+    int have_keep = 0;
+    if (st == DK_OK && r->dv && dk_dv_range_cardinality(r->dv, first, n) > 0) {
       memset(r->keep, 1, (size_t)n);
       uint64_t del = dk_dv_fill_selection(r->dv, first, n, r->keep);
       if (r->stats) stat_add(&r->stats->rows_deleted, (int64_t)del);
+      have_keep = 1;
+    }
+    if (st == DK_OK && filtering) {
+      struct ArrowArray **ptrs = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *ptrs);
+      if (!ptrs) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t c = 0; ptrs && c < nc; c++) ptrs[c] = &full[c];
+      struct ArrowArray view;
+      memset(&view, 0, sizeof view);
+      const void *vb[1] = {NULL};
+      view.length = n;
+      view.n_buffers = 1;
+      view.buffers = vb;
+      view.n_children = nc;
+      view.children = ptrs;
+      view.release = noop_release;
+      int64_t sel = 0;
+      if (!st)
+        st = dk_expr_eval_filter(r->mask, &sel, plan->residual_bound, &plan->read_schema, &view,
+                                 err);
+      dk__free(a, ptrs);
+      if (!st) {
+        int64_t before = have_keep ? 0 : n, after = 0;
+        if (have_keep) {
+          for (int64_t k = 0; k < n; k++) before += r->keep[k];
+          for (int64_t k = 0; k < n; k++) r->keep[k] &= r->mask[k];
+        } else {
+          memcpy(r->keep, r->mask, (size_t)n);
+        }
+        for (int64_t k = 0; k < n; k++) after += r->keep[k];
+        if (r->stats) stat_add(&r->stats->rows_filtered, before - after);
+        have_keep = 1;
+      }
+    }
+    int64_t m = 0;
+    if (have_keep) {
       for (int64_t k = 0; k < n; k++) {
         r->idx[m] = k;
         m += r->keep[k];
@@ -723,45 +947,30 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
       for (int64_t k = 0; k < n; k++) r->idx[k] = k;
       m = n;
     }
-    int dense = m == n;
+    const int dense = m == n && b.offset == 0;
     if (*remaining >= 0 && m > *remaining) m = *remaining;
-    if (m == 0) {
+    int64_t c = 0;
+    if (st == DK_OK && m > 0) {
+      for (int64_t pk = 0; st == DK_OK && c < (int64_t)plan->n_out; c++) {
+        const struct ArrowSchema *ts = plan->out_schema.children[c];
+        int part = plan->cols[c].is_partition;
+        if (!full[c].release) {
+          if (part) st = constant_array(&ch[c], ts, &r->pscalars[pk], m, a, err);
+          else st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        } else if (dense) {
+          dk_array_move(&full[c], &ch[c]);
+        } else {
+          st = dk_scan__take(&ch[c], ts, &full[c], r->idx, m, a, err);
+        }
+        pk += part;
+      }
+    }
+    for (int64_t k = 0; k < nc; k++) dk_array_release(&full[k]);
+    dk__free(a, full);
+    if (st == DK_OK && m == 0) {
+      dk__free(a, ch);
       dk_array_release(&b);
       continue;
-    }
-    int64_t nch = (int64_t)plan->n_cols + (plan->meta ? 1 : 0);
-    struct ArrowArray *ch = dk__calloc(a, (size_t)(nch ? nch : 1), sizeof *ch);
-    if (!ch) {
-      dk_array_release(&b);
-      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
-    }
-    int64_t c = 0;
-    for (size_t pk = 0; st == DK_OK && c < (int64_t)plan->n_cols; c++) {
-      const struct ArrowSchema *ts = plan->out_schema.children[c];
-      if (plan->cols[c].is_partition) {
-        st = constant_array(&ch[c], ts, &r->pscalars[pk++], m, a, err);
-        continue;
-      }
-      int64_t j = r->col_src[c];
-      if (j < 0) {
-        st = dk_scan__null_array(&ch[c], ts, m, a, err);
-        continue;
-      }
-      struct ArrowArray src, conf;
-      dk_array_move(b.children[j], &src);
-      st = dk_scan__conform(&conf, plan->cols[c].field->type, ts, plan->mode,
-                            r->read_schema.children[j], &src, a, err);
-      if (st) break;
-      if (dense && b.offset == 0) {
-        dk_array_move(&conf, &ch[c]);
-      } else {
-        if (b.offset)
-          for (int64_t k = 0; k < m; k++) r->idx[k] += b.offset;
-        st = dk_scan__take(&ch[c], ts, &conf, r->idx, m, a, err);
-        if (b.offset)
-          for (int64_t k = 0; k < m; k++) r->idx[k] -= b.offset;
-        dk_array_release(&conf);
-      }
     }
     if (st == DK_OK && plan->meta) {
       int64_t *rows = dk__malloc(a, (size_t)m * sizeof *rows);
