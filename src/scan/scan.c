@@ -66,6 +66,8 @@ struct dk_scan {
   int64_t *files;   /* indices into the snapshot's active files */
   const char **pvals; /* n_files * n_partition_out texts */
   size_t n_part_out;
+  int64_t n_pruned;
+  int64_t *pruned;    /* 2 per pruned file: snapshot index, dk_prune_reason */
   dk_scan_stats stats;
 };
 
@@ -330,7 +332,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
   s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
                         sizeof *s->pvals);
-  if (!s->files || !s->pvals) {
+  s->pruned = dk__calloc(alloc, (size_t)(nf ? nf : 1) * 2, sizeof *s->pruned);
+  if (!s->files || !s->pvals || !s->pruned) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     goto cleanup;
   }
@@ -366,6 +369,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
     if (pmask && !pmask[i]) {
       s->stats.files_pruned_partition++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_PARTITION;
       continue;
     }
     int64_t nrec = stats_num_records(f.stats);
@@ -376,12 +381,16 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
         dk_file_stats fs = {jv};
         if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
           s->stats.files_pruned_stats++;
+          s->pruned[2 * s->n_pruned] = i;
+          s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
           continue;
         }
       }
     }
     if (limit_push && need <= 0) {
       s->stats.files_pruned_limit++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_LIMIT;
       continue;
     }
     int64_t live = nrec >= 0 ? nrec - (f.dv ? f.dv->cardinality : 0) : -1;
@@ -425,6 +434,7 @@ void dk_scan_free(dk_scan *s) {
   plan_dispose(&s->plan);
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
+  dk__free(s->alloc, s->pruned);
   dk_snapshot_free(s->snap);
   dk__free(s->alloc, s);
 }
@@ -453,6 +463,16 @@ dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk
   DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
   out->num_records = stats_num_records(out->entry.stats);
   return DK_OK;
+}
+
+int64_t dk_scan_num_pruned_files(const dk_scan *scan) { return scan->n_pruned; }
+
+dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
+                                  const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_pruned, DK_INVALID, err,
+               "scan: pruned file %" PRId64 " out of range", i);
+  *reason = (dk_prune_reason)scan->pruned[2 * i + 1];
+  return dk_snapshot_file(out, scan->snap, scan->pruned[2 * i], err);
 }
 
 /* ---- reading one file ---------------------------------------------------------------------- */

@@ -4,11 +4,13 @@
 ** reads a table (or a time-travelled version of it) through dk_scan and prints its rows in
 ** the row encoding of src/arrow/print.h.
 */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arrow/print.h"
+#include "codec/json/json.h"
 #include "cli.h"
 #include "dk/expr.h"
 #include "dk/scan.h"
@@ -25,10 +27,28 @@ static int scan_fail(const dk_error *err) {
   return 1;
 }
 
+/* The pushdown counters as one JSON line on stderr. */
+static void print_stats(const dk_scan *scan) {
+  dk_scan_stats s;
+  dk_scan_stats_get(&s, scan);
+  fprintf(stderr,
+          "{\"files_total\":%" PRId64 ",\"files_pruned_partition\":%" PRId64
+          ",\"files_pruned_stats\":%" PRId64 ",\"files_pruned_limit\":%" PRId64
+          ",\"files_selected\":%" PRId64 ",\"bytes_selected\":%" PRId64
+          ",\"rows_estimated\":%" PRId64 ",\"row_groups_total\":%" PRId64
+          ",\"row_groups_skipped\":%" PRId64 ",\"pages_skipped\":%" PRId64
+          ",\"rows_decoded\":%" PRId64 ",\"rows_deleted\":%" PRId64
+          ",\"rows_filtered\":%" PRId64 ",\"rows_returned\":%" PRId64 "}\n",
+          s.files_total, s.files_pruned_partition, s.files_pruned_stats, s.files_pruned_limit,
+          s.files_selected, s.bytes_selected, s.rows_estimated, s.row_groups_total,
+          s.row_groups_skipped, s.pages_skipped, s.rows_decoded, s.rows_deleted, s.rows_filtered,
+          s.rows_returned);
+}
+
 int dk_cli_scan(int argc, char **argv) {
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   const char *columns = NULL, *where = NULL;
-  int format = DK_PRINT_JSONL, nrest = 0;
+  int format = DK_PRINT_JSONL, nrest = 0, want_stats = 0;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SCAN_OPTIONS_VERSION;
@@ -48,6 +68,8 @@ int dk_cli_scan(int argc, char **argv) {
         free(rest);
         return 2;
       }
+    } else if (!strcmp(a, "--stats")) {
+      want_stats = 1;
     } else if (!strcmp(a, "--with-metadata")) {
       so.metadata_fields = DK_META_FILE_PATH | DK_META_FILE_NAME | DK_META_FILE_SIZE |
                            DK_META_FILE_BLOCK_START | DK_META_FILE_BLOCK_LENGTH |
@@ -153,11 +175,108 @@ int dk_cli_scan(int argc, char **argv) {
   dk_buf_dispose(&out);
   sc.release(&sc);
   st.release(&st);
+  if (want_stats) print_stats(scan);
 done:
   dk_scan_free(scan);
   dk_expr_free(filter);
   free(cols);
   free(colbuf);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  return rc;
+}
+
+/* `dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]`: the files a scan
+** with that filter reads, and those it skips with the reason. */
+int dk_cli_files_where(int argc, char **argv) {
+  char **rest = calloc((size_t)argc + 1, sizeof *rest);
+  const char *where = NULL;
+  int nrest = 0;
+  if (!rest) return 1;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--where") && i + 1 < argc) where = argv[++i];
+    else rest[nrest++] = argv[i];
+  }
+  const char *uri;
+  dk_snapshot_options o;
+  int json;
+  int bad = dk_cli_snapshot_args(nrest, rest, &uri, &o, &json, NULL);
+  free(rest);
+  if (bad || !where) {
+    fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]\n");
+    return 2;
+  }
+  dk_table *t;
+  dk_snapshot *s;
+  if (dk_cli_open(uri, &o, &t, &s)) return 1;
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *filter = NULL;
+  dk_scan *scan = NULL;
+  int rc = 0;
+  dk_scan_options so;
+  memset(&so, 0, sizeof so);
+  so.version = DK_SCAN_OPTIONS_VERSION;
+  so.limit = -1;
+  so.keep_residual = 1;
+  if (dk_expr_parse(&filter, where, &err)) {
+    rc = scan_fail(&err);
+    goto done;
+  }
+  so.filter = filter;
+  if (dk_scan_new(&scan, s, &so, &err)) {
+    rc = scan_fail(&err);
+    goto done;
+  }
+  static const char *const why[] = {"", "partition", "stats", "limit"};
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  if (json) dk_buf_puts(&b, "{\"files\":[", NULL);
+  for (int64_t i = 0; i < dk_scan_num_files(scan); i++) {
+    dk_scan_file f;
+    if (dk_scan_file_get(&f, scan, i, &err)) break;
+    if (json) {
+      if (i) dk_buf_putc(&b, ',', NULL);
+      dk_buf_puts(&b, "{\"path\":", NULL);
+      dk_json_write_str(&b, f.entry.path, strlen(f.entry.path), NULL);
+      dk_buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"num_records\":%" PRId64 "}", f.entry.size,
+                    f.num_records);
+    } else {
+      dk_buf_printf(&b, NULL, "read\t%s\t%" PRId64 "\n", f.entry.path, f.entry.size);
+    }
+  }
+  if (json) dk_buf_puts(&b, "],\"skipped\":[", NULL);
+  for (int64_t i = 0; i < dk_scan_num_pruned_files(scan); i++) {
+    dk_file_entry f;
+    dk_prune_reason r;
+    if (dk_scan_pruned_file_get(&f, &r, scan, i, &err)) break;
+    if (json) {
+      if (i) dk_buf_putc(&b, ',', NULL);
+      dk_buf_puts(&b, "{\"path\":", NULL);
+      dk_json_write_str(&b, f.path, strlen(f.path), NULL);
+      dk_buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"reason\":\"%s\"}", f.size, why[r]);
+    } else {
+      dk_buf_printf(&b, NULL, "skip:%s\t%s\t%" PRId64 "\n", why[r], f.path, f.size);
+    }
+  }
+  if (json) {
+    const dk_expr *res = dk_scan_residual(scan);
+    char *txt = NULL;
+    dk_buf_puts(&b, "],\"residual\":", NULL);
+    if (res && dk_expr_to_string(&txt, res, NULL) == DK_OK) {
+      dk_json_write_str(&b, txt, strlen(txt), NULL);
+      dk_expr_string_free(txt);
+    } else {
+      dk_buf_puts(&b, "null", NULL);
+    }
+    dk_buf_puts(&b, "}\n", NULL);
+  }
+  fwrite(b.data, 1, b.len, stdout);
+  dk_buf_dispose(&b);
+  if (err.code) rc = scan_fail(&err);
+done:
+  dk_scan_free(scan);
+  dk_expr_free(filter);
   dk_snapshot_free(s);
   dk_table_free(t);
   return rc;
