@@ -68,6 +68,10 @@ struct dk_scan {
   size_t n_part_out;
   int64_t n_pruned;
   int64_t *pruned;    /* 2 per pruned file: snapshot index, dk_prune_reason */
+  int64_t n_pieces, n_splits;
+  int64_t *pieces;    /* 3 per piece: index into files, range start, range end */
+  int64_t *splits;    /* 2 per split: first piece, number of pieces */
+  int64_t split_target, open_cost;
   dk_scan_stats stats;
 };
 
@@ -234,6 +238,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->meta = o.metadata_fields;
   p->limit = o.limit;
   p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
+  s->split_target = o.split_target_bytes > 0 ? o.split_target_bytes : (int64_t)128 << 20;
+  s->open_cost = o.split_open_cost_bytes > 0 ? o.split_open_cost_bytes : (int64_t)4 << 20;
   dk_status st = DK_OK;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
@@ -435,6 +441,8 @@ void dk_scan_free(dk_scan *s) {
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
+  dk__free(s->alloc, s->pieces);
+  dk__free(s->alloc, s->splits);
   dk_snapshot_free(s->snap);
   dk__free(s->alloc, s);
 }
@@ -1097,32 +1105,359 @@ dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *er
   return dk_stream_init(out, &impl, s, scan->alloc, err);
 }
 
-/* ---- splits (not implemented yet) ----------------------------------------------------------- */
+/* ---- splits ------------------------------------------------------------------------------- */
 
 dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err) {
-  (void)scan;
-  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+  if (scan->splits) return DK_OK;
+  const int64_t T = scan->split_target;
+  int64_t np = 0;
+  for (int64_t i = 0; i < scan->n_files; i++) {
+    dk_file_entry f;
+    DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+    np += f.size > T ? (f.size + T - 1) / T : 1;
+  }
+  scan->pieces = dk__calloc(scan->alloc, (size_t)(np ? np : 1) * 3, sizeof *scan->pieces);
+  scan->splits = dk__calloc(scan->alloc, (size_t)(np ? np : 1) * 2, sizeof *scan->splits);
+  DK_RETURN_IF(!scan->pieces || !scan->splits, DK_NOMEM, err, "out of memory (splits)");
+  /* byte ranges of at most T bytes (a reader takes the row groups that start inside its
+  ** range), packed next-fit in file order like Spark's FilePartition.getFilePartitions */
+  int64_t cur = 0;
+  scan->n_pieces = scan->n_splits = 0;
+  for (int64_t i = 0; i < scan->n_files; i++) {
+    dk_file_entry f;
+    DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+    int64_t start = 0;
+    do {
+      int64_t len = DK_MIN(T, f.size - start);
+      if (len < 0) len = 0;
+      if (scan->n_splits == 0 || cur + len > T) {
+        scan->splits[2 * scan->n_splits] = scan->n_pieces;
+        scan->splits[2 * scan->n_splits + 1] = 0;
+        scan->n_splits++;
+        cur = 0;
+      }
+      int64_t *pc = &scan->pieces[3 * scan->n_pieces++];
+      pc[0] = i;
+      pc[1] = start;
+      pc[2] = f.size > T ? start + len : 0; /* 0: the whole file */
+      scan->splits[2 * (scan->n_splits - 1) + 1]++;
+      cur += len + scan->open_cost;
+      start += len;
+    } while (start < f.size);
+  }
+  return DK_OK;
 }
 
-int64_t dk_scan_num_splits(const dk_scan *scan) {
-  (void)scan;
-  return 0;
+int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
+
+/* Split wire format (little endian): "DKSPLIT1", then strings as u32 length + bytes
+** (0xffffffff = NULL) and integers as i64:
+**   root, schemaString, mode, n_cols, {name, is_partition} * n_cols, n_out, meta, limit,
+**   batch_size, residual text (NULL = none), row-id column, row-commit-version column,
+**   n_part, n_pieces, per piece: path, size, mtime, n_part partition texts, has_dv
+**   [storage type, path, offset, size, cardinality], has_base_row_id, base_row_id,
+**   has_default_rcv, default_rcv, range_start, range_end. */
+#define SPLIT_MAGIC "DKSPLIT1"
+
+static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
+  uint8_t x[8];
+  for (int i = 0; i < 8; i++) x[i] = (uint8_t)((uint64_t)v >> (8 * i));
+  return dk_buf_append(b, x, 8, err);
+}
+
+static dk_status put_str(dk_buf *b, const char *s, dk_error *err) {
+  uint32_t n = s ? (uint32_t)strlen(s) : 0xffffffffu;
+  uint8_t x[4];
+  for (int i = 0; i < 4; i++) x[i] = (uint8_t)(n >> (8 * i));
+  DK_RETURN_NOT_OK(dk_buf_append(b, x, 4, err));
+  return s ? dk_buf_append(b, s, n, err) : DK_OK;
 }
 
 dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan, int64_t i,
                                   dk_error *err) {
-  (void)scan;
-  (void)i;
   *out = NULL;
   *len = 0;
-  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+  DK_RETURN_IF(i < 0 || i >= scan->n_splits, DK_INVALID, err,
+               "scan: split %" PRId64 " out of range (plan splits first)", i);
+  const scan_plan *p = &scan->plan;
+  const dk_metadata *md = dk_snapshot_metadata(scan->snap);
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  char *res = NULL;
+  dk_status st = dk_buf_append(&b, SPLIT_MAGIC, 8, err);
+  if (!st) st = put_str(&b, p->root, err);
+  if (!st) st = put_str(&b, md->schema_string ? md->schema_string
+                                              : "{\"type\":\"struct\",\"fields\":[]}", err);
+  if (!st) st = put_i64(&b, p->mode, err);
+  if (!st) st = put_i64(&b, (int64_t)p->n_cols, err);
+  for (size_t c = 0; !st && c < p->n_cols; c++) {
+    st = put_str(&b, p->cols[c].field->name, err);
+    if (!st) st = put_i64(&b, p->cols[c].is_partition, err);
+  }
+  if (!st) st = put_i64(&b, (int64_t)p->n_out, err);
+  if (!st) st = put_i64(&b, p->meta, err);
+  if (!st) st = put_i64(&b, p->limit, err);
+  if (!st) st = put_i64(&b, p->batch_size, err);
+  if (!st && p->residual_bound) st = dk_expr_to_string(&res, p->residual, err);
+  if (!st) st = put_str(&b, res, err);
+  if (!st) st = put_str(&b, p->row_id_col, err);
+  if (!st) st = put_str(&b, p->row_cv_col, err);
+  if (!st) st = put_i64(&b, (int64_t)scan->n_part_out, err);
+  int64_t first = scan->splits[2 * i], n = scan->splits[2 * i + 1];
+  if (!st) st = put_i64(&b, n, err);
+  for (int64_t k = first; !st && k < first + n; k++) {
+    const int64_t *pc = &scan->pieces[3 * k];
+    dk_file_entry f;
+    st = dk_snapshot_file(&f, scan->snap, scan->files[pc[0]], err);
+    if (!st) st = put_str(&b, f.path, err);
+    if (!st) st = put_i64(&b, f.size, err);
+    if (!st) st = put_i64(&b, f.modification_time, err);
+    for (size_t q = 0; !st && q < scan->n_part_out; q++)
+      st = put_str(&b, scan->pvals[pc[0] * (int64_t)scan->n_part_out + (int64_t)q], err);
+    if (!st) st = put_i64(&b, f.dv != NULL, err);
+    if (!st && f.dv) {
+      char ty[2] = {f.dv->storage_type, 0};
+      st = put_str(&b, ty, err);
+      if (!st) st = put_str(&b, f.dv->path_or_inline_dv, err);
+      if (!st) st = put_i64(&b, f.dv->offset, err);
+      if (!st) st = put_i64(&b, f.dv->size_in_bytes, err);
+      if (!st) st = put_i64(&b, f.dv->cardinality, err);
+    }
+    if (!st) st = put_i64(&b, f.has_base_row_id, err);
+    if (!st) st = put_i64(&b, f.base_row_id, err);
+    if (!st) st = put_i64(&b, f.has_default_row_commit_version, err);
+    if (!st) st = put_i64(&b, f.default_row_commit_version, err);
+    if (!st) st = put_i64(&b, pc[1], err);
+    if (!st) st = put_i64(&b, pc[2], err);
+  }
+  if (res) dk_expr_string_free(res);
+  if (st) {
+    dk_buf_dispose(&b);
+    return st;
+  }
+  *out = malloc(b.len ? b.len : 1);
+  if (!*out) {
+    dk_buf_dispose(&b);
+    return dk__error_set(err, DK_NOMEM, "out of memory (split)");
+  }
+  memcpy(*out, b.data, b.len);
+  *len = b.len;
+  dk_buf_dispose(&b);
+  return DK_OK;
 }
+
+/* ---- reading a serialized split -------------------------------------------------------------- */
+
+typedef struct rd {
+  const uint8_t *p;
+  size_t len, pos;
+  dk_arena *ar;
+  dk_error *err;
+} rd;
+
+static dk_status get_i64(rd *r, int64_t *v) {
+  if (r->len - r->pos < 8)
+    return dk__error_set(r->err, DK_CORRUPT, "split: truncated at byte %zu", r->pos);
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)r->p[r->pos + (size_t)i] << (8 * i);
+  r->pos += 8;
+  *v = (int64_t)x;
+  return DK_OK;
+}
+
+static dk_status get_count(rd *r, int64_t *v, int64_t max) {
+  DK_RETURN_NOT_OK(get_i64(r, v));
+  if (*v < 0 || *v > max)
+    return dk__error_set(r->err, DK_CORRUPT, "split: count %" PRId64 " out of range at byte %zu",
+                         *v, r->pos - 8);
+  return DK_OK;
+}
+
+static dk_status get_str(rd *r, const char **out) {
+  if (r->len - r->pos < 4)
+    return dk__error_set(r->err, DK_CORRUPT, "split: truncated at byte %zu", r->pos);
+  uint32_t n = 0;
+  for (int i = 0; i < 4; i++) n |= (uint32_t)r->p[r->pos + (size_t)i] << (8 * i);
+  r->pos += 4;
+  if (n == 0xffffffffu) {
+    *out = NULL;
+    return DK_OK;
+  }
+  if (r->len - r->pos < n)
+    return dk__error_set(r->err, DK_CORRUPT, "split: string of %u bytes overruns the split at byte %zu",
+                         n, r->pos - 4);
+  char *s = dk_arena_alloc(r->ar, (size_t)n + 1, r->err);
+  if (!s) return DK_NOMEM;
+  memcpy(s, r->p + r->pos, n);
+  s[n] = 0;
+  r->pos += n;
+  *out = s;
+  return DK_OK;
+}
+
+typedef struct split_stream {
+  const dk_allocator *alloc;
+  dk_arena ar;
+  scan_plan plan;
+  dk_storage *sto;
+  int64_t n_tasks, next;
+  scan_task *tasks;
+  int open;
+  file_reader fr;
+  int64_t remaining;
+} split_stream;
+
+static void split_stream_free(split_stream *s) {
+  if (s->open) file_reader_close(&s->fr);
+  if (s->sto) s->sto->free(s->sto);
+  plan_dispose(&s->plan);
+  dk_arena_dispose(&s->ar);
+  dk__free(s->alloc, s);
+}
+
+static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, dk_error *err) {
+  rd r = {bytes, len, 0, &s->ar, err};
+  scan_plan *p = &s->plan;
+  DK_RETURN_IF(len < 8 || memcmp(bytes, SPLIT_MAGIC, 8) != 0, DK_CORRUPT, err,
+               "split: bad magic (not a dk split)");
+  r.pos = 8;
+  const char *root, *schema_text, *res_text;
+  int64_t v, n_cols;
+  DK_RETURN_NOT_OK(get_str(&r, &root));
+  DK_RETURN_NOT_OK(get_str(&r, &schema_text));
+  DK_RETURN_IF(!root || !schema_text, DK_CORRUPT, err, "split: missing root or schema");
+  p->root = dk__strdup(p->alloc, root);
+  DK_RETURN_IF(!p->root, DK_NOMEM, err, "out of memory (split)");
+  const dk_type *schema;
+  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err));
+  DK_RETURN_NOT_OK(get_count(&r, &v, 2));
+  p->mode = (dk_column_mapping_mode)v;
+  DK_RETURN_NOT_OK(get_count(&r, &n_cols, (int64_t)schema->n_fields));
+  p->cols = dk__calloc(p->alloc, (size_t)(n_cols ? n_cols : 1), sizeof *p->cols);
+  DK_RETURN_IF(!p->cols, DK_NOMEM, err, "out of memory (split)");
+  size_t n_part = 0;
+  for (int64_t c = 0; c < n_cols; c++) {
+    const char *name;
+    DK_RETURN_NOT_OK(get_str(&r, &name));
+    const dk_field *f = name ? dk_schema_find(schema, name) : NULL;
+    DK_RETURN_IF(!f, DK_CORRUPT, err, "split: column '%s' is not in the schema", name ? name : "");
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    p->cols[c].field = f;
+    p->cols[c].is_partition = (int)v;
+    n_part += (size_t)v;
+    p->n_cols++;
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &v, n_cols));
+  p->n_out = (size_t)v;
+  DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
+  p->meta = (unsigned)v;
+  DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
+  DK_RETURN_NOT_OK(get_count(&r, &p->batch_size, (int64_t)1 << 30));
+  if (p->batch_size == 0) p->batch_size = 65536;
+  DK_RETURN_NOT_OK(get_str(&r, &res_text));
+  DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
+  DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
+  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
+  if (res_text) {
+    DK_RETURN_NOT_OK(dk_expr_parse(&p->residual, res_text, err));
+    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
+  DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
+  int64_t nt;
+  DK_RETURN_NOT_OK(get_count(&r, &nt, (int64_t)(len / 64 + 1)));
+  s->tasks = dk_arena_alloc(&s->ar, (size_t)(nt ? nt : 1) * sizeof *s->tasks, err);
+  if (!s->tasks) return DK_NOMEM;
+  memset(s->tasks, 0, (size_t)(nt ? nt : 1) * sizeof *s->tasks);
+  for (int64_t k = 0; k < nt; k++) {
+    scan_task *t = &s->tasks[k];
+    DK_RETURN_NOT_OK(get_str(&r, &t->path));
+    DK_RETURN_IF(!t->path, DK_CORRUPT, err, "split: file %" PRId64 " has no path", k);
+    DK_RETURN_NOT_OK(get_i64(&r, &t->size));
+    DK_RETURN_NOT_OK(get_i64(&r, &t->mtime));
+    const char **pv = dk_arena_alloc(&s->ar, (n_part ? n_part : 1) * sizeof *pv, err);
+    if (!pv) return DK_NOMEM;
+    for (size_t q = 0; q < n_part; q++) DK_RETURN_NOT_OK(get_str(&r, &pv[q]));
+    t->pvals = pv;
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    if (v) {
+      dk_dv_descriptor *d = dk_arena_alloc(&s->ar, sizeof *d, err);
+      if (!d) return DK_NOMEM;
+      const char *ty;
+      DK_RETURN_NOT_OK(get_str(&r, &ty));
+      DK_RETURN_NOT_OK(get_str(&r, &d->path_or_inline_dv));
+      DK_RETURN_IF(!ty || strlen(ty) != 1 || !d->path_or_inline_dv, DK_CORRUPT, err,
+                   "split: bad deletion vector of file %" PRId64, k);
+      d->storage_type = ty[0];
+      DK_RETURN_NOT_OK(get_i64(&r, &v));
+      DK_RETURN_IF(v < -1 || v > INT32_MAX, DK_CORRUPT, err, "split: bad DV offset");
+      d->offset = (int32_t)v;
+      DK_RETURN_NOT_OK(get_count(&r, &v, INT32_MAX));
+      d->size_in_bytes = (int32_t)v;
+      DK_RETURN_NOT_OK(get_count(&r, &d->cardinality, INT64_MAX));
+      t->dv = d;
+    }
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    t->has_base_row_id = (int)v;
+    DK_RETURN_NOT_OK(get_i64(&r, &t->base_row_id));
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    t->has_default_rcv = (int)v;
+    DK_RETURN_NOT_OK(get_i64(&r, &t->default_rcv));
+    DK_RETURN_NOT_OK(get_count(&r, &t->range_start, INT64_MAX));
+    DK_RETURN_NOT_OK(get_count(&r, &t->range_end, INT64_MAX));
+  }
+  DK_RETURN_IF(r.pos != len, DK_CORRUPT, err, "split: %zu trailing bytes", len - r.pos);
+  s->n_tasks = nt;
+  s->remaining = p->limit;
+  return DK_OK;
+}
+
+static dk_status split_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  split_stream *s = state;
+  return dk_schema_copy(out, &s->plan.out_schema, err);
+}
+
+static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
+  split_stream *s = state;
+  out->release = NULL;
+  for (;;) {
+    if (s->remaining == 0) return DK_OK;
+    if (!s->open) {
+      if (s->next >= s->n_tasks) return DK_OK;
+      const scan_task *t = &s->tasks[s->next++];
+      dk_status st = file_reader_open(&s->fr, &s->plan, NULL, s->sto, t, err);
+      if (st) {
+        file_reader_close(&s->fr);
+        return st;
+      }
+      s->open = 1;
+    }
+    dk_status st = file_reader_next(&s->fr, out, &s->remaining, err);
+    if (st) {
+      dk__error_prefix(err, "%s", s->fr.task->path);
+      return st;
+    }
+    if (out->release) return DK_OK;
+    file_reader_close(&s->fr);
+    s->open = 0;
+  }
+}
+
+static void split_stream_release(void *state) { split_stream_free(state); }
 
 dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
                         const dk_allocator *alloc, dk_error *err) {
-  (void)out;
-  (void)split;
-  (void)len;
-  (void)alloc;
-  return dk__error_set(err, DK_UNSUPPORTED, "scan: splits are not implemented yet");
+  split_stream *s = dk__calloc(alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
+  s->alloc = alloc;
+  s->plan.alloc = alloc;
+  dk_arena_init(&s->ar, alloc, 0);
+  dk_status st = split_parse(s, split, len, err);
+  if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
+  if (st) {
+    split_stream_free(s);
+    return st;
+  }
+  static const dk_stream_impl impl = {split_stream_schema, split_stream_next, split_stream_release};
+  return dk_stream_init(out, &impl, s, alloc, err);
 }
