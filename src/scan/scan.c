@@ -628,6 +628,118 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
   return DK_OK;
 }
 
+static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t yy = (int64_t)yoe + era * 400;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int)(yy + (*m <= 2));
+}
+
+/* Appends one Parquet min/max statistic as the JSON value Delta stats would hold for the
+** column's type; false when it cannot (unsupported type or odd bytes). */
+static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
+  int64_t x;
+  switch (t->id) {
+    case DK_TYPE_BYTE:
+    case DK_TYPE_SHORT:
+    case DK_TYPE_INTEGER:
+    case DK_TYPE_LONG:
+    case DK_TYPE_DATE:
+      if (len == 4) {
+        int32_t y;
+        memcpy(&y, v, 4);
+        x = y;
+      } else if (len == 8 && t->id == DK_TYPE_LONG) {
+        memcpy(&x, v, 8);
+      } else {
+        return false;
+      }
+      if (t->id == DK_TYPE_DATE) {
+        int yr;
+        unsigned mo, dd;
+        if (x < -719162 || x > 2932896) return false; /* years 1..9999 */
+        civil_from_days(x, &yr, &mo, &dd);
+        return dk_buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
+      }
+      return dk_buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+    case DK_TYPE_STRING: {
+      const uint8_t *p = v;
+      for (size_t i = 0; i < len; i++)
+        if (p[i] >= 0x80 || p[i] < 0x20) return false; /* keep to plain ASCII */
+      return dk_json_write_str(b, v, len, NULL) == DK_OK;
+    }
+    default:
+      return false;
+  }
+}
+
+/* Row-group skipping: the residual filter evaluated over the row group's Parquet column
+** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
+static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs) {
+  const scan_plan *plan = r->plan;
+  dk_buf mn, mx, nc, all;
+  dk_buf_init(&mn, plan->alloc);
+  dk_buf_init(&mx, plan->alloc);
+  dk_buf_init(&nc, plan->alloc);
+  dk_buf_init(&all, plan->alloc);
+  int n_mm = 0, n_nc = 0;
+  for (size_t c = 0; c < plan->n_cols; c++) {
+    const dk_field *f = plan->cols[c].field;
+    if (plan->cols[c].is_partition) continue;
+    int64_t j = dk_scan__find_child(fs, f, plan->mode);
+    if (j < 0 || fs->children[j]->n_children) continue;
+    int col = dk_parquet_column_index(r->pf, fs->children[j]->name);
+    dk_parquet_column_stats cs;
+    if (col < 0 || dk_parquet_column_stats_get(&cs, r->pf, rg, col, NULL) != DK_OK) continue;
+    const char *key = plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
+    if (cs.has_null_count) {
+      dk_buf_puts(&nc, n_nc++ ? "," : "", NULL);
+      dk_json_write_str(&nc, key, strlen(key), NULL);
+      dk_buf_printf(&nc, NULL, ":%" PRId64, cs.null_count);
+    }
+    if (cs.has_min_max) {
+      size_t l1 = mn.len, l2 = mx.len;
+      dk_buf_puts(&mn, n_mm ? "," : "", NULL);
+      dk_json_write_str(&mn, key, strlen(key), NULL);
+      dk_buf_putc(&mn, ':', NULL);
+      dk_buf_puts(&mx, n_mm ? "," : "", NULL);
+      dk_json_write_str(&mx, key, strlen(key), NULL);
+      dk_buf_putc(&mx, ':', NULL);
+      if (stat_json(&mn, f->type, cs.min, cs.min_len) && stat_json(&mx, f->type, cs.max, cs.max_len)) {
+        n_mm++;
+      } else {
+        mn.len = l1;
+        mx.len = l2;
+      }
+    }
+  }
+  bool skip = false;
+  if (n_mm || n_nc) {
+    dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
+                  "\"nullCount\":{%.*s}}", num_rows, (int)mn.len, (const char *)mn.data,
+                  (int)mx.len, (const char *)mx.data, (int)nc.len, (const char *)nc.data);
+    dk_arena ar;
+    dk_arena_init(&ar, plan->alloc, 0);
+    dk_json_value *jv = NULL;
+    if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
+      dk_file_stats st = {jv};
+      skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+    }
+    dk_arena_dispose(&ar);
+  }
+  dk_buf_dispose(&mn);
+  dk_buf_dispose(&mx);
+  dk_buf_dispose(&nc);
+  dk_buf_dispose(&all);
+  return skip;
+}
+
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
 static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -651,14 +763,16 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
     if (info.num_rows == 0) continue;
     if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
                      (uint64_t)info.num_rows) {
-      if (r->stats) {
-        stat_add(&r->stats->rows_deleted, info.num_rows);
-      }
       continue;
     }
     /* columns to read: those of the file that the output needs */
     struct ArrowSchema fs;
     DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
+      if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
+      dk_schema_release(&fs);
+      continue;
+    }
     const char **names = dk__calloc(plan->alloc, plan->n_cols + 3, sizeof *names);
     if (!names) {
       dk_schema_release(&fs);
