@@ -7,6 +7,7 @@
 ** Output order: data columns, partition columns, then `_metadata`.
 */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ struct dk_scan {
   int64_t *pieces;    /* 3 per piece: index into files, range start, range end */
   int64_t *splits;    /* 2 per split: first piece, number of pieces */
   int64_t split_target, open_cost;
+  int threads;
   dk_scan_stats stats;
 };
 
@@ -238,6 +240,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->meta = o.metadata_fields;
   p->limit = o.limit;
   p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
+  s->threads = o.threads;
   s->split_target = o.split_target_bytes > 0 ? o.split_target_bytes : (int64_t)128 << 20;
   s->open_cost = o.split_open_cost_bytes > 0 ? o.split_open_cost_bytes : (int64_t)4 << 20;
   dk_status st = DK_OK;
@@ -1205,7 +1208,154 @@ static void scan_stream_release(void *state) {
   dk__free(s->scan->alloc, s);
 }
 
+/* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
+
+/* Workers take files in turn and push finished batches into a bounded queue; the consumer
+** pops them (file order is not kept across workers). */
+typedef struct mt_stream {
+  dk_scan *scan;
+  int n_threads, started;
+  pthread_t *tids;
+  pthread_mutex_t mu;
+  pthread_cond_t not_empty, not_full;
+  struct ArrowArray *q;
+  int cap, head, count;
+  int64_t next_file;
+  int running;     /* workers still producing */
+  int cancel;
+  dk_error err;    /* first error */
+} mt_stream;
+
+static void mt_push(mt_stream *m, struct ArrowArray *a) {
+  pthread_mutex_lock(&m->mu);
+  while (m->count == m->cap && !m->cancel) pthread_cond_wait(&m->not_full, &m->mu);
+  if (m->cancel) {
+    pthread_mutex_unlock(&m->mu);
+    dk_array_release(a);
+    return;
+  }
+  dk_array_move(a, &m->q[(m->head + m->count) % m->cap]);
+  m->count++;
+  pthread_cond_signal(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+}
+
+static void *mt_worker(void *arg) {
+  mt_stream *m = arg;
+  dk_scan *scan = m->scan;
+  dk_error err;
+  dk_error_init(&err);
+  dk_storage *sto = NULL;
+  dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
+  while (!st) {
+    pthread_mutex_lock(&m->mu);
+    int64_t i = m->cancel ? scan->n_files : m->next_file++;
+    pthread_mutex_unlock(&m->mu);
+    if (i >= scan->n_files) break;
+    dk_file_entry e;
+    scan_task t;
+    file_reader fr;
+    st = dk_snapshot_file(&e, scan->snap, scan->files[i], &err);
+    if (st) break;
+    task_from_entry(&t, &e, scan->pvals + i * (int64_t)scan->n_part_out);
+    st = file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+    int64_t remaining = -1;
+    while (!st) {
+      struct ArrowArray a;
+      st = file_reader_next(&fr, &a, &remaining, &err);
+      if (st || !a.release) break;
+      mt_push(m, &a);
+    }
+    if (st) dk__error_prefix(&err, "%s", t.path);
+    file_reader_close(&fr);
+  }
+  if (sto) sto->free(sto);
+  pthread_mutex_lock(&m->mu);
+  if (st && m->err.code == DK_OK) m->err = err;
+  m->running--;
+  pthread_cond_broadcast(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+  return NULL;
+}
+
+static dk_status mt_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  mt_stream *m = state;
+  return dk_scan_schema(out, m->scan, err);
+}
+
+static dk_status mt_next(void *state, struct ArrowArray *out, dk_error *err) {
+  mt_stream *m = state;
+  out->release = NULL;
+  pthread_mutex_lock(&m->mu);
+  while (m->count == 0 && m->running > 0 && m->err.code == DK_OK)
+    pthread_cond_wait(&m->not_empty, &m->mu);
+  dk_status st = DK_OK;
+  if (m->err.code != DK_OK) {
+    st = dk__error_set(err, m->err.code, "%s", m->err.message);
+  } else if (m->count > 0) {
+    dk_array_move(&m->q[m->head], out);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+    pthread_cond_signal(&m->not_full);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+static void mt_release(void *state) {
+  mt_stream *m = state;
+  pthread_mutex_lock(&m->mu);
+  m->cancel = 1;
+  pthread_cond_broadcast(&m->not_full);
+  pthread_mutex_unlock(&m->mu);
+  for (int i = 0; i < m->started; i++) pthread_join(m->tids[i], NULL);
+  while (m->count > 0) {
+    dk_array_release(&m->q[m->head]);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+  }
+  pthread_mutex_destroy(&m->mu);
+  pthread_cond_destroy(&m->not_empty);
+  pthread_cond_destroy(&m->not_full);
+  dk__free(m->scan->alloc, m->q);
+  dk__free(m->scan->alloc, m->tids);
+  dk__free(m->scan->alloc, m);
+}
+
+static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, dk_error *err) {
+  mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
+  DK_RETURN_IF(!m, DK_NOMEM, err, "out of memory (scan)");
+  m->scan = scan;
+  m->n_threads = threads;
+  m->cap = 2 * threads;
+  m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
+  m->tids = dk__calloc(scan->alloc, (size_t)threads, sizeof *m->tids);
+  pthread_mutex_init(&m->mu, NULL);
+  pthread_cond_init(&m->not_empty, NULL);
+  pthread_cond_init(&m->not_full, NULL);
+  if (!m->q || !m->tids) {
+    mt_release(m);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  pthread_mutex_lock(&m->mu);
+  for (int i = 0; i < threads; i++) {
+    m->running++;
+    if (pthread_create(&m->tids[m->started], NULL, mt_worker, m) == 0) m->started++;
+    else m->running--;
+  }
+  int started = m->started;
+  pthread_mutex_unlock(&m->mu);
+  if (!started) {
+    mt_release(m);
+    return dk__error_set(err, DK_IO, "scan: cannot start reader threads");
+  }
+  static const dk_stream_impl impl = {mt_schema, mt_next, mt_release};
+  return dk_stream_init(out, &impl, m, scan->alloc, err);
+}
+
 dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
+  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 1)
+    return mt_read(out, scan, (int)DK_MIN(scan->threads, scan->n_files), err);
   scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
   s->scan = scan;

@@ -48,6 +48,20 @@ def test_scan_reproduces_expected_rows(case):
     h.assert_rows_equal(actual, h.expected_rows(case))
 
 
+@pytest.mark.dk_command("scan")
+@pytest.mark.parametrize("case", READ_CASES, ids=[c["id"] for c in READ_CASES])
+def test_scan_threaded_reproduces_expected_rows(case):
+    if case["id"] in KNOWN_UNSUPPORTED:
+        pytest.skip(KNOWN_UNSUPPORTED[case["id"]])
+    rc, out, err = h.run_dk(*_scan_args(case), "--threads", "3", "--batch-size", "7")
+    assert rc == 0, err[-4000:]
+    schema = h.case_schema(case)
+    if case.get("columns", "all") != "all":
+        fields = dict(schema[1])
+        schema = ("struct", tuple((c, fields[c]) for c in case["columns"]))
+    h.assert_rows_equal(h.canon_dk_jsonl(out, schema), h.expected_rows(case))
+
+
 ERROR_CASES = h.cases("error")
 
 

@@ -69,6 +69,16 @@ def test_batch_sizes(rg_table, batch):
     assert _norm(_dk_rows(out)) == _norm(rows)
 
 
+@pytest.mark.dk_command("scan")
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_threads(rg_table, threads):
+    d, rows = rg_table
+    rc, out, err = h.run_dk("scan", d, "--threads", threads, "--batch-size", 700,
+                            "--where", "s <> '3'")
+    assert rc == 0, err[-3000:]
+    assert _norm(_dk_rows(out)) == _norm([r for r in rows if r["s"] != "3"])
+
+
 WHERE = [
     ("id < 1500 AND p = 1", lambda r: r["id"] < 1500 and r["p"] == 1),
     ("id >= 1500 AND id < 1600 OR s = 'x'", lambda r: 1500 <= r["id"] < 1600 or r["s"] == "x"),
