@@ -28,8 +28,9 @@
  *              | TIMESTAMP_NTZ '...' | TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE 'text'
  *              | DECIMAL(p,s) 'text'
  * @endcode
- * LIKE accepts prefix patterns only ('abc%', with '\' escaping % and _); other patterns are
- * DK_UNSUPPORTED. TIMESTAMP text without a zone means UTC.
+ * LIKE follows Spark: '%' matches any sequence of characters, '_' exactly one character (code
+ * point), '\' escapes the next character. 'abc%' becomes STARTS_WITH (which statistics can
+ * prune) and a pattern without wildcards becomes `=`. TIMESTAMP text without a zone means UTC.
  */
 #ifndef DK_EXPR_H
 #define DK_EXPR_H
@@ -57,7 +58,8 @@ typedef enum dk_expr_kind {
   DK_EXPR_IS_NULL = 7,      /**< one child */
   DK_EXPR_IS_NOT_NULL = 8,  /**< one child */
   DK_EXPR_IN = 9,           /**< child 0 is the value, children 1.. the list */
-  DK_EXPR_STARTS_WITH = 10  /**< child 0 is the value, child 1 a string literal */
+  DK_EXPR_STARTS_WITH = 10, /**< child 0 is the value, child 1 a string literal */
+  DK_EXPR_LIKE = 11         /**< child 0 is the value, child 1 the pattern (string literal) */
 } dk_expr_kind;
 
 /** Comparison operators. */
@@ -139,6 +141,14 @@ DK_API dk_status dk_expr_in(dk_expr **out, dk_expr *value, dk_expr *const *list,
 DK_API dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
                                      size_t len, dk_error *err);
 
+/**
+ * `value LIKE pattern` (Spark semantics, '\' escape); consumes value. A pattern that is a
+ * plain prefix followed by one '%' gives a STARTS_WITH node, one without wildcards an
+ * equality; a pattern ending in a lone '\' is DK_INVALID.
+ */
+DK_API dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
+                              dk_error *err);
+
 /* ---- introspection -------------------------------------------------------------------- */
 
 DK_API dk_expr_kind dk_expr_get_kind(const dk_expr *e);
@@ -157,8 +167,8 @@ DK_API dk_lit_type dk_expr_literal_type(const dk_expr *e);
 /* ---- text ----------------------------------------------------------------------------- */
 
 /**
- * Parses a predicate. Errors are DK_INVALID ("... at offset N") or DK_UNSUPPORTED (LIKE
- * patterns other than a prefix). Nesting deeper than 256 levels is DK_INVALID.
+ * Parses a predicate. Errors are DK_INVALID ("... at offset N"). Nesting deeper than 256
+ * levels is DK_INVALID.
  */
 DK_API dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err);
 /** Like dk_expr_parse for text that is not NUL-terminated. */

@@ -202,8 +202,12 @@ def atom():
         if form == 0:
             return ("STARTS_WITH(%s, %s)" % (c, q(p)), "starts_with(%s, %s)" % (c, q(p)))
         neg = form == 2
-        return ("%s %sLIKE %s" % (c, "NOT " if neg else "", q(p + "%")),
-                "(%s %sLIKE %s)" % (c, "NOT " if neg else "", q(p + "%")))
+        pat = p + "%"
+        if rnd.random() < 0.5:  # general patterns: '%' and '_' anywhere (no escapes)
+            pat = rnd.choice(["%b%", "a%c", "_b%", "%a_", "_", "__", "%", "", "a%b%c", "%\u00e9%",
+                              "_\U0001F600%", "%z", "a_", "%5", "q_", "%-%", "abc%x%"])
+        return ("%s %sLIKE %s" % (c, "NOT " if neg else "", q(pat)),
+                "(%s %sLIKE %s)" % (c, "NOT " if neg else "", q(pat)))
     if r < 0.86:
         pairs = [("i32", "i16"), ("i32", "i64"), ("str", "st.y"), ("i32", "st.x"), ("dbl", "dbl"),
                  ("dt", "dt"), ("dec", "dec"), ("i32", "mixed")]
