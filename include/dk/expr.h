@@ -201,8 +201,10 @@ DK_API dk_status dk_expr_bind(dk_expr **out, const dk_expr *e, const struct Arro
 DK_API bool dk_expr_is_bound(const dk_expr *e);
 
 /**
- * Evaluates a bound predicate over a struct batch (one child per schema field). *out_bool
- * receives an Arrow boolean array of batch->length rows whose validity carries NULL.
+ * Evaluates a bound predicate over a struct batch (one child per schema field; offsets at
+ * every level are honoured). `schema` (may be NULL) is only used to check the column count.
+ * *out_bool receives an Arrow boolean array of batch->length rows whose validity carries
+ * NULL. The batch is only read; evaluation allocates O(rows) scratch per call, never per row.
  */
 DK_API dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
                               const struct ArrowSchema *schema, const struct ArrowArray *batch,
@@ -223,10 +225,10 @@ DK_API dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
  * Parses one partition value as serialized in a Delta log (`partitionValues`) into a literal
  * of the given Delta primitive type name ("string", "long", "integer", "short", "byte",
  * "float", "double", "boolean", "date", "timestamp", "timestamp_ntz", "binary",
- * "decimal(p,s)"). text == NULL, and "" for non-string types, and
- * "__HIVE_DEFAULT_PARTITION__" give a typed NULL... represented as DK_LIT_NULL. Timestamps
- * accept "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp") and ISO-8601 with 'T' and
- * 'Z' or an offset. Malformed values are DK_CORRUPT.
+ * "decimal(p,s)"). NULL text, "" (for every type, as the protocol says) and
+ * "__HIVE_DEFAULT_PARTITION__" give a NULL literal (DK_LIT_NULL). Timestamps accept
+ * "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp", per the protocol) and ISO-8601 with
+ * 'T' and 'Z' or an offset. Malformed values are DK_CORRUPT.
  */
 DK_API dk_status dk_partition_value_parse(dk_expr **out_literal, const char *text,
                                           const char *delta_type, dk_error *err);
