@@ -127,6 +127,11 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
       goto fail;
     }
   }
+  if (s->dictionary) {
+    st = dk__error_set(b->err, DK_UNSUPPORTED,
+                       "column '%s' is dictionary-encoded; decode it before filtering", label);
+    goto fail;
+  }
   if (dk_atype_parse(&r->type, s->format, NULL) != DK_OK) {
     st = dk__error_set(b->err, DK_UNSUPPORTED, "column '%s' has unsupported type '%s'", label,
                        s->format);

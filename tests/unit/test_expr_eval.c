@@ -118,6 +118,13 @@ DK_TEST(expr__bind_errors) {
   expect_bind_error(&s, "Dup = 1", DK_INVALID, "ambiguous", __LINE__);
   expect_bind_error(&s, "id = name", DK_UNSUPPORTED, "different types", __LINE__);
   expect_bind_error(&s, "5", DK_INVALID, "not a predicate", __LINE__);
+  /* dictionary-encoded columns are refused, not misread */
+  struct ArrowSchema dict;
+  field(&dict, "u", "", 0);
+  s.children[0]->dictionary = &dict;
+  expect_bind_error(&s, "id = 1", DK_UNSUPPORTED, "dictionary", __LINE__);
+  s.children[0]->dictionary = NULL;
+  dk_schema_release(&dict);
   /* exact-case match wins over the case-insensitive duplicate; case-insensitive otherwise */
   dk_error err = {0};
   dk_expr *e, *b;
