@@ -529,6 +529,65 @@ static dk_status eval_like(ectx *c, const dk_expr *e, tv *out) {
   return DK_OK;
 }
 
+/* ---- IN lists ------------------------------------------------------------------------------ */
+
+static bool same_column(const dk_colref *a, const dk_colref *b) {
+  if (a->depth != b->depth) return false;
+  for (int i = 0; i < a->depth; i++)
+    if (a->idx[i] != b->idx[i]) return false;
+  return true;
+}
+
+/* `col = a OR col = b OR ...` on one integer or string column (what bind makes of IN). */
+static bool is_in_list(const dk_expr *e) {
+  const dk_colref *first = NULL;
+  for (size_t i = 0; i < e->n_children; i++) {
+    const dk_expr *k = e->children[i];
+    if (k->kind != DK_EXPR_CMP || k->ck != DK_CK_COL_LIT || k->op != DK_CMP_EQ) return false;
+    const dk_colref *col = &k->children[0]->col;
+    if (k->dom != col->dom || (k->dom != DK_DOM_I64 && k->dom != DK_DOM_BYTES)) return false;
+    if (first && !same_column(first, col)) return false;
+    first = col;
+  }
+  return first != NULL;
+}
+
+static dk_status eval_in_list(ectx *c, const dk_expr *e, tv *out) {
+  const dk_colref *col = &e->children[0]->children[0]->col;
+  colview cv;
+  DK_RETURN_NOT_OK(resolve(c, col, &cv));
+  int64_t n = c->n;
+  size_t k = e->n_children;
+  uint8_t *r = out->val;
+  if (col->dom == DK_DOM_I64) {
+    int64_t *vals = dk_arena_alloc(&c->ar, sizeof(int64_t) * (size_t)(n ? n : 1), c->err);
+    int64_t *lits = dk_arena_alloc(&c->ar, sizeof(int64_t) * k, c->err);
+    if (!vals || !lits) return DK_NOMEM;
+    for (size_t j = 0; j < k; j++) lits[j] = e->children[j]->li;
+    for (int64_t i = 0; i < n; i++) vals[i] = get_i64(&cv, &col->type, i);
+    for (int64_t i = 0; i < n; i++) {
+      uint8_t hit = 0;
+      for (size_t j = 0; j < k; j++) hit |= vals[i] == lits[j];
+      r[i] = hit;
+    }
+  } else {
+    const int32_t *offs = (const int32_t *)cv.leaf->buffers[1] + cv.off;
+    const uint8_t *data = cv.leaf->buffers[2];
+    for (int64_t i = 0; i < n; i++) {
+      size_t len = (size_t)(offs[i + 1] - offs[i]);
+      uint8_t hit = 0;
+      for (size_t j = 0; j < k && !hit; j++) {
+        const dk_lit *l = &e->children[j]->children[1]->lit;
+        hit = l->len == len && (len == 0 || !memcmp(data + offs[i], l->bytes, len));
+      }
+      r[i] = hit;
+    }
+  }
+  fill_ok(out->ok, &cv, n);
+  if (cv.ok) mask_val(r, out->ok, n);
+  return DK_OK;
+}
+
 static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
   int64_t n = c->n;
   DK_RETURN_IF(depth > DK_EXPR_MAX_DEPTH * 2, DK_INVALID, c->err, "expression nests too deeply");
@@ -558,6 +617,7 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
       return DK_OK;
     case DK_EXPR_AND:
     case DK_EXPR_OR: {
+      if (e->kind == DK_EXPR_OR && is_in_list(e)) return eval_in_list(c, e, out);
       DK_RETURN_NOT_OK(eval_pred(c, e->children[0], out, depth + 1));
       tv t;
       DK_RETURN_NOT_OK(new_tv(c, &t));
