@@ -12,6 +12,7 @@
 
 #include "arrow/array.h"
 #include "dk/expr.h"
+#include "expr/expr_int.h"
 #include "expr/skip.h"
 #include "test.h"
 #include "test_expr_json.h"
@@ -39,7 +40,7 @@ static const char *fmt_of(const char *type) {
   static const char *const map[][2] = {
       {"int16", "s"}, {"int32", "i"}, {"int64", "l"}, {"double", "g"}, {"string", "u"},
       {"date", "tdD"}, {"timestamp", "tsu:UTC"}, {"decimal(10,2)", "d:10,2"}, {"bool", "b"},
-      {"binary", "z"}, {"struct", "+s"}};
+      {"binary", "z"}, {"struct", "+s"}, {"decimal(38,10)", "d:38,10"}, {"timestamp_ntz", "tsu:"}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (!strcmp(map[i][0], type)) return map[i][1];
   return NULL;
@@ -65,17 +66,8 @@ static dk_status append_value(dk_arr *a, const dk_json_value *v, dk_error *err) 
     case DK_AT_BOOL:
       return dk_arr_append_bool(a, v->u.b, err);
     case DK_AT_DECIMAL128: {
-      /* "12.30" -> unscaled 1230 at scale 2 */
-      long long whole = 0, frac = 0;
-      int fd = 0;
-      const char *s = v->u.str;
-      bool neg = *s == '-';
-      if (neg) s++;
-      for (; *s && *s != '.'; s++) whole = whole * 10 + (*s - '0');
-      if (*s == '.')
-        for (s++; *s; s++, fd++) frac = frac * 10 + (*s - '0');
-      for (; fd < 2; fd++) frac *= 10;
-      __int128 u = (__int128)(whole * 100 + frac) * (neg ? -1 : 1);
+      __int128 u;
+      DK_RETURN_NOT_OK(dk__parse_decimal(&u, v->u.str, v->len, a->type.scale, err));
       uint8_t b[16];
       memcpy(b, &u, 16);
       return dk_arr_append_bytes(a, b, 16, err);

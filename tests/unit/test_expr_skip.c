@@ -197,6 +197,10 @@ DK_TEST(expr__skip_truncated_stats) {
   SKIP(shortmax, "s LIKE 'b%'");
   SKIP(shortmax, "s LIKE 'aa%'");            /* min abc is above every aa... string */
   READ(shortmax, "s LIKE 'abc%'");
+  SKIP(shortmax, "s LIKE 'b%x'");            /* LIKE implies STARTS_WITH('b') */
+  READ(shortmax, "s LIKE 'ab_z'");
+  READ(shortmax, "s LIKE '%z'");             /* no literal prefix: keep */
+  READ(shortmax, "s NOT LIKE 'b%x'");
   /* Delta's tie-breaker form (prefix + U+007F / U+10FFFF) */
   const char *tie = "{\"numRecords\":5,\"minValues\":{\"s\":\"a\"},"
                     "\"maxValues\":{\"s\":\"abcdefghijklmnopqrstuvwxyz012345\\u007f\"},\"nullCount\":{\"s\":0}}";
