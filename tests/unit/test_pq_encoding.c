@@ -726,6 +726,19 @@ static size_t compress_with(int codec, int variant, const uint8_t *src, size_t n
         size_t r = LZ4F_compressFrame(dst, cap, src, n, NULL);
         return LZ4F_isError(r) ? 0 : r;
       }
+      if (variant == 3) { /* one Hadoop block split into chunks of at most 3000 bytes */
+        size_t in = 0, out = 4;
+        put_be32(dst, (uint32_t)n);
+        do {
+          size_t k = DK_MIN(n - in, (size_t)3000);
+          int c = LZ4_compress_default((const char *)src + in, (char *)dst + out + 4, (int)k,
+                                       (int)(cap - out - 4));
+          put_be32(dst + out, (uint32_t)c);
+          out += 4 + (size_t)c;
+          in += k;
+        } while (in < n);
+        return out;
+      }
       /* Hadoop framing: frames of at most 4000 input bytes */
       size_t in = 0, out = 0;
       do {
@@ -749,7 +762,7 @@ DK_TEST(pq_encoding__codec_roundtrips) {
   } cases[] = {{DK_PQ_CODEC_UNCOMPRESSED, 0}, {DK_PQ_CODEC_SNAPPY, 0}, {DK_PQ_CODEC_GZIP, 0},
                {DK_PQ_CODEC_GZIP, 1},         {DK_PQ_CODEC_GZIP, 2},   {DK_PQ_CODEC_BROTLI, 0},
                {DK_PQ_CODEC_ZSTD, 0},         {DK_PQ_CODEC_LZ4_RAW, 0}, {DK_PQ_CODEC_LZ4, 0},
-               {DK_PQ_CODEC_LZ4, 1},          {DK_PQ_CODEC_LZ4, 2}};
+               {DK_PQ_CODEC_LZ4, 1},          {DK_PQ_CODEC_LZ4, 2},    {DK_PQ_CODEC_LZ4, 3}};
   static const size_t sizes[] = {1, 100, 4000, 4001, 70000};
   uint8_t *src = malloc(70000), *comp = malloc(200000);
   for (size_t c = 0; c < DK_ARRAY_LEN(cases); c++) {
