@@ -76,7 +76,7 @@ static void i64_to_dec128(uint8_t *out, int64_t v) {
 /* Converts one dense physical value (index j) to its Arrow bytes at out. */
 static dk_status convert_one(const pq_anode *n, const pq_leaf_batch *b, int64_t j, uint8_t *out,
                              int w_in, int w_out, dk_error *err) {
-  const uint8_t *in = (const uint8_t *)b->vals.data + (size_t)j * (size_t)w_in;
+  const uint8_t *in = b->vals.data + (size_t)j * (size_t)w_in;
   switch (n->conv) {
     case PQ_CONV_COPY: memcpy(out, in, (size_t)w_out); return DK_OK;
     case PQ_CONV_I8: *(int8_t *)out = (int8_t)load_i32(in); return DK_OK;
@@ -119,7 +119,7 @@ static int phys_width(const pq_anode *n) {
   }
 }
 
-static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch *b,
+static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
                                dk_buf *scratch, dk_error *err) {
   levels l = batch_levels(b);
   int16_t max_def = n->pq->max_def;
@@ -150,6 +150,25 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     dk_arr_advance(a, n_slots, n_slots);
     return DK_OK;
   }
+  if (n->conv == PQ_CONV_COPY && !a->values.data && a->length == 0 && n_slots > 0) {
+    /* zero copy: the dense values become the Arrow values buffer, spread in place */
+    int64_t w = dk_atype_width(&a->type);
+    DK_RETURN_NOT_OK(dk_abuf_reserve(&b->vals, b->alloc, n_slots * w - b->vals.len, err));
+    a->values = b->vals;
+    memset(&b->vals, 0, sizeof b->vals);
+    DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
+    if (valid) {
+      uint8_t *d = a->values.data;
+      int64_t j = b->n_dense;
+      for (int64_t k = n_slots - 1; k >= 0; k--) {
+        if (valid[k]) memmove(d + k * w, d + (--j) * w, (size_t)w);
+        else memset(d + k * w, 0, (size_t)w);
+      }
+    }
+    a->values.len = n_slots * w;
+    dk_arr_advance(a, n_slots, nulls);
+    return DK_OK;
+  }
   DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
   DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
   int64_t base = a->length;
@@ -173,7 +192,7 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     }
     a->values.len += n_slots * 4;
   } else if (n->conv == PQ_CONV_BOOL) {
-    const uint8_t *src = (const uint8_t *)b->vals.data;
+    const uint8_t *src = b->vals.data;
     uint8_t *bits = a->values.data;
     int64_t j = 0;
     for (int64_t k = 0; k < n_slots; k++) {

@@ -77,7 +77,9 @@ dk_status dk_pq__anode_schema(struct ArrowSchema *out, const pq_anode *n, dk_err
 typedef struct pq_leaf_batch {
   dk_buf def, rep;         /* uint32 levels (empty when the max level is 0) */
   int64_t n_levels;
-  dk_buf vals;             /* dense fixed-width physical values (bool: 1 byte each) */
+  dk_abuf vals;            /* dense fixed-width physical values (bool: 1 byte each); aligned so
+                              it can be handed to Arrow without a copy */
+  const dk_allocator *alloc;
   dk_buf offs;             /* BYTE_ARRAY: int32 offsets, n_dense + 1 */
   dk_buf data;             /* BYTE_ARRAY bytes */
   int64_t n_dense;
