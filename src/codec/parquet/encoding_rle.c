@@ -128,6 +128,7 @@ dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
 
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err) {
+  const int bw = d->bit_width;
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
                "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
   while (n > 0) {
@@ -143,12 +144,17 @@ dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t
     } else if (d->bp_left > 0) {
       int64_t k = DK_MIN(d->bp_left, n);
       rle_take_packed(d, out, k);
-      uint32_t mx = 0;
-      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
-      if (DK_UNLIKELY(mx >= dict_len))
-        return dk__error_set(err, DK_CORRUPT,
-                             "dictionary index %u out of range (dictionary has %u entries)", mx,
-                             dict_len);
+      if (bw >= 32 || dict_len < (1u << bw)) { /* else no bw-bit value can be out of range */
+        uint32_t bad = 0;
+        for (int64_t i = 0; i < k; i++) bad |= out[i] >= dict_len;
+        if (DK_UNLIKELY(bad)) {
+          uint32_t mx = 0;
+          for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+          return dk__error_set(err, DK_CORRUPT,
+                               "dictionary index %u out of range (dictionary has %u entries)",
+                               mx, dict_len);
+        }
+      }
       out += k;
       n -= k;
     } else {
