@@ -164,3 +164,11 @@ def test_projection(tmp_path, table):
     compare_rows(exp, got)
     got = dk_rows(path, "--row-groups", "1")
     compare_rows(expected_rows(pq.ParquetFile(path).read_row_group(1)), got)
+
+
+def test_threads_and_mmap(tmp_path, table):
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, compression="zstd", row_group_size=250, data_page_size=1024)
+    exp = expected_rows(pq.read_table(path))
+    compare_rows(exp, dk_rows(path, "--threads", "3", "--batch-size", "100"))
+    compare_rows(exp, dk_rows(path, "--mmap", "--threads", "2"))

@@ -14,7 +14,7 @@ static void pq_usage(void) {
           "usage: dk parquet schema FILE\n"
           "       dk parquet meta FILE\n"
           "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table|count]\n"
-          "                           [--batch-size N] [--row-groups 0,2] [--mmap]\n");
+          "                           [--batch-size N] [--row-groups 0,2] [--mmap] [--threads N]\n");
 }
 
 static int fail(const char *cmd, const dk_error *err) {
@@ -52,13 +52,14 @@ int dk_cli_parquet(int argc, char **argv) {
   }
   const char *cmd = argv[0], *path = argv[1];
   char *cols_arg = NULL, *rg_arg = NULL;
-  int format = DK_PRINT_JSONL, use_mmap = 0;
+  int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0;
   int64_t batch = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
     else if (!strcmp(argv[i], "--row-groups") && i + 1 < argc) rg_arg = argv[++i];
     else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
       const char *f = argv[++i];
       if (!strcmp(f, "jsonl")) format = DK_PRINT_JSONL;
@@ -107,6 +108,7 @@ int dk_cli_parquet(int argc, char **argv) {
     memset(&ro, 0, sizeof ro);
     ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
     ro.batch_size = batch;
+    ro.threads = threads;
     if (cols_arg) {
       ro.n_columns = split(cols_arg, cols, 1024);
       ro.columns = (const char *const *)cols;

@@ -283,6 +283,15 @@ static dk_status assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *lb
   return assemble_group(a, n, lb, rows, scratch, err);
 }
 
+dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
+                                int64_t rows, dk_error *err) {
+  dk_buf scratch;
+  dk_buf_init(&scratch, a->alloc);
+  dk_status st = assemble(a, field, lb, rows, &scratch, err);
+  dk_buf_dispose(&scratch);
+  return st;
+}
+
 dk_status dk_pq__assemble(dk_arr *a, const pq_anode *root, pq_leaf_batch *const *lb, int64_t rows,
                           dk_error *err) {
   dk_buf scratch;

@@ -140,4 +140,9 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b);
 dk_status dk_pq__assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *leaf_batches,
                           int64_t rows, dk_error *err);
 
+/* Same for one top-level field (child of the root struct) into its builder; thread-safe
+** across different fields. */
+dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
+                                int64_t rows, dk_error *err);
+
 #endif /* DK_PARQUET_READER_H */
