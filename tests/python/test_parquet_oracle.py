@@ -172,3 +172,36 @@ def test_threads_and_mmap(tmp_path, table):
     exp = expected_rows(pq.read_table(path))
     compare_rows(exp, dk_rows(path, "--threads", "3", "--batch-size", "100"))
     compare_rows(exp, dk_rows(path, "--mmap", "--threads", "2"))
+
+
+def test_meta_and_page_index(tmp_path, table):
+    """`dk parquet meta` against pyarrow's metadata: row groups, chunk offsets, null counts,
+    and the page index (OffsetIndex/ColumnIndex) consistent with them."""
+    import json as _json
+    from pq_oracle import run_dk
+    path = tmp_path / "pi.parquet"
+    pq.write_table(table.select(["i64", "s", "l_i32", "st"]), path, write_page_index=True,
+                   data_page_size=1024, row_group_size=250)
+    r = run_dk("parquet", "meta", str(path))
+    assert r.returncode == 0, r.stderr
+    meta = _json.loads(r.stdout)
+    md = pq.ParquetFile(path).metadata
+    assert meta["num_rows"] == md.num_rows and len(meta["row_groups"]) == md.num_row_groups
+    for g, rg in enumerate(meta["row_groups"]):
+        prg = md.row_group(g)
+        assert rg["num_rows"] == prg.num_rows
+        assert len(rg["columns"]) == prg.num_columns
+        for c, col in enumerate(rg["columns"]):
+            pc = prg.column(c)
+            assert col["path"] == pc.path_in_schema
+            assert col["data_page_offset"] == pc.data_page_offset
+            assert col["compressed_size"] == pc.total_compressed_size
+            assert col["num_values"] == pc.num_values
+            if pc.statistics is not None and pc.statistics.has_null_count:
+                assert col["statistics"]["null_count"] == pc.statistics.null_count
+            pages = col["pages"]
+            assert pages[0]["offset"] == pc.data_page_offset and pages[0]["first_row"] == 0
+            assert all(a["first_row"] < b["first_row"] < prg.num_rows for a, b in zip(pages, pages[1:]))
+            if "null_count" in col["column_index"]:
+                assert col["column_index"]["null_count"] == pc.statistics.null_count
+            assert col["column_index"]["pages"] == len(pages)
