@@ -830,3 +830,45 @@ DK_TEST(pq_encoding__codec_garbage) {
   free(out);
   free(junk);
 }
+
+/* ---- BYTE_STREAM_SPLIT and gather by definition ------------------------------------------ */
+
+DK_TEST(pq_encoding__bss_all_widths) {
+  /* Encodings.md: byte k of value i is at position k * count + i */
+  static const int64_t counts[] = {1, 15, 16, 17, 33, 100, 257};
+  for (int w = 1; w <= 20; w++) {
+    for (size_t c = 0; c < DK_ARRAY_LEN(counts); c++) {
+      int64_t cnt = counts[c];
+      size_t bytes = (size_t)cnt * (size_t)w;
+      uint8_t *vals = malloc(bytes), *enc = malloc(bytes), *out = malloc(bytes + 1);
+      for (size_t i = 0; i < bytes; i++) vals[i] = (uint8_t)rng();
+      for (int64_t i = 0; i < cnt; i++)
+        for (int k = 0; k < w; k++) enc[(size_t)k * (size_t)cnt + (size_t)i] = vals[(size_t)i * (size_t)w + (size_t)k];
+      dk_error err = {0};
+      for (int64_t first = 0; first < cnt; first += 1 + cnt / 3) {
+        int64_t n = cnt - first;
+        out[(size_t)n * (size_t)w] = 0x5a;
+        CHECK_OK(dk_pq_byte_stream_split(enc, bytes, w, cnt, first, n, out, &err), &err);
+        CHECK(memcmp(out, vals + (size_t)first * (size_t)w, (size_t)n * (size_t)w) == 0);
+        CHECK(out[(size_t)n * (size_t)w] == 0x5a);
+      }
+      free(out);
+      free(enc);
+      free(vals);
+    }
+  }
+}
+
+DK_TEST(pq_encoding__gather_widths) {
+  static const int widths[] = {1, 2, 3, 4, 5, 8, 12, 16, 17};
+  uint8_t dict[17 * 50];
+  for (size_t i = 0; i < sizeof dict; i++) dict[i] = (uint8_t)rng();
+  uint32_t idx[300];
+  for (int i = 0; i < 300; i++) idx[i] = (uint32_t)(rng() % 50);
+  for (size_t k = 0; k < DK_ARRAY_LEN(widths); k++) {
+    size_t w = (size_t)widths[k];
+    uint8_t out[17 * 300];
+    dk_pq_gather(dict, (int)w, idx, 300, out);
+    for (int i = 0; i < 300; i++) CHECK(memcmp(out + (size_t)i * w, dict + idx[i] * w, w) == 0);
+  }
+}
