@@ -205,3 +205,31 @@ def test_meta_and_page_index(tmp_path, table):
             if "null_count" in col["column_index"]:
                 assert col["column_index"]["null_count"] == pc.statistics.null_count
             assert col["column_index"]["pages"] == len(pages)
+
+
+def test_field_ids_and_range(tmp_path):
+    fid = lambda i: {b"PARQUET:field_id": str(i).encode()}  # noqa: E731
+    schema = pa.schema([
+        pa.field("a", pa.int64(), metadata=fid(1)),
+        pa.field("s", pa.struct([pa.field("x", pa.int32(), metadata=fid(3)),
+                                 pa.field("y", pa.string(), metadata=fid(4))]), metadata=fid(2)),
+        pa.field("c", pa.string(), metadata=fid(5)),
+    ])
+    n = 1000
+    t = pa.table([pa.array(range(n), pa.int64()),
+                  pa.array([{"x": i, "y": str(i)} if i % 3 else None for i in range(n)], schema.field("s").type),
+                  pa.array([f"c{i}" for i in range(n)])], schema=schema)
+    path = tmp_path / "fid.parquet"
+    pq.write_table(t, path, row_group_size=300)
+    full = expected_rows(pq.read_table(path))
+    got = dk_rows(path, "--field-ids", "5,4")
+    exp = [{"c": r["c"], "s": None if r["s"] is None else {"y": r["s"]["y"]}} for r in full]
+    compare_rows(exp, got)
+    # byte ranges: splitting the file anywhere partitions its rows (the split rule)
+    size = path.stat().st_size
+    md = pq.ParquetFile(path).metadata
+    for cut in (4, size // 3, size // 2, size - 1):
+        a = dk_rows(path, "--range", f"0,{cut}", "--columns", "a")
+        b = dk_rows(path, "--range", f"{cut},{size}", "--columns", "a")
+        assert sorted(r["a"] for r in a + b) == list(range(n))
+        assert len(a) in {sum(md.row_group(g).num_rows for g in range(k)) for k in range(md.num_row_groups + 1)}

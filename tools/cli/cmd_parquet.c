@@ -14,7 +14,8 @@ static void pq_usage(void) {
           "usage: dk parquet schema FILE\n"
           "       dk parquet meta FILE\n"
           "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table|count]\n"
-          "                           [--batch-size N] [--row-groups 0,2] [--mmap] [--threads N]\n");
+          "                           [--batch-size N] [--row-groups 0,2] [--range START,END]\n"
+          "                           [--field-ids 1,5] [--mmap] [--threads N]\n");
 }
 
 static int fail(const char *cmd, const dk_error *err) {
@@ -51,12 +52,14 @@ int dk_cli_parquet(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[0], *path = argv[1];
-  char *cols_arg = NULL, *rg_arg = NULL;
+  char *cols_arg = NULL, *rg_arg = NULL, *fid_arg = NULL, *range_arg = NULL;
   int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0;
   int64_t batch = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
     else if (!strcmp(argv[i], "--row-groups") && i + 1 < argc) rg_arg = argv[++i];
+    else if (!strcmp(argv[i], "--field-ids") && i + 1 < argc) fid_arg = argv[++i];
+    else if (!strcmp(argv[i], "--range") && i + 1 < argc) range_arg = argv[++i];
     else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
@@ -119,6 +122,24 @@ int dk_cli_parquet(int argc, char **argv) {
       for (size_t i = 0; i < n; i++) rgs[i] = atoi(parts[i]);
       ro.row_groups = rgs;
       ro.n_row_groups = n;
+    }
+    int32_t fids[1024];
+    if (fid_arg) {
+      char *parts[1024];
+      size_t n = split(fid_arg, parts, 1024);
+      for (size_t i = 0; i < n; i++) fids[i] = atoi(parts[i]);
+      ro.field_ids = fids;
+      ro.n_field_ids = n;
+    }
+    if (range_arg) {
+      long long a = 0, b = 0;
+      if (sscanf(range_arg, "%lld,%lld", &a, &b) != 2 || b <= 0) {
+        fprintf(stderr, "dk parquet cat: --range wants START,END\n");
+        dk_parquet_file_free(f);
+        return 2;
+      }
+      ro.range_start = a;
+      ro.range_end = b;
     }
     struct ArrowArrayStream st;
     if (dk_parquet_read(&st, f, &ro, &err)) {
