@@ -15,7 +15,7 @@ static void pq_usage(void) {
           "       dk parquet meta FILE\n"
           "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table|count]\n"
           "                           [--batch-size N] [--row-groups 0,2] [--range START,END]\n"
-          "                           [--field-ids 1,5] [--mmap] [--threads N]\n");
+          "                           [--field-ids 1,5] [--limit ROWS] [--mmap] [--threads N]\n");
 }
 
 static int fail(const char *cmd, const dk_error *err) {
@@ -54,7 +54,7 @@ int dk_cli_parquet(int argc, char **argv) {
   const char *cmd = argv[0], *path = argv[1];
   char *cols_arg = NULL, *rg_arg = NULL, *fid_arg = NULL, *range_arg = NULL;
   int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0;
-  int64_t batch = 0;
+  int64_t batch = 0, limit = -1;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
     else if (!strcmp(argv[i], "--row-groups") && i + 1 < argc) rg_arg = argv[++i];
@@ -62,6 +62,7 @@ int dk_cli_parquet(int argc, char **argv) {
     else if (!strcmp(argv[i], "--range") && i + 1 < argc) range_arg = argv[++i];
     else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
+    else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
       const char *f = argv[++i];
@@ -165,6 +166,7 @@ int dk_cli_parquet(int argc, char **argv) {
           break;
         }
         if (!a.release) break;
+        if (limit >= 0 && a.length > limit - count) a.length = limit - count; /* print a prefix */
         if (format < 0) {
           count += a.length;
           a.release(&a);
@@ -174,7 +176,9 @@ int dk_cli_parquet(int argc, char **argv) {
         if (dk_arrow_print_batch(&out, &sc, &a, fmt, &err)) rc = fail(cmd, &err);
         else if (write_buf(&out)) rc = 1;
         first = 0;
+        count += a.length;
         a.release(&a);
+        if (limit >= 0 && count >= limit) break;
       }
       if (!rc && format < 0) printf("%lld\n", (long long)count);
       if (sc.release) sc.release(&sc);
