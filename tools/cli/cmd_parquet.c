@@ -181,6 +181,9 @@ int dk_cli_parquet(int argc, char **argv) {
         if (limit >= 0 && count >= limit) break;
       }
       if (!rc && format < 0) printf("%lld\n", (long long)count);
+      if (!rc && first && format == DK_PRINT_CSV && sc.release) /* no rows: header only */
+        for (int64_t k = 0; k < sc.n_children; k++)
+          printf("%s%s", sc.children[k]->name, k + 1 == sc.n_children ? "\n" : ",");
       if (sc.release) sc.release(&sc);
       dk_buf_dispose(&out);
       st.release(&st);
