@@ -266,3 +266,34 @@ DK_TEST(parquet__open_errors) {
   CHECK(strstr(err.message, "offset") != NULL);
   dk_parquet_file_free(NULL);
 }
+
+/* Spark wrote data-reader-map: map<int,int> a, ..., map<int, array<struct<val:int>>> f.
+** Leaf lookup by Arrow-style and by full Parquet path, and the Arrow schema shape. */
+DK_TEST(parquet__paths_and_schema_of_spark_maps) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/delta-golden/data-reader-map", dk_test_data_dir());
+  char *path = find_parquet(dir, 0);
+  CHECK(path != NULL);
+  dk_error err = {0};
+  dk_parquet_file *f = NULL;
+  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 1, NULL, 0}; /* mmap */
+  CHECK_OK(dk_parquet_open(&f, path, &oo, &err), &err);
+  free(path);
+  /* leaves in file order: i, a.key, a.value, b.key, ... f.key, f.value.element.val */
+  CHECK_EQ_INT(dk_parquet_column_index(f, "i"), 0);
+  CHECK_EQ_INT(dk_parquet_column_index(f, "a.key"), 1);
+  CHECK_EQ_INT(dk_parquet_column_index(f, "a.value"), 2);
+  CHECK_EQ_INT(dk_parquet_column_index(f, "a.key_value.key"), 1);
+  int last = dk_parquet_num_columns(f) - 1;
+  CHECK_EQ_INT(dk_parquet_column_index(f, "f.value.element.val"), last);
+  CHECK_EQ_INT(dk_parquet_column_index(f, "nope"), -1);
+  struct ArrowSchema s;
+  CHECK_OK(dk_parquet_schema(&s, f, &err), &err);
+  CHECK_EQ_STR(s.format, "+s");
+  CHECK_EQ_STR(s.children[1]->format, "+m");
+  CHECK_EQ_STR(s.children[1]->children[0]->format, "+s");
+  CHECK(!(s.children[1]->children[0]->flags & ARROW_FLAG_NULLABLE));
+  CHECK(!(s.children[1]->children[0]->children[0]->flags & ARROW_FLAG_NULLABLE));
+  s.release(&s);
+  dk_parquet_file_free(f);
+}
