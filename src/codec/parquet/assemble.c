@@ -100,7 +100,7 @@ static dk_status convert_one(const pq_anode *n, const pq_leaf_batch *b, int64_t 
     case PQ_CONV_DEC_FIXED: return be_to_dec128(out, in, (size_t)w_in, err);
     case PQ_CONV_DEC_BYTES: {
       const int32_t *o = (const int32_t *)(const void *)b->offs.data;
-      return be_to_dec128(out, (const uint8_t *)b->data.data + o[j], (size_t)(o[j + 1] - o[j]), err);
+      return be_to_dec128(out, b->data.data + o[j], (size_t)(o[j + 1] - o[j]), err);
     }
     default: return dk__error_set(err, DK_INTERNAL, "bad conversion %d", n->conv);
   }
@@ -176,10 +176,14 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
     const int32_t *src = (const int32_t *)(const void *)b->offs.data;
     int32_t *dst = (int32_t *)(void *)a->values.data + base; /* dst[0] is the current end */
     int64_t data_base = a->data.len;
-    if (data_base + (int64_t)b->data.len > INT32_MAX)
+    if (data_base + b->data.len > INT32_MAX)
       return dk__error_set(err, DK_UNSUPPORTED, "array exceeds 2 GiB of strings; use smaller batches");
-    if (b->data.len > 0)
-      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, (int64_t)b->data.len, err));
+    if (!a->data.data && b->data.data) { /* zero copy: the batch's bytes become the Arrow data */
+      a->data = b->data;
+      memset(&b->data, 0, sizeof b->data);
+    } else if (b->data.len > 0) {
+      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, b->data.len, err));
+    }
     int32_t db = (int32_t)data_base;
     if (!valid) {
       for (int64_t k = 0; k < n_slots; k++) dst[k + 1] = db + src[k + 1];

@@ -48,7 +48,6 @@ void dk_pq__leaf_batch_init(pq_leaf_batch *b, const dk_allocator *a) {
   dk_buf_init(&b->rep, a);
   b->alloc = a;
   dk_buf_init(&b->offs, a);
-  dk_buf_init(&b->data, a);
 }
 
 void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
@@ -56,7 +55,7 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
   dk_buf_dispose(&b->rep);
   dk_abuf_free(&b->vals, b->alloc);
   dk_buf_dispose(&b->offs);
-  dk_buf_dispose(&b->data);
+  dk_abuf_free(&b->data, b->alloc);
 }
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
@@ -350,12 +349,21 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
   if (c->type == PQ_BYTE_ARRAY) {
     DK_RETURN_NOT_OK(dk_buf_reserve(&b->offs, (size_t)n * 4, err));
     int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
-    dk_pq_bytes_out o = {offs, &b->data};
     switch (c->encoding) {
       case PQ_ENC_PLAIN: {
+        /* the values cannot exceed the page's remaining bytes: reserve that much in the
+        ** aligned buffer and let the decoder append through a dk_buf view that never grows */
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)avail + 1, err));
+        dk_buf view = {(char *)b->data.data, (size_t)b->data.len, (size_t)b->data.cap - 1, b->alloc};
+        dk_pq_bytes_out o = {offs, &view};
         size_t used;
         st = dk_pq_plain_byte_array(c->vp, avail, n, &o, &used, err);
-        if (!st) c->vp += used;
+        if (view.data != (char *)b->data.data)
+          return dk__error_set(err, DK_INTERNAL, "PLAIN BYTE_ARRAY output outgrew its reservation");
+        if (!st) {
+          c->vp += used;
+          b->data.len = (int64_t)view.len;
+        }
         break;
       }
       case PQ_ENC_PLAIN_DICT:
@@ -370,8 +378,8 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if (total > (uint64_t)(INT32_MAX - base))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_buf_reserve(&b->data, (size_t)total, err));
-        uint8_t *dst = (uint8_t *)b->data.data + b->data.len;
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total, err));
+        uint8_t *dst = b->data.data + b->data.len;
         const uint8_t *dict = c->dict_page_ptr;
         int32_t end = base;
         for (int64_t i = 0; i < n; i++) {
@@ -381,7 +389,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
           end += (int32_t)l;
           offs[i] = end;
         }
-        b->data.len += (size_t)total;
+        b->data.len += (int64_t)total;
         break;
       }
       case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
@@ -392,7 +400,8 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if ((int64_t)to - from > (int64_t)INT32_MAX - base)
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        if (to > from) DK_RETURN_NOT_OK(dk_buf_append(&b->data, c->mat_data.data + from, (size_t)(to - from), err));
+        if (to > from)
+          DK_RETURN_NOT_OK(dk_abuf_append(&b->data, b->alloc, c->mat_data.data + from, to - from, err));
         for (int64_t i = 0; i < n; i++) offs[i] = base + (mo[i + 1] - from);
         c->mat_next += n;
         break;
@@ -463,7 +472,7 @@ static void batch_clear(pq_leaf_batch *b, int byte_array) {
   dk_buf_clear(&b->rep);
   b->vals.len = 0;
   dk_buf_clear(&b->offs);
-  dk_buf_clear(&b->data);
+  b->data.len = 0;
   b->n_levels = 0;
   b->n_dense = 0;
   if (byte_array) {

@@ -81,7 +81,7 @@ typedef struct pq_leaf_batch {
                               it can be handed to Arrow without a copy */
   const dk_allocator *alloc;
   dk_buf offs;             /* BYTE_ARRAY: int32 offsets, n_dense + 1 */
-  dk_buf data;             /* BYTE_ARRAY bytes */
+  dk_abuf data;            /* BYTE_ARRAY bytes (aligned: handed to Arrow without a copy) */
   int64_t n_dense;
 } pq_leaf_batch;
 
