@@ -237,38 +237,54 @@ static dk_status assemble_group(dk_arr *a, const pq_anode *n, pq_leaf_batch *con
   const pq_anode *child = list ? n->children[0] : NULL;
   /* count slots and nulls */
   int64_t n_slots = 0, nulls = 0;
+  uint32_t dv = (uint32_t)n->def_valid;
   if (!l.def) {
     n_slots = l.n;
+  } else if (!l.rep) { /* no repetition: every level is a slot */
+    n_slots = l.n;
+    for (int64_t i = 0; i < l.n; i++) nulls += l.def[i] < dv;
   } else {
     for (int64_t i = 0; i < l.n; i++)
       if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
         n_slots++;
-        nulls += l.def[i] < (uint32_t)n->def_valid;
+        nulls += l.def[i] < dv;
       }
   }
   if (nulls) {
     DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n_slots, err));
     uint8_t *bits = a->validity.data;
     int64_t k = a->length;
-    for (int64_t i = 0; i < l.n; i++)
-      if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
-        if (l.def[i] >= (uint32_t)n->def_valid) dk_bit_set(bits, k);
+    if (!l.rep) {
+      for (int64_t i = 0; i < l.n; i++, k++) {
+        if (l.def[i] >= dv) dk_bit_set(bits, k);
         else dk_bit_clear(bits, k);
-        k++;
       }
+    } else {
+      for (int64_t i = 0; i < l.n; i++)
+        if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
+          if (l.def[i] >= dv) dk_bit_set(bits, k);
+          else dk_bit_clear(bits, k);
+          k++;
+        }
+    }
   } else {
     DK_RETURN_NOT_OK(put_validity(a, NULL, n_slots, 0, err));
   }
   if (list) {
+    if (l.n > 0 && (!l.rep || !l.def))
+      return dk__error_set(err, DK_INTERNAL, "list without repetition levels");
     DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
     int32_t *off = (int32_t *)(void *)a->values.data + a->length;
     int64_t elems = a->children[0].length, k = 0;
+    uint32_t sr = (uint32_t)n->slot_rep, sd = (uint32_t)n->slot_def;
+    uint32_t cr = (uint32_t)child->slot_rep, cd = (uint32_t)child->slot_def;
     for (int64_t i = 0; i < l.n; i++) {
-      if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
+      uint32_t r = l.rep[i], d = l.def[i];
+      if (r <= sr && d >= sd) {
         if (k > 0) off[k] = (int32_t)elems;
         k++;
       }
-      if (is_slot(&l, i, child->slot_rep, child->slot_def)) elems++;
+      elems += r <= cr && d >= cd;
     }
     if (elems > INT32_MAX)
       return dk__error_set(err, DK_UNSUPPORTED, "list exceeds 2^31 elements; use smaller batches");
