@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pq_oracle import compare_rows, dk_rows, expected_rows
+from pq_oracle import compare_rows, dk_rows, expected_rows, run_dk
 
 N = 600
 
@@ -233,3 +233,20 @@ def test_field_ids_and_range(tmp_path):
         b = dk_rows(path, "--range", f"{cut},{size}", "--columns", "a")
         assert sorted(r["a"] for r in a + b) == list(range(n))
         assert len(a) in {sum(md.row_group(g).num_rows for g in range(k)) for k in range(md.num_row_groups + 1)}
+
+
+def test_projection_inside_lists(tmp_path, table):
+    path = tmp_path / "pl.parquet"
+    pq.write_table(table.select(["l_st", "st", "i32"]), path, row_group_size=200)
+    full = expected_rows(pq.read_table(path))
+
+    def prune_list(v):
+        return None if v is None else [None if e is None else {"x": e["x"]} for e in v]
+
+    exp = [{"l_st": prune_list(r["l_st"])} for r in full]
+    compare_rows(exp, dk_rows(path, "--columns", "l_st.x"))
+    compare_rows(exp, dk_rows(path, "--columns", "l_st.element.x"))
+    exp = [{"l_st": r["l_st"], "i32": r["i32"]} for r in full]
+    compare_rows(exp, dk_rows(path, "--columns", "l_st.y,l_st.x,i32"))  # both fields: whole element
+    r = run_dk("parquet", "cat", str(path), "--columns", "i32.nope")
+    assert r.returncode == 1 and b"not found" in r.stderr

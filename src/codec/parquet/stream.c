@@ -122,7 +122,8 @@ static dk_status merge_chain(pq_stream *s, const pq_anode *const *chain, int len
   pq_anode *parent = s->root;
   for (int t = 1; t < len; t++) {
     const pq_anode *orig = chain[t];
-    int whole = t == len - 1 || orig->kind != PQ_AN_STRUCT;
+    /* structs and lists are pruned to the selected fields; maps and leaves are taken whole */
+    int whole = t == len - 1 || orig->kind == PQ_AN_MAP || orig->kind == PQ_AN_LEAF;
     int found = -1;
     for (int i = 0; i < parent->n_children; i++)
       if (parent->children[i] == orig || parent->children[i]->src == orig) found = i;
@@ -149,9 +150,25 @@ static dk_status merge_chain(pq_stream *s, const pq_anode *const *chain, int len
   return DK_OK;
 }
 
-static void fix_first_leaf(pq_anode *n) {
+static int child_pos(const pq_anode *parent_src, const pq_anode *child) {
+  const pq_anode *orig = child->src ? child->src : child;
+  for (int i = 0; i < parent_src->n_children; i++)
+    if (parent_src->children[i] == orig) return i;
+  return 0;
+}
+
+/* Nested pruned structs keep file order (top level keeps request order); each pruned node
+** takes its levels from its first remaining leaf. */
+static void fix_pruned(pq_anode *n, int top) {
   if (n->kind == PQ_AN_LEAF || !n->src) return;
-  for (int i = 0; i < n->n_children; i++) fix_first_leaf(n->children[i]);
+  for (int i = 0; i < n->n_children; i++) fix_pruned(n->children[i], 0);
+  if (!top)
+    for (int i = 1; i < n->n_children; i++) /* insertion sort: a handful of fields */
+      for (int j = i; j > 0 && child_pos(n->src, n->children[j - 1]) > child_pos(n->src, n->children[j]); j--) {
+        pq_anode *x = n->children[j];
+        n->children[j] = n->children[j - 1];
+        n->children[j - 1] = x;
+      }
   if (n->n_children > 0) n->leaf = n->children[0]->leaf;
 }
 
@@ -174,8 +191,21 @@ static int resolve_path(const pq_anode *root, const char *path, const pq_anode *
       for (int i = 0; i < cur->n_children; i++)
         if (strlen(cur->children[i]->name) == l && !memcmp(cur->children[i]->name, p, l))
           next = cur->children[i];
+    } else if (cur->kind == PQ_AN_LIST) {
+      /* "l.element.x" or "l.x": step into the element, naming it or not */
+      const pq_anode *el = cur->children[0];
+      if (len >= max) return 0;
+      chain[len++] = el;
+      cur = el;
+      if (strlen(el->name) == l && !memcmp(el->name, p, l)) {
+        p = dot ? dot + 1 : p + l;
+        if (!dot) return len;
+      }
+      continue;
+    } else if (cur->kind == PQ_AN_MAP) {
+      return len; /* inside a map: the whole map is selected */
     } else {
-      return len; /* inside a list or map: the whole list/map is selected */
+      return 0; /* a path below a leaf */
     }
     if (!next || len >= max) return 0;
     chain[len++] = next;
@@ -320,7 +350,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
       }
       DK_CHECK_GOTO(merge_chain(s, chain, len, err));
     }
-    fix_first_leaf(s->root);
+    fix_pruned(s->root, 1);
   }
 
   /* row groups */
