@@ -883,3 +883,23 @@ DK_TEST(pq_encoding__gather_widths) {
     for (int i = 0; i < 300; i++) CHECK(memcmp(out + (size_t)i * w, dict + idx[i] * w, w) == 0);
   }
 }
+
+DK_TEST(pq_encoding__bitpacked_msb_spec_example) {
+  /* Encodings.md, deprecated BIT_PACKED: 0..7 with bit width 3 -> 00000101 00111001 01110111 */
+  static const uint8_t in[] = {0x05, 0x39, 0x77};
+  uint32_t out[8];
+  size_t used = 0;
+  dk_error err = {0};
+  CHECK_OK(dk_pq_bitpacked_msb(in, sizeof in, 3, out, 8, &used, &err), &err);
+  for (int i = 0; i < 8; i++) CHECK_EQ_INT(out[i], i);
+  CHECK_EQ_INT(used, 3);
+  dk_error e2 = {0};
+  CHECK_STATUS(dk_pq_bitpacked_msb(in, 2, 3, out, 8, &used, &e2), DK_CORRUPT);
+  /* a partial last byte (13 values of 2 bits): 00011011 11111001 01000000 01000000 */
+  static const uint8_t in2[] = {0x1B, 0xF9, 0x40, 0x40};
+  static const uint32_t want2[] = {0, 1, 2, 3, 3, 3, 2, 1, 1, 0, 0, 0, 1};
+  uint32_t out2[13];
+  CHECK_OK(dk_pq_bitpacked_msb(in2, sizeof in2, 2, out2, 13, &used, &err), &err);
+  CHECK(memcmp(out2, want2, sizeof want2) == 0);
+  CHECK_EQ_INT(used, 4);
+}

@@ -69,6 +69,12 @@ dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err);
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err);
 
+/* Deprecated BIT_PACKED (= 4) level encoding of old writers: n values of bit_width (0..32)
+** bits packed from the most significant bit of each byte down, with no header. Needs
+** ceil(n*bit_width/8) bytes of in[0..len), else DK_CORRUPT. *consumed gets those bytes. */
+dk_status dk_pq_bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
+                              int64_t n, size_t *consumed, dk_error *err);
+
 /* ---- PLAIN ------------------------------------------------------------------------------- */
 
 /* Fixed-width PLAIN (INT32, INT64, INT96 (12 bytes), FLOAT, DOUBLE, FLBA) is a plain memcpy

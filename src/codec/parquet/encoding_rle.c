@@ -12,6 +12,9 @@
 ** A bit-packed run whose bytes are cut short by the end of the input is accepted for the
 ** values its bytes fully hold (the last run is padded to a group of 8, and some writers omit
 ** trailing padding); asking for more values than the stream holds is DK_CORRUPT.
+**
+** Also the deprecated BIT_PACKED (= 4) level encoding ("Bit-packed (Deprecated)"): values
+** packed MSB first, without a header.
 */
 #include "codec/parquet/encoding.h"
 
@@ -166,5 +169,24 @@ dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t
       DK_RETURN_NOT_OK(rle_next_run(d, err));
     }
   }
+  return DK_OK;
+}
+
+dk_status dk_pq_bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
+                              int64_t n, size_t *consumed, dk_error *err) {
+  DK_RETURN_IF(bit_width < 0 || bit_width > 32 || n < 0, DK_CORRUPT, err,
+               "BIT_PACKED: bit width %d out of range 0..32", bit_width);
+  const uint64_t bits = (uint64_t)n * (uint64_t)bit_width;
+  DK_RETURN_IF((bits + 7) / 8 > len, DK_CORRUPT, err,
+               "BIT_PACKED: %lld values of %d bits need %llu bytes, %zu present", (long long)n,
+               bit_width, (unsigned long long)((bits + 7) / 8), len);
+  uint64_t bit = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t v = 0;
+    for (int j = 0; j < bit_width; j++, bit++)
+      v = (v << 1) | ((in[bit >> 3] >> (7 - (bit & 7))) & 1u);
+    out[i] = v;
+  }
+  if (consumed) *consumed = (size_t)((bits + 7) / 8);
   return DK_OK;
 }
