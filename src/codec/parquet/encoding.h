@@ -52,6 +52,7 @@ void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64
 
 typedef struct dk_pq_rle {
   const uint8_t *p, *end;  /* remaining input */
+  const uint8_t *start;    /* start of the stream (for byte offsets in messages) */
   int bit_width;           /* 0..32 */
   uint32_t rle_value;      /* current RLE run value */
   int64_t rle_left;        /* values left in the current RLE run */
