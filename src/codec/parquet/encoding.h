@@ -63,8 +63,9 @@ typedef struct dk_pq_rle {
 
 /* Initialises over p[0..len) (without the 4-byte length prefix of v1 level data). */
 void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width);
-/* Decodes exactly n values into out. Input exhausted before n values, or a run that
-** claims more bytes than remain, is DK_CORRUPT. */
+/* Decodes exactly n values into out; calls may split a run anywhere. Input exhausted before
+** n values is DK_CORRUPT (a bit-packed run cut short by the end of the input yields just the
+** values its bytes hold, as some writers drop the padding of the last group). */
 dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err);
 /* Decodes n dictionary indices and checks each is < dict_len (else DK_CORRUPT). */
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
