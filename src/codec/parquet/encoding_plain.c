@@ -174,8 +174,36 @@ dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int6
       memcpy(out + 8 * i, &v, 8);
     }
   } else {
-    /* any width: tiles of 64 values so the strided stores stay in L1 */
     const size_t w = (size_t)width;
+#if defined(__SSE2__)
+    /* any width: 16 values at a time, streams four at a time through a 4x16 transpose whose
+    ** 4-byte words land at byte k of each value */
+    for (; i + 16 <= n; i += 16) {
+      uint8_t *o = out + (size_t)i * w;
+      size_t k = 0;
+      for (; k + 4 <= w; k += 4) {
+        const uint8_t *sk = s + k * stride + i;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)sk);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(sk + stride));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(sk + 2 * stride));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(sk + 3 * stride));
+        __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+        __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        uint32_t words[16];
+        __m128i *wv = (__m128i *)(void *)words;
+        _mm_storeu_si128(wv, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(wv + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(wv + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(wv + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+        for (size_t j = 0; j < 16; j++) memcpy(o + j * w + k, &words[j], 4);
+      }
+      for (; k < w; k++) {
+        const uint8_t *sk = s + k * stride + i;
+        for (size_t j = 0; j < 16; j++) o[j * w + k] = sk[j];
+      }
+    }
+#endif
+    /* (the rest) tiles of 64 values so the strided stores stay in L1 */
     for (; i < n; i += 64) {
       const int64_t m = n - i < 64 ? n - i : 64;
       uint8_t *tile = out + (size_t)i * w;
