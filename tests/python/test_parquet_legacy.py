@@ -64,24 +64,32 @@ def rle_bitpacked(levels, bit_width):
     return struct.pack("<I", len(body)) + body
 
 
+def bitpacked_msb(levels, bit_width):
+    """Deprecated BIT_PACKED levels: MSB-first, no header."""
+    bits = "".join(format(v, f"0{bit_width}b") for v in levels)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+
+
 def plain(ptype, values):
     if ptype == 1:
         return b"".join(struct.pack("<i", v) for v in values)
     return b"".join(struct.pack("<I", len(v.encode())) + v.encode() for v in values)
 
 
-def write_file(path, columns, schema, num_rows):
+def write_file(path, columns, schema, num_rows, level_encoding=3):
     """columns: list of (path list, physical type, max_rep, max_def, reps, defs, values)."""
     body = bytearray(b"PAR1")
     chunks = []
     for cpath, ptype, max_rep, max_def, reps, defs, values in columns:
         data = b""
+        enc = rle_bitpacked if level_encoding == 3 else bitpacked_msb
         if max_rep:
-            data += rle_bitpacked(reps, max(1, max_rep.bit_length()))
+            data += enc(reps, max(1, max_rep.bit_length()))
         if max_def:
-            data += rle_bitpacked(defs, max(1, max_def.bit_length()))
+            data += enc(defs, max(1, max_def.bit_length()))
         data += plain(ptype, values)
-        dph = tstruct([(1, I32, len(defs)), (2, I32, 0), (3, I32, 3), (4, I32, 3)])
+        dph = tstruct([(1, I32, len(defs)), (2, I32, 0), (3, I32, level_encoding), (4, I32, level_encoding)])
         header = tstruct([(1, I32, 0), (2, I32, len(data)), (3, I32, len(data)), (5, STRUCT, dph)])
         off = len(body)
         body += header + data
@@ -140,3 +148,20 @@ def test_legacy_lists(tmp_path):
     assert exp[0]["a"] == [1, 2] and exp[1]["b"] is None and exp[2]["r"] == [7]  # pyarrow agrees with the intent
     compare_rows(exp, dk_rows(path))
     compare_rows(exp, dk_rows(path, "--batch-size", "1"))
+
+
+def test_deprecated_bit_packed_levels(tmp_path):
+    """Old writers' BIT_PACKED (MSB-first) definition levels, over more than one 4096-level
+    decoding chunk."""
+    n = 9000
+    schema = [{"name": "schema", "children": 1}, {"name": "v", "rep": OPT, "type": 1}]
+    defs = [0 if i % 5 == 0 else 1 for i in range(n)]
+    vals = [i for i in range(n) if i % 5]
+    path = tmp_path / "bp.parquet"
+    write_file(path, [(["v"], 1, 0, 1, [], defs, vals)], schema, n, level_encoding=4)
+    # The oracle is the encoding itself (Encodings.md: BIT_PACKED packs from the most
+    # significant bit, as parquet-mr writes it). pyarrow is no oracle here: Arrow C++ reads
+    # BIT_PACKED levels LSB-first.
+    exp = [{"v": None if i % 5 == 0 else i} for i in range(n)]
+    compare_rows(exp, dk_rows(path))
+    compare_rows(exp, dk_rows(path, "--batch-size", "4097"))

@@ -255,17 +255,30 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
   }
 }
 
-/* v1 level stream: 4-byte length, then RLE/bit-packed hybrid. */
-static dk_status v1_levels(pq_col *c, int enc, int max_level, const uint8_t **p, const uint8_t *end,
-                           dk_pq_rle *dec, dk_error *err) {
+/* v1 level stream: 4-byte length then RLE/bit-packed hybrid, or (deprecated) BIT_PACKED:
+** MSB-first packed levels without a length. */
+static dk_status v1_levels(pq_col *c, int enc, int max_level, int64_t num_values, const uint8_t **p,
+                           const uint8_t *end, dk_pq_rle *dec, int *msb, const uint8_t **bp,
+                           size_t *bp_len, int *bw_out, dk_error *err) {
+  int bw = 0;
+  while ((1 << bw) <= max_level) bw++;
+  *bw_out = bw;
+  *msb = 0;
+  if (enc == PQ_ENC_BIT_PACKED) {
+    uint64_t need = ((uint64_t)num_values * (uint64_t)bw + 7) / 8;
+    if (need > (uint64_t)(end - *p)) return col_fail(c, err, "BIT_PACKED levels exceed the page");
+    *msb = 1;
+    *bp = *p;
+    *bp_len = (size_t)need;
+    *p += need;
+    return DK_OK;
+  }
   if (enc != PQ_ENC_RLE)
     return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: level encoding %s",
                          (long long)c->page_off, dk_pq__encoding_name(enc));
   if (end - *p < 4) return col_fail(c, err, "truncated level length");
   uint32_t l = le32(*p);
   if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length %u exceeds the page", l);
-  int bw = 0;
-  while ((1 << bw) <= max_level) bw++;
   dk_pq_rle_init(dec, *p + 4, l, bw);
   *p += 4 + l;
   return DK_OK;
@@ -307,8 +320,13 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       size_t n;
       DK_RETURN_NOT_OK(page_body(c, &c->page, body, blen, h.uncompressed_size, 1, &p, &n, err));
       const uint8_t *end = p + n;
-      if (c->max_rep > 0) DK_RETURN_NOT_OK(v1_levels(c, h.rep_encoding, c->max_rep, &p, end, &c->rep_dec, err));
-      if (c->max_def > 0) DK_RETURN_NOT_OK(v1_levels(c, h.def_encoding, c->max_def, &p, end, &c->def_dec, err));
+      c->page_lv_pos = 0;
+      if (c->max_rep > 0)
+        DK_RETURN_NOT_OK(v1_levels(c, h.rep_encoding, c->max_rep, h.num_values, &p, end, &c->rep_dec,
+                                   &c->rep_msb, &c->rep_bp, &c->rep_bp_len, &c->rep_bw, err));
+      if (c->max_def > 0)
+        DK_RETURN_NOT_OK(v1_levels(c, h.def_encoding, c->max_def, h.num_values, &p, end, &c->def_dec,
+                                   &c->def_msb, &c->def_bp, &c->def_bp_len, &c->def_bw, err));
       c->vp = p;
       c->vend = end;
       c->page_left = h.num_values;
@@ -321,6 +339,8 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       if ((int64_t)h.rep_bytes + h.def_bytes > (int64_t)blen)
         return col_fail(c, err, "level lengths exceed the page");
       const uint8_t *lv = body;
+      c->def_msb = c->rep_msb = 0;
+      c->page_lv_pos = 0;
       if (c->max_rep > 0) dk_pq_rle_init(&c->rep_dec, lv, (size_t)h.rep_bytes, bit_width_of(c->max_rep));
       if (c->max_def > 0)
         dk_pq_rle_init(&c->def_dec, lv + h.rep_bytes, (size_t)h.def_bytes, bit_width_of(c->max_def));
@@ -482,6 +502,17 @@ static void batch_clear(pq_leaf_batch *b, int byte_array) {
   }
 }
 
+/* Next n levels of a stream; BIT_PACKED streams are addressed from the page's level position
+** (LA_CHUNK is a multiple of 8, so every chunk starts on a byte). */
+static dk_status level_get(pq_col *c, dk_pq_rle *dec, int msb, const uint8_t *bp, size_t bp_len,
+                           int bw, uint32_t *out, int64_t n, dk_error *err) {
+  if (!msb) return dk_pq_rle_get(dec, out, n, err);
+  size_t at = (size_t)(((uint64_t)c->page_lv_pos * (uint64_t)bw) / 8);
+  if (at > bp_len) return col_fail(c, err, "BIT_PACKED levels exhausted");
+  size_t used;
+  return dk_pq_bitpacked_msb(bp + at, bp_len - at, bw, out, n, &used, err);
+}
+
 static dk_status refill(pq_col *c, dk_error *err) {
   int64_t n = DK_MIN(c->page_left, LA_CHUNK);
   c->la_pos = 0;
@@ -489,11 +520,14 @@ static dk_status refill(pq_col *c, dk_error *err) {
   dk_buf_clear(&c->la_def);
   dk_buf_clear(&c->la_rep);
   DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_def, (size_t)n * 4, err));
-  dk_status st = dk_pq_rle_get(&c->def_dec, (uint32_t *)c->la_def.data, n, err);
+  dk_status st = level_get(c, &c->def_dec, c->def_msb, c->def_bp, c->def_bp_len, c->def_bw,
+                           (uint32_t *)c->la_def.data, n, err);
   if (!st && c->max_rep > 0) {
     DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_rep, (size_t)n * 4, err));
-    st = dk_pq_rle_get(&c->rep_dec, (uint32_t *)c->la_rep.data, n, err);
+    st = level_get(c, &c->rep_dec, c->rep_msb, c->rep_bp, c->rep_bp_len, c->rep_bw,
+                   (uint32_t *)c->la_rep.data, n, err);
   }
+  c->page_lv_pos += n;
   if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
   const uint32_t *d = (const uint32_t *)c->la_def.data;
   for (int64_t i = 0; i < n; i++)

@@ -109,6 +109,11 @@ typedef struct pq_col {
   int64_t page_off;        /* file offset of the current page header */
   int64_t page_left;       /* levels left in the page */
   dk_pq_rle def_dec, rep_dec;
+  int def_msb, rep_msb;    /* deprecated BIT_PACKED level streams (v1 pages) */
+  const uint8_t *def_bp, *rep_bp;
+  size_t def_bp_len, rep_bp_len;
+  int def_bw, rep_bw;
+  int64_t page_lv_pos;     /* levels of the page decoded so far */
   int encoding;
   const uint8_t *vp, *vend;
   int64_t bool_bit;        /* PLAIN booleans: next bit */
