@@ -495,6 +495,10 @@ static void batch_clear(pq_leaf_batch *b, int byte_array) {
   b->data.len = 0;
   b->n_levels = 0;
   b->n_dense = 0;
+  /* failures are ignored here: the decoder's own reserve reports them */
+  if (!b->vals.data && b->hint_vals > 0) (void)dk_abuf_reserve(&b->vals, b->alloc, b->hint_vals, NULL);
+  if (!b->data.data && b->hint_data > 0)
+    (void)dk_abuf_reserve(&b->data, b->alloc, b->hint_data + b->hint_data / 8 + 64, NULL);
   if (byte_array) {
     int32_t zero = 0;
     /* cannot fail after the first batch; checked by the caller through reserve below */
@@ -563,6 +567,8 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
                            "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                            (long long)c->chunk_off, (long long)left);
     b->n_levels = rows;
+    b->hint_vals = b->vals.len;
+    b->hint_data = b->data.len;
     return DK_OK;
   }
   int64_t started = 0;
@@ -609,5 +615,7 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
     return dk__error_set(err, DK_CORRUPT,
                          "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                          (long long)c->chunk_off, (long long)(rows - started));
+  b->hint_vals = b->vals.len;
+  b->hint_data = b->data.len;
   return DK_OK;
 }

@@ -83,6 +83,8 @@ typedef struct pq_leaf_batch {
   dk_buf offs;             /* BYTE_ARRAY: int32 offsets, n_dense + 1 */
   dk_abuf data;            /* BYTE_ARRAY bytes (aligned: handed to Arrow without a copy) */
   int64_t n_dense;
+  int64_t hint_vals, hint_data; /* sizes of the previous batch: pre-reserved, so buffers handed
+                                   to Arrow are rebuilt without growth copies */
 } pq_leaf_batch;
 
 typedef struct pq_col {
