@@ -391,6 +391,74 @@ static dk_status path_of(dk__state *st, const dk_json_value *a, const char *what
 
 /* ---- add / remove ----------------------------------------------------------------------- */
 
+static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err);
+
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err) {
+  const char *path;
+  size_t plen;
+  if (!in->path.ptr || !in->path.len)
+    return dk__error_set(err, DK_CORRUPT, "log: checkpoint add without a path");
+  DK_RETURN_NOT_OK(dk_log__canonical_path(&path, &plen, &st->arena, st->root, st->root_len,
+                                          in->path.ptr, in->path.len, err));
+  dk__file f;
+  memset(&f, 0, sizeof f);
+  f.path = path;
+  f.flags = DK__F_LIVE;
+  if (in->size < 0)
+    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has a negative size", path);
+  f.size = in->size;
+  f.mtime = in->mtime;
+  if (in->n_pv) {
+    if (in->n_pv > UINT32_MAX / 4) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
+    const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * in->n_pv, err);
+    if (!arr) return DK_NOMEM;
+    for (size_t i = 0; i < in->n_pv; i++) {
+      arr[2 * i] = intern(st, in->pv[2 * i].ptr ? in->pv[2 * i].ptr : "", in->pv[2 * i].len, err);
+      if (!arr[2 * i]) return DK_NOMEM;
+      arr[2 * i + 1] = NULL;
+      if (in->pv[2 * i + 1].ptr) {
+        arr[2 * i + 1] = intern(st, in->pv[2 * i + 1].ptr, in->pv[2 * i + 1].len, err);
+        if (!arr[2 * i + 1]) return DK_NOMEM;
+      }
+    }
+    f.pv = arr;
+    f.n_pv = (uint32_t)in->n_pv;
+  }
+  if (in->tags_json.ptr || in->has_dv || in->has_brid || in->has_drcv) {
+    dk__fextra *ex = dk_arena_alloc(&st->arena, sizeof *ex, err);
+    if (!ex) return DK_NOMEM;
+    memset(ex, 0, sizeof *ex);
+    if (in->tags_json.ptr) {
+      ex->tags = arena_str(st, in->tags_json.ptr, in->tags_json.len, err);
+      if (!ex->tags) return DK_NOMEM;
+    }
+    if (in->has_dv) {
+      dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
+      if (!dv) return DK_NOMEM;
+      if (in->dv_type != 'u' && in->dv_type != 'i' && in->dv_type != 'p')
+        return dk__error_set(err, DK_CORRUPT, "log: add '%s': unknown deletionVector storageType", path);
+      dv->storage_type = in->dv_type;
+      dv->path_or_inline_dv = arena_str(st, in->dv_path.ptr ? in->dv_path.ptr : "", in->dv_path.len, err);
+      if (!dv->path_or_inline_dv) return DK_NOMEM;
+      dv->offset = in->dv_offset;
+      dv->size_in_bytes = in->dv_size;
+      dv->cardinality = in->dv_card;
+      ex->dv = dv;
+    }
+    if (in->has_brid) {
+      ex->base_row_id = in->brid;
+      f.flags |= DK__F_BRID;
+    }
+    if (in->has_drcv) {
+      ex->drcv = in->drcv;
+      f.flags |= DK__F_DRCV;
+    }
+    f.extra = ex;
+  }
+  if (in->stats.ptr) DK_RETURN_NOT_OK(sblock_add(st, &f, in->stats.ptr, in->stats.len, err));
+  return add_insert(st, &f, plen, err);
+}
+
 static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err) {
   if (a->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "log: add action is not an object");
@@ -468,9 +536,17 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   }
   if (stats) DK_RETURN_NOT_OK(sblock_add(st, &f, stats, sn, err));
 
+  return add_insert(st, &f, plen, err);
+}
+
+/* Inserts a built file entry under its (path, DV id) key; a newer add of the same key wins. */
+static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err) {
+  const dk__file f = *fp;
+  const char *path = f.path;
+  dk_dv_descriptor *dvk = dk__file_dv(&f);
   if (st->n_files >= UINT32_MAX - 1)
     return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
-  key_ref k = {path, plen, ex.dv, key_hash(path, plen, ex.dv)};
+  key_ref k = {path, plen, dvk, key_hash(path, plen, dvk)};
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
   size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);

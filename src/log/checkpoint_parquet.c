@@ -151,6 +151,167 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
 }
 
+/* ---- direct add path: Arrow columns -> dk__add_in, no JSON round trip ------------------- */
+
+typedef struct add_cols {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *a;
+  int path, pv, size, mtime, stats, tags, dv, brid, drcv;
+  int dv_type, dv_path, dv_off, dv_size, dv_card;
+} add_cols;
+
+static int child_index(const struct ArrowSchema *s, const char *name) {
+  for (int64_t i = 0; i < s->n_children; i++)
+    if (s->children[i]->name && !strcmp(s->children[i]->name, name)) return (int)i;
+  return -1;
+}
+
+static bool fmt_is(const struct ArrowSchema *s, const char *f) { return !strcmp(s->format, f); }
+
+static bool get_utf8(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                     dk_str *out) {
+  if (!is_valid(a, i)) return false;
+  int64_t j = i + a->offset;
+  if (s->format[0] == 'u') {
+    const int32_t *o = a->buffers[1];
+    if (o[j] < 0 || o[j + 1] < o[j]) return false;
+    out->ptr = (const char *)a->buffers[2] + o[j];
+    out->len = (size_t)(o[j + 1] - o[j]);
+    return true;
+  }
+  if (s->format[0] == 'U') {
+    const int64_t *o = a->buffers[1];
+    if (o[j] < 0 || o[j + 1] < o[j]) return false;
+    out->ptr = (const char *)a->buffers[2] + o[j];
+    out->len = (size_t)(o[j + 1] - o[j]);
+    return true;
+  }
+  return false;
+}
+
+static bool get_int(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                    int64_t *out) {
+  if (!is_valid(a, i)) return false;
+  int64_t j = i + a->offset;
+  if (fmt_is(s, "l")) *out = ((const int64_t *)a->buffers[1])[j];
+  else if (fmt_is(s, "i")) *out = ((const int32_t *)a->buffers[1])[j];
+  else return false;
+  return true;
+}
+
+/* Validates the add struct's layout once per batch; false = use the generic JSON path. */
+static bool add_cols_bind(add_cols *c, const struct ArrowSchema *s, const struct ArrowArray *a) {
+  memset(c, 0, sizeof *c);
+  c->s = s;
+  c->a = a;
+  if (!fmt_is(s, "+s") || s->n_children != a->n_children) return false;
+  c->path = child_index(s, "path");
+  c->pv = child_index(s, "partitionValues");
+  c->size = child_index(s, "size");
+  c->mtime = child_index(s, "modificationTime");
+  c->stats = child_index(s, "stats");
+  c->tags = child_index(s, "tags");
+  c->dv = child_index(s, "deletionVector");
+  c->brid = child_index(s, "baseRowId");
+  c->drcv = child_index(s, "defaultRowCommitVersion");
+  if (c->path < 0 || c->size < 0) return false;
+  const char *pf = s->children[c->path]->format;
+  if (strcmp(pf, "u") && strcmp(pf, "U")) return false;
+  if (c->stats >= 0 && strcmp(s->children[c->stats]->format, "u") &&
+      strcmp(s->children[c->stats]->format, "U"))
+    return false;
+  if (c->pv >= 0) {
+    const struct ArrowSchema *m = s->children[c->pv];
+    if (!fmt_is(m, "+m") || m->n_children != 1 || m->children[0]->n_children != 2) return false;
+    const struct ArrowSchema *k = m->children[0]->children[0], *v = m->children[0]->children[1];
+    if ((strcmp(k->format, "u") && strcmp(k->format, "U")) ||
+        (strcmp(v->format, "u") && strcmp(v->format, "U")))
+      return false;
+  }
+  if (c->dv >= 0) {
+    const struct ArrowSchema *d = s->children[c->dv];
+    if (!fmt_is(d, "+s")) return false;
+    c->dv_type = child_index(d, "storageType");
+    c->dv_path = child_index(d, "pathOrInlineDv");
+    c->dv_off = child_index(d, "offset");
+    c->dv_size = child_index(d, "sizeInBytes");
+    c->dv_card = child_index(d, "cardinality");
+    if (c->dv_type < 0 || c->dv_path < 0) return false;
+  }
+  return true;
+}
+
+static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *tags,
+                         dk_str **pvbuf, size_t *pvcap, dk_error *err) {
+  const struct ArrowSchema *s = c->s;
+  const struct ArrowArray *a = c->a;
+  int64_t ci = i + a->offset; /* children are indexed through the parent's offset */
+  dk__add_in in;
+  memset(&in, 0, sizeof in);
+  if (!get_utf8(s->children[c->path], a->children[c->path], ci, &in.path))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
+  if (!get_int(s->children[c->size], a->children[c->size], ci, &in.size))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a size");
+  if (c->mtime >= 0) get_int(s->children[c->mtime], a->children[c->mtime], ci, &in.mtime);
+  if (c->stats >= 0 && !get_utf8(s->children[c->stats], a->children[c->stats], ci, &in.stats))
+    in.stats.ptr = NULL;
+  if (c->pv >= 0 && is_valid(a->children[c->pv], ci)) {
+    const struct ArrowArray *m = a->children[c->pv];
+    int64_t lo, hi;
+    DK_RETURN_NOT_OK(offsets(m, ci, false, &lo, &hi, err));
+    const struct ArrowArray *e = m->children[0];
+    const struct ArrowSchema *es = s->children[c->pv]->children[0];
+    if (hi > e->length) return dk__error_set(err, DK_CORRUPT, "checkpoint: map offsets past entries");
+    size_t n = (size_t)(hi - lo);
+    if (2 * n > *pvcap) {
+      size_t nc = 2 * n + 16;
+      dk_str *p = dk__realloc(st->alloc, *pvbuf, nc * sizeof *p);
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory");
+      *pvbuf = p;
+      *pvcap = nc;
+    }
+    for (int64_t k = lo; k < hi; k++) {
+      int64_t kk = k + e->offset;
+      dk_str *kv = *pvbuf + 2 * (k - lo);
+      if (!get_utf8(es->children[0], e->children[0], kk, &kv[0]))
+        return dk__error_set(err, DK_CORRUPT, "checkpoint: null partition key");
+      if (!get_utf8(es->children[1], e->children[1], kk, &kv[1])) kv[1].ptr = NULL, kv[1].len = 0;
+    }
+    in.n_pv = n;
+    in.pv = *pvbuf;
+  }
+  if (c->tags >= 0 && is_valid(a->children[c->tags], ci)) {
+    dk_buf_clear(tags);
+    DK_RETURN_NOT_OK(render(tags, s->children[c->tags], a->children[c->tags], ci, 0, err));
+    in.tags_json.ptr = tags->data;
+    in.tags_json.len = tags->len;
+  }
+  if (c->dv >= 0 && is_valid(a->children[c->dv], ci)) {
+    const struct ArrowSchema *ds = s->children[c->dv];
+    const struct ArrowArray *da = a->children[c->dv];
+    int64_t di = ci + da->offset;
+    dk_str t;
+    if (!get_utf8(ds->children[c->dv_type], da->children[c->dv_type], di, &t) || t.len != 1 ||
+        !get_utf8(ds->children[c->dv_path], da->children[c->dv_path], di, &in.dv_path))
+      return dk__error_set(err, DK_CORRUPT, "checkpoint: malformed deletionVector");
+    in.has_dv = 1;
+    in.dv_type = t.ptr[0];
+    int64_t x;
+    in.dv_offset = -1;
+    if (c->dv_off >= 0 && get_int(ds->children[c->dv_off], da->children[c->dv_off], di, &x) &&
+        x >= 0 && x <= INT32_MAX)
+      in.dv_offset = (int32_t)x;
+    if (c->dv_size >= 0 && get_int(ds->children[c->dv_size], da->children[c->dv_size], di, &x) &&
+        x >= 0 && x <= INT32_MAX)
+      in.dv_size = (int32_t)x;
+    if (c->dv_card >= 0 && get_int(ds->children[c->dv_card], da->children[c->dv_card], di, &x))
+      in.dv_card = x;
+  }
+  if (c->brid >= 0) in.has_brid = get_int(s->children[c->brid], a->children[c->brid], ci, &in.brid);
+  if (c->drcv >= 0) in.has_drcv = get_int(s->children[c->drcv], a->children[c->drcv], ci, &in.drcv);
+  return dk_log__apply_add_in(st, &in, err);
+}
+
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
                                            dk_error *err) {
   (void)sidecars;
@@ -183,10 +344,14 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
     ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
     ro.columns = cols;
     ro.n_columns = n_cols;
+    ro.batch_size = 16384;
     s = dk_parquet_read(&stream, pf, &ro, err);
   }
-  dk_buf line;
+  dk_buf line, tagbuf;
   dk_buf_init(&line, st->alloc);
+  dk_buf_init(&tagbuf, st->alloc);
+  dk_str *pvbuf = NULL;
+  size_t pvcap = 0;
   dk_arena ar;
   dk_arena_init(&ar, st->alloc, 64 * 1024);
   struct ArrowSchema bs;
@@ -208,6 +373,13 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
         s = dk__error_set(err, DK_CORRUPT, "checkpoint batch has %" PRId64 " columns, expected %" PRId64,
                           batch.n_children, bs.n_children);
       }
+      /* the add column, when laid out as expected, is applied without a JSON round trip */
+      add_cols ac;
+      int add_col = -1;
+      for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++)
+        if (bs.children[c]->name && !strcmp(bs.children[c]->name, "add") &&
+            add_cols_bind(&ac, bs.children[c], batch.children[c]))
+          add_col = (int)c;
       for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
         for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++) {
           const struct ArrowArray *ca = batch.children[c];
@@ -217,6 +389,11 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
             break;
           }
           if (!is_valid(ca, ri)) continue;
+          if (c == add_col) {
+            s = add_row(st, &ac, ri, &tagbuf, &pvbuf, &pvcap, err);
+            if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
+            continue;
+          }
           const char *nm = bs.children[c]->name;
           dk_buf_clear(&line);
           s = dk_buf_putc(&line, '{', err);
@@ -242,6 +419,8 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   if (stream.release) stream.release(&stream);
   dk_arena_dispose(&ar);
   dk_buf_dispose(&line);
+  dk_buf_dispose(&tagbuf);
+  dk__free(st->alloc, pvbuf);
   dk_parquet_file_free(pf);
   if (s != DK_OK) dk__error_prefix(err, "checkpoint %s", path);
   return s;

@@ -172,6 +172,24 @@ void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
                                dk_error *err);
+/* An add action from a columnar source (Parquet checkpoints): borrowed views, no NULs needed. */
+typedef struct dk__add_in {
+  dk_str path;               /* as written (URL-encoded) */
+  size_t n_pv;
+  const dk_str *pv;          /* 2*n_pv: key, value (value.ptr NULL = null) */
+  int64_t size, mtime;
+  dk_str stats;              /* ptr NULL = none */
+  dk_str tags_json;          /* ptr NULL = none */
+  int has_dv;
+  char dv_type;
+  dk_str dv_path;
+  int32_t dv_offset, dv_size; /* offset -1 = absent */
+  int64_t dv_card;
+  int has_brid, has_drcv;
+  int64_t brid, drcv;
+} dk__add_in;
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
                                   const char *name, dk_error *err);
