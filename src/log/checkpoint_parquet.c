@@ -175,15 +175,23 @@ static bool get_utf8(const struct ArrowSchema *s, const struct ArrowArray *a, in
   if (s->format[0] == 'u') {
     const int32_t *o = a->buffers[1];
     if (o[j] < 0 || o[j + 1] < o[j]) return false;
-    out->ptr = (const char *)a->buffers[2] + o[j];
     out->len = (size_t)(o[j + 1] - o[j]);
+    if (!a->buffers[2]) {
+      out->ptr = "";
+      return out->len == 0;
+    }
+    out->ptr = (const char *)a->buffers[2] + o[j];
     return true;
   }
   if (s->format[0] == 'U') {
     const int64_t *o = a->buffers[1];
     if (o[j] < 0 || o[j + 1] < o[j]) return false;
-    out->ptr = (const char *)a->buffers[2] + o[j];
     out->len = (size_t)(o[j + 1] - o[j]);
+    if (!a->buffers[2]) {
+      out->ptr = "";
+      return out->len == 0;
+    }
+    out->ptr = (const char *)a->buffers[2] + o[j];
     return true;
   }
   return false;
