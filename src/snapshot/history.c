@@ -91,11 +91,8 @@ static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, s
 }
 
 dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            dk_error *err) {
-  dk_snapshot *latest = NULL;
-  DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, err));
+                                            const dk_snapshot *latest, dk_error *err) {
   int64_t ict_from = dk_snapshot__ict_enablement(&latest->st.metadata);
-  dk_snapshot_free(latest);
 
   dk__segment seg;
   const dk__logfile **c = NULL;

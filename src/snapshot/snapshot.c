@@ -395,8 +395,16 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
   if (opts && opts->by_timestamp) {
+    dk_snapshot *latest;
+    DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, err));
     int64_t v;
-    DK_RETURN_NOT_OK(dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, err));
+    dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
+    if (st == DK_OK && v == latest->version) {
+      *out = latest; /* the common "as of now" case needs no second replay */
+      return DK_OK;
+    }
+    dk_snapshot_free(latest);
+    DK_RETURN_NOT_OK(st);
     return dk_snapshot__load(out, t, v, err);
   }
   int64_t v = opts ? opts->at_version : -1;

@@ -39,8 +39,9 @@ int64_t dk_snapshot__ict_enablement(const dk_metadata *m);
 /* commitInfo.inCommitTimestamp of one commit file (DK_NOT_FOUND when it has none). */
 dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
                                   dk_error *err);
-/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history). */
+/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history);
+ * `latest` is the table's latest snapshot (its metadata says where ICT starts). */
 dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            dk_error *err);
+                                            const dk_snapshot *latest, dk_error *err);
 
 #endif /* DK_SNAPSHOT_INT_H */
