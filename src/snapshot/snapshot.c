@@ -208,7 +208,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
         s = c->st;
         break;
       }
-      st->cur_version = c->lf->version;
+      st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
       st->last_ict = -1;
       st->last_commit_info_ts = -1;
       for (size_t k = 0; k < c->n_lines && s == DK_OK; k++) {

@@ -531,3 +531,37 @@ DK_TEST(log__paths_decoded_and_canonical) {
   dk_snapshot_free(s);
   dk_table_free(t);
 }
+
+DK_TEST(log__compaction_file_used_and_equivalent) {
+  char *dir = basic_table();
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  char want[256], got[256];
+  file_set(s, want, sizeof want);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  /* 1.2 compacted: v1 add b + v2 remove a / add c, reconciled; the tombstone's
+   * deletionTimestamp (99, not 7) shows which file was read */
+  char c[2048], l1[512], l2[512];
+  snprintf(c, sizeof c,
+           "%s%s{\"remove\":{\"path\":\"a.parquet\",\"deletionTimestamp\":99,\"dataChange\":true}}\n",
+           add_line(l1, sizeof l1, "b.parquet", "y"), add_line(l2, sizeof l2, "c.parquet", "z"));
+  put(dir, "00000000000000000001.00000000000000000002.compacted.json", c);
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), 2);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, want);
+  dk_tombstone tb;
+  CHECK_OK(dk_snapshot_tombstone(&tb, s, 0, &err), &err);
+  CHECK_EQ_INT(tb.deletion_timestamp, 99);
+  dk_snapshot_free(s);
+  /* a compaction reaching past the requested version is not used */
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0};
+  CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, "a.parquet,b.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
