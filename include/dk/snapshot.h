@@ -182,7 +182,8 @@ typedef struct dk_dv_descriptor {
   int64_t cardinality;
 } dk_dv_descriptor;
 
-/** One active data file. All pointers are borrowed from the snapshot. */
+/** One active data file. Pointers are borrowed from the snapshot (see `stats` for its shorter
+ *  lifetime). */
 typedef struct dk_file_entry {
   const char *path;                   /**< URL-decoded; relative to the root unless absolute */
   int64_t size;
@@ -191,7 +192,11 @@ typedef struct dk_file_entry {
   /** 2 * n_partition_values entries: key0, value0, key1, value1, ... Keys are as written in
    *  the log (physical names under column mapping); a NULL value is a null. */
   const char *const *partition_kv;
-  const char *stats;                  /**< the stats JSON text, or NULL */
+  /** The stats JSON text, or NULL. Stats are kept compressed in blocks; this pointer is into a
+   *  per-thread decompression buffer and stays valid until the same thread fetches a file
+   *  whose stats live in another block (sequential iteration decompresses each block once).
+   *  Copy it to keep it longer. Every other field lives as long as the snapshot. */
+  const char *stats;
   const char *tags_json;              /**< tags as a JSON object, or NULL */
   const dk_dv_descriptor *dv;         /**< NULL when the file has no deletion vector */
   int has_base_row_id;

@@ -429,6 +429,13 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
   dk_table *t = old->table;
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
+  if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
+    /* the commits after `old` are not all there (e.g. log cleanup after a new checkpoint):
+     * a full load from the newest checkpoint gives the same answer */
+    dk_log__segment_dispose(&seg);
+    if (err) dk_error_init(err);
+    return dk_snapshot__load(out, t, -1, err);
+  }
   if (st != DK_OK) {
     dk_log__segment_dispose(&seg);
     return st;
