@@ -9,6 +9,7 @@
 ** enablement version on, the commit file's modification time before).
 */
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,9 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   t->alloc = alloc;
   t->refs = 1;
   t->threads = opts ? opts->threads : 0;
+  /* a local root is made absolute so that absolute paths in the log can be recognised */
+  char real[PATH_MAX];
+  if (!(opts && opts->storage) && realpath(p, real)) p = real;
   size_t n = strlen(p);
   while (n > 1 && p[n - 1] == '/') n--;
   t->root = dk__strndup(alloc, p, n);
@@ -71,7 +75,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
   if (st == DK_NOT_FOUND) {
     dk_table_free(t);
-    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", p);
+    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", uri);
   }
   *out = t;
   return DK_OK;

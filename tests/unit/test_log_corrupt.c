@@ -5,6 +5,7 @@
 ** replay of the same actions, or the error kind the protocol calls for. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -562,6 +563,89 @@ DK_TEST(log__compaction_file_used_and_equivalent) {
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   file_set(s, got, sizeof got);
   CHECK_EQ_STR(got, "a.parquet,b.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+typedef struct reader_arg {
+  dk_snapshot *s;
+  unsigned long long sum;
+} reader_arg;
+
+static void *read_all(void *p) {
+  reader_arg *r = p;
+  for (int round = 0; round < 3; round++)
+    for (int64_t i = 0; i < dk_snapshot_num_files(r->s); i++) {
+      dk_file_entry f;
+      dk_snapshot_file(&f, r->s, i, NULL);
+      r->sum += dk_hash_bytes(f.path, strlen(f.path));
+      if (f.stats) r->sum += dk_hash_bytes(f.stats, strlen(f.stats));
+    }
+  return NULL;
+}
+
+DK_TEST(log__snapshot_shared_by_threads) {
+  /* many files with stats, spread over several compressed stats blocks */
+  char *dir = mk_table();
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  dk_buf_puts(&b, P0, NULL);
+  dk_buf_puts(&b, M0, NULL);
+  for (int i = 0; i < 5000; i++)
+    dk_buf_printf(&b, NULL,
+                  "{\"add\":{\"path\":\"f%d.parquet\",\"partitionValues\":{\"p\":\"%d\"},\"size\":%d,"
+                  "\"modificationTime\":1,\"dataChange\":true,\"stats\":\"{\\\"numRecords\\\":%d,"
+                  "\\\"minValues\\\":{\\\"id\\\":%d},\\\"maxValues\\\":{\\\"id\\\":%d}}\"}}\n",
+                  i, i % 7, i, i, i * 10, i * 10 + 9);
+  put(dir, commit_name(0), b.data);
+  dk_buf_dispose(&b);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 5000);
+  /* every stats text is the one written for its file */
+  for (int64_t i = 0; i < 5000; i += 499) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    int n = atoi(f.path + 1);
+    char want[128];
+    snprintf(want, sizeof want, "{\"numRecords\":%d,\"minValues\":{\"id\":%d},\"maxValues\":{\"id\":%d}}",
+             n, n * 10, n * 10 + 9);
+    CHECK_EQ_STR(f.stats, want);
+  }
+  reader_arg a[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    a[i].s = s;
+    a[i].sum = 0;
+    CHECK(pthread_create(&th[i], NULL, read_all, &a[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  reader_arg one = {s, 0};
+  read_all(&one);
+  for (int i = 0; i < 4; i++) CHECK(a[i].sum == one.sum);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(log__relative_root_and_absolute_paths) {
+  char *dir = basic_table();
+  char c[2048];
+  snprintf(c, sizeof c, "{\"remove\":{\"path\":\"%s/b.parquet\",\"dataChange\":true}}\n", dir);
+  put(dir, commit_name(3), c);
+  char cwd[4096];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  CHECK(chdir(dir) == 0);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  dk_status st = open_at(".", -1, &s, &t, &err);
+  CHECK(chdir(cwd) == 0);
+  CHECK_OK(st, &err);
+  char fs[256];
+  file_set(s, fs, sizeof fs);
+  CHECK_EQ_STR(fs, "c.parquet");
   dk_snapshot_free(s);
   dk_table_free(t);
 }
