@@ -14,6 +14,7 @@
 ** keys and values are interned, so a million files cost little more than their paths/stats.
 */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -208,34 +209,62 @@ static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t
   return dk_buf_putc(&st->pending, 0, err);
 }
 
-/* One decompressed block per thread, reused for the life of the thread (C11 has no portable
- * thread-exit hook; the buffer is at most one block). A stats pointer handed out stays valid
- * until the same thread reads stats from another block. */
-static _Thread_local struct {
+/* One decompressed block per thread. The buffer is registered with a pthread key so that
+ * it is freed when the thread exits. A stats pointer handed out stays valid until the same
+ * thread reads stats from another block. */
+typedef struct stats_cache {
   uint64_t serial;
   char *buf;
   size_t cap;
-} t_cache;
+} stats_cache;
+
+static _Thread_local stats_cache *t_cache;
+static pthread_key_t g_cache_key;
+static pthread_once_t g_cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_free(void *p) {
+  stats_cache *c = p;
+  if (!c) return;
+  dk__free(NULL, c->buf);
+  dk__free(NULL, c);
+}
+
+static void cache_key_init(void) { (void)pthread_key_create(&g_cache_key, cache_free); }
+
+static stats_cache *cache_get(void) {
+  if (DK_LIKELY(t_cache != NULL)) return t_cache;
+  pthread_once(&g_cache_once, cache_key_init);
+  stats_cache *c = dk__calloc(NULL, 1, sizeof *c);
+  if (!c) return NULL;
+  if (pthread_setspecific(g_cache_key, c) != 0) {
+    dk__free(NULL, c);
+    return NULL;
+  }
+  t_cache = c;
+  return c;
+}
 
 const char *dk_log__file_stats(const dk__file *f) {
   const dk__sblock *b = f->sblk;
   if (!b) return NULL;
   if (b->raw) return (const char *)b->data + f->soff;
-  if (t_cache.serial != b->serial) {
-    if (t_cache.cap < b->usize) {
-      char *p = dk__realloc(NULL, t_cache.buf, b->usize);
+  stats_cache *c = cache_get();
+  if (!c) return NULL;
+  if (c->serial != b->serial) {
+    if (c->cap < b->usize) {
+      char *p = dk__realloc(NULL, c->buf, b->usize);
       if (!p) return NULL;
-      t_cache.buf = p;
-      t_cache.cap = b->usize;
+      c->buf = p;
+      c->cap = b->usize;
     }
-    size_t r = ZSTD_decompress(t_cache.buf, t_cache.cap, b->data, b->csize);
+    size_t r = ZSTD_decompress(c->buf, c->cap, b->data, b->csize);
     if (ZSTD_isError(r) || r != b->usize) {
-      t_cache.serial = 0;
+      c->serial = 0;
       return NULL;
     }
-    t_cache.serial = b->serial;
+    c->serial = b->serial;
   }
-  return t_cache.buf + f->soff;
+  return c->buf + f->soff;
 }
 
 /* ---- field helpers ---------------------------------------------------------------------- */
