@@ -51,6 +51,11 @@ typedef struct dk_snapshot_options {
   int64_t at_version;     /**< >= 0: that version; -1: latest (unless by_timestamp) */
   int by_timestamp;       /**< non-zero: the latest version whose commit time <= timestamp_ms */
   int64_t timestamp_ms;   /**< ms since the epoch, UTC */
+  /** Non-zero: protocol, metadata, schema, app transactions, domain metadata, file count and
+   *  bytes only, taken from the version's checksum file (N.crc) when it has them, without
+   *  replaying the file actions; such a snapshot has no file list (dk_snapshot_file fails,
+   *  no tombstones). Without a usable N.crc the log is replayed as usual. */
+  int metadata_only;
 } dk_snapshot_options;
 
 /** Loads a snapshot. NULL opts = latest version.
@@ -206,6 +211,8 @@ typedef struct dk_file_entry {
 } dk_file_entry;
 
 DK_API int64_t dk_snapshot_num_files(const dk_snapshot *s);
+/** Whether the snapshot was built from N.crc without a file list (metadata_only). */
+DK_API int dk_snapshot_has_file_list(const dk_snapshot *s);
 DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
 /** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
 DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,

@@ -331,8 +331,10 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
   if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
-  s->total_bytes = 0;
-  for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+  if (!s->from_crc) {
+    s->total_bytes = 0;
+    for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+  }
 
   /* commit timestamp of the version */
   int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
@@ -340,8 +342,8 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
   s->timestamp = -1;
-  if (ict_from >= 0 && s->version >= ict_from && seg->n_commits &&
-      seg->commits[seg->n_commits - 1].version == s->version && st->last_ict >= 0)
+  if (ict_from >= 0 && s->version >= ict_from && st->last_ict >= 0 &&
+      (s->from_crc || (seg->n_commits && seg->commits[seg->n_commits - 1].version == s->version)))
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
@@ -368,7 +370,65 @@ static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
   return s;
 }
 
-dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_error *err) {
+/* Applies {"<key>": v} to the state. */
+static dk_status apply_one(dk__state *st, const char *key, const dk_json_value *v, dk_error *err) {
+  dk_json_member m;
+  m.key = key;
+  m.klen = (uint32_t)strlen(key);
+  m.value = *v;
+  dk_json_value line;
+  memset(&line, 0, sizeof line);
+  line.type = DK_JSON_OBJECT;
+  line.len = 1;
+  line.u.members = &m;
+  return dk_log__apply_action(st, &line, DK__FROM_CHECKPOINT, err);
+}
+
+/* PROTOCOL.md "Version Checksum File": protocol, metadata, setTransactions, domainMetadata,
+ * numFiles and tableSizeBytes of the version. Returns DK_NOT_FOUND (quietly) when the file is
+ * unusable, so that the caller replays instead. */
+static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error *err) {
+  dk_table *t = s->table;
+  uint8_t *data;
+  size_t len;
+  dk_error e2 = {0};
+  if (dk_snapshot__read_log_file(t, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  dk_arena ar;
+  dk_arena_init(&ar, t->alloc, 16 * 1024);
+  dk_json_value *j;
+  dk_status st = DK_NOT_FOUND;
+  int64_t nf, bytes;
+  if (dk_json_parse(&j, &ar, (const char *)data, len, &e2) == DK_OK &&
+      dk_json_as_i64(dk_json_get(j, "numFiles"), &nf) &&
+      dk_json_as_i64(dk_json_get(j, "tableSizeBytes"), &bytes) && nf >= 0 && bytes >= 0) {
+    const dk_json_value *p = dk_json_get(j, "protocol"), *m = dk_json_get(j, "metadata");
+    if (p && m && p->type == DK_JSON_OBJECT && m->type == DK_JSON_OBJECT) {
+      st = apply_one(&s->st, "protocol", p, err);
+      if (st == DK_OK) st = apply_one(&s->st, "metaData", m, err);
+      const dk_json_value *arr = dk_json_get(j, "setTransactions");
+      for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
+        st = apply_one(&s->st, "txn", &arr->u.items[i], err);
+      arr = dk_json_get(j, "domainMetadata");
+      for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
+        st = apply_one(&s->st, "domainMetadata", &arr->u.items[i], err);
+      if (st == DK_OK) {
+        s->from_crc = 1;
+        s->crc_num_files = nf;
+        s->total_bytes = bytes;
+        int64_t ict;
+        if (dk_json_as_i64(dk_json_get(j, "inCommitTimestampOpt"), &ict)) s->st.last_ict = ict;
+      } else if (st != DK_NOMEM) {
+        dk__error_prefix(err, "%s/_delta_log/%s", t->root, crc->name);
+      }
+    }
+  }
+  dk_arena_dispose(&ar);
+  t->sto->free_buf(t->sto, data);
+  return st;
+}
+
+dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
+                            dk_error *err) {
   *out = NULL;
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, version, -1, t->alloc, err);
@@ -382,7 +442,25 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_
     return DK_NOMEM;
   }
   s->version = seg.version;
-  if (seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
+  if (metadata_only && seg.crc) {
+    st = load_from_crc(s, seg.crc, err);
+    if (st == DK_NOT_FOUND) { /* unusable checksum file: replay from scratch */
+      dk_log__state_dispose(&s->st);
+      st = dk_log__state_init(&s->st, t->alloc, t->root, err);
+      s->from_crc = 0;
+      s->total_bytes = 0;
+    } else if (st == DK_OK) {
+      st = finish_snapshot(s, &seg, err);
+      dk_log__segment_dispose(&seg);
+      if (st != DK_OK) {
+        dk_snapshot_free(s);
+        return st;
+      }
+      *out = s;
+      return DK_OK;
+    }
+  }
+  if (st == DK_OK && seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
   if (st == DK_OK) st = dk_snapshot__apply_commits(t, &s->st, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
@@ -400,7 +478,7 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
   if (opts && opts->by_timestamp) {
     dk_snapshot *latest;
-    DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, err));
+    DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
     int64_t v;
     dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
     if (st == DK_OK && v == latest->version) {
@@ -409,11 +487,11 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
     }
     dk_snapshot_free(latest);
     DK_RETURN_NOT_OK(st);
-    return dk_snapshot__load(out, t, v, err);
+    return dk_snapshot__load(out, t, v, opts->metadata_only, err);
   }
   int64_t v = opts ? opts->at_version : -1;
   if (opts && v < -1) return dk__error_set(err, DK_INVALID, "invalid version %" PRId64, v);
-  return dk_snapshot__load(out, t, v, err);
+  return dk_snapshot__load(out, t, v, opts ? opts->metadata_only : 0, err);
 }
 
 static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, const void *src,
@@ -431,6 +509,7 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
+  if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
   if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
@@ -438,7 +517,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
      * a full load from the newest checkpoint gives the same answer */
     dk_log__segment_dispose(&seg);
     if (err) dk_error_init(err);
-    return dk_snapshot__load(out, t, -1, err);
+    return dk_snapshot__load(out, t, -1, old->from_crc, err);
   }
   if (st != DK_OK) {
     dk_log__segment_dispose(&seg);
@@ -539,10 +618,15 @@ dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s
                              err);
 }
 
-int64_t dk_snapshot_num_files(const dk_snapshot *s) { return (int64_t)s->st.n_files; }
+int64_t dk_snapshot_num_files(const dk_snapshot *s) {
+  return s->from_crc ? s->crc_num_files : (int64_t)s->st.n_files;
+}
+int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
 dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
   if (i < 0 || (size_t)i >= s->st.n_files)
     return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
   const dk__file *f = &s->st.files[i];

@@ -86,7 +86,7 @@ static dk_status open_at(const char *dir, int64_t version, dk_snapshot **s, dk_t
                          dk_error *err) {
   *s = NULL;
   DK_RETURN_NOT_OK(dk_table_open(t, dir, NULL, err));
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0, 0};
   return dk_snapshot_open(s, *t, &o, err);
 }
 
@@ -138,7 +138,7 @@ DK_TEST(log__basic_replay_and_versions) {
   CHECK(f.stats && strstr(f.stats, "numRecords"));
   dk_snapshot_free(s);
   /* time travel by version */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 0, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 0, 0, 0, 0};
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   file_set(s, fs, sizeof fs);
   CHECK_EQ_STR(fs, "a.parquet");
@@ -327,7 +327,7 @@ DK_TEST(log__v2_json_checkpoint_equals_json_replay) {
   CHECK_EQ_INT(dk_snapshot_num_tombstones(s), 1);
   dk_snapshot_free(s);
   /* versions before the checkpoint can no longer be recreated */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0, 0};
   CHECK_STATUS(dk_snapshot_open(&s, t, &o, &err), DK_OUT_OF_RANGE);
   dk_table_free(t);
 }
@@ -385,7 +385,7 @@ DK_TEST(log__timestamp_travel_mtime) {
   dk_error err = {0};
   dk_table *t;
   CHECK_OK(dk_table_open(&t, dir, NULL, &err), &err);
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 2500000};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 2500000, 0};
   dk_snapshot *s;
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   CHECK_EQ_INT(dk_snapshot_version(s), 1);
@@ -433,12 +433,12 @@ DK_TEST(log__timestamp_travel_in_commit_timestamps) {
   dk_snapshot_free(s);
   struct { int64_t ts, v; } cases[] = {{1000, 0}, {4999, 0}, {5000, 1}, {6500, 2}, {7000, 3}};
   for (size_t i = 0; i < DK_ARRAY_LEN(cases); i++) {
-    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, cases[i].ts};
+    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, cases[i].ts, 0};
     CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
     CHECK_EQ_INT(dk_snapshot_version(s), cases[i].v);
     dk_snapshot_free(s);
   }
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 7001};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 7001, 0};
   CHECK_STATUS(dk_snapshot_open(&s, t, &o, &err), DK_OUT_OF_RANGE);
   dk_table_free(t);
 }
@@ -463,7 +463,7 @@ DK_TEST(log__incremental_refresh_equals_fresh_load) {
   dk_snapshot *upd, *fresh;
   CHECK_OK(dk_snapshot_update(&upd, old, &err), &err);
   dk_snapshot_free(old); /* the refreshed snapshot must not depend on the caller's reference */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0, 0};
   CHECK_OK(dk_snapshot_open(&fresh, t, &o, &err), &err);
   CHECK_EQ_INT(dk_snapshot_version(upd), 4);
   char a[256], b[256];
@@ -559,7 +559,7 @@ DK_TEST(log__compaction_file_used_and_equivalent) {
   CHECK_EQ_INT(tb.deletion_timestamp, 99);
   dk_snapshot_free(s);
   /* a compaction reaching past the requested version is not used */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0, 0};
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   file_set(s, got, sizeof got);
   CHECK_EQ_STR(got, "a.parquet,b.parquet");

@@ -87,7 +87,7 @@ static int open_case(dk_table **t, dk_snapshot **s, const char *root, int64_t ve
                      dk_error *err) {
   *s = NULL;
   if (dk_table_open(t, root, NULL, err) != DK_OK) return -1;
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0, 0};
   if (dk_snapshot_open(s, *t, &o, err) != DK_OK) return -1;
   return 0;
 }
