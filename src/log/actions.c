@@ -136,7 +136,7 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
       s = slash;
     }
   }
-  if (len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
+  if (root_len > 0 && len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
       s[root_len] == '/') {
     s += root_len + 1;
     len -= root_len + 1;

@@ -242,7 +242,8 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
     size_t pl;
     dk_arena tmp;
     dk_arena_init(&tmp, t->alloc, 4096);
-    s = dk_log__canonical_path(&p, &pl, &tmp, t->root, strlen(t->root), nm, nl, err);
+    /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
+    s = dk_log__canonical_path(&p, &pl, &tmp, "", 0, nm, nl, err);
     if (s == DK_OK) {
       char path[4096];
       if (p[0] == '/')

@@ -649,3 +649,53 @@ DK_TEST(log__relative_root_and_absolute_paths) {
   dk_snapshot_free(s);
   dk_table_free(t);
 }
+
+DK_TEST(log__v2_sidecar_absolute_uri_and_commits_deleted) {
+  /* the real V2 checkpoint of v2-checkpoint-json, copied; its first sidecar is rewritten as
+   * an absolute file:// URI and commits 0..2 are deleted: same files as the original */
+  char src[4096], dst[4096], cmd[9000];
+  snprintf(src, sizeof src, "%s/delta-golden/v2-checkpoint-json", dk_test_data_dir());
+  snprintf(dst, sizeof dst, "%s/v2abs", dk_test_tmpdir());
+  snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", src, dst);
+  CHECK(system(cmd) == 0);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(src, -1, &s, &t, &err), &err);
+  char want[4096], got[4096];
+  file_set(s, want, sizeof want);
+  int64_t v = dk_snapshot_version(s);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  const char *cp = "00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json";
+  const char *side = "00000000000000000002.checkpoint.0000000001.0000000002.bd1885fd-6ec0-4370-b0f5-43b5162fd4de.parquet";
+  char path[4300];
+  snprintf(path, sizeof path, "%s/_delta_log/%s", dst, cp);
+  char *text;
+  size_t len;
+  CHECK_OK(dk__read_file(NULL, path, &text, &len, &err), &err);
+  char *at = strstr(text, side);
+  CHECK(at != NULL);
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  dk_buf_append(&b, text, (size_t)(at - text), NULL);
+  dk_buf_printf(&b, NULL, "file://%s/_delta_log/_sidecars/%s", dst, side);
+  dk_buf_puts(&b, at + strlen(side), NULL);
+  dk__free(NULL, text);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  fwrite(b.data, 1, b.len, f);
+  fclose(f);
+  dk_buf_dispose(&b);
+  for (int k = 0; k <= 2; k++) {
+    snprintf(path, sizeof path, "%s/_delta_log/%s", dst, commit_name(k));
+    unlink(path);
+  }
+  CHECK_OK(open_at(dst, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), v);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, want);
+  CHECK(dk_snapshot_num_files(s) > 0);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
