@@ -10,8 +10,10 @@
 ** Actions are applied in log order (checkpoint first, then commits ascending). Unknown
 ** actions and unknown fields are ignored, as the protocol requires.
 **
-** Memory: file entries live in one growable array; their strings in one arena; partition
-** keys and values are interned, so a million files cost little more than their paths/stats.
+** Memory: file entries (64 bytes) live in one growable array and their paths in one arena;
+** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
+** zstd-compressed when full and decompressed on demand, one block per reading thread; the
+** (path, DV id) index holds 8 bytes per file and exists only while replaying.
 */
 #include <stdio.h>
 #include <pthread.h>
@@ -275,7 +277,8 @@ const char *dk_log__file_stats(const dk__file *f) {
 #define get_i64(o, k, out) dk_json_as_i64(JGET((o), k), (out))
 #define get_str(o, k, n) dk_json_as_str(JGET((o), k), (n))
 
-/* Appends the deletion vector unique id (storageType + pathOrInlineDv [+ "@" offset]). */
+/* Reads a deletionVector descriptor; path_or_inline_dv stays borrowed from the JSON until copied.
+ * Its unique id (storageType + pathOrInlineDv [+ "@" offset]) keys the file with its path. */
 static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_value *v,
                           const char *what, dk_error *err) {
   size_t tn, pn;

@@ -155,7 +155,7 @@ typedef struct dk__state {
   int64_t last_ict;          /* inCommitTimestamp of the last commit applied, or -1 */
   int64_t last_commit_info_ts; /* commitInfo.timestamp of the last commit applied, or -1 */
   int64_t cur_version;       /* version being applied */
-  dk_buf scratch;            /* key building */
+  dk_buf scratch;            /* tags JSON text */
   dk_buf sidecars;           /* sidecar file names seen (NUL-separated) */
   dk__sblock **sblocks;      /* sealed stats blocks (owned) */
   size_t n_sblocks, cap_sblocks;
