@@ -28,6 +28,7 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   st->alloc = alloc;
   dk_arena_init(&st->arena, alloc, 1 << 20);
   dk_hmap_init(&st->intern, alloc);
+  dk_hmap_init(&st->pv_intern, alloc);
   dk_hmap_init(&st->txn_index, alloc);
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
@@ -51,6 +52,8 @@ void dk_log__state_dispose(dk__state *st) {
   dk__free(st->alloc, st->txns);
   dk__free(st->alloc, st->domains);
   dk_hmap_dispose(&st->intern);
+  dk_hmap_dispose(&st->pv_intern);
+  dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
   dk_hmap_dispose(&st->txn_index);
@@ -98,6 +101,39 @@ static const char *intern(dk__state *st, const char *s, size_t n, dk_error *err)
     *slot = (uint64_t)(uintptr_t)p;
   }
   return (const char *)(uintptr_t)*slot;
+}
+
+/* A reusable scratch array for building one partition-value tuple. */
+static const char **pv_scratch(dk__state *st, size_t n, dk_error *err) {
+  if (n > st->pv_cap) {
+    size_t nc = n + 16;
+    const char **p = dk__realloc(st->alloc, st->pv_buf, nc * sizeof *p);
+    if (!p) {
+      dk__error_set(err, DK_NOMEM, "log: out of memory");
+      return NULL;
+    }
+    st->pv_buf = p;
+    st->pv_cap = nc;
+  }
+  return st->pv_buf;
+}
+
+/* Interned copy of a partition-value tuple (files of one partition share one array). */
+static const char **intern_pv(dk__state *st, const char **arr, size_t n, dk_error *err) {
+  uint64_t *slot;
+  bool ins;
+  if (dk_hmap_upsert(&st->pv_intern, (const char *)arr, n * sizeof *arr, &slot, &ins, err) != DK_OK)
+    return NULL;
+  if (ins) {
+    const char **p = dk_arena_alloc(&st->arena, n * sizeof *p, err);
+    if (!p) {
+      dk_hmap_remove(&st->pv_intern, (const char *)arr, n * sizeof *arr);
+      return NULL;
+    }
+    memcpy(p, arr, n * sizeof *p);
+    *slot = (uint64_t)(uintptr_t)p;
+  }
+  return (const char **)(uintptr_t)*slot;
 }
 
 static int hexval(char c) {
@@ -442,7 +478,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   f.mtime = in->mtime;
   if (in->n_pv) {
     if (in->n_pv > UINT32_MAX / 4) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
-    const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * in->n_pv, err);
+    const char **arr = pv_scratch(st, 2 * in->n_pv, err);
     if (!arr) return DK_NOMEM;
     for (size_t i = 0; i < in->n_pv; i++) {
       arr[2 * i] = intern(st, in->pv[2 * i].ptr ? in->pv[2 * i].ptr : "", in->pv[2 * i].len, err);
@@ -453,8 +489,9 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
         if (!arr[2 * i + 1]) return DK_NOMEM;
       }
     }
-    f.pv = arr;
     f.n_pv = (uint32_t)in->n_pv;
+    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
+    if (!f.pv) return DK_NOMEM;
   }
   if (in->tags_json.ptr || in->has_dv || in->has_brid || in->has_drcv) {
     dk__fextra *ex = dk_arena_alloc(&st->arena, sizeof *ex, err);
@@ -507,7 +544,7 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
   const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
-    const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * pv->len, err);
+    const char **arr = pv_scratch(st, 2 * (size_t)pv->len, err);
     if (!arr) return DK_NOMEM;
     for (uint32_t i = 0; i < pv->len; i++) {
       const dk_json_member *m = &pv->u.members[i];
@@ -526,8 +563,9 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
                              m->key);
       }
     }
-    f.pv = arr;
     f.n_pv = pv->len;
+    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
+    if (!f.pv) return DK_NOMEM;
   }
   size_t sn;
   const char *stats = get_str(a, "stats", &sn);

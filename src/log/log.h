@@ -135,6 +135,9 @@ typedef struct dk__state {
   const dk_allocator *alloc;
   dk_arena arena;            /* strings, DV descriptors, partition-value arrays */
   dk_hmap intern;            /* partition keys/values -> arena pointer */
+  dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
+  const char **pv_buf;       /* scratch tuple */
+  size_t pv_cap;
   dk__file *files;
   size_t n_files, cap_files, n_live;
   dk__index file_index;      /* (path, dv id) -> position in files */

@@ -117,13 +117,6 @@ typedef struct commit_slot {
   size_t bad_line, bad_off;
 } commit_slot;
 
-typedef struct prefetch {
-  dk_table *t;
-  commit_slot *slots;
-  size_t n;
-  size_t next; /* atomic */
-} prefetch;
-
 static void parse_slot(dk_table *t, commit_slot *s) {
   uint8_t *data = NULL;
   size_t len = 0;
@@ -162,13 +155,38 @@ static void parse_slot(dk_table *t, commit_slot *s) {
   t->sto->free_buf(t->sto, data);
 }
 
-static void *prefetch_worker(void *arg) {
-  prefetch *p = arg;
+/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
+ * flight, which bounds memory) while the calling thread applies them strictly in order. */
+typedef struct pipeline {
+  dk_table *t;
+  const dk__logfile *commits;
+  size_t n, ring;
+  commit_slot *slots;    /* ring of parsed commits */
+  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
+  size_t next;           /* next commit to parse */
+  size_t consumed;       /* commits applied */
+  int stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} pipeline;
+
+static void *pipeline_worker(void *arg) {
+  pipeline *p = arg;
+  pthread_mutex_lock(&p->mu);
   for (;;) {
-    size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-    if (i >= p->n) break;
-    parse_slot(p->t, &p->slots[i]);
+    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
+      pthread_cond_wait(&p->cv, &p->mu);
+    if (p->stop || p->next >= p->n) break;
+    size_t i = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    commit_slot *c = &p->slots[i % p->ring];
+    c->lf = &p->commits[i];
+    parse_slot(p->t, c);
+    pthread_mutex_lock(&p->mu);
+    p->ready[i % p->ring] = i + 1;
+    pthread_cond_broadcast(&p->cv);
   }
+  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -182,50 +200,102 @@ static int thread_count(const dk_table *t, size_t n_items) {
   return th < 1 ? 1 : th;
 }
 
-/* Applies commits[0..n) in order, parsing them on several threads when there are many. */
-dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
-                                     size_t n, dk_error *err) {
-  /* a small window of commits in flight bounds memory: each holds a parsed DOM */
-  int th_all = thread_count(t, n);
-  const size_t window = th_all > 1 ? (size_t)th_all * 2 : 1;
-  for (size_t base = 0; base < n; base += window) {
-    size_t m = DK_MIN(window, n - base);
-    commit_slot *slots = dk__calloc(t->alloc, m, sizeof *slots);
-    if (!slots) return dk__error_set(err, DK_NOMEM, "out of memory");
-    for (size_t i = 0; i < m; i++) {
-      slots[i].lf = &commits[base + i];
-      dk_arena_init(&slots[i].ar, t->alloc, 64 * 1024);
+static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error *err) {
+  if (c->st != DK_OK) {
+    if (err && err->code == DK_OK) *err = c->err;
+    return c->st;
+  }
+  st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
+  st->last_ict = -1;
+  st->last_commit_info_ts = -1;
+  for (size_t k = 0; k < c->n_lines; k++) {
+    dk_status s = dk_log__apply_action(st, c->lines[k], 0, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
+      return s;
     }
-    prefetch pf = {t, slots, m, 0};
-    int th = DK_MIN(th_all, (int)m);
-    pthread_t tids[8];
-    int started = 0;
-    for (int i = 1; i < th && i <= 8; i++)
-      if (pthread_create(&tids[started], NULL, prefetch_worker, &pf) == 0) started++;
-    prefetch_worker(&pf);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    dk_status s = DK_OK;
-    for (size_t i = 0; i < m && s == DK_OK; i++) {
-      commit_slot *c = &slots[i];
-      if (c->st != DK_OK) {
-        if (err && err->code == DK_OK) *err = c->err;
-        s = c->st;
-        break;
-      }
-      st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
-      st->last_ict = -1;
-      st->last_commit_info_ts = -1;
-      for (size_t k = 0; k < c->n_lines && s == DK_OK; k++) {
-        s = dk_log__apply_action(st, c->lines[k], 0, err);
-        if (s != DK_OK)
-          dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
-      }
-    }
-    for (size_t i = 0; i < m; i++) dk_arena_dispose(&slots[i].ar);
-    dk__free(t->alloc, slots);
-    DK_RETURN_NOT_OK(s);
   }
   return DK_OK;
+}
+
+static void slot_reset(dk_table *t, commit_slot *c) {
+  dk_arena_dispose(&c->ar);
+  memset(c, 0, sizeof *c);
+  dk_arena_init(&c->ar, t->alloc, 64 * 1024);
+}
+
+/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
+dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
+                                     size_t n, dk_error *err) {
+  if (!n) return DK_OK;
+  int th = t->threads == 1 ? 1 : thread_count(t, n);
+  if (n < 4 || th <= 1) {
+    commit_slot c;
+    memset(&c, 0, sizeof c);
+    dk_arena_init(&c.ar, t->alloc, 64 * 1024);
+    dk_status s = DK_OK;
+    for (size_t i = 0; i < n && s == DK_OK; i++) {
+      c.lf = &commits[i];
+      parse_slot(t, &c);
+      s = apply_slot(t, st, &c, err);
+      slot_reset(t, &c);
+    }
+    dk_arena_dispose(&c.ar);
+    return s;
+  }
+  pipeline p;
+  memset(&p, 0, sizeof p);
+  p.t = t;
+  p.commits = commits;
+  p.n = n;
+  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
+  p.slots = dk__calloc(t->alloc, p.ring, sizeof *p.slots);
+  p.ready = dk__calloc(t->alloc, p.ring, sizeof *p.ready);
+  if (!p.slots || !p.ready) {
+    dk__free(t->alloc, p.slots);
+    dk__free(t->alloc, p.ready);
+    return dk__error_set(err, DK_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < p.ring; i++) dk_arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
+  pthread_mutex_init(&p.mu, NULL);
+  pthread_cond_init(&p.cv, NULL);
+  pthread_t tids[8];
+  int started = 0;
+  for (int i = 0; i < th && i < 8; i++)
+    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
+  dk_status s = DK_OK;
+  for (size_t i = 0; i < n && s == DK_OK; i++) {
+    commit_slot *c = &p.slots[i % p.ring];
+    pthread_mutex_lock(&p.mu);
+    if (!started) {
+      /* no worker could start: parse here */
+      pthread_mutex_unlock(&p.mu);
+      c->lf = &commits[i];
+      parse_slot(t, c);
+    } else {
+      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
+      pthread_mutex_unlock(&p.mu);
+    }
+    s = apply_slot(t, st, c, err);
+    slot_reset(t, c);
+    pthread_mutex_lock(&p.mu);
+    p.ready[i % p.ring] = 0;
+    p.consumed = i + 1;
+    if (!started) p.next = i + 1;
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+  }
+  pthread_mutex_lock(&p.mu);
+  p.stop = 1;
+  pthread_cond_broadcast(&p.cv);
+  pthread_mutex_unlock(&p.mu);
+  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+  for (size_t i = 0; i < p.ring; i++) dk_arena_dispose(&p.slots[i].ar);
+  pthread_mutex_destroy(&p.mu);
+  pthread_cond_destroy(&p.cv);
+  dk__free(t->alloc, p.slots);
+  dk__free(t->alloc, p.ready);
+  return s;
 }
 
 static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
