@@ -256,6 +256,7 @@ DK_API dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, 
 /** Latest `version` of app transaction `app_id`, or -1 when the table has none. */
 DK_API int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id);
 DK_API size_t dk_snapshot_num_txns(const dk_snapshot *s);
+/** App transaction i (out of range: NULL / -1). */
 DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
                             int64_t *version, int64_t *last_updated);
 /** The configuration text of (non-removed) domain `domain`, or NULL. */
@@ -269,7 +270,8 @@ typedef struct dk_history dk_history;
 DK_API dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
 DK_API void dk_history_free(dk_history *h);
 DK_API size_t dk_history_count(const dk_history *h);
-/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none). */
+/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none);
+ *  out of range: -1 / NULL. */
 DK_API void dk_history_entry(const dk_history *h, size_t i, int64_t *version,
                              int64_t *timestamp, const char **commit_info_json);
 
@@ -300,6 +302,7 @@ DK_API dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t
                                      int64_t last, dk_error *err);
 DK_API void dk_commit_range_free(dk_commit_range *r);
 DK_API size_t dk_commit_range_count(const dk_commit_range *r);
+/** Action i, or NULL when out of range. */
 DK_API const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i);
 /** Commit time of version v in the range (or -1 when v is outside it). */
 DK_API int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v);

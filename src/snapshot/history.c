@@ -259,6 +259,12 @@ size_t dk_history_count(const dk_history *h) { return h->n; }
 
 void dk_history_entry(const dk_history *h, size_t i, int64_t *version, int64_t *timestamp,
                       const char **commit_info_json) {
+  if (i >= h->n) {
+    if (version) *version = -1;
+    if (timestamp) *timestamp = -1;
+    if (commit_info_json) *commit_info_json = NULL;
+    return;
+  }
   if (version) *version = h->e[i].version;
   if (timestamp) *timestamp = h->e[i].timestamp;
   if (commit_info_json) *commit_info_json = h->e[i].json;
@@ -440,7 +446,9 @@ void dk_commit_range_free(dk_commit_range *r) {
 }
 
 size_t dk_commit_range_count(const dk_commit_range *r) { return r->n; }
-const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i) { return &r->a[i]; }
+const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i) {
+  return i < r->n ? &r->a[i] : NULL;
+}
 int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v) {
   if (v < r->first || v > r->last) return -1;
   return r->ts[v - r->first];

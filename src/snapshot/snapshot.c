@@ -761,6 +761,12 @@ size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
 void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
                      int64_t *last_updated) {
+  if (i >= s->st.n_txns) {
+    if (app_id) *app_id = NULL;
+    if (version) *version = -1;
+    if (last_updated) *last_updated = -1;
+    return;
+  }
   const dk__txn *t = &s->st.txns[i];
   if (app_id) *app_id = t->app_id;
   if (version) *version = t->version;
