@@ -217,6 +217,10 @@ DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
 /** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
 DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
                                   dk_error *err);
+/** Writes the full path of file `f` (the table root joined with a relative path; absolute
+ *  paths as they are) into buf, NUL-terminated when cap > 0; returns the length it needs. */
+DK_API size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
+                                    const dk_file_entry *f);
 /** The partition value of file `f` for logical partition column `column`; *is_null tells
  *  whether it is null or missing. Handles column-mapping physical names. */
 DK_API const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,

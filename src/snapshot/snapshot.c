@@ -719,6 +719,13 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   return DK_OK;
 }
 
+size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
+                             const dk_file_entry *f) {
+  int n = f->path[0] == '/' ? snprintf(buf, cap, "%s", f->path)
+                            : snprintf(buf, cap, "%s/%s", s->table->root, f->path);
+  return n < 0 ? 0 : (size_t)n;
+}
+
 const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
                                     const char *column, int *is_null) {
   const char *key = column;

@@ -529,6 +529,15 @@ DK_TEST(log__paths_decoded_and_canonical) {
   char fs[256];
   file_set(s, fs, sizeof fs);
   CHECK_EQ_STR(fs, "c.parquet,sp ace#.parquet");
+  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    char full[8192], want[8192];
+    size_t need = dk_snapshot_file_path(full, sizeof full, s, &f);
+    snprintf(want, sizeof want, "%s/%s", dk_snapshot_table_root(s), f.path);
+    CHECK_EQ_STR(full, want);
+    CHECK_EQ_INT(need, strlen(want));
+  }
   dk_snapshot_free(s);
   dk_table_free(t);
 }
