@@ -609,6 +609,12 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   return add_insert(st, &f, plen, err);
 }
 
+dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
+                            dk_error *err) {
+  if (pos >= st->n_files) return dk__error_set(err, DK_INTERNAL, "log: stats for a missing file");
+  return sblock_add(st, &st->files[pos], text, len, err);
+}
+
 /* Inserts a built file entry under its (path, DV id) key; a newer add of the same key wins. */
 static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err) {
   const dk__file f = *fp;
@@ -621,12 +627,14 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
   bool found;
   size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
   if (found) {
-    st->files[(uint32_t)st->file_index.slots[slot] - 1] = f; /* the newer add wins */
+    st->last_pos = (uint32_t)st->file_index.slots[slot] - 1;
+    st->files[st->last_pos] = f; /* the newer add wins */
   } else {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
                           sizeof *st->files, err));
     st->file_index.slots[slot] = make_slot(k.hash, st->n_files);
     st->file_index.count++;
+    st->last_pos = st->n_files;
     st->files[st->n_files++] = f;
     st->n_live++;
   }

@@ -320,6 +320,119 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
   return dk_log__apply_add_in(st, &in, err);
 }
 
+/* One read of the checkpoint. Pass 1 applies the actions of `cols` (recording in rowmap, when
+ * given, where each add row went); pass 2 (stats_pass) reads only add.stats and attaches it to
+ * those entries. Splitting the stats off halves what the Parquet reader holds at once. */
+static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const *cols,
+                           size_t n_cols, int stats_pass, uint32_t *rowmap, int64_t nrows,
+                           dk_error *err) {
+  struct ArrowArrayStream stream;
+  memset(&stream, 0, sizeof stream);
+  dk_parquet_read_options ro;
+  memset(&ro, 0, sizeof ro);
+  ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+  ro.columns = cols;
+  ro.n_columns = n_cols;
+  ro.batch_size = 16384;
+  dk_status s = dk_parquet_read(&stream, pf, &ro, err);
+  if (s != DK_OK) return s;
+  dk_buf line, tagbuf;
+  dk_buf_init(&line, st->alloc);
+  dk_buf_init(&tagbuf, st->alloc);
+  dk_str *pvbuf = NULL;
+  size_t pvcap = 0;
+  dk_arena ar;
+  dk_arena_init(&ar, st->alloc, 64 * 1024);
+  struct ArrowSchema bs;
+  memset(&bs, 0, sizeof bs);
+  if (stream.get_schema(&stream, &bs) != 0)
+    s = dk__error_set(err, DK_CORRUPT, "cannot get the checkpoint batch schema");
+  int64_t row_base = 0;
+  while (s == DK_OK) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    if (stream.get_next(&stream, &batch) != 0) {
+      const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
+      s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+      break;
+    }
+    if (!batch.release) break; /* end of stream */
+    if (batch.n_children != bs.n_children) {
+      s = dk__error_set(err, DK_CORRUPT, "checkpoint batch has %" PRId64 " columns, expected %" PRId64,
+                        batch.n_children, bs.n_children);
+    }
+    if (s == DK_OK && stats_pass) {
+      /* one column: add, a struct holding stats */
+      const struct ArrowSchema *as = bs.children[0];
+      const struct ArrowArray *aa = batch.children[0];
+      int si = child_index(as, "stats");
+      if (si < 0 || (strcmp(as->children[si]->format, "u") && strcmp(as->children[si]->format, "U")))
+        s = dk__error_set(err, DK_CORRUPT, "checkpoint: add.stats is not a string column");
+      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
+        int64_t ri = r + batch.offset, row = row_base + r;
+        if (ri >= aa->length) {
+          s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
+          break;
+        }
+        if (!is_valid(aa, ri) || row >= nrows || rowmap[row] == UINT32_MAX) continue;
+        dk_str t;
+        if (get_utf8(as->children[si], aa->children[si], ri + aa->offset, &t))
+          s = dk_log__set_stats(st, rowmap[row], t.ptr, t.len, err);
+      }
+    } else if (s == DK_OK) {
+      /* the add column, when laid out as expected, is applied without a JSON round trip */
+      add_cols ac;
+      int add_col = -1;
+      for (int64_t c = 0; c < batch.n_children; c++)
+        if (bs.children[c]->name && !strcmp(bs.children[c]->name, "add") &&
+            add_cols_bind(&ac, bs.children[c], batch.children[c]))
+          add_col = (int)c;
+      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
+        for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++) {
+          const struct ArrowArray *ca = batch.children[c];
+          int64_t ri = r + batch.offset;
+          if (ri >= ca->length) {
+            s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
+            break;
+          }
+          if (!is_valid(ca, ri)) continue;
+          const char *nm = bs.children[c]->name;
+          bool is_add = nm && !strcmp(nm, "add");
+          if (c == add_col) {
+            s = add_row(st, &ac, ri, &tagbuf, &pvbuf, &pvcap, err);
+          } else {
+            dk_buf_clear(&line);
+            s = dk_buf_putc(&line, '{', err);
+            if (s == DK_OK) s = dk_json_write_str(&line, nm, strlen(nm), err);
+            if (s == DK_OK) s = dk_buf_putc(&line, ':', err);
+            if (s == DK_OK) s = render(&line, bs.children[c], ca, ri, 0, err);
+            if (s == DK_OK) s = dk_buf_putc(&line, '}', err);
+            dk_json_value *v;
+            if (s == DK_OK) s = dk_json_parse(&v, &ar, line.data, line.len, err);
+            if (s == DK_OK) s = dk_log__apply_action(st, v, DK__FROM_CHECKPOINT, err);
+          }
+          if (s == DK_OK && is_add && rowmap && row_base + r < nrows)
+            rowmap[row_base + r] = (uint32_t)st->last_pos;
+          if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
+        }
+        if (ar.total > (8u << 20)) {
+          dk_arena_dispose(&ar);
+          dk_arena_init(&ar, st->alloc, 64 * 1024);
+        }
+      }
+    }
+    row_base += batch.length;
+    batch.release(&batch);
+  }
+  if (bs.release) bs.release(&bs);
+  if (stream.release) stream.release(&stream);
+  dk_arena_dispose(&ar);
+  dk_buf_dispose(&line);
+  dk_buf_dispose(&tagbuf);
+  dk__free(st->alloc, pvbuf);
+  return s;
+}
+
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
                                            dk_error *err) {
   (void)sidecars;
@@ -333,102 +446,68 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   struct ArrowSchema fs;
   memset(&fs, 0, sizeof fs);
   s = dk_parquet_schema(&fs, pf, err);
-  const char *cols[DK_ARRAY_LEN(action_columns)];
+  /* column names: action columns; with add.stats present, add's other children by dotted
+   * path in pass 1 and add.stats alone in pass 2 */
+  const char *cols[DK_ARRAY_LEN(action_columns) + 64];
+  char names[64][80];
   size_t n_cols = 0;
+  bool two_pass = false;
   if (s == DK_OK) {
     for (size_t k = 0; k < DK_ARRAY_LEN(action_columns); k++)
-      for (int64_t c = 0; c < fs.n_children; c++)
-        if (fs.children[c]->name && !strcmp(fs.children[c]->name, action_columns[k])) {
-          cols[n_cols++] = action_columns[k];
-          break;
+      for (int64_t c = 0; c < fs.n_children; c++) {
+        const struct ArrowSchema *col = fs.children[c];
+        if (!col->name || strcmp(col->name, action_columns[k])) continue;
+        bool split = false;
+        if (!strcmp(col->name, "add") && !strcmp(col->format, "+s") && col->n_children <= 64 &&
+            child_index(col, "stats") >= 0) {
+          size_t before = n_cols;
+          split = true;
+          for (int64_t i = 0; i < col->n_children; i++) {
+            const char *cn = col->children[i]->name ? col->children[i]->name : "";
+            if (!strcmp(cn, "stats") || !strcmp(cn, "stats_parsed") ||
+                !strcmp(cn, "partitionValues_parsed"))
+              continue;
+            if (strlen(cn) + 5 > sizeof names[0] || strchr(cn, '.')) {
+              split = false;
+              break;
+            }
+            snprintf(names[n_cols - before], sizeof names[0], "add.%s", cn);
+            cols[n_cols] = names[n_cols - before];
+            n_cols++;
+          }
+          if (!split) n_cols = before;
+          two_pass = split;
         }
-    if (fs.release) fs.release(&fs);
-  }
-  struct ArrowArrayStream stream;
-  memset(&stream, 0, sizeof stream);
-  if (s == DK_OK && n_cols) {
-    dk_parquet_read_options ro;
-    memset(&ro, 0, sizeof ro);
-    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
-    ro.columns = cols;
-    ro.n_columns = n_cols;
-    ro.batch_size = 16384;
-    s = dk_parquet_read(&stream, pf, &ro, err);
-  }
-  dk_buf line, tagbuf;
-  dk_buf_init(&line, st->alloc);
-  dk_buf_init(&tagbuf, st->alloc);
-  dk_str *pvbuf = NULL;
-  size_t pvcap = 0;
-  dk_arena ar;
-  dk_arena_init(&ar, st->alloc, 64 * 1024);
-  struct ArrowSchema bs;
-  memset(&bs, 0, sizeof bs);
-  if (s == DK_OK && n_cols) {
-    if (stream.get_schema(&stream, &bs) != 0)
-      s = dk__error_set(err, DK_CORRUPT, "cannot get the checkpoint batch schema");
-    int64_t row_base = 0;
-    while (s == DK_OK) {
-      struct ArrowArray batch;
-      memset(&batch, 0, sizeof batch);
-      if (stream.get_next(&stream, &batch) != 0) {
-        const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-        s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+        if (!split) cols[n_cols++] = action_columns[k];
         break;
       }
-      if (!batch.release) break; /* end of stream */
-      if (batch.n_children != bs.n_children) {
-        s = dk__error_set(err, DK_CORRUPT, "checkpoint batch has %" PRId64 " columns, expected %" PRId64,
-                          batch.n_children, bs.n_children);
-      }
-      /* the add column, when laid out as expected, is applied without a JSON round trip */
-      add_cols ac;
-      int add_col = -1;
-      for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++)
-        if (bs.children[c]->name && !strcmp(bs.children[c]->name, "add") &&
-            add_cols_bind(&ac, bs.children[c], batch.children[c]))
-          add_col = (int)c;
-      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
-        for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++) {
-          const struct ArrowArray *ca = batch.children[c];
-          int64_t ri = r + batch.offset;
-          if (ri >= ca->length) {
-            s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
-            break;
-          }
-          if (!is_valid(ca, ri)) continue;
-          if (c == add_col) {
-            s = add_row(st, &ac, ri, &tagbuf, &pvbuf, &pvcap, err);
-            if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
-            continue;
-          }
-          const char *nm = bs.children[c]->name;
-          dk_buf_clear(&line);
-          s = dk_buf_putc(&line, '{', err);
-          if (s == DK_OK) s = dk_json_write_str(&line, nm, strlen(nm), err);
-          if (s == DK_OK) s = dk_buf_putc(&line, ':', err);
-          if (s == DK_OK) s = render(&line, bs.children[c], ca, ri, 0, err);
-          if (s == DK_OK) s = dk_buf_putc(&line, '}', err);
-          dk_json_value *v;
-          if (s == DK_OK) s = dk_json_parse(&v, &ar, line.data, line.len, err);
-          if (s == DK_OK) s = dk_log__apply_action(st, v, DK__FROM_CHECKPOINT, err);
-          if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
-        }
-        if (ar.total > (8u << 20)) {
-          dk_arena_dispose(&ar);
-          dk_arena_init(&ar, st->alloc, 64 * 1024);
-        }
-      }
-      row_base += batch.length;
-      batch.release(&batch);
+    if (fs.release) fs.release(&fs);
+  }
+  int64_t nrows = dk_parquet_num_rows(pf);
+  uint32_t *rowmap = NULL;
+  if (s == DK_OK && two_pass) {
+    if (nrows < 0 || (uint64_t)nrows > UINT32_MAX) {
+      two_pass = false; /* keep the single pass (and its stats) */
+    } else {
+      rowmap = dk__malloc(st->alloc, (size_t)(nrows ? nrows : 1) * sizeof *rowmap);
+      if (!rowmap) s = dk__error_set(err, DK_NOMEM, "out of memory");
+      else memset(rowmap, 0xff, (size_t)(nrows ? nrows : 1) * sizeof *rowmap);
+    }
+    if (!two_pass) {
+      /* fall back: read "add" whole */
+      size_t k = 0;
+      for (size_t i = 0; i < n_cols; i++)
+        if (strncmp(cols[i], "add.", 4)) cols[k++] = cols[i];
+      cols[k++] = "add";
+      n_cols = k;
     }
   }
-  if (bs.release) bs.release(&bs);
-  if (stream.release) stream.release(&stream);
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&line);
-  dk_buf_dispose(&tagbuf);
-  dk__free(st->alloc, pvbuf);
+  if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, err);
+  if (s == DK_OK && two_pass) {
+    const char *stats_col[1] = {"add.stats"};
+    s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);
+  }
+  dk__free(st->alloc, rowmap);
   dk_parquet_file_free(pf);
   if (s != DK_OK) dk__error_prefix(err, "checkpoint %s", path);
   return s;

@@ -164,6 +164,7 @@ typedef struct dk__state {
   size_t n_sblocks, cap_sblocks;
   dk__sblock *cur_sblock;    /* block being filled from `pending` */
   dk_buf pending;            /* uncompressed stats of the current block */
+  size_t last_pos;           /* position of the entry the last add went to */
 } dk__state;
 
 /* Flags for dk_log__apply_action. */
@@ -191,7 +192,11 @@ typedef struct dk__add_in {
   int has_brid, has_drcv;
   int64_t brid, drcv;
 } dk__add_in;
+/* Applies an add; st->last_pos is then the position of its entry in st->files. */
 dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+/* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
+dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
+                            dk_error *err);
 
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
