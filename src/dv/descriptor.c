@@ -9,7 +9,7 @@
 */
 #include "dv/dv.h"
 
-dk_status dk_dv_descriptor_init(dk_dv_descriptor *out, dk_str storage_type, dk_str path,
+dk_status dk_dv_descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
                                 const int64_t *offset, int64_t size_in_bytes,
                                 int64_t cardinality, dk_error *err) {
   memset(out, 0, sizeof *out);
@@ -40,7 +40,7 @@ dk_status dk_dv_descriptor_init(dk_dv_descriptor *out, dk_str storage_type, dk_s
   return DK_OK;
 }
 
-dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_descriptor *d, dk_error *err) {
+dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err) {
   DK_RETURN_NOT_OK(dk_buf_putc(out, (char)d->storage_type, err));
   DK_RETURN_NOT_OK(dk_buf_append(out, d->path_or_inline.ptr, d->path_or_inline.len, err));
   if (d->has_offset) DK_RETURN_NOT_OK(dk_buf_printf(out, err, "@%lld", (long long)d->offset));
@@ -80,7 +80,7 @@ static dk_status dv_append_root(dk_buf *out, const char *table_root, dk_error *e
   return DK_OK;
 }
 
-static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_descriptor *d,
+static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_desc *d,
                                  dk_buf *out, dk_error *err) {
   const char *s = d->path_or_inline.ptr;
   size_t plen = d->path_or_inline.len - DK_DV_UUID_Z85_LEN;
@@ -122,7 +122,7 @@ static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_descriptor 
   return dk_buf_puts(out, ".bin", err);
 }
 
-dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_descriptor *d, dk_buf *out,
+dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
                              dk_error *err) {
   switch (d->storage_type) {
     case DK_DV_STORAGE_UUID: return dv_resolve_uuid(table_root, d, out, err);

@@ -52,27 +52,27 @@ typedef enum dk_dv_storage_type {
 
 /* One DeletionVectorDescriptor. The text is borrowed: it must outlive the descriptor's use
  * (dk_dv_load copies what it keeps). Fill it with dk_dv_descriptor_init. */
-typedef struct dk_dv_descriptor {
+typedef struct dk_dv_desc {
   dk_dv_storage_type storage_type; /* 'u', 'i' or 'p' */
   dk_str path_or_inline;           /* pathOrInlineDv, borrowed, not NUL-terminated */
   bool has_offset;                 /* offset present in the log (it is part of the unique id) */
   int64_t offset;                  /* offset of the DV in its file; 0 when absent */
   int32_t size_in_bytes;           /* sizeInBytes: bytes of the serialized bitmap */
   int64_t cardinality;             /* number of rows the DV deletes */
-} dk_dv_descriptor;
+} dk_dv_desc;
 
 /* Fills *out from the five descriptor fields (as read from a JSON commit or a checkpoint
  * struct). storage_type is the one-character storageType string; offset may be NULL
  * (absent). Validates what can be validated without I/O: a legal storage type, no offset
  * for inline DVs, offset >= 0, sizeInBytes >= 0 (Int), cardinality >= 0, a 'u' path of at
  * least 20 characters. Errors: DK_CORRUPT (message names the field). path is borrowed. */
-dk_status dk_dv_descriptor_init(dk_dv_descriptor *out, dk_str storage_type, dk_str path,
+dk_status dk_dv_descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
                                 const int64_t *offset, int64_t size_in_bytes,
                                 int64_t cardinality, dk_error *err);
 
 /* Appends the descriptor's uniqueId: storageType + pathOrInlineDv [+ '@' + offset when the
  * offset is present]. It tells apart successive DVs of one data file in log replay. */
-dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_descriptor *d, dk_error *err);
+dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err);
 
 /* Appends the storage path of the DV file: for 'u', table_root + "/" [+ prefix + "/"] +
  * "deletion_vector_<uuid>.bin" with the UUID Z85-decoded from the last 20 characters; for
@@ -80,7 +80,7 @@ dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_descriptor *d, dk_error *err)
  * file://localhost/x) turned into a local path. table_root is a storage path; a trailing
  * '/' is allowed. Errors: DK_INVALID for inline DVs (they have no file), DK_CORRUPT for a
  * bad UUID or percent escape. */
-dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_descriptor *d, dk_buf *out,
+dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
                              dk_error *err);
 
 /* ---- loaded deletion vector ------------------------------------------------------------- */
@@ -114,7 +114,7 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
  * Errors: DK_CORRUPT (message names the DV file and offset), DK_NOT_FOUND/DK_IO from st,
  * DK_NOMEM. On failure *out is NULL. st may be NULL for inline DVs. */
 dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
-                     const dk_dv_descriptor *d, const dk_allocator *alloc, dk_error *err);
+                     const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err);
 
 /* An empty DV (deletes no row). */
 dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err);

@@ -50,7 +50,7 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
   return st;
 }
 
-static dk_status dv_check_cardinality(const dk_dv *dv, const dk_dv_descriptor *d,
+static dk_status dv_check_cardinality(const dk_dv *dv, const dk_dv_desc *d,
                                       const char *where, dk_error *err) {
   DK_RETURN_IF(dk_dv_cardinality(dv) != (uint64_t)d->cardinality, DK_CORRUPT, err,
                "%s: the DV holds %llu rows, its descriptor's cardinality is %lld", where,
@@ -58,7 +58,7 @@ static dk_status dv_check_cardinality(const dk_dv *dv, const dk_dv_descriptor *d
   return DK_OK;
 }
 
-static dk_status dv_load_inline(dk_dv **out, const dk_dv_descriptor *d,
+static dk_status dv_load_inline(dk_dv **out, const dk_dv_desc *d,
                                 const dk_allocator *alloc, dk_error *err) {
   dk_buf raw;
   dk_buf_init(&raw, alloc);
@@ -86,7 +86,7 @@ cleanup:
 }
 
 static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_root,
-                              const dk_dv_descriptor *d, const dk_allocator *alloc,
+                              const dk_dv_desc *d, const dk_allocator *alloc,
                               dk_error *err) {
   dk_buf path;
   dk_buf_init(&path, alloc);
@@ -151,7 +151,7 @@ cleanup:
 }
 
 dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
-                     const dk_dv_descriptor *d, const dk_allocator *alloc, dk_error *err) {
+                     const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   /* An empty DV deletes nothing: like Delta's readers, do not read it. */
   if (d->cardinality == 0) return dk_dv__new_empty(out, alloc, err);

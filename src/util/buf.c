@@ -106,6 +106,20 @@ void dk_arena_dispose(dk_arena *ar) {
   ar->total = 0;
 }
 
+void dk_arena_reset(dk_arena *ar) {
+  dk_arena_chunk *c = ar->head;
+  if (!c) return;
+  dk_arena_chunk *rest = c->next;
+  while (rest) {
+    dk_arena_chunk *next = rest->next;
+    ar->total -= rest->size;
+    dk__free(ar->alloc, rest);
+    rest = next;
+  }
+  c->next = NULL;
+  c->used = 0;
+}
+
 void *dk_arena_alloc(dk_arena *ar, size_t n, dk_error *err) {
   n = (n + 7) & ~(size_t)7;
   dk_arena_chunk *c = ar->head;

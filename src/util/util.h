@@ -44,7 +44,8 @@
 
 /* Records code + message unless an error is already recorded; returns code. err may be NULL. */
 dk_status dk__error_set(dk_error *err, dk_status code, const char *fmt, ...) DK_PRINTF(3, 4);
-dk_status dk__error_vset(dk_error *err, dk_status code, const char *fmt, va_list ap);
+dk_status dk__error_vset(dk_error *err, dk_status code, const char *fmt, va_list ap)
+    DK_PRINTF(3, 0);
 /* Prepends "<context>: " to the recorded message (used to add file names on the way up). */
 void dk__error_prefix(dk_error *err, const char *fmt, ...) DK_PRINTF(2, 3);
 
@@ -113,6 +114,8 @@ typedef struct dk_arena {
 
 void dk_arena_init(dk_arena *ar, const dk_allocator *a, size_t chunk_size);
 void dk_arena_dispose(dk_arena *ar);
+/* Frees all but the newest chunk and rewinds it (reuse without page-faulting again). */
+void dk_arena_reset(dk_arena *ar);
 /* 8-byte aligned; NULL on failure (records DK_NOMEM in err). */
 void *dk_arena_alloc(dk_arena *ar, size_t n, dk_error *err);
 char *dk_arena_strndup(dk_arena *ar, const char *s, size_t n, dk_error *err);

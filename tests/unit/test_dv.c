@@ -249,7 +249,7 @@ DK_TEST(dv__z85_round_trip_and_rejects) {
 DK_TEST(dv__descriptor_protocol_examples) {
   dk_error err;
   dk_error_init(&err);
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   dk_buf b;
   dk_buf_init(&b, NULL);
   /* Example 1: relative path with random prefix "ab". */
@@ -280,7 +280,7 @@ DK_TEST(dv__descriptor_protocol_examples) {
 
 DK_TEST(dv__descriptor_validation_and_paths) {
   dk_error err;
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   int64_t off = 1, neg = -1;
   dk_error_init(&err);
   CHECK_STATUS(dk_dv_descriptor_init(&d, S("x"), S("abc"), &off, 4, 1, &err), DK_CORRUPT);
@@ -357,7 +357,7 @@ DK_TEST(dv__descriptor_validation_and_paths) {
 DK_TEST(dv__inline_protocol_example) {
   dk_error err;
   dk_error_init(&err);
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   const char *inl = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
   CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 40, 6, &err), &err);
   dk_dv *dv = NULL;
@@ -618,7 +618,7 @@ DK_TEST(dv__real_tables_load_and_match_croaring) {
     for (size_t i = 0; i < n; i++) {
       dk_error err;
       dk_error_init(&err);
-      dk_dv_descriptor d;
+      dk_dv_desc d;
       CHECK_OK(dk_dv_descriptor_init(&d, S(dvs[i].type), S(dvs[i].path),
                                      dvs[i].has_offset ? &dvs[i].offset : NULL, dvs[i].size,
                                      dvs[i].card, &err),
@@ -661,7 +661,7 @@ DK_TEST(dv__real_tables_load_and_match_croaring) {
       dk_buf z;
       dk_buf_init(&z, NULL);
       CHECK_OK(dk_z85_encode_padded(&z, bm, (size_t)dvs[i].size, &err), &err);
-      dk_dv_descriptor di;
+      dk_dv_desc di;
       CHECK_OK(dk_dv_descriptor_init(&di, S("i"), (dk_str){z.data, z.len}, NULL, dvs[i].size,
                                      dvs[i].card, &err),
                &err);
@@ -707,7 +707,7 @@ DK_TEST(dv__corrupt_files) {
   uint8_t *orig = slurp(src, &len);
   CHECK(orig && len == 45);
   uint8_t *b = malloc(len + 16);
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   dk_error err;
   dk_error_init(&err);
   int64_t off = 1;
@@ -756,7 +756,7 @@ DK_TEST(dv__corrupt_files) {
   CHECK(spit(dst, b, len) == 0);
   EXPECT_CORRUPT(&d, "sizeInBytes");
   CHECK(spit(dst, orig, len) == 0);
-  dk_dv_descriptor d2 = d;
+  dk_dv_desc d2 = d;
   d2.size_in_bytes = 35;
   EXPECT_CORRUPT(&d2, "sizeInBytes");
   d2.size_in_bytes = 1 << 30; /* larger than the file: refused before allocating 1 GiB */
@@ -857,14 +857,14 @@ DK_TEST(dv__allocation_failures) {
   snprintf(root, sizeof root, "%s/delta-kernel-defaults/basic-dv-no-checkpoint",
            dk_test_data_dir());
   const char *inl = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
-  dk_dv_descriptor dfile, dinl;
+  dk_dv_desc dfile, dinl;
   dk_error err;
   dk_error_init(&err);
   int64_t off = 1;
   CHECK_OK(dk_dv_descriptor_init(&dfile, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
            &err);
   CHECK_OK(dk_dv_descriptor_init(&dinl, S("i"), S(inl), NULL, 40, 6, &err), &err);
-  const dk_dv_descriptor *ds[2] = {&dfile, &dinl};
+  const dk_dv_desc *ds[2] = {&dfile, &dinl};
   for (int which = 0; which < 2; which++) {
     int n;
     for (n = 0; n < 100; n++) {
@@ -890,7 +890,7 @@ DK_TEST(dv__allocation_failures) {
 DK_TEST(dv__empty_descriptor_reads_nothing) {
   dk_error err;
   dk_error_init(&err);
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   int64_t off = 1;
   CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 0, &err), &err);
   dk_dv *dv = NULL;

@@ -64,3 +64,17 @@ DK_TEST(util__arena_big_and_small) {
   CHECK(b == a + 16);
   dk_arena_dispose(&ar);
 }
+
+DK_TEST(util__arena_reset_keeps_one_chunk) {
+  dk_arena ar;
+  dk_arena_init(&ar, NULL, 1024);
+  dk_error err = {0};
+  for (int i = 0; i < 100; i++) CHECK(dk_arena_alloc(&ar, 100, &err));
+  CHECK(ar.total > 1024);
+  dk_arena_reset(&ar);
+  CHECK_EQ_INT(ar.total, 1024);
+  char *a = dk_arena_alloc(&ar, 8, &err);
+  char *b = dk_arena_alloc(&ar, 8, &err);
+  CHECK(a && b == a + 8);
+  dk_arena_dispose(&ar);
+}

@@ -3,9 +3,14 @@
 #define DK_CLI_H
 #include "dk/common.h"
 int dk_cli_parquet(int argc, char **argv);
+/* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
+int dk_cli_dv(int argc, char **argv);
 int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
+int dk_cli_scan(int argc, char **argv);
+/* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */
+int dk_cli_files_where(int argc, char **argv);
 /* Shared by describe/files/history (cmd_describe.c). */
 struct dk_snapshot_options;
 struct dk_table;
@@ -15,6 +20,4 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
-/* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
-int dk_cli_dv(int argc, char **argv);
 #endif

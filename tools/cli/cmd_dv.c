@@ -155,7 +155,7 @@ int dk_cli_dv(int argc, char **argv) {
   }
   dk_error err;
   dk_error_init(&err);
-  dk_dv_descriptor d;
+  dk_dv_desc d;
   dk_dv *dv = NULL;
   dk_storage st = {.version = DK_STORAGE_VERSION, .read_range = cli_read_range,
                    .stat = cli_stat};
