@@ -12,7 +12,8 @@
 #include "dk/arrow.h"
 #include "dk/parquet.h"
 #include "dk/snapshot.h"
-/* dk/scan.h joins once its dk/expr.h exists (contract draft). */
+#include "dk/expr.h"
+#include "dk/scan.h"
 #include "dk/sys/storage.h"
 
 #endif /* DK_H */
