@@ -149,7 +149,11 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   char *d = dk_arena_alloc(ar, n + 1, err);
   if (!d) return DK_NOMEM;
   size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
+  if (!memchr(p, '%', n)) { /* the common case: nothing to decode */
+    memcpy(d, p, n);
+    k = n;
+  }
+  for (size_t i = k ? n : 0; i < n; i++) {
     if (p[i] == '%' && i + 2 < n) {
       int h = hexval(p[i + 1]), l = hexval(p[i + 2]);
       if (h >= 0 && l >= 0) {
