@@ -51,6 +51,11 @@ typedef struct dk_snapshot_options {
   int64_t at_version;     /**< >= 0: that version; -1: latest (unless by_timestamp) */
   int by_timestamp;       /**< non-zero: the latest version whose commit time <= timestamp_ms */
   int64_t timestamp_ms;   /**< ms since the epoch, UTC */
+  /** Non-zero: protocol, metadata, schema, app transactions, domain metadata, file count and
+   *  bytes only, taken from the version's checksum file (N.crc) when it has them, without
+   *  replaying the file actions; such a snapshot has no file list (dk_snapshot_file fails,
+   *  no tombstones). Without a usable N.crc the log is replayed as usual. */
+  int metadata_only;
 } dk_snapshot_options;
 
 /** Loads a snapshot. NULL opts = latest version.
@@ -182,7 +187,8 @@ typedef struct dk_dv_descriptor {
   int64_t cardinality;
 } dk_dv_descriptor;
 
-/** One active data file. All pointers are borrowed from the snapshot. */
+/** One active data file. Pointers are borrowed from the snapshot (see `stats` for its shorter
+ *  lifetime). */
 typedef struct dk_file_entry {
   const char *path;                   /**< URL-decoded; relative to the root unless absolute */
   int64_t size;
@@ -191,7 +197,11 @@ typedef struct dk_file_entry {
   /** 2 * n_partition_values entries: key0, value0, key1, value1, ... Keys are as written in
    *  the log (physical names under column mapping); a NULL value is a null. */
   const char *const *partition_kv;
-  const char *stats;                  /**< the stats JSON text, or NULL */
+  /** The stats JSON text, or NULL. Stats are kept compressed in blocks; this pointer is into a
+   *  per-thread decompression buffer and stays valid until the same thread fetches a file
+   *  whose stats live in another block (sequential iteration decompresses each block once).
+   *  Copy it to keep it longer. Every other field lives as long as the snapshot. */
+  const char *stats;
   const char *tags_json;              /**< tags as a JSON object, or NULL */
   const dk_dv_descriptor *dv;         /**< NULL when the file has no deletion vector */
   int has_base_row_id;
@@ -201,10 +211,16 @@ typedef struct dk_file_entry {
 } dk_file_entry;
 
 DK_API int64_t dk_snapshot_num_files(const dk_snapshot *s);
+/** Whether the snapshot was built from N.crc without a file list (metadata_only). */
+DK_API int dk_snapshot_has_file_list(const dk_snapshot *s);
 DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
 /** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
 DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
                                   dk_error *err);
+/** Writes the full path of file `f` (the table root joined with a relative path; absolute
+ *  paths as they are) into buf, NUL-terminated when cap > 0; returns the length it needs. */
+DK_API size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
+                                    const dk_file_entry *f);
 /** The partition value of file `f` for logical partition column `column`; *is_null tells
  *  whether it is null or missing. Handles column-mapping physical names. */
 DK_API const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
@@ -244,6 +260,7 @@ DK_API dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, 
 /** Latest `version` of app transaction `app_id`, or -1 when the table has none. */
 DK_API int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id);
 DK_API size_t dk_snapshot_num_txns(const dk_snapshot *s);
+/** App transaction i (out of range: NULL / -1). */
 DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
                             int64_t *version, int64_t *last_updated);
 /** The configuration text of (non-removed) domain `domain`, or NULL. */
@@ -257,7 +274,8 @@ typedef struct dk_history dk_history;
 DK_API dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
 DK_API void dk_history_free(dk_history *h);
 DK_API size_t dk_history_count(const dk_history *h);
-/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none). */
+/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none);
+ *  out of range: -1 / NULL. */
 DK_API void dk_history_entry(const dk_history *h, size_t i, int64_t *version,
                              int64_t *timestamp, const char **commit_info_json);
 
@@ -288,6 +306,7 @@ DK_API dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t
                                      int64_t last, dk_error *err);
 DK_API void dk_commit_range_free(dk_commit_range *r);
 DK_API size_t dk_commit_range_count(const dk_commit_range *r);
+/** Action i, or NULL when out of range. */
 DK_API const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i);
 /** Commit time of version v in the range (or -1 when v is outside it). */
 DK_API int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v);

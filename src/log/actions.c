@@ -10,10 +10,13 @@
 ** Actions are applied in log order (checkpoint first, then commits ascending). Unknown
 ** actions and unknown fields are ignored, as the protocol requires.
 **
-** Memory: file entries live in one growable array; their strings in one arena; partition
-** keys and values are interned, so a million files cost little more than their paths/stats.
+** Memory: file entries (64 bytes) live in one growable array and their paths in one arena;
+** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
+** zstd-compressed when full and decompressed on demand, one block per reading thread; the
+** (path, DV id) index holds 8 bytes per file and exists only while replaying.
 */
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -25,6 +28,7 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   st->alloc = alloc;
   dk_arena_init(&st->arena, alloc, 1 << 20);
   dk_hmap_init(&st->intern, alloc);
+  dk_hmap_init(&st->pv_intern, alloc);
   dk_hmap_init(&st->txn_index, alloc);
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
@@ -48,6 +52,8 @@ void dk_log__state_dispose(dk__state *st) {
   dk__free(st->alloc, st->txns);
   dk__free(st->alloc, st->domains);
   dk_hmap_dispose(&st->intern);
+  dk_hmap_dispose(&st->pv_intern);
+  dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
   dk_hmap_dispose(&st->txn_index);
@@ -97,6 +103,39 @@ static const char *intern(dk__state *st, const char *s, size_t n, dk_error *err)
   return (const char *)(uintptr_t)*slot;
 }
 
+/* A reusable scratch array for building one partition-value tuple. */
+static const char **pv_scratch(dk__state *st, size_t n, dk_error *err) {
+  if (n > st->pv_cap) {
+    size_t nc = n + 16;
+    const char **p = dk__realloc(st->alloc, st->pv_buf, nc * sizeof *p);
+    if (!p) {
+      dk__error_set(err, DK_NOMEM, "log: out of memory");
+      return NULL;
+    }
+    st->pv_buf = p;
+    st->pv_cap = nc;
+  }
+  return st->pv_buf;
+}
+
+/* Interned copy of a partition-value tuple (files of one partition share one array). */
+static const char **intern_pv(dk__state *st, const char **arr, size_t n, dk_error *err) {
+  uint64_t *slot;
+  bool ins;
+  if (dk_hmap_upsert(&st->pv_intern, (const char *)arr, n * sizeof *arr, &slot, &ins, err) != DK_OK)
+    return NULL;
+  if (ins) {
+    const char **p = dk_arena_alloc(&st->arena, n * sizeof *p, err);
+    if (!p) {
+      dk_hmap_remove(&st->pv_intern, (const char *)arr, n * sizeof *arr);
+      return NULL;
+    }
+    memcpy(p, arr, n * sizeof *p);
+    *slot = (uint64_t)(uintptr_t)p;
+  }
+  return (const char **)(uintptr_t)*slot;
+}
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -110,7 +149,11 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   char *d = dk_arena_alloc(ar, n + 1, err);
   if (!d) return DK_NOMEM;
   size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
+  if (!memchr(p, '%', n)) { /* the common case: nothing to decode */
+    memcpy(d, p, n);
+    k = n;
+  }
+  for (size_t i = k ? n : 0; i < n; i++) {
     if (p[i] == '%' && i + 2 < n) {
       int h = hexval(p[i + 1]), l = hexval(p[i + 2]);
       if (h >= 0 && l >= 0) {
@@ -135,7 +178,7 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
       s = slash;
     }
   }
-  if (len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
+  if (root_len > 0 && len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
       s[root_len] == '/') {
     s += root_len + 1;
     len -= root_len + 1;
@@ -208,34 +251,62 @@ static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t
   return dk_buf_putc(&st->pending, 0, err);
 }
 
-/* One decompressed block per thread, reused for the life of the thread (C11 has no portable
- * thread-exit hook; the buffer is at most one block). A stats pointer handed out stays valid
- * until the same thread reads stats from another block. */
-static _Thread_local struct {
+/* One decompressed block per thread. The buffer is registered with a pthread key so that
+ * it is freed when the thread exits. A stats pointer handed out stays valid until the same
+ * thread reads stats from another block. */
+typedef struct stats_cache {
   uint64_t serial;
   char *buf;
   size_t cap;
-} t_cache;
+} stats_cache;
+
+static _Thread_local stats_cache *t_cache;
+static pthread_key_t g_cache_key;
+static pthread_once_t g_cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_free(void *p) {
+  stats_cache *c = p;
+  if (!c) return;
+  dk__free(NULL, c->buf);
+  dk__free(NULL, c);
+}
+
+static void cache_key_init(void) { (void)pthread_key_create(&g_cache_key, cache_free); }
+
+static stats_cache *cache_get(void) {
+  if (DK_LIKELY(t_cache != NULL)) return t_cache;
+  pthread_once(&g_cache_once, cache_key_init);
+  stats_cache *c = dk__calloc(NULL, 1, sizeof *c);
+  if (!c) return NULL;
+  if (pthread_setspecific(g_cache_key, c) != 0) {
+    dk__free(NULL, c);
+    return NULL;
+  }
+  t_cache = c;
+  return c;
+}
 
 const char *dk_log__file_stats(const dk__file *f) {
   const dk__sblock *b = f->sblk;
   if (!b) return NULL;
   if (b->raw) return (const char *)b->data + f->soff;
-  if (t_cache.serial != b->serial) {
-    if (t_cache.cap < b->usize) {
-      char *p = dk__realloc(NULL, t_cache.buf, b->usize);
+  stats_cache *c = cache_get();
+  if (!c) return NULL;
+  if (c->serial != b->serial) {
+    if (c->cap < b->usize) {
+      char *p = dk__realloc(NULL, c->buf, b->usize);
       if (!p) return NULL;
-      t_cache.buf = p;
-      t_cache.cap = b->usize;
+      c->buf = p;
+      c->cap = b->usize;
     }
-    size_t r = ZSTD_decompress(t_cache.buf, t_cache.cap, b->data, b->csize);
+    size_t r = ZSTD_decompress(c->buf, c->cap, b->data, b->csize);
     if (ZSTD_isError(r) || r != b->usize) {
-      t_cache.serial = 0;
+      c->serial = 0;
       return NULL;
     }
-    t_cache.serial = b->serial;
+    c->serial = b->serial;
   }
-  return t_cache.buf + f->soff;
+  return c->buf + f->soff;
 }
 
 /* ---- field helpers ---------------------------------------------------------------------- */
@@ -246,7 +317,8 @@ const char *dk_log__file_stats(const dk__file *f) {
 #define get_i64(o, k, out) dk_json_as_i64(JGET((o), k), (out))
 #define get_str(o, k, n) dk_json_as_str(JGET((o), k), (n))
 
-/* Appends the deletion vector unique id (storageType + pathOrInlineDv [+ "@" offset]). */
+/* Reads a deletionVector descriptor; path_or_inline_dv stays borrowed from the JSON until copied.
+ * Its unique id (storageType + pathOrInlineDv [+ "@" offset]) keys the file with its path. */
 static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_value *v,
                           const char *what, dk_error *err) {
   size_t tn, pn;
@@ -391,6 +463,75 @@ static dk_status path_of(dk__state *st, const dk_json_value *a, const char *what
 
 /* ---- add / remove ----------------------------------------------------------------------- */
 
+static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err);
+
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err) {
+  const char *path;
+  size_t plen;
+  if (!in->path.ptr || !in->path.len)
+    return dk__error_set(err, DK_CORRUPT, "log: checkpoint add without a path");
+  DK_RETURN_NOT_OK(dk_log__canonical_path(&path, &plen, &st->arena, st->root, st->root_len,
+                                          in->path.ptr, in->path.len, err));
+  dk__file f;
+  memset(&f, 0, sizeof f);
+  f.path = path;
+  f.flags = DK__F_LIVE;
+  if (in->size < 0)
+    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has a negative size", path);
+  f.size = in->size;
+  f.mtime = in->mtime;
+  if (in->n_pv) {
+    if (in->n_pv > UINT32_MAX / 4) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
+    const char **arr = pv_scratch(st, 2 * in->n_pv, err);
+    if (!arr) return DK_NOMEM;
+    for (size_t i = 0; i < in->n_pv; i++) {
+      arr[2 * i] = intern(st, in->pv[2 * i].ptr ? in->pv[2 * i].ptr : "", in->pv[2 * i].len, err);
+      if (!arr[2 * i]) return DK_NOMEM;
+      arr[2 * i + 1] = NULL;
+      if (in->pv[2 * i + 1].ptr) {
+        arr[2 * i + 1] = intern(st, in->pv[2 * i + 1].ptr, in->pv[2 * i + 1].len, err);
+        if (!arr[2 * i + 1]) return DK_NOMEM;
+      }
+    }
+    f.n_pv = (uint32_t)in->n_pv;
+    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
+    if (!f.pv) return DK_NOMEM;
+  }
+  if (in->tags_json.ptr || in->has_dv || in->has_brid || in->has_drcv) {
+    dk__fextra *ex = dk_arena_alloc(&st->arena, sizeof *ex, err);
+    if (!ex) return DK_NOMEM;
+    memset(ex, 0, sizeof *ex);
+    if (in->tags_json.ptr) {
+      ex->tags = arena_str(st, in->tags_json.ptr, in->tags_json.len, err);
+      if (!ex->tags) return DK_NOMEM;
+    }
+    if (in->has_dv) {
+      dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
+      if (!dv) return DK_NOMEM;
+      if (in->dv_type != 'u' && in->dv_type != 'i' && in->dv_type != 'p')
+        return dk__error_set(err, DK_CORRUPT, "log: add '%s': unknown deletionVector storageType", path);
+      dv->storage_type = in->dv_type;
+      dv->path_or_inline_dv = arena_str(st, in->dv_path.ptr ? in->dv_path.ptr : "", in->dv_path.len, err);
+      if (!dv->path_or_inline_dv) return DK_NOMEM;
+      dv->offset = in->dv_offset;
+      dv->size_in_bytes = in->dv_size;
+      dv->cardinality = in->dv_card;
+      ex->dv = dv;
+    }
+    if (in->has_brid) {
+      ex->base_row_id = in->brid;
+      f.flags |= DK__F_BRID;
+    }
+    if (in->has_drcv) {
+      ex->drcv = in->drcv;
+      f.flags |= DK__F_DRCV;
+    }
+    f.extra = ex;
+  }
+  if (in->stats.ptr) DK_RETURN_NOT_OK(sblock_add(st, &f, in->stats.ptr, in->stats.len, err));
+  return add_insert(st, &f, plen, err);
+}
+
 static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err) {
   if (a->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "log: add action is not an object");
@@ -407,7 +548,7 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
   const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
-    const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * pv->len, err);
+    const char **arr = pv_scratch(st, 2 * (size_t)pv->len, err);
     if (!arr) return DK_NOMEM;
     for (uint32_t i = 0; i < pv->len; i++) {
       const dk_json_member *m = &pv->u.members[i];
@@ -426,8 +567,9 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
                              m->key);
       }
     }
-    f.pv = arr;
     f.n_pv = pv->len;
+    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
+    if (!f.pv) return DK_NOMEM;
   }
   size_t sn;
   const char *stats = get_str(a, "stats", &sn);
@@ -468,19 +610,35 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   }
   if (stats) DK_RETURN_NOT_OK(sblock_add(st, &f, stats, sn, err));
 
+  return add_insert(st, &f, plen, err);
+}
+
+dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
+                            dk_error *err) {
+  if (pos >= st->n_files) return dk__error_set(err, DK_INTERNAL, "log: stats for a missing file");
+  return sblock_add(st, &st->files[pos], text, len, err);
+}
+
+/* Inserts a built file entry under its (path, DV id) key; a newer add of the same key wins. */
+static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err) {
+  const dk__file f = *fp;
+  const char *path = f.path;
+  dk_dv_descriptor *dvk = dk__file_dv(&f);
   if (st->n_files >= UINT32_MAX - 1)
     return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
-  key_ref k = {path, plen, ex.dv, key_hash(path, plen, ex.dv)};
+  key_ref k = {path, plen, dvk, key_hash(path, plen, dvk)};
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
   size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
   if (found) {
-    st->files[(uint32_t)st->file_index.slots[slot] - 1] = f; /* the newer add wins */
+    st->last_pos = (uint32_t)st->file_index.slots[slot] - 1;
+    st->files[st->last_pos] = f; /* the newer add wins */
   } else {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
                           sizeof *st->files, err));
     st->file_index.slots[slot] = make_slot(k.hash, st->n_files);
     st->file_index.count++;
+    st->last_pos = st->n_files;
     st->files[st->n_files++] = f;
     st->n_live++;
   }

@@ -151,6 +151,288 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
 }
 
+/* ---- direct add path: Arrow columns -> dk__add_in, no JSON round trip ------------------- */
+
+typedef struct add_cols {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *a;
+  int path, pv, size, mtime, stats, tags, dv, brid, drcv;
+  int dv_type, dv_path, dv_off, dv_size, dv_card;
+} add_cols;
+
+static int child_index(const struct ArrowSchema *s, const char *name) {
+  for (int64_t i = 0; i < s->n_children; i++)
+    if (s->children[i]->name && !strcmp(s->children[i]->name, name)) return (int)i;
+  return -1;
+}
+
+static bool fmt_is(const struct ArrowSchema *s, const char *f) { return !strcmp(s->format, f); }
+
+static bool get_utf8(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                     dk_str *out) {
+  if (!is_valid(a, i)) return false;
+  int64_t j = i + a->offset;
+  if (s->format[0] == 'u') {
+    const int32_t *o = a->buffers[1];
+    if (o[j] < 0 || o[j + 1] < o[j]) return false;
+    out->len = (size_t)(o[j + 1] - o[j]);
+    if (!a->buffers[2]) {
+      out->ptr = "";
+      return out->len == 0;
+    }
+    out->ptr = (const char *)a->buffers[2] + o[j];
+    return true;
+  }
+  if (s->format[0] == 'U') {
+    const int64_t *o = a->buffers[1];
+    if (o[j] < 0 || o[j + 1] < o[j]) return false;
+    out->len = (size_t)(o[j + 1] - o[j]);
+    if (!a->buffers[2]) {
+      out->ptr = "";
+      return out->len == 0;
+    }
+    out->ptr = (const char *)a->buffers[2] + o[j];
+    return true;
+  }
+  return false;
+}
+
+static bool get_int(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                    int64_t *out) {
+  if (!is_valid(a, i)) return false;
+  int64_t j = i + a->offset;
+  if (fmt_is(s, "l")) *out = ((const int64_t *)a->buffers[1])[j];
+  else if (fmt_is(s, "i")) *out = ((const int32_t *)a->buffers[1])[j];
+  else return false;
+  return true;
+}
+
+/* Validates the add struct's layout once per batch; false = use the generic JSON path. */
+static bool add_cols_bind(add_cols *c, const struct ArrowSchema *s, const struct ArrowArray *a) {
+  memset(c, 0, sizeof *c);
+  c->s = s;
+  c->a = a;
+  if (!fmt_is(s, "+s") || s->n_children != a->n_children) return false;
+  c->path = child_index(s, "path");
+  c->pv = child_index(s, "partitionValues");
+  c->size = child_index(s, "size");
+  c->mtime = child_index(s, "modificationTime");
+  c->stats = child_index(s, "stats");
+  c->tags = child_index(s, "tags");
+  c->dv = child_index(s, "deletionVector");
+  c->brid = child_index(s, "baseRowId");
+  c->drcv = child_index(s, "defaultRowCommitVersion");
+  if (c->path < 0 || c->size < 0) return false;
+  const char *pf = s->children[c->path]->format;
+  if (strcmp(pf, "u") && strcmp(pf, "U")) return false;
+  if (c->stats >= 0 && strcmp(s->children[c->stats]->format, "u") &&
+      strcmp(s->children[c->stats]->format, "U"))
+    return false;
+  if (c->pv >= 0) {
+    const struct ArrowSchema *m = s->children[c->pv];
+    if (!fmt_is(m, "+m") || m->n_children != 1 || m->children[0]->n_children != 2) return false;
+    const struct ArrowSchema *k = m->children[0]->children[0], *v = m->children[0]->children[1];
+    if ((strcmp(k->format, "u") && strcmp(k->format, "U")) ||
+        (strcmp(v->format, "u") && strcmp(v->format, "U")))
+      return false;
+  }
+  if (c->dv >= 0) {
+    const struct ArrowSchema *d = s->children[c->dv];
+    if (!fmt_is(d, "+s")) return false;
+    c->dv_type = child_index(d, "storageType");
+    c->dv_path = child_index(d, "pathOrInlineDv");
+    c->dv_off = child_index(d, "offset");
+    c->dv_size = child_index(d, "sizeInBytes");
+    c->dv_card = child_index(d, "cardinality");
+    if (c->dv_type < 0 || c->dv_path < 0) return false;
+  }
+  return true;
+}
+
+static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *tags,
+                         dk_str **pvbuf, size_t *pvcap, dk_error *err) {
+  const struct ArrowSchema *s = c->s;
+  const struct ArrowArray *a = c->a;
+  int64_t ci = i + a->offset; /* children are indexed through the parent's offset */
+  dk__add_in in;
+  memset(&in, 0, sizeof in);
+  if (!get_utf8(s->children[c->path], a->children[c->path], ci, &in.path))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
+  if (!get_int(s->children[c->size], a->children[c->size], ci, &in.size))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a size");
+  if (c->mtime >= 0) get_int(s->children[c->mtime], a->children[c->mtime], ci, &in.mtime);
+  if (c->stats >= 0 && !get_utf8(s->children[c->stats], a->children[c->stats], ci, &in.stats))
+    in.stats.ptr = NULL;
+  if (c->pv >= 0 && is_valid(a->children[c->pv], ci)) {
+    const struct ArrowArray *m = a->children[c->pv];
+    int64_t lo, hi;
+    DK_RETURN_NOT_OK(offsets(m, ci, false, &lo, &hi, err));
+    const struct ArrowArray *e = m->children[0];
+    const struct ArrowSchema *es = s->children[c->pv]->children[0];
+    if (hi > e->length) return dk__error_set(err, DK_CORRUPT, "checkpoint: map offsets past entries");
+    size_t n = (size_t)(hi - lo);
+    if (2 * n > *pvcap) {
+      size_t nc = 2 * n + 16;
+      dk_str *p = dk__realloc(st->alloc, *pvbuf, nc * sizeof *p);
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory");
+      *pvbuf = p;
+      *pvcap = nc;
+    }
+    for (int64_t k = lo; k < hi; k++) {
+      int64_t kk = k + e->offset;
+      dk_str *kv = *pvbuf + 2 * (k - lo);
+      if (!get_utf8(es->children[0], e->children[0], kk, &kv[0]))
+        return dk__error_set(err, DK_CORRUPT, "checkpoint: null partition key");
+      if (!get_utf8(es->children[1], e->children[1], kk, &kv[1])) kv[1].ptr = NULL, kv[1].len = 0;
+    }
+    in.n_pv = n;
+    in.pv = *pvbuf;
+  }
+  if (c->tags >= 0 && is_valid(a->children[c->tags], ci)) {
+    dk_buf_clear(tags);
+    DK_RETURN_NOT_OK(render(tags, s->children[c->tags], a->children[c->tags], ci, 0, err));
+    in.tags_json.ptr = tags->data;
+    in.tags_json.len = tags->len;
+  }
+  if (c->dv >= 0 && is_valid(a->children[c->dv], ci)) {
+    const struct ArrowSchema *ds = s->children[c->dv];
+    const struct ArrowArray *da = a->children[c->dv];
+    int64_t di = ci + da->offset;
+    dk_str t;
+    if (!get_utf8(ds->children[c->dv_type], da->children[c->dv_type], di, &t) || t.len != 1 ||
+        !get_utf8(ds->children[c->dv_path], da->children[c->dv_path], di, &in.dv_path))
+      return dk__error_set(err, DK_CORRUPT, "checkpoint: malformed deletionVector");
+    in.has_dv = 1;
+    in.dv_type = t.ptr[0];
+    int64_t x;
+    in.dv_offset = -1;
+    if (c->dv_off >= 0 && get_int(ds->children[c->dv_off], da->children[c->dv_off], di, &x) &&
+        x >= 0 && x <= INT32_MAX)
+      in.dv_offset = (int32_t)x;
+    if (c->dv_size >= 0 && get_int(ds->children[c->dv_size], da->children[c->dv_size], di, &x) &&
+        x >= 0 && x <= INT32_MAX)
+      in.dv_size = (int32_t)x;
+    if (c->dv_card >= 0 && get_int(ds->children[c->dv_card], da->children[c->dv_card], di, &x))
+      in.dv_card = x;
+  }
+  if (c->brid >= 0) in.has_brid = get_int(s->children[c->brid], a->children[c->brid], ci, &in.brid);
+  if (c->drcv >= 0) in.has_drcv = get_int(s->children[c->drcv], a->children[c->drcv], ci, &in.drcv);
+  return dk_log__apply_add_in(st, &in, err);
+}
+
+/* One read of the checkpoint. Pass 1 applies the actions of `cols` (recording in rowmap, when
+ * given, where each add row went); pass 2 (stats_pass) reads only add.stats and attaches it to
+ * those entries. Splitting the stats off halves what the Parquet reader holds at once. */
+static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const *cols,
+                           size_t n_cols, int stats_pass, uint32_t *rowmap, int64_t nrows,
+                           dk_error *err) {
+  struct ArrowArrayStream stream;
+  memset(&stream, 0, sizeof stream);
+  dk_parquet_read_options ro;
+  memset(&ro, 0, sizeof ro);
+  ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+  ro.columns = cols;
+  ro.n_columns = n_cols;
+  ro.batch_size = 16384;
+  dk_status s = dk_parquet_read(&stream, pf, &ro, err);
+  if (s != DK_OK) return s;
+  dk_buf line, tagbuf;
+  dk_buf_init(&line, st->alloc);
+  dk_buf_init(&tagbuf, st->alloc);
+  dk_str *pvbuf = NULL;
+  size_t pvcap = 0;
+  dk_arena ar;
+  dk_arena_init(&ar, st->alloc, 64 * 1024);
+  struct ArrowSchema bs;
+  memset(&bs, 0, sizeof bs);
+  if (stream.get_schema(&stream, &bs) != 0)
+    s = dk__error_set(err, DK_CORRUPT, "cannot get the checkpoint batch schema");
+  int64_t row_base = 0;
+  while (s == DK_OK) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    if (stream.get_next(&stream, &batch) != 0) {
+      const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
+      s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+      break;
+    }
+    if (!batch.release) break; /* end of stream */
+    if (batch.n_children != bs.n_children) {
+      s = dk__error_set(err, DK_CORRUPT, "checkpoint batch has %" PRId64 " columns, expected %" PRId64,
+                        batch.n_children, bs.n_children);
+    }
+    if (s == DK_OK && stats_pass) {
+      /* one column: add, a struct holding stats */
+      const struct ArrowSchema *as = bs.children[0];
+      const struct ArrowArray *aa = batch.children[0];
+      int si = child_index(as, "stats");
+      if (si < 0 || (strcmp(as->children[si]->format, "u") && strcmp(as->children[si]->format, "U")))
+        s = dk__error_set(err, DK_CORRUPT, "checkpoint: add.stats is not a string column");
+      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
+        int64_t ri = r + batch.offset, row = row_base + r;
+        if (ri >= aa->length) {
+          s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
+          break;
+        }
+        if (!is_valid(aa, ri) || row >= nrows || rowmap[row] == UINT32_MAX) continue;
+        dk_str t;
+        if (get_utf8(as->children[si], aa->children[si], ri + aa->offset, &t))
+          s = dk_log__set_stats(st, rowmap[row], t.ptr, t.len, err);
+      }
+    } else if (s == DK_OK) {
+      /* the add column, when laid out as expected, is applied without a JSON round trip */
+      add_cols ac;
+      int add_col = -1;
+      for (int64_t c = 0; c < batch.n_children; c++)
+        if (bs.children[c]->name && !strcmp(bs.children[c]->name, "add") &&
+            add_cols_bind(&ac, bs.children[c], batch.children[c]))
+          add_col = (int)c;
+      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
+        for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++) {
+          const struct ArrowArray *ca = batch.children[c];
+          int64_t ri = r + batch.offset;
+          if (ri >= ca->length) {
+            s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
+            break;
+          }
+          if (!is_valid(ca, ri)) continue;
+          const char *nm = bs.children[c]->name;
+          bool is_add = nm && !strcmp(nm, "add");
+          if (c == add_col) {
+            s = add_row(st, &ac, ri, &tagbuf, &pvbuf, &pvcap, err);
+          } else {
+            dk_buf_clear(&line);
+            s = dk_buf_putc(&line, '{', err);
+            if (s == DK_OK) s = dk_json_write_str(&line, nm, strlen(nm), err);
+            if (s == DK_OK) s = dk_buf_putc(&line, ':', err);
+            if (s == DK_OK) s = render(&line, bs.children[c], ca, ri, 0, err);
+            if (s == DK_OK) s = dk_buf_putc(&line, '}', err);
+            dk_json_value *v;
+            if (s == DK_OK) s = dk_json_parse(&v, &ar, line.data, line.len, err);
+            if (s == DK_OK) s = dk_log__apply_action(st, v, DK__FROM_CHECKPOINT, err);
+          }
+          if (s == DK_OK && is_add && rowmap && row_base + r < nrows)
+            rowmap[row_base + r] = (uint32_t)st->last_pos;
+          if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
+        }
+        if (ar.total > (8u << 20)) {
+          dk_arena_dispose(&ar);
+          dk_arena_init(&ar, st->alloc, 64 * 1024);
+        }
+      }
+    }
+    row_base += batch.length;
+    batch.release(&batch);
+  }
+  if (bs.release) bs.release(&bs);
+  if (stream.release) stream.release(&stream);
+  dk_arena_dispose(&ar);
+  dk_buf_dispose(&line);
+  dk_buf_dispose(&tagbuf);
+  dk__free(st->alloc, pvbuf);
+  return s;
+}
+
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
                                            dk_error *err) {
   (void)sidecars;
@@ -164,84 +446,68 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   struct ArrowSchema fs;
   memset(&fs, 0, sizeof fs);
   s = dk_parquet_schema(&fs, pf, err);
-  const char *cols[DK_ARRAY_LEN(action_columns)];
+  /* column names: action columns; with add.stats present, add's other children by dotted
+   * path in pass 1 and add.stats alone in pass 2 */
+  const char *cols[DK_ARRAY_LEN(action_columns) + 64];
+  char names[64][80];
   size_t n_cols = 0;
+  bool two_pass = false;
   if (s == DK_OK) {
     for (size_t k = 0; k < DK_ARRAY_LEN(action_columns); k++)
-      for (int64_t c = 0; c < fs.n_children; c++)
-        if (fs.children[c]->name && !strcmp(fs.children[c]->name, action_columns[k])) {
-          cols[n_cols++] = action_columns[k];
-          break;
+      for (int64_t c = 0; c < fs.n_children; c++) {
+        const struct ArrowSchema *col = fs.children[c];
+        if (!col->name || strcmp(col->name, action_columns[k])) continue;
+        bool split = false;
+        if (!strcmp(col->name, "add") && !strcmp(col->format, "+s") && col->n_children <= 64 &&
+            child_index(col, "stats") >= 0) {
+          size_t before = n_cols;
+          split = true;
+          for (int64_t i = 0; i < col->n_children; i++) {
+            const char *cn = col->children[i]->name ? col->children[i]->name : "";
+            if (!strcmp(cn, "stats") || !strcmp(cn, "stats_parsed") ||
+                !strcmp(cn, "partitionValues_parsed"))
+              continue;
+            if (strlen(cn) + 5 > sizeof names[0] || strchr(cn, '.')) {
+              split = false;
+              break;
+            }
+            snprintf(names[n_cols - before], sizeof names[0], "add.%s", cn);
+            cols[n_cols] = names[n_cols - before];
+            n_cols++;
+          }
+          if (!split) n_cols = before;
+          two_pass = split;
         }
-    if (fs.release) fs.release(&fs);
-  }
-  struct ArrowArrayStream stream;
-  memset(&stream, 0, sizeof stream);
-  if (s == DK_OK && n_cols) {
-    dk_parquet_read_options ro;
-    memset(&ro, 0, sizeof ro);
-    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
-    ro.columns = cols;
-    ro.n_columns = n_cols;
-    s = dk_parquet_read(&stream, pf, &ro, err);
-  }
-  dk_buf line;
-  dk_buf_init(&line, st->alloc);
-  dk_arena ar;
-  dk_arena_init(&ar, st->alloc, 64 * 1024);
-  struct ArrowSchema bs;
-  memset(&bs, 0, sizeof bs);
-  if (s == DK_OK && n_cols) {
-    if (stream.get_schema(&stream, &bs) != 0)
-      s = dk__error_set(err, DK_CORRUPT, "cannot get the checkpoint batch schema");
-    int64_t row_base = 0;
-    while (s == DK_OK) {
-      struct ArrowArray batch;
-      memset(&batch, 0, sizeof batch);
-      if (stream.get_next(&stream, &batch) != 0) {
-        const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-        s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+        if (!split) cols[n_cols++] = action_columns[k];
         break;
       }
-      if (!batch.release) break; /* end of stream */
-      if (batch.n_children != bs.n_children) {
-        s = dk__error_set(err, DK_CORRUPT, "checkpoint batch has %" PRId64 " columns, expected %" PRId64,
-                          batch.n_children, bs.n_children);
-      }
-      for (int64_t r = 0; s == DK_OK && r < batch.length; r++) {
-        for (int64_t c = 0; s == DK_OK && c < batch.n_children; c++) {
-          const struct ArrowArray *ca = batch.children[c];
-          int64_t ri = r + batch.offset;
-          if (ri >= ca->length) {
-            s = dk__error_set(err, DK_CORRUPT, "checkpoint column shorter than its batch");
-            break;
-          }
-          if (!is_valid(ca, ri)) continue;
-          const char *nm = bs.children[c]->name;
-          dk_buf_clear(&line);
-          s = dk_buf_putc(&line, '{', err);
-          if (s == DK_OK) s = dk_json_write_str(&line, nm, strlen(nm), err);
-          if (s == DK_OK) s = dk_buf_putc(&line, ':', err);
-          if (s == DK_OK) s = render(&line, bs.children[c], ca, ri, 0, err);
-          if (s == DK_OK) s = dk_buf_putc(&line, '}', err);
-          dk_json_value *v;
-          if (s == DK_OK) s = dk_json_parse(&v, &ar, line.data, line.len, err);
-          if (s == DK_OK) s = dk_log__apply_action(st, v, DK__FROM_CHECKPOINT, err);
-          if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
-        }
-        if (ar.total > (8u << 20)) {
-          dk_arena_dispose(&ar);
-          dk_arena_init(&ar, st->alloc, 64 * 1024);
-        }
-      }
-      row_base += batch.length;
-      batch.release(&batch);
+    if (fs.release) fs.release(&fs);
+  }
+  int64_t nrows = dk_parquet_num_rows(pf);
+  uint32_t *rowmap = NULL;
+  if (s == DK_OK && two_pass) {
+    if (nrows < 0 || (uint64_t)nrows > UINT32_MAX) {
+      two_pass = false; /* keep the single pass (and its stats) */
+    } else {
+      rowmap = dk__malloc(st->alloc, (size_t)(nrows ? nrows : 1) * sizeof *rowmap);
+      if (!rowmap) s = dk__error_set(err, DK_NOMEM, "out of memory");
+      else memset(rowmap, 0xff, (size_t)(nrows ? nrows : 1) * sizeof *rowmap);
+    }
+    if (!two_pass) {
+      /* fall back: read "add" whole */
+      size_t k = 0;
+      for (size_t i = 0; i < n_cols; i++)
+        if (strncmp(cols[i], "add.", 4)) cols[k++] = cols[i];
+      cols[k++] = "add";
+      n_cols = k;
     }
   }
-  if (bs.release) bs.release(&bs);
-  if (stream.release) stream.release(&stream);
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&line);
+  if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, err);
+  if (s == DK_OK && two_pass) {
+    const char *stats_col[1] = {"add.stats"};
+    s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);
+  }
+  dk__free(st->alloc, rowmap);
   dk_parquet_file_free(pf);
   if (s != DK_OK) dk__error_prefix(err, "checkpoint %s", path);
   return s;

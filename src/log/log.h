@@ -135,6 +135,9 @@ typedef struct dk__state {
   const dk_allocator *alloc;
   dk_arena arena;            /* strings, DV descriptors, partition-value arrays */
   dk_hmap intern;            /* partition keys/values -> arena pointer */
+  dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
+  const char **pv_buf;       /* scratch tuple */
+  size_t pv_cap;
   dk__file *files;
   size_t n_files, cap_files, n_live;
   dk__index file_index;      /* (path, dv id) -> position in files */
@@ -155,12 +158,13 @@ typedef struct dk__state {
   int64_t last_ict;          /* inCommitTimestamp of the last commit applied, or -1 */
   int64_t last_commit_info_ts; /* commitInfo.timestamp of the last commit applied, or -1 */
   int64_t cur_version;       /* version being applied */
-  dk_buf scratch;            /* key building */
+  dk_buf scratch;            /* tags JSON text */
   dk_buf sidecars;           /* sidecar file names seen (NUL-separated) */
   dk__sblock **sblocks;      /* sealed stats blocks (owned) */
   size_t n_sblocks, cap_sblocks;
   dk__sblock *cur_sblock;    /* block being filled from `pending` */
   dk_buf pending;            /* uncompressed stats of the current block */
+  size_t last_pos;           /* position of the entry the last add went to */
 } dk__state;
 
 /* Flags for dk_log__apply_action. */
@@ -172,6 +176,28 @@ void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
                                dk_error *err);
+/* An add action from a columnar source (Parquet checkpoints): borrowed views, no NULs needed. */
+typedef struct dk__add_in {
+  dk_str path;               /* as written (URL-encoded) */
+  size_t n_pv;
+  const dk_str *pv;          /* 2*n_pv: key, value (value.ptr NULL = null) */
+  int64_t size, mtime;
+  dk_str stats;              /* ptr NULL = none */
+  dk_str tags_json;          /* ptr NULL = none */
+  int has_dv;
+  char dv_type;
+  dk_str dv_path;
+  int32_t dv_offset, dv_size; /* offset -1 = absent */
+  int64_t dv_card;
+  int has_brid, has_drcv;
+  int64_t brid, drcv;
+} dk__add_in;
+/* Applies an add; st->last_pos is then the position of its entry in st->files. */
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+/* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
+dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
+                            dk_error *err);
+
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
                                   const char *name, dk_error *err);

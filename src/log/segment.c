@@ -3,8 +3,8 @@
 **
 ** Follows PROTOCOL.md "Delta Log Entries" (commit files N.json), "Checkpoints" (classic
 ** N.checkpoint.parquet, multi-part N.checkpoint.i.n.parquet — incomplete sets are ignored —
-** and V2 N.checkpoint.<uuid>.json|parquet), "Log Compaction Files" (x.y.compacted.json, an
-** optional optimisation that dk lists but does not need), "Version Checksum File" (N.crc) and
+** and V2 N.checkpoint.<uuid>.json|parquet), "Log Compaction Files" (x.y.compacted.json: read
+** in place of the commits x..y it reconciles when it lies inside the segment), "Version Checksum File" (N.crc) and
 ** "Last Checkpoint File" (_last_checkpoint is only a hint: when it is missing, empty, corrupt
 ** or names a checkpoint that does not exist, the whole log is listed instead).
 ** The newest complete checkpoint at or below the target version is used, then every commit
@@ -376,5 +376,26 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
   dk_buf_dispose(&missing);
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_CRC && seg->all[i].version == target) seg->crc = &seg->all[i];
+  /* Log compaction: a run of commits x..y inside the segment may be read from x.y.compacted.json
+   * instead (it holds their reconciled actions). Greedy: at each position take the compaction
+   * that starts there and reaches furthest. The commits themselves are still required above. */
+  size_t k = 0;
+  for (size_t i = 0; i < seg->n_commits;) {
+    int64_t v = seg->commits[i].version;
+    const dk__logfile *best = NULL;
+    for (size_t j = 0; j < seg->n_all; j++) {
+      const dk__logfile *f = &seg->all[j];
+      if (f->kind == DK__LF_COMPACTION && f->version == v && f->version_hi <= target &&
+          f->version_hi > v && (!best || f->version_hi > best->version_hi))
+        best = f;
+    }
+    if (best) {
+      seg->commits[k++] = *best;
+      i += (size_t)(best->version_hi - v + 1);
+    } else {
+      seg->commits[k++] = seg->commits[i++];
+    }
+  }
+  seg->n_commits = k;
   return DK_OK;
 }

@@ -91,11 +91,8 @@ static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, s
 }
 
 dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            dk_error *err) {
-  dk_snapshot *latest = NULL;
-  DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, err));
+                                            const dk_snapshot *latest, dk_error *err) {
   int64_t ict_from = dk_snapshot__ict_enablement(&latest->st.metadata);
-  dk_snapshot_free(latest);
 
   dk__segment seg;
   const dk__logfile **c = NULL;
@@ -262,6 +259,12 @@ size_t dk_history_count(const dk_history *h) { return h->n; }
 
 void dk_history_entry(const dk_history *h, size_t i, int64_t *version, int64_t *timestamp,
                       const char **commit_info_json) {
+  if (i >= h->n) {
+    if (version) *version = -1;
+    if (timestamp) *timestamp = -1;
+    if (commit_info_json) *commit_info_json = NULL;
+    return;
+  }
   if (version) *version = h->e[i].version;
   if (timestamp) *timestamp = h->e[i].timestamp;
   if (commit_info_json) *commit_info_json = h->e[i].json;
@@ -443,7 +446,9 @@ void dk_commit_range_free(dk_commit_range *r) {
 }
 
 size_t dk_commit_range_count(const dk_commit_range *r) { return r->n; }
-const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i) { return &r->a[i]; }
+const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i) {
+  return i < r->n ? &r->a[i] : NULL;
+}
 int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v) {
   if (v < r->first || v > r->last) return -1;
   return r->ts[v - r->first];

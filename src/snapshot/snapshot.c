@@ -9,6 +9,7 @@
 ** enablement version on, the commit file's modification time before).
 */
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,9 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   t->alloc = alloc;
   t->refs = 1;
   t->threads = opts ? opts->threads : 0;
+  /* a local root is made absolute so that absolute paths in the log can be recognised */
+  char real[PATH_MAX];
+  if (!(opts && opts->storage) && realpath(p, real)) p = real;
   size_t n = strlen(p);
   while (n > 1 && p[n - 1] == '/') n--;
   t->root = dk__strndup(alloc, p, n);
@@ -71,7 +75,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
   if (st == DK_NOT_FOUND) {
     dk_table_free(t);
-    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", p);
+    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", uri);
   }
   *out = t;
   return DK_OK;
@@ -113,13 +117,6 @@ typedef struct commit_slot {
   size_t bad_line, bad_off;
 } commit_slot;
 
-typedef struct prefetch {
-  dk_table *t;
-  commit_slot *slots;
-  size_t n;
-  size_t next; /* atomic */
-} prefetch;
-
 static void parse_slot(dk_table *t, commit_slot *s) {
   uint8_t *data = NULL;
   size_t len = 0;
@@ -158,13 +155,38 @@ static void parse_slot(dk_table *t, commit_slot *s) {
   t->sto->free_buf(t->sto, data);
 }
 
-static void *prefetch_worker(void *arg) {
-  prefetch *p = arg;
+/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
+ * flight, which bounds memory) while the calling thread applies them strictly in order. */
+typedef struct pipeline {
+  dk_table *t;
+  const dk__logfile *commits;
+  size_t n, ring;
+  commit_slot *slots;    /* ring of parsed commits */
+  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
+  size_t next;           /* next commit to parse */
+  size_t consumed;       /* commits applied */
+  int stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} pipeline;
+
+static void *pipeline_worker(void *arg) {
+  pipeline *p = arg;
+  pthread_mutex_lock(&p->mu);
   for (;;) {
-    size_t i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-    if (i >= p->n) break;
-    parse_slot(p->t, &p->slots[i]);
+    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
+      pthread_cond_wait(&p->cv, &p->mu);
+    if (p->stop || p->next >= p->n) break;
+    size_t i = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    commit_slot *c = &p->slots[i % p->ring];
+    c->lf = &p->commits[i];
+    parse_slot(p->t, c);
+    pthread_mutex_lock(&p->mu);
+    p->ready[i % p->ring] = i + 1;
+    pthread_cond_broadcast(&p->cv);
   }
+  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -178,50 +200,102 @@ static int thread_count(const dk_table *t, size_t n_items) {
   return th < 1 ? 1 : th;
 }
 
-/* Applies commits[0..n) in order, parsing them on several threads when there are many. */
-dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
-                                     size_t n, dk_error *err) {
-  /* a small window of commits in flight bounds memory: each holds a parsed DOM */
-  int th_all = thread_count(t, n);
-  const size_t window = th_all > 1 ? (size_t)th_all * 2 : 1;
-  for (size_t base = 0; base < n; base += window) {
-    size_t m = DK_MIN(window, n - base);
-    commit_slot *slots = dk__calloc(t->alloc, m, sizeof *slots);
-    if (!slots) return dk__error_set(err, DK_NOMEM, "out of memory");
-    for (size_t i = 0; i < m; i++) {
-      slots[i].lf = &commits[base + i];
-      dk_arena_init(&slots[i].ar, t->alloc, 64 * 1024);
+static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error *err) {
+  if (c->st != DK_OK) {
+    if (err && err->code == DK_OK) *err = c->err;
+    return c->st;
+  }
+  st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
+  st->last_ict = -1;
+  st->last_commit_info_ts = -1;
+  for (size_t k = 0; k < c->n_lines; k++) {
+    dk_status s = dk_log__apply_action(st, c->lines[k], 0, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
+      return s;
     }
-    prefetch pf = {t, slots, m, 0};
-    int th = DK_MIN(th_all, (int)m);
-    pthread_t tids[8];
-    int started = 0;
-    for (int i = 1; i < th && i <= 8; i++)
-      if (pthread_create(&tids[started], NULL, prefetch_worker, &pf) == 0) started++;
-    prefetch_worker(&pf);
-    for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    dk_status s = DK_OK;
-    for (size_t i = 0; i < m && s == DK_OK; i++) {
-      commit_slot *c = &slots[i];
-      if (c->st != DK_OK) {
-        if (err && err->code == DK_OK) *err = c->err;
-        s = c->st;
-        break;
-      }
-      st->cur_version = c->lf->version;
-      st->last_ict = -1;
-      st->last_commit_info_ts = -1;
-      for (size_t k = 0; k < c->n_lines && s == DK_OK; k++) {
-        s = dk_log__apply_action(st, c->lines[k], 0, err);
-        if (s != DK_OK)
-          dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
-      }
-    }
-    for (size_t i = 0; i < m; i++) dk_arena_dispose(&slots[i].ar);
-    dk__free(t->alloc, slots);
-    DK_RETURN_NOT_OK(s);
   }
   return DK_OK;
+}
+
+static void slot_reset(dk_table *t, commit_slot *c) {
+  dk_arena_dispose(&c->ar);
+  memset(c, 0, sizeof *c);
+  dk_arena_init(&c->ar, t->alloc, 64 * 1024);
+}
+
+/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
+dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
+                                     size_t n, dk_error *err) {
+  if (!n) return DK_OK;
+  int th = t->threads == 1 ? 1 : thread_count(t, n);
+  if (n < 4 || th <= 1) {
+    commit_slot c;
+    memset(&c, 0, sizeof c);
+    dk_arena_init(&c.ar, t->alloc, 64 * 1024);
+    dk_status s = DK_OK;
+    for (size_t i = 0; i < n && s == DK_OK; i++) {
+      c.lf = &commits[i];
+      parse_slot(t, &c);
+      s = apply_slot(t, st, &c, err);
+      slot_reset(t, &c);
+    }
+    dk_arena_dispose(&c.ar);
+    return s;
+  }
+  pipeline p;
+  memset(&p, 0, sizeof p);
+  p.t = t;
+  p.commits = commits;
+  p.n = n;
+  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
+  p.slots = dk__calloc(t->alloc, p.ring, sizeof *p.slots);
+  p.ready = dk__calloc(t->alloc, p.ring, sizeof *p.ready);
+  if (!p.slots || !p.ready) {
+    dk__free(t->alloc, p.slots);
+    dk__free(t->alloc, p.ready);
+    return dk__error_set(err, DK_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < p.ring; i++) dk_arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
+  pthread_mutex_init(&p.mu, NULL);
+  pthread_cond_init(&p.cv, NULL);
+  pthread_t tids[8];
+  int started = 0;
+  for (int i = 0; i < th && i < 8; i++)
+    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
+  dk_status s = DK_OK;
+  for (size_t i = 0; i < n && s == DK_OK; i++) {
+    commit_slot *c = &p.slots[i % p.ring];
+    pthread_mutex_lock(&p.mu);
+    if (!started) {
+      /* no worker could start: parse here */
+      pthread_mutex_unlock(&p.mu);
+      c->lf = &commits[i];
+      parse_slot(t, c);
+    } else {
+      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
+      pthread_mutex_unlock(&p.mu);
+    }
+    s = apply_slot(t, st, c, err);
+    slot_reset(t, c);
+    pthread_mutex_lock(&p.mu);
+    p.ready[i % p.ring] = 0;
+    p.consumed = i + 1;
+    if (!started) p.next = i + 1;
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+  }
+  pthread_mutex_lock(&p.mu);
+  p.stop = 1;
+  pthread_cond_broadcast(&p.cv);
+  pthread_mutex_unlock(&p.mu);
+  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
+  for (size_t i = 0; i < p.ring; i++) dk_arena_dispose(&p.slots[i].ar);
+  pthread_mutex_destroy(&p.mu);
+  pthread_cond_destroy(&p.cv);
+  dk__free(t->alloc, p.slots);
+  dk__free(t->alloc, p.ready);
+  return s;
 }
 
 static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
@@ -238,7 +312,8 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
     size_t pl;
     dk_arena tmp;
     dk_arena_init(&tmp, t->alloc, 4096);
-    s = dk_log__canonical_path(&p, &pl, &tmp, t->root, strlen(t->root), nm, nl, err);
+    /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
+    s = dk_log__canonical_path(&p, &pl, &tmp, "", 0, nm, nl, err);
     if (s == DK_OK) {
       char path[4096];
       if (p[0] == '/')
@@ -327,8 +402,10 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
   if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
-  s->total_bytes = 0;
-  for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+  if (!s->from_crc) {
+    s->total_bytes = 0;
+    for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+  }
 
   /* commit timestamp of the version */
   int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
@@ -336,8 +413,8 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
   s->timestamp = -1;
-  if (ict_from >= 0 && s->version >= ict_from && seg->n_commits &&
-      seg->commits[seg->n_commits - 1].version == s->version && st->last_ict >= 0)
+  if (ict_from >= 0 && s->version >= ict_from && st->last_ict >= 0 &&
+      (s->from_crc || (seg->n_commits && seg->commits[seg->n_commits - 1].version == s->version)))
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
@@ -364,7 +441,65 @@ static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
   return s;
 }
 
-dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_error *err) {
+/* Applies {"<key>": v} to the state. */
+static dk_status apply_one(dk__state *st, const char *key, const dk_json_value *v, dk_error *err) {
+  dk_json_member m;
+  m.key = key;
+  m.klen = (uint32_t)strlen(key);
+  m.value = *v;
+  dk_json_value line;
+  memset(&line, 0, sizeof line);
+  line.type = DK_JSON_OBJECT;
+  line.len = 1;
+  line.u.members = &m;
+  return dk_log__apply_action(st, &line, DK__FROM_CHECKPOINT, err);
+}
+
+/* PROTOCOL.md "Version Checksum File": protocol, metadata, setTransactions, domainMetadata,
+ * numFiles and tableSizeBytes of the version. Returns DK_NOT_FOUND (quietly) when the file is
+ * unusable, so that the caller replays instead. */
+static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error *err) {
+  dk_table *t = s->table;
+  uint8_t *data;
+  size_t len;
+  dk_error e2 = {0};
+  if (dk_snapshot__read_log_file(t, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  dk_arena ar;
+  dk_arena_init(&ar, t->alloc, 16 * 1024);
+  dk_json_value *j;
+  dk_status st = DK_NOT_FOUND;
+  int64_t nf, bytes;
+  if (dk_json_parse(&j, &ar, (const char *)data, len, &e2) == DK_OK &&
+      dk_json_as_i64(dk_json_get(j, "numFiles"), &nf) &&
+      dk_json_as_i64(dk_json_get(j, "tableSizeBytes"), &bytes) && nf >= 0 && bytes >= 0) {
+    const dk_json_value *p = dk_json_get(j, "protocol"), *m = dk_json_get(j, "metadata");
+    if (p && m && p->type == DK_JSON_OBJECT && m->type == DK_JSON_OBJECT) {
+      st = apply_one(&s->st, "protocol", p, err);
+      if (st == DK_OK) st = apply_one(&s->st, "metaData", m, err);
+      const dk_json_value *arr = dk_json_get(j, "setTransactions");
+      for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
+        st = apply_one(&s->st, "txn", &arr->u.items[i], err);
+      arr = dk_json_get(j, "domainMetadata");
+      for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
+        st = apply_one(&s->st, "domainMetadata", &arr->u.items[i], err);
+      if (st == DK_OK) {
+        s->from_crc = 1;
+        s->crc_num_files = nf;
+        s->total_bytes = bytes;
+        int64_t ict;
+        if (dk_json_as_i64(dk_json_get(j, "inCommitTimestampOpt"), &ict)) s->st.last_ict = ict;
+      } else if (st != DK_NOMEM) {
+        dk__error_prefix(err, "%s/_delta_log/%s", t->root, crc->name);
+      }
+    }
+  }
+  dk_arena_dispose(&ar);
+  t->sto->free_buf(t->sto, data);
+  return st;
+}
+
+dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
+                            dk_error *err) {
   *out = NULL;
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, version, -1, t->alloc, err);
@@ -378,7 +513,25 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_
     return DK_NOMEM;
   }
   s->version = seg.version;
-  if (seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
+  if (metadata_only && seg.crc) {
+    st = load_from_crc(s, seg.crc, err);
+    if (st == DK_NOT_FOUND) { /* unusable checksum file: replay from scratch */
+      dk_log__state_dispose(&s->st);
+      st = dk_log__state_init(&s->st, t->alloc, t->root, err);
+      s->from_crc = 0;
+      s->total_bytes = 0;
+    } else if (st == DK_OK) {
+      st = finish_snapshot(s, &seg, err);
+      dk_log__segment_dispose(&seg);
+      if (st != DK_OK) {
+        dk_snapshot_free(s);
+        return st;
+      }
+      *out = s;
+      return DK_OK;
+    }
+  }
+  if (st == DK_OK && seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
   if (st == DK_OK) st = dk_snapshot__apply_commits(t, &s->st, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
@@ -395,13 +548,21 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
   if (opts && opts->by_timestamp) {
+    dk_snapshot *latest;
+    DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
     int64_t v;
-    DK_RETURN_NOT_OK(dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, err));
-    return dk_snapshot__load(out, t, v, err);
+    dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
+    if (st == DK_OK && v == latest->version) {
+      *out = latest; /* the common "as of now" case needs no second replay */
+      return DK_OK;
+    }
+    dk_snapshot_free(latest);
+    DK_RETURN_NOT_OK(st);
+    return dk_snapshot__load(out, t, v, opts->metadata_only, err);
   }
   int64_t v = opts ? opts->at_version : -1;
   if (opts && v < -1) return dk__error_set(err, DK_INVALID, "invalid version %" PRId64, v);
-  return dk_snapshot__load(out, t, v, err);
+  return dk_snapshot__load(out, t, v, opts ? opts->metadata_only : 0, err);
 }
 
 static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, const void *src,
@@ -419,8 +580,16 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
+  if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
+  if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
+    /* the commits after `old` are not all there (e.g. log cleanup after a new checkpoint):
+     * a full load from the newest checkpoint gives the same answer */
+    dk_log__segment_dispose(&seg);
+    if (err) dk_error_init(err);
+    return dk_snapshot__load(out, t, -1, old->from_crc, err);
+  }
   if (st != DK_OK) {
     dk_log__segment_dispose(&seg);
     return st;
@@ -520,10 +689,15 @@ dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s
                              err);
 }
 
-int64_t dk_snapshot_num_files(const dk_snapshot *s) { return (int64_t)s->st.n_files; }
+int64_t dk_snapshot_num_files(const dk_snapshot *s) {
+  return s->from_crc ? s->crc_num_files : (int64_t)s->st.n_files;
+}
+int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
 dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
   if (i < 0 || (size_t)i >= s->st.n_files)
     return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
   const dk__file *f = &s->st.files[i];
@@ -543,6 +717,13 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
   return DK_OK;
+}
+
+size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
+                             const dk_file_entry *f) {
+  int n = f->path[0] == '/' ? snprintf(buf, cap, "%s", f->path)
+                            : snprintf(buf, cap, "%s/%s", s->table->root, f->path);
+  return n < 0 ? 0 : (size_t)n;
 }
 
 const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
@@ -587,6 +768,12 @@ size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
 void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
                      int64_t *last_updated) {
+  if (i >= s->st.n_txns) {
+    if (app_id) *app_id = NULL;
+    if (version) *version = -1;
+    if (last_updated) *last_updated = -1;
+    return;
+  }
   const dk__txn *t = &s->st.txns[i];
   if (app_id) *app_id = t->app_id;
   if (version) *version = t->version;

@@ -27,20 +27,24 @@ struct dk_snapshot {
   int64_t total_bytes;
   const dk_type *schema;
   dk_column_mapping_mode cm_mode;
+  int from_crc;          /* built from N.crc: no file list */
+  int64_t crc_num_files;
 };
 
 dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
                                      dk_error *err);
 dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
                                      size_t n, dk_error *err);
-dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, dk_error *err);
+dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
+                            dk_error *err);
 /* First version whose commit time is the inCommitTimestamp, or -1 when ICT is disabled. */
 int64_t dk_snapshot__ict_enablement(const dk_metadata *m);
 /* commitInfo.inCommitTimestamp of one commit file (DK_NOT_FOUND when it has none). */
 dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
                                   dk_error *err);
-/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history). */
+/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history);
+ * `latest` is the table's latest snapshot (its metadata says where ICT starts). */
 dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            dk_error *err);
+                                            const dk_snapshot *latest, dk_error *err);
 
 #endif /* DK_SNAPSHOT_INT_H */

@@ -71,6 +71,8 @@ def test_describe_and_files_match_delta_rs(table):
     assert f["version"] == t.version()
     assert sorted(x["path"] for x in f["files"]) == rs_files
     assert d["num_files"] == len(rs_files)
+    for app, v in d["app_transactions"].items():
+        assert t.transaction_version(app) == v
 
 
 @pytest.mark.skipif(not DK.exists(), reason="dk not built")

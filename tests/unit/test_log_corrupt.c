@@ -5,6 +5,7 @@
 ** replay of the same actions, or the error kind the protocol calls for. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -85,7 +86,7 @@ static dk_status open_at(const char *dir, int64_t version, dk_snapshot **s, dk_t
                          dk_error *err) {
   *s = NULL;
   DK_RETURN_NOT_OK(dk_table_open(t, dir, NULL, err));
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0, 0};
   return dk_snapshot_open(s, *t, &o, err);
 }
 
@@ -137,7 +138,7 @@ DK_TEST(log__basic_replay_and_versions) {
   CHECK(f.stats && strstr(f.stats, "numRecords"));
   dk_snapshot_free(s);
   /* time travel by version */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 0, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 0, 0, 0, 0};
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   file_set(s, fs, sizeof fs);
   CHECK_EQ_STR(fs, "a.parquet");
@@ -326,7 +327,7 @@ DK_TEST(log__v2_json_checkpoint_equals_json_replay) {
   CHECK_EQ_INT(dk_snapshot_num_tombstones(s), 1);
   dk_snapshot_free(s);
   /* versions before the checkpoint can no longer be recreated */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0, 0};
   CHECK_STATUS(dk_snapshot_open(&s, t, &o, &err), DK_OUT_OF_RANGE);
   dk_table_free(t);
 }
@@ -384,7 +385,7 @@ DK_TEST(log__timestamp_travel_mtime) {
   dk_error err = {0};
   dk_table *t;
   CHECK_OK(dk_table_open(&t, dir, NULL, &err), &err);
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 2500000};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 2500000, 0};
   dk_snapshot *s;
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   CHECK_EQ_INT(dk_snapshot_version(s), 1);
@@ -432,12 +433,12 @@ DK_TEST(log__timestamp_travel_in_commit_timestamps) {
   dk_snapshot_free(s);
   struct { int64_t ts, v; } cases[] = {{1000, 0}, {4999, 0}, {5000, 1}, {6500, 2}, {7000, 3}};
   for (size_t i = 0; i < DK_ARRAY_LEN(cases); i++) {
-    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, cases[i].ts};
+    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, cases[i].ts, 0};
     CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
     CHECK_EQ_INT(dk_snapshot_version(s), cases[i].v);
     dk_snapshot_free(s);
   }
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 7001};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, 7001, 0};
   CHECK_STATUS(dk_snapshot_open(&s, t, &o, &err), DK_OUT_OF_RANGE);
   dk_table_free(t);
 }
@@ -462,7 +463,7 @@ DK_TEST(log__incremental_refresh_equals_fresh_load) {
   dk_snapshot *upd, *fresh;
   CHECK_OK(dk_snapshot_update(&upd, old, &err), &err);
   dk_snapshot_free(old); /* the refreshed snapshot must not depend on the caller's reference */
-  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0};
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0, 0};
   CHECK_OK(dk_snapshot_open(&fresh, t, &o, &err), &err);
   CHECK_EQ_INT(dk_snapshot_version(upd), 4);
   char a[256], b[256];
@@ -528,6 +529,182 @@ DK_TEST(log__paths_decoded_and_canonical) {
   char fs[256];
   file_set(s, fs, sizeof fs);
   CHECK_EQ_STR(fs, "c.parquet,sp ace#.parquet");
+  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    char full[8192], want[8192];
+    size_t need = dk_snapshot_file_path(full, sizeof full, s, &f);
+    snprintf(want, sizeof want, "%s/%s", dk_snapshot_table_root(s), f.path);
+    CHECK_EQ_STR(full, want);
+    CHECK_EQ_INT(need, strlen(want));
+  }
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(log__compaction_file_used_and_equivalent) {
+  char *dir = basic_table();
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  char want[256], got[256];
+  file_set(s, want, sizeof want);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  /* 1.2 compacted: v1 add b + v2 remove a / add c, reconciled; the tombstone's
+   * deletionTimestamp (99, not 7) shows which file was read */
+  char c[2048], l1[512], l2[512];
+  snprintf(c, sizeof c,
+           "%s%s{\"remove\":{\"path\":\"a.parquet\",\"deletionTimestamp\":99,\"dataChange\":true}}\n",
+           add_line(l1, sizeof l1, "b.parquet", "y"), add_line(l2, sizeof l2, "c.parquet", "z"));
+  put(dir, "00000000000000000001.00000000000000000002.compacted.json", c);
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), 2);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, want);
+  dk_tombstone tb;
+  CHECK_OK(dk_snapshot_tombstone(&tb, s, 0, &err), &err);
+  CHECK_EQ_INT(tb.deletion_timestamp, 99);
+  dk_snapshot_free(s);
+  /* a compaction reaching past the requested version is not used */
+  dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 1, 0, 0, 0};
+  CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, "a.parquet,b.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+typedef struct reader_arg {
+  dk_snapshot *s;
+  unsigned long long sum;
+} reader_arg;
+
+static void *read_all(void *p) {
+  reader_arg *r = p;
+  for (int round = 0; round < 3; round++)
+    for (int64_t i = 0; i < dk_snapshot_num_files(r->s); i++) {
+      dk_file_entry f;
+      dk_snapshot_file(&f, r->s, i, NULL);
+      r->sum += dk_hash_bytes(f.path, strlen(f.path));
+      if (f.stats) r->sum += dk_hash_bytes(f.stats, strlen(f.stats));
+    }
+  return NULL;
+}
+
+DK_TEST(log__snapshot_shared_by_threads) {
+  /* many files with stats, spread over several compressed stats blocks */
+  char *dir = mk_table();
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  dk_buf_puts(&b, P0, NULL);
+  dk_buf_puts(&b, M0, NULL);
+  for (int i = 0; i < 5000; i++)
+    dk_buf_printf(&b, NULL,
+                  "{\"add\":{\"path\":\"f%d.parquet\",\"partitionValues\":{\"p\":\"%d\"},\"size\":%d,"
+                  "\"modificationTime\":1,\"dataChange\":true,\"stats\":\"{\\\"numRecords\\\":%d,"
+                  "\\\"minValues\\\":{\\\"id\\\":%d},\\\"maxValues\\\":{\\\"id\\\":%d}}\"}}\n",
+                  i, i % 7, i, i, i * 10, i * 10 + 9);
+  put(dir, commit_name(0), b.data);
+  dk_buf_dispose(&b);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 5000);
+  /* every stats text is the one written for its file */
+  for (int64_t i = 0; i < 5000; i += 499) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    int n = atoi(f.path + 1);
+    char want[128];
+    snprintf(want, sizeof want, "{\"numRecords\":%d,\"minValues\":{\"id\":%d},\"maxValues\":{\"id\":%d}}",
+             n, n * 10, n * 10 + 9);
+    CHECK_EQ_STR(f.stats, want);
+  }
+  reader_arg a[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    a[i].s = s;
+    a[i].sum = 0;
+    CHECK(pthread_create(&th[i], NULL, read_all, &a[i]) == 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  reader_arg one = {s, 0};
+  read_all(&one);
+  for (int i = 0; i < 4; i++) CHECK(a[i].sum == one.sum);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(log__relative_root_and_absolute_paths) {
+  char *dir = basic_table();
+  char c[2048];
+  snprintf(c, sizeof c, "{\"remove\":{\"path\":\"%s/b.parquet\",\"dataChange\":true}}\n", dir);
+  put(dir, commit_name(3), c);
+  char cwd[4096];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  CHECK(chdir(dir) == 0);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  dk_status st = open_at(".", -1, &s, &t, &err);
+  CHECK(chdir(cwd) == 0);
+  CHECK_OK(st, &err);
+  char fs[256];
+  file_set(s, fs, sizeof fs);
+  CHECK_EQ_STR(fs, "c.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(log__v2_sidecar_absolute_uri_and_commits_deleted) {
+  /* the real V2 checkpoint of v2-checkpoint-json, copied; its first sidecar is rewritten as
+   * an absolute file:// URI and commits 0..2 are deleted: same files as the original */
+  char src[4096], dst[4096], cmd[9000];
+  snprintf(src, sizeof src, "%s/delta-golden/v2-checkpoint-json", dk_test_data_dir());
+  snprintf(dst, sizeof dst, "%s/v2abs", dk_test_tmpdir());
+  snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", src, dst);
+  CHECK(system(cmd) == 0);
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(src, -1, &s, &t, &err), &err);
+  char want[4096], got[4096];
+  file_set(s, want, sizeof want);
+  int64_t v = dk_snapshot_version(s);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  const char *cp = "00000000000000000002.checkpoint.6374b053-df23-479b-b2cf-c9c550132b49.json";
+  const char *side = "00000000000000000002.checkpoint.0000000001.0000000002.bd1885fd-6ec0-4370-b0f5-43b5162fd4de.parquet";
+  char path[4300];
+  snprintf(path, sizeof path, "%s/_delta_log/%s", dst, cp);
+  char *text;
+  size_t len;
+  CHECK_OK(dk__read_file(NULL, path, &text, &len, &err), &err);
+  char *at = strstr(text, side);
+  CHECK(at != NULL);
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  dk_buf_append(&b, text, (size_t)(at - text), NULL);
+  dk_buf_printf(&b, NULL, "file://%s/_delta_log/_sidecars/%s", dst, side);
+  dk_buf_puts(&b, at + strlen(side), NULL);
+  dk__free(NULL, text);
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  fwrite(b.data, 1, b.len, f);
+  fclose(f);
+  dk_buf_dispose(&b);
+  for (int k = 0; k <= 2; k++) {
+    snprintf(path, sizeof path, "%s/_delta_log/%s", dst, commit_name(k));
+    unlink(path);
+  }
+  CHECK_OK(open_at(dst, -1, &s, &t, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), v);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, want);
+  CHECK(dk_snapshot_num_files(s) > 0);
   dk_snapshot_free(s);
   dk_table_free(t);
 }

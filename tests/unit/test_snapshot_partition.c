@@ -129,7 +129,7 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     dk_table *t = NULL;
     dk_snapshot *s = NULL;
     dk_error_init(&err);
-    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
+    dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0, 0};
     if (dk_table_open(&t, root, NULL, &err) != DK_OK || dk_snapshot_open(&s, t, &o, &err) != DK_OK) {
       fprintf(stderr, "  %s: open failed: %s\n", id, err.message);
       failures++;

@@ -216,6 +216,18 @@ int dk_cli_describe(int argc, char **argv) {
       dk_json_write_str(&b, m->config_values[i], strlen(m->config_values[i]), NULL);
     }
     dk_buf_putc(&b, '}', NULL);
+    put_key(&b, "app_transactions", 0);
+    dk_buf_putc(&b, '{', NULL);
+    for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
+      const char *app;
+      int64_t v;
+      dk_snapshot_txn(s, i, &app, &v, NULL);
+      put_key(&b, app, i == 0);
+      dk_buf_printf(&b, NULL, "%" PRId64, v);
+    }
+    dk_buf_putc(&b, '}', NULL);
+    put_key(&b, "num_tombstones", 0);
+    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_tombstones(s));
     put_key(&b, "num_files", 0);
     dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_files(s));
     put_key(&b, "size_bytes", 0);
