@@ -47,7 +47,7 @@ def _norm(rows):
 
 
 @pytest.mark.dk_command("scan")
-@pytest.mark.parametrize("split_size", [1, 20000, 70000, 150000, 1 << 27])
+@pytest.mark.parametrize("split_size", [4096, 20000, 70000, 150000, 1 << 27])
 def test_reading_all_splits_equals_the_table(rg_table, split_size):
     d, rows = rg_table
     rc, out, err = h.run_dk("scan", d, "--via-splits", "--split-size", split_size)
