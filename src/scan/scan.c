@@ -44,6 +44,11 @@ typedef struct scan_plan {
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
   const char *row_cv_col;     /* materialised row-commit-version column or NULL */
+  dk_arena ar;                /* pruned field types, copies of names */
+  int64_t n_req;              /* requested column names (-1: all columns) */
+  const char **req;
+  size_t n_pcols;             /* the table's partition columns */
+  const char **pcols;
 } scan_plan;
 
 /* One file to read (or a byte range of it). */
@@ -86,6 +91,7 @@ static void plan_dispose(scan_plan *p) {
   dk_schema_release(&p->read_schema);
   dk_expr_free(p->residual);
   dk_expr_free(p->residual_bound);
+  dk_arena_dispose(&p->ar);
   memset(p, 0, sizeof *p);
 }
 
@@ -107,22 +113,30 @@ static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, d
 
 /* Builds the output schema from the logical Arrow schema of the table. */
 static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
-  struct ArrowSchema logical;
-  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  (void)schema;
   dk_atype st = dk_atype_make(DK_AT_STRUCT);
   int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
   dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
   if (!s) s = dk_schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
-    int64_t li = p->cols[i].field - schema->fields;
+    /* export the (possibly pruned) field through a one-field struct */
+    dk_type one;
+    memset(&one, 0, sizeof one);
+    one.id = DK_TYPE_STRUCT;
+    one.n_fields = 1;
+    one.fields = p->cols[i].field;
+    struct ArrowSchema col;
+    s = dk_schema__to_arrow(&col, &one, 0, err);
+    if (s) break;
     dk_schema_release(p->read_schema.children[i]);
-    s = dk_schema_copy(p->read_schema.children[i], logical.children[li], err);
+    s = dk_schema_copy(p->read_schema.children[i], col.children[0], err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
     if (!s && i < p->n_out) {
       dk_schema_release(p->out_schema.children[i]);
-      s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+      s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
     }
+    dk_schema_release(&col);
   }
   if (s == DK_OK && p->meta) {
     struct ArrowSchema *m = p->out_schema.children[p->n_out];
@@ -140,16 +154,124 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
       k++;
     }
   }
-  dk_schema_release(&logical);
   return s;
 }
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static int is_partition_col(const dk_metadata *md, const char *name) {
-  for (size_t i = 0; i < md->n_partition_columns; i++)
-    if (!strcasecmp(md->partition_columns[i], name)) return 1;
+static int is_partition_col(const scan_plan *p, const char *name) {
+  for (size_t i = 0; i < p->n_pcols; i++)
+    if (!strcasecmp(p->pcols[i], name)) return 1;
   return 0;
+}
+
+/* Keeps, of struct type t, the fields that paths[0..n) (dotted, relative to t) name: a path
+** that ends at a field keeps it whole, a longer one prunes inside it. Field order stays the
+** schema's (as Spark's nested column pruning does). */
+static dk_status prune_struct(const dk_type **out, const dk_type *t, const char *const *paths,
+                              size_t n, dk_arena *ar, dk_error *err) {
+  dk_type *nt = dk_arena_alloc(ar, sizeof *nt, err);
+  dk_field *nf = dk_arena_alloc(ar, (t->n_fields ? t->n_fields : 1) * sizeof *nf, err);
+  const char **sub = dk_arena_alloc(ar, (n ? n : 1) * sizeof *sub, err);
+  char *used = dk_arena_alloc(ar, n ? n : 1, err);
+  if (!nt || !nf || !sub || !used) return DK_NOMEM;
+  memset(used, 0, n ? n : 1);
+  *nt = *t;
+  nt->n_fields = 0;
+  nt->fields = nf;
+  for (size_t i = 0; i < t->n_fields; i++) {
+    const dk_field *f = &t->fields[i];
+    size_t fl = strlen(f->name), ns = 0;
+    int whole = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (strncasecmp(paths[k], f->name, fl) != 0) continue;
+      if (paths[k][fl] == 0) whole = 1, used[k] = 1;
+      else if (paths[k][fl] == '.') sub[ns++] = paths[k] + fl + 1, used[k] = 1;
+    }
+    if (!whole && !ns) continue;
+    nf[nt->n_fields] = *f;
+    if (!whole) {
+      if (f->type->id != DK_TYPE_STRUCT)
+        return dk__error_set(err, DK_NOT_FOUND, "scan: '%s' is not a struct (cannot select '%s')",
+                             f->name, sub[0]);
+      DK_RETURN_NOT_OK(prune_struct(&nf[nt->n_fields].type, f->type, sub, ns, ar, err));
+    }
+    nt->n_fields++;
+  }
+  for (size_t k = 0; k < n; k++)
+    if (!used[k]) return dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s'", paths[k]);
+  *out = nt;
+  return DK_OK;
+}
+
+/* Resolves the requested columns (names or dotted nested paths; n < 0: every column, data
+** columns then partition columns) into plan->cols, remembering the request for splits. */
+static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const char *const *names,
+                                  int64_t n, dk_error *err) {
+  p->n_req = n;
+  if (n < 0) {
+    for (size_t i = 0; i < schema->n_fields; i++)
+      if (!is_partition_col(p, schema->fields[i].name)) {
+        p->cols[p->n_cols].field = &schema->fields[i];
+        p->cols[p->n_cols++].is_partition = 0;
+      }
+    for (size_t k = 0; k < p->n_pcols; k++) {
+      const dk_field *f = dk_schema_find(schema, p->pcols[k]);
+      if (!f)
+        return dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                             p->root, p->pcols[k]);
+      p->cols[p->n_cols].field = f;
+      p->cols[p->n_cols++].is_partition = 1;
+    }
+    return DK_OK;
+  }
+  p->req = dk_arena_alloc(&p->ar, (size_t)(n ? n : 1) * sizeof *p->req, err);
+  if (!p->req) return DK_NOMEM;
+  for (int64_t i = 0; i < n; i++) {
+    p->req[i] = dk_arena_alloc(&p->ar, strlen(names[i]) + 1, err);
+    if (!p->req[i]) return DK_NOMEM;
+    memcpy((char *)p->req[i], names[i], strlen(names[i]) + 1);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const char *name = names[i];
+    const char *dot = strchr(name, '.');
+    size_t tl = dot ? (size_t)(dot - name) : strlen(name);
+    char top[256];
+    DK_RETURN_IF(tl >= sizeof top, DK_NOT_FOUND, err, "scan: no column '%s'", name);
+    memcpy(top, name, tl);
+    top[tl] = 0;
+    const dk_field *f = dk_schema_find(schema, top);
+    DK_RETURN_IF(!f, DK_NOT_FOUND, err, "scan: no column '%s' in the table schema", name);
+    int dup = 0;
+    for (size_t c = 0; c < p->n_cols; c++)
+      if (!strcmp(p->cols[c].field->name, f->name)) dup = 1;
+    if (dup) continue; /* handled with its first mention */
+    /* every request on this top-level column */
+    const char **paths = dk_arena_alloc(&p->ar, (size_t)n * sizeof *paths, err);
+    if (!paths) return DK_NOMEM;
+    size_t np = 0;
+    int whole = 0;
+    for (int64_t k = i; k < n; k++) {
+      const char *d2 = strchr(names[k], '.');
+      size_t l2 = d2 ? (size_t)(d2 - names[k]) : strlen(names[k]);
+      if (l2 != tl || strncasecmp(names[k], top, tl) != 0) continue;
+      if (!d2) whole = 1;
+      else paths[np++] = d2 + 1;
+    }
+    if (whole || !np) {
+      p->cols[p->n_cols].field = f;
+    } else {
+      DK_RETURN_IF(f->type->id != DK_TYPE_STRUCT, DK_NOT_FOUND, err,
+                   "scan: '%s' is not a struct (cannot select '%s')", f->name, name);
+      dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+      if (!nf) return DK_NOMEM;
+      *nf = *f;
+      DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
+      p->cols[p->n_cols].field = nf;
+    }
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
+  }
+  return DK_OK;
 }
 
 static int64_t stats_num_records(const char *stats) {
@@ -166,20 +288,24 @@ static int64_t stats_num_records(const char *stats) {
 /* Appends (as filter-only columns) the top-level columns the filter reads that the output
 ** lacks. */
 static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
-                                    const dk_metadata *md, dk_error *err) {
+                                    dk_error *err) {
   if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
     const char *name = dk_expr_column_name(e, 0);
     const dk_field *f = dk_schema_find(schema, name);
     if (!f) return dk__error_set(err, DK_NOT_FOUND, "scan: filter column '%s' is not in the schema",
                                  name);
-    for (size_t i = 0; i < p->n_cols; i++)
+    for (size_t i = 0; i < p->n_cols; i++) {
       if (p->cols[i].field == f) return DK_OK;
+      if (!strcmp(p->cols[i].field->name, f->name))
+        return dk__error_set(err, DK_UNSUPPORTED, "scan: filtering on '%s' while projecting only "
+                             "some of its nested fields is not supported", f->name);
+    }
     p->cols[p->n_cols].field = f;
-    p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
     return DK_OK;
   }
   for (size_t i = 0; i < dk_expr_num_children(e); i++)
-    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, md, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, err));
   return DK_OK;
 }
 
@@ -236,6 +362,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
   p->alloc = alloc;
+  dk_arena_init(&p->ar, alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
   p->limit = o.limit;
@@ -263,46 +390,11 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
   p->row_cv_col =
       dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
-  if (o.columns) {
-    for (size_t i = 0; i < o.n_columns; i++) {
-      const char *name = o.columns[i];
-      if (strchr(name, '.')) {
-        st = dk__error_set(err, DK_UNSUPPORTED, "scan: nested column projection ('%s') is not "
-                           "implemented yet", name);
-        goto cleanup;
-      }
-      const dk_field *f = dk_schema_find(schema, name);
-      if (!f) {
-        st = dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s' in the table schema", name);
-        goto cleanup;
-      }
-      p->cols[p->n_cols].field = f;
-      p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
-    }
-  } else {
-    for (int pass = 0; pass < 2; pass++) {
-      if (pass == 0) {
-        for (size_t i = 0; i < schema->n_fields; i++)
-          if (!is_partition_col(md, schema->fields[i].name)) {
-            p->cols[p->n_cols].field = &schema->fields[i];
-            p->cols[p->n_cols++].is_partition = 0;
-          }
-      } else {
-        for (size_t k = 0; k < md->n_partition_columns; k++) {
-          const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
-          if (!f) {
-            st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
-                               p->root, md->partition_columns[k]);
-            goto cleanup;
-          }
-          p->cols[p->n_cols].field = f;
-          p->cols[p->n_cols++].is_partition = 1;
-        }
-      }
-    }
-  }
+  p->n_pcols = md->n_partition_columns;
+  p->pcols = (const char **)md->partition_columns;
+  DK_CHECK_GOTO(plan_add_columns(p, schema, o.columns, o.columns ? (int64_t)o.n_columns : -1, err));
   p->n_out = p->n_cols;
-  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, md, err));
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
     if (type_has_variant(p->cols[i].field->type)) {
@@ -1453,12 +1545,12 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   if (!st) st = put_str(&b, md->schema_string ? md->schema_string
                                               : "{\"type\":\"struct\",\"fields\":[]}", err);
   if (!st) st = put_i64(&b, p->mode, err);
-  if (!st) st = put_i64(&b, (int64_t)p->n_cols, err);
-  for (size_t c = 0; !st && c < p->n_cols; c++) {
-    st = put_str(&b, p->cols[c].field->name, err);
-    if (!st) st = put_i64(&b, p->cols[c].is_partition, err);
-  }
-  if (!st) st = put_i64(&b, (int64_t)p->n_out, err);
+  if (!st) st = put_i64(&b, (int64_t)p->n_pcols, err);
+  for (size_t c = 0; !st && c < p->n_pcols; c++) st = put_str(&b, p->pcols[c], err);
+  if (!st) st = put_i64(&b, p->n_req, err);
+  for (int64_t c = 0; !st && c < p->n_req; c++) st = put_str(&b, p->req[c], err);
+  if (!st) st = put_i64(&b, (int64_t)(p->n_cols - p->n_out), err);
+  for (size_t c = p->n_out; !st && c < p->n_cols; c++) st = put_str(&b, p->cols[c].field->name, err);
   if (!st) st = put_i64(&b, p->meta, err);
   if (!st) st = put_i64(&b, p->limit, err);
   if (!st) st = put_i64(&b, p->batch_size, err);
@@ -1596,23 +1688,41 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err));
   DK_RETURN_NOT_OK(get_count(&r, &v, 2));
   p->mode = (dk_column_mapping_mode)v;
-  DK_RETURN_NOT_OK(get_count(&r, &n_cols, (int64_t)schema->n_fields));
-  p->cols = dk__calloc(p->alloc, (size_t)(n_cols ? n_cols : 1), sizeof *p->cols);
+  int64_t n_pc, n_req, n_hidden;
+  DK_RETURN_NOT_OK(get_count(&r, &n_pc, (int64_t)schema->n_fields));
+  p->pcols = dk_arena_alloc(&p->ar, (size_t)(n_pc ? n_pc : 1) * sizeof *p->pcols, err);
+  if (!p->pcols) return DK_NOMEM;
+  for (int64_t c = 0; c < n_pc; c++) {
+    DK_RETURN_NOT_OK(get_str(&r, &p->pcols[c]));
+    DK_RETURN_IF(!p->pcols[c], DK_CORRUPT, err, "split: null partition column name");
+  }
+  p->n_pcols = (size_t)n_pc;
+  DK_RETURN_NOT_OK(get_i64(&r, &n_req));
+  DK_RETURN_IF(n_req < -1 || n_req > (int64_t)(len / 4), DK_CORRUPT, err,
+               "split: bad column count %" PRId64, n_req);
+  const char **req = dk_arena_alloc(&p->ar, (size_t)(n_req > 0 ? n_req : 1) * sizeof *req, err);
+  if (!req) return DK_NOMEM;
+  for (int64_t c = 0; c < n_req; c++) {
+    DK_RETURN_NOT_OK(get_str(&r, &req[c]));
+    DK_RETURN_IF(!req[c], DK_CORRUPT, err, "split: null column name");
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &n_hidden, (int64_t)schema->n_fields));
+  n_cols = (n_req < 0 ? (int64_t)schema->n_fields : n_req) + n_hidden + 1;
+  p->cols = dk__calloc(p->alloc, (size_t)n_cols, sizeof *p->cols);
   DK_RETURN_IF(!p->cols, DK_NOMEM, err, "out of memory (split)");
-  size_t n_part = 0;
-  for (int64_t c = 0; c < n_cols; c++) {
+  dk_status cst = plan_add_columns(p, schema, req, n_req, err);
+  if (cst) return cst == DK_NOT_FOUND ? dk__error_set(err, DK_CORRUPT, "split: bad columns") : cst;
+  p->n_out = p->n_cols;
+  for (int64_t c = 0; c < n_hidden; c++) {
     const char *name;
     DK_RETURN_NOT_OK(get_str(&r, &name));
     const dk_field *f = name ? dk_schema_find(schema, name) : NULL;
     DK_RETURN_IF(!f, DK_CORRUPT, err, "split: column '%s' is not in the schema", name ? name : "");
-    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
-    p->cols[c].field = f;
-    p->cols[c].is_partition = (int)v;
-    n_part += (size_t)v;
-    p->n_cols++;
+    p->cols[p->n_cols].field = f;
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
   }
-  DK_RETURN_NOT_OK(get_count(&r, &v, n_cols));
-  p->n_out = (size_t)v;
+  size_t n_part = 0;
+  for (size_t c = 0; c < p->n_cols; c++) n_part += (size_t)p->cols[c].is_partition;
   DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
   p->meta = (unsigned)v;
   DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
@@ -1716,6 +1826,7 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   s->alloc = alloc;
   s->plan.alloc = alloc;
   dk_arena_init(&s->ar, alloc, 0);
+  dk_arena_init(&s->plan.ar, alloc, 0);
   dk_status st = split_parse(s, split, len, err);
   if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
   if (st) {
