@@ -111,6 +111,30 @@ static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, d
   return DK_OK;
 }
 
+/* Marks variant columns (struct<metadata, value>) with the parquet.variant extension name. */
+static dk_status tag_variants(struct ArrowSchema *sc, const dk_type *t, dk_error *err) {
+  switch (t->id) {
+    case DK_TYPE_VARIANT: {
+      const char *k[1] = {"ARROW:extension:name"}, *v[1] = {"parquet.variant"};
+      return dk_schema_set_metadata(sc, k, v, 1, err);
+    }
+    case DK_TYPE_STRUCT:
+      for (size_t i = 0; i < t->n_fields && (int64_t)i < sc->n_children; i++)
+        DK_RETURN_NOT_OK(tag_variants(sc->children[i], t->fields[i].type, err));
+      return DK_OK;
+    case DK_TYPE_ARRAY:
+      return sc->n_children ? tag_variants(sc->children[0], t->element, err) : DK_OK;
+    case DK_TYPE_MAP:
+      if (sc->n_children && sc->children[0]->n_children == 2) {
+        DK_RETURN_NOT_OK(tag_variants(sc->children[0]->children[0], t->key, err));
+        return tag_variants(sc->children[0]->children[1], t->value, err);
+      }
+      return DK_OK;
+    default:
+      return DK_OK;
+  }
+}
+
 /* Builds the output schema from the logical Arrow schema of the table. */
 static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
   (void)schema;
@@ -135,6 +159,7 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
     if (!s && i < p->n_out) {
       dk_schema_release(p->out_schema.children[i]);
       s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
+      if (!s) s = tag_variants(p->out_schema.children[i], p->cols[i].field->type, err);
     }
     dk_schema_release(&col);
   }
@@ -321,18 +346,6 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
   return st;
 }
 
-static int type_has_variant(const dk_type *t) {
-  switch (t->id) {
-    case DK_TYPE_VARIANT: return 1;
-    case DK_TYPE_ARRAY: return type_has_variant(t->element);
-    case DK_TYPE_MAP: return type_has_variant(t->key) || type_has_variant(t->value);
-    case DK_TYPE_STRUCT:
-      for (size_t i = 0; i < t->n_fields; i++)
-        if (type_has_variant(t->fields[i].type)) return 1;
-      return 0;
-    default: return 0;
-  }
-}
 
 dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
                       dk_error *err) {
@@ -397,11 +410,6 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
-    if (type_has_variant(p->cols[i].field->type)) {
-      st = dk__error_set(err, DK_UNSUPPORTED, "scan: column '%s' has type variant, which dk "
-                         "cannot decode yet", p->cols[i].field->name);
-      goto cleanup;
-    }
   }
   DK_CHECK_GOTO(plan_build_schema(p, schema, err));
 
