@@ -23,8 +23,9 @@
 /* ---- plan ----------------------------------------------------------------------------------- */
 
 typedef struct scan_col {
-  const dk_field *field; /* logical field of the table schema */
+  const dk_field *field; /* logical field of the table schema (or a pruned copy) */
   int is_partition;
+  int pruned;            /* field is a pruned copy (nested projection) */
 } scan_col;
 
 /* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
@@ -293,6 +294,7 @@ static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const cha
       *nf = *f;
       DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
       p->cols[p->n_cols].field = nf;
+      p->cols[p->n_cols].pruned = 1;
     }
     p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
   }
@@ -601,6 +603,7 @@ typedef struct file_reader {
   int64_t rg_first_row;  /* row index of the current row group's first row */
   int64_t next_row;      /* row index of the next batch's first row */
   int64_t rg_end_row;    /* row index after the current row group */
+  int64_t want;          /* rows still wanted by a LIMIT when the row group opens (-1: all) */
   struct ArrowArrayStream stream; /* current row group's stream */
   int has_stream;
   int in_rg;             /* a row group is open (with or without a stream) */
@@ -843,6 +846,47 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
   return skip;
 }
 
+typedef struct path_list {
+  const char **v;
+  size_t n, cap;
+} path_list;
+
+static dk_status path_push(path_list *l, const char *p, const dk_allocator *a, dk_error *err) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? 2 * l->cap : 16;
+    const char **nv = dk__realloc(a, (void *)l->v, nc * sizeof *nv);
+    DK_RETURN_IF(!nv, DK_NOMEM, err, "out of memory (scan)");
+    l->v = nv;
+    l->cap = nc;
+  }
+  l->v[l->n++] = p;
+  return DK_OK;
+}
+
+/* Dotted physical paths of the file's columns that a pruned struct type needs (nested
+** projection pushed into the Parquet reader). */
+static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSchema *fs,
+                                const dk_type *t, dk_column_mapping_mode mode, const char *prefix,
+                                const dk_allocator *a, dk_error *err) {
+  for (size_t i = 0; i < t->n_fields; i++) {
+    int64_t j = dk_scan__find_child(fs, &t->fields[i], mode);
+    if (j < 0) continue;
+    size_t pl = strlen(prefix), cl = strlen(fs->children[j]->name);
+    char *path = dk_arena_alloc(ar, pl + cl + 2, err);
+    if (!path) return DK_NOMEM;
+    memcpy(path, prefix, pl);
+    path[pl] = '.';
+    memcpy(path + pl + 1, fs->children[j]->name, cl + 1);
+    if (t->fields[i].type->id == DK_TYPE_STRUCT && !strcmp(fs->children[j]->format, "+s")) {
+      size_t before = l->n;
+      DK_RETURN_NOT_OK(add_leaf_paths(l, ar, fs->children[j], t->fields[i].type, mode, path, a, err));
+      if (l->n > before) continue;
+    }
+    DK_RETURN_NOT_OK(path_push(l, path, a, err));
+  }
+  return DK_OK;
+}
+
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
 static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -876,32 +920,46 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       dk_schema_release(&fs);
       continue;
     }
-    const char **names = dk__calloc(plan->alloc, plan->n_cols + 3, sizeof *names);
-    if (!names) {
-      dk_schema_release(&fs);
-      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
-    }
-    size_t nn = 0;
-    for (size_t c = 0; c < plan->n_cols; c++) {
+    path_list pl = {NULL, 0, 0};
+    dk_arena par;
+    dk_arena_init(&par, plan->alloc, 0);
+    const char **names = NULL;
+    size_t nn = 0, ntop = 0;
+    dk_status pst = DK_OK;
+    for (size_t c = 0; pst == DK_OK && c < plan->n_cols; c++) {
       r->col_src[c] = -1;
       if (plan->cols[c].is_partition) continue;
       int64_t j = dk_scan__find_child(&fs, plan->cols[c].field, plan->mode);
       if (j < 0) continue;
-      r->col_src[c] = (int64_t)nn;
-      names[nn++] = fs.children[j]->name;
+      size_t before = pl.n;
+      if (plan->cols[c].pruned && !strcmp(fs.children[j]->format, "+s"))
+        pst = add_leaf_paths(&pl, &par, fs.children[j], plan->cols[c].field->type, plan->mode,
+                             fs.children[j]->name, plan->alloc, err);
+      if (!pst && pl.n == before) pst = path_push(&pl, fs.children[j]->name, plan->alloc, err);
+      r->col_src[c] = (int64_t)ntop++;
     }
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err); /* room for row tracking */
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err);
+    if (pst) {
+      dk__free(plan->alloc, pl.v);
+      dk_arena_dispose(&par);
+      dk_schema_release(&fs);
+      return pst;
+    }
+    names = pl.v;
+    nn = pl.n - 2;
     r->row_id_src = r->row_cv_src = -1;
     if ((plan->meta & DK_META_ROW_ID) && plan->row_id_col) {
       for (int64_t j = 0; j < fs.n_children; j++)
         if (!strcmp(fs.children[j]->name, plan->row_id_col)) {
-          r->row_id_src = (int64_t)nn;
+          r->row_id_src = (int64_t)ntop++;
           names[nn++] = fs.children[j]->name;
         }
     }
     if ((plan->meta & DK_META_ROW_COMMIT_VERSION) && plan->row_cv_col) {
       for (int64_t j = 0; j < fs.n_children; j++)
         if (!strcmp(fs.children[j]->name, plan->row_cv_col)) {
-          r->row_cv_src = (int64_t)nn;
+          r->row_cv_src = (int64_t)ntop++;
           names[nn++] = fs.children[j]->name;
         }
     }
@@ -913,6 +971,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
     ro.row_groups = &rg;
     ro.n_row_groups = 1;
     ro.batch_size = plan->batch_size;
+    if (r->want > 0 && !r->dv && !plan->residual_bound) ro.batch_size = DK_MIN(ro.batch_size, r->want);
     dk_status st = DK_OK;
     if (nn == 0) {
       /* nothing to decode: rows only */
@@ -922,6 +981,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (!st) r->has_stream = 1;
     }
     dk__free(plan->alloc, names);
+    dk_arena_dispose(&par);
     dk_schema_release(&fs);
     DK_RETURN_NOT_OK(st);
     if (!r->has_stream) {
@@ -1081,6 +1141,7 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
     if (*remaining == 0) return DK_OK;
     if (!r->in_rg) {
       int done;
+      r->want = *remaining;
       DK_RETURN_NOT_OK(open_next_rg(r, &done, err));
       if (done) return DK_OK;
     }
