@@ -66,6 +66,7 @@ typedef struct scan_task {
 } scan_task;
 
 struct dk_scan {
+  int refs; /* atomic: the handle plus one per open stream */
   const dk_allocator *alloc;
   dk_snapshot *snap;
   scan_plan plan;
@@ -365,6 +366,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  s->refs = 1;
   struct ArrowSchema full, pschema;
   full.release = pschema.release = NULL;
   dk_expr *bound_full = NULL, *ponly = NULL, *pbound = NULL;
@@ -541,7 +543,7 @@ cleanup:
 }
 
 void dk_scan_free(dk_scan *s) {
-  if (!s) return;
+  if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   plan_dispose(&s->plan);
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
@@ -1366,7 +1368,9 @@ static void scan_stream_release(void *state) {
   scan_stream *s = state;
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
-  dk__free(s->scan->alloc, s);
+  dk_scan *scan = s->scan;
+  dk__free(scan->alloc, s);
+  dk_scan_free(scan);
 }
 
 /* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
@@ -1478,14 +1482,17 @@ static void mt_release(void *state) {
   pthread_mutex_destroy(&m->mu);
   pthread_cond_destroy(&m->not_empty);
   pthread_cond_destroy(&m->not_full);
-  dk__free(m->scan->alloc, m->q);
-  dk__free(m->scan->alloc, m->tids);
-  dk__free(m->scan->alloc, m);
+  dk_scan *scan = m->scan;
+  dk__free(scan->alloc, m->q);
+  dk__free(scan->alloc, m->tids);
+  dk__free(scan->alloc, m);
+  dk_scan_free(scan);
 }
 
 static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, dk_error *err) {
   mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
   DK_RETURN_IF(!m, DK_NOMEM, err, "out of memory (scan)");
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   m->scan = scan;
   m->n_threads = threads;
   m->cap = 2 * threads;
@@ -1519,11 +1526,13 @@ dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *er
     return mt_read(out, scan, (int)DK_MIN(scan->threads, scan->n_files), err);
   scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   s->scan = scan;
   s->remaining = scan->plan.limit;
   dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
   if (st) {
     dk__free(scan->alloc, s);
+    dk_scan_free(scan);
     return st;
   }
   static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};

@@ -193,3 +193,26 @@ DK_TEST(scan__corrupted_splits_fail_cleanly) {
   dk_expr_free(f);
   close_table(&o);
 }
+
+DK_TEST(scan__stream_outlives_scan_handle) {
+  dk_error err;
+  dk_error_init(&err);
+  opened o;
+  open_table(&o, "delta-golden/dv-with-columnmapping", &err);
+  for (int threads = 1; threads <= 3; threads += 2) {
+    dk_scan_options so;
+    memset(&so, 0, sizeof so);
+    so.version = DK_SCAN_OPTIONS_VERSION;
+    so.limit = -1;
+    so.threads = threads;
+    dk_scan *scan;
+    CHECK_OK(dk_scan_new(&scan, o.s, &so, &err), &err);
+    struct ArrowArrayStream st;
+    CHECK_OK(dk_scan_read(&st, scan, &err), &err);
+    dk_scan_free(scan); /* the stream keeps its own reference */
+    int ok;
+    CHECK_EQ_INT(drain(&st, &ok), 35); /* rows of dv-with-columnmapping.expected.jsonl */
+    CHECK(ok);
+  }
+  close_table(&o);
+}
