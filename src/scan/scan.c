@@ -390,7 +390,12 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   dk_status st = DK_OK;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
-  p->root = dk__strdup(alloc, dk_snapshot_table_root(snap));
+  {
+    /* absolute root: _metadata.file_path and splits must not depend on the cwd */
+    char *abs = realpath(dk_snapshot_table_root(snap), NULL);
+    p->root = dk__strdup(alloc, abs ? abs : dk_snapshot_table_root(snap));
+    free(abs);
+  }
   size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
   p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
   if (!p->root || !p->cols) {
@@ -690,10 +695,19 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
   const dk_allocator *a = plan->alloc;
   r->row_id_src = r->row_cv_src = -1;
   DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
-  if (plan->meta & DK_META_FILE_PATH) {
+  if (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME)) {
     dk_buf b;
     dk_buf_init(&b, a);
-    dk_status st = dk_buf_printf(&b, err, "file://%s", r->full_path);
+    /* file URI, percent-encoding what is not unreserved or '/' (RFC 3986) */
+    dk_status st = dk_buf_puts(&b, "file://", err);
+    for (const unsigned char *q = (const unsigned char *)r->full_path; !st && *q; q++) {
+      unsigned char ch = *q;
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          strchr("-._~/!$&'()*+,;=:@", ch))
+        st = dk_buf_putc(&b, (char)ch, err);
+      else
+        st = dk_buf_printf(&b, err, "%%%02X", ch);
+    }
     if (!st) st = dk_buf_putc(&b, 0, err);
     if (!st) r->uri = dk__strdup(a, (const char *)b.data);
     dk_buf_dispose(&b);
@@ -1059,7 +1073,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
   dk_status st = DK_OK;
   int k = 0;
-  const char *fname = strrchr(t->path, '/');
+  const char *fname = r->uri ? strrchr(r->uri, '/') : NULL; /* last segment of the URI */
   fname = fname ? fname + 1 : t->path;
   for (int bit = 0; st == DK_OK && bit < 9; bit++) {
     if (!((plan->meta >> bit) & 1)) continue;

@@ -8,6 +8,7 @@ rows (filtered in Python for --where) whether it reads the scan whole or split b
 """
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -116,7 +117,7 @@ def test_row_index_across_row_groups(rg_table):
     files = {}
     for r in _dk_rows(out):
         m = r["_metadata"]
-        path = m["file_path"][len("file://"):]
+        path = urllib.parse.unquote(m["file_path"][len("file://"):])
         if path not in files:
             files[path] = pq.read_table(path).column("id").to_pylist()
         assert files[path][m["row_index"]] == r["id"]
