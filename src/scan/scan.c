@@ -1399,7 +1399,9 @@ typedef struct mt_stream {
   pthread_cond_t not_empty, not_full;
   struct ArrowArray *q;
   int cap, head, count;
-  int64_t next_file;
+  int64_t next_file;  /* next work item */
+  int64_t n_items;
+  int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */
@@ -1428,15 +1430,18 @@ static void *mt_worker(void *arg) {
   dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
   while (!st) {
     pthread_mutex_lock(&m->mu);
-    int64_t i = m->cancel ? scan->n_files : m->next_file++;
+    int64_t it = m->cancel ? m->n_items : m->next_file++;
     pthread_mutex_unlock(&m->mu);
-    if (i >= scan->n_files) break;
+    if (it >= m->n_items) break;
+    int64_t i = m->items[3 * it];
     dk_file_entry e;
     scan_task t;
     file_reader fr;
     st = dk_snapshot_file(&e, scan->snap, scan->files[i], &err);
     if (st) break;
     task_from_entry(&t, &e, scan->pvals + i * (int64_t)scan->n_part_out);
+    t.range_start = m->items[3 * it + 1];
+    t.range_end = m->items[3 * it + 2];
     st = file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
     int64_t remaining = -1;
     while (!st) {
@@ -1499,15 +1504,56 @@ static void mt_release(void *state) {
   dk_scan *scan = m->scan;
   dk__free(scan->alloc, m->q);
   dk__free(scan->alloc, m->tids);
+  dk__free(scan->alloc, m->items);
   dk__free(scan->alloc, m);
   dk_scan_free(scan);
 }
 
-static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, dk_error *err) {
+/* Work items for the reader threads: whole files, and files larger than MT_CHUNK (or the
+** split target when smaller) cut into
+** byte ranges (row groups by start offset) so one big file also spreads over the threads. */
+#define MT_CHUNK ((int64_t)16 << 20)
+
+static dk_status mt_items(int64_t **out, int64_t *n, const dk_scan *scan, dk_error *err) {
+  int64_t cap = 0;
+  const int64_t C = DK_MIN(MT_CHUNK, scan->split_target);
+  *out = NULL;
+  *n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t i = 0; i < scan->n_files; i++) {
+      dk_file_entry f;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+      int64_t k = f.size > C ? (f.size + C - 1) / C : 1;
+      for (int64_t j = 0; j < k; j++) {
+        if (pass == 0) {
+          cap++;
+          continue;
+        }
+        int64_t *it = &(*out)[3 * (*n)++];
+        it[0] = i;
+        it[1] = k > 1 ? j * C : 0;
+        it[2] = k > 1 ? (j + 1 == k ? f.size + 1 : (j + 1) * C) : 0;
+      }
+    }
+    if (pass == 0) {
+      *out = dk__calloc(scan->alloc, (size_t)(cap ? cap : 1) * 3, sizeof **out);
+      DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+    }
+  }
+  return DK_OK;
+}
+
+static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, int64_t *items,
+                         int64_t n_items, dk_error *err) {
   mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
-  DK_RETURN_IF(!m, DK_NOMEM, err, "out of memory (scan)");
+  if (!m) {
+    dk__free(scan->alloc, items);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
   __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   m->scan = scan;
+  m->items = items;
+  m->n_items = n_items;
   m->n_threads = threads;
   m->cap = 2 * threads;
   m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
@@ -1536,8 +1582,12 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
 }
 
 dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
-  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 1)
-    return mt_read(out, scan, (int)DK_MIN(scan->threads, scan->n_files), err);
+  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 0) {
+    int64_t *items, n;
+    DK_RETURN_NOT_OK(mt_items(&items, &n, scan, err));
+    if (n > 1) return mt_read(out, scan, (int)DK_MIN(scan->threads, n), items, n, err);
+    dk__free(scan->alloc, items);
+  }
   scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
   __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);

@@ -72,10 +72,12 @@ def test_batch_sizes(rg_table, batch):
 
 @pytest.mark.dk_command("scan")
 @pytest.mark.parametrize("threads", [2, 3, 8])
-def test_threads(rg_table, threads):
+@pytest.mark.parametrize("chunk", [None, 9000])
+def test_threads(rg_table, threads, chunk):
     d, rows = rg_table
+    extra = ["--split-size", chunk] if chunk else []  # small chunks: row-group ranges per thread
     rc, out, err = h.run_dk("scan", d, "--threads", threads, "--batch-size", 700,
-                            "--where", "s <> '3'")
+                            "--where", "s <> '3'", *extra)
     assert rc == 0, err[-3000:]
     assert _norm(_dk_rows(out)) == _norm([r for r in rows if r["s"] != "3"])
 
