@@ -1022,21 +1022,58 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
   dk_arr b;
   DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, s, a, err));
   dk_status st = dk_arr_reserve(&b, m, err);
-  uint8_t dec[16];
-  if (v->type == DK_TYPE_DECIMAL) {
-    memcpy(dec, &v->dec_lo, 8);
-    memcpy(dec + 8, &v->dec_hi, 8);
-  }
-  for (int64_t k = 0; !st && k < m; k++) {
-    switch (v->type) {
-      case DK_TYPE_STRING:
-      case DK_TYPE_BINARY: st = dk_arr_append_bytes(&b, v->str, (int64_t)v->len, err); break;
-      case DK_TYPE_FLOAT:
-      case DK_TYPE_DOUBLE: st = dk_arr_append_double(&b, v->f64, err); break;
-      case DK_TYPE_BOOLEAN: st = dk_arr_append_bool(&b, v->i64 != 0, err); break;
-      case DK_TYPE_DECIMAL: st = dk_arr_append_bytes(&b, dec, 16, err); break;
-      default: st = dk_arr_append_int(&b, v->i64, err); break;
+  uint8_t val[16];
+  int w = dk_atype_width(&b.type);
+  memset(val, 0, sizeof val);
+  switch (v->type) {
+    case DK_TYPE_DECIMAL:
+      memcpy(val, &v->dec_lo, 8);
+      memcpy(val + 8, &v->dec_hi, 8);
+      break;
+    case DK_TYPE_FLOAT: {
+      float f = (float)v->f64;
+      memcpy(val, &f, 4);
+      break;
     }
+    case DK_TYPE_DOUBLE: memcpy(val, &v->f64, 8); break;
+    default: {
+      int64_t x = v->i64; /* integers, date, timestamps: little-endian truncation */
+      memcpy(val, &x, 8);
+      if (w == 1) { int8_t y = (int8_t)x; memcpy(val, &y, 1); }
+      else if (w == 2) { int16_t y = (int16_t)x; memcpy(val, &y, 2); }
+      else if (w == 4) { int32_t y = (int32_t)x; memcpy(val, &y, 4); }
+    }
+  }
+  if (st) {
+    /* fall through to cleanup */
+  } else if (v->type == DK_TYPE_STRING || v->type == DK_TYPE_BINARY) {
+    int64_t len = (int64_t)v->len;
+    if (len * m > INT32_MAX) {
+      st = dk__error_set(err, DK_UNSUPPORTED, "scan: partition value too long for one batch");
+    } else {
+      st = dk_abuf_reserve(&b.data, a, len * m, err);
+      int32_t *o = (int32_t *)(b.values.data + b.values.len);
+      for (int64_t k = 0; !st && k < m; k++) {
+        if (len) memcpy(b.data.data + b.data.len, v->str, (size_t)len);
+        b.data.len += len;
+        o[k] = (int32_t)b.data.len;
+      }
+      if (!st) {
+        b.values.len += 4 * m;
+        dk_arr_advance(&b, m, 0);
+      }
+    }
+  } else if (v->type == DK_TYPE_BOOLEAN) {
+    if (v->i64) memset(b.values.data, 0xff, (size_t)((m + 7) / 8));
+    b.values.len = (m + 7) / 8;
+    dk_arr_advance(&b, m, 0);
+  } else if (w > 0) {
+    for (int64_t k = 0; k < m; k++) memcpy(b.values.data + (int64_t)w * k, val, (size_t)w);
+    b.values.len = (int64_t)w * m;
+    dk_arr_advance(&b, m, 0);
+  } else {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: cannot materialise partition type %d",
+                       (int)v->type);
   }
   if (!st) st = dk_arr_finish(&b, out, err);
   dk_arr_reset(&b);
