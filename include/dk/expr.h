@@ -28,8 +28,9 @@
  *              | TIMESTAMP_NTZ '...' | TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE 'text'
  *              | DECIMAL(p,s) 'text'
  * @endcode
- * LIKE accepts prefix patterns only ('abc%', with '\' escaping % and _); other patterns are
- * DK_UNSUPPORTED. TIMESTAMP text without a zone means UTC.
+ * LIKE follows Spark: '%' matches any sequence of characters, '_' exactly one character (code
+ * point), '\' escapes the next character. 'abc%' becomes STARTS_WITH (which statistics can
+ * prune) and a pattern without wildcards becomes `=`. TIMESTAMP text without a zone means UTC.
  */
 #ifndef DK_EXPR_H
 #define DK_EXPR_H
@@ -57,7 +58,8 @@ typedef enum dk_expr_kind {
   DK_EXPR_IS_NULL = 7,      /**< one child */
   DK_EXPR_IS_NOT_NULL = 8,  /**< one child */
   DK_EXPR_IN = 9,           /**< child 0 is the value, children 1.. the list */
-  DK_EXPR_STARTS_WITH = 10  /**< child 0 is the value, child 1 a string literal */
+  DK_EXPR_STARTS_WITH = 10, /**< child 0 is the value, child 1 a string literal */
+  DK_EXPR_LIKE = 11         /**< child 0 is the value, child 1 the pattern (string literal) */
 } dk_expr_kind;
 
 /** Comparison operators. */
@@ -139,6 +141,14 @@ DK_API dk_status dk_expr_in(dk_expr **out, dk_expr *value, dk_expr *const *list,
 DK_API dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
                                      size_t len, dk_error *err);
 
+/**
+ * `value LIKE pattern` (Spark semantics, '\' escape); consumes value. A pattern that is a
+ * plain prefix followed by one '%' gives a STARTS_WITH node, one without wildcards an
+ * equality; a pattern ending in a lone '\' is DK_INVALID.
+ */
+DK_API dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
+                              dk_error *err);
+
 /* ---- introspection -------------------------------------------------------------------- */
 
 DK_API dk_expr_kind dk_expr_get_kind(const dk_expr *e);
@@ -157,8 +167,8 @@ DK_API dk_lit_type dk_expr_literal_type(const dk_expr *e);
 /* ---- text ----------------------------------------------------------------------------- */
 
 /**
- * Parses a predicate. Errors are DK_INVALID ("... at offset N") or DK_UNSUPPORTED (LIKE
- * patterns other than a prefix). Nesting deeper than 256 levels is DK_INVALID.
+ * Parses a predicate. Errors are DK_INVALID ("... at offset N"). Nesting deeper than 256
+ * levels is DK_INVALID.
  */
 DK_API dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err);
 /** Like dk_expr_parse for text that is not NUL-terminated. */
@@ -191,8 +201,10 @@ DK_API dk_status dk_expr_bind(dk_expr **out, const dk_expr *e, const struct Arro
 DK_API bool dk_expr_is_bound(const dk_expr *e);
 
 /**
- * Evaluates a bound predicate over a struct batch (one child per schema field). *out_bool
- * receives an Arrow boolean array of batch->length rows whose validity carries NULL.
+ * Evaluates a bound predicate over a struct batch (one child per schema field; offsets at
+ * every level are honoured). `schema` (may be NULL) is only used to check the column count.
+ * *out_bool receives an Arrow boolean array of batch->length rows whose validity carries
+ * NULL. The batch is only read; evaluation allocates O(rows) scratch per call, never per row.
  */
 DK_API dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
                               const struct ArrowSchema *schema, const struct ArrowArray *batch,
@@ -213,10 +225,10 @@ DK_API dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
  * Parses one partition value as serialized in a Delta log (`partitionValues`) into a literal
  * of the given Delta primitive type name ("string", "long", "integer", "short", "byte",
  * "float", "double", "boolean", "date", "timestamp", "timestamp_ntz", "binary",
- * "decimal(p,s)"). text == NULL, and "" for non-string types, and
- * "__HIVE_DEFAULT_PARTITION__" give a typed NULL... represented as DK_LIT_NULL. Timestamps
- * accept "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp") and ISO-8601 with 'T' and
- * 'Z' or an offset. Malformed values are DK_CORRUPT.
+ * "decimal(p,s)"). NULL text, "" (for every type, as the protocol says) and
+ * "__HIVE_DEFAULT_PARTITION__" give a NULL literal (DK_LIT_NULL). Timestamps accept
+ * "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp", per the protocol) and ISO-8601 with
+ * 'T' and 'Z' or an offset. Malformed values are DK_CORRUPT.
  */
 DK_API dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
                                           const char *delta_type, dk_error *err);

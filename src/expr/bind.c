@@ -127,6 +127,11 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
       goto fail;
     }
   }
+  if (s->dictionary) {
+    st = dk__error_set(b->err, DK_UNSUPPORTED,
+                       "column '%s' is dictionary-encoded; decode it before filtering", label);
+    goto fail;
+  }
   if (dk_atype_parse(&r->type, s->format, NULL) != DK_OK) {
     st = dk__error_set(b->err, DK_UNSUPPORTED, "column '%s' has unsupported type '%s'", label,
                        s->format);
@@ -625,14 +630,25 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
       }
       break;
     }
-    case DK_EXPR_STARTS_WITH: {
+    case DK_EXPR_STARTS_WITH:
+    case DK_EXPR_LIKE: {
       const dk_expr *v = e->children[0];
       if (v->kind == DK_EXPR_LITERAL) {
         dk_lit r = {.type = DK_LIT_NULL};
         if (v->lit.type == DK_LIT_STRING || v->lit.type == DK_LIT_BINARY) {
           const dk_lit *pl = &e->children[1]->lit;
           r.type = DK_LIT_BOOL;
-          r.v.b = v->lit.len >= pl->len && !memcmp(v->lit.bytes, pl->bytes, pl->len);
+          if (e->kind == DK_EXPR_STARTS_WITH) {
+            r.v.b = v->lit.len >= pl->len && !memcmp(v->lit.bytes, pl->bytes, pl->len);
+          } else {
+            int16_t *codes = dk__malloc(NULL, (pl->len ? pl->len : 1) * sizeof *codes);
+            size_t m;
+            if (!codes) return dk__error_set(b->err, DK_NOMEM, "out of memory (bind)");
+            bool okp = dk__like_compile(pl->bytes, pl->len, codes, &m);
+            r.v.b = okp && dk__like_match((const uint8_t *)v->lit.bytes, v->lit.len, codes, m);
+            dk__free(NULL, codes);
+            if (!okp) return dk__error_set(b->err, DK_INVALID, "invalid LIKE pattern");
+          }
         } else if (v->lit.type != DK_LIT_NULL) {
           return dk__error_set(b->err, DK_INVALID, "STARTS_WITH needs a string value");
         }
@@ -642,7 +658,7 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
       }
       if (v->kind != DK_EXPR_COLUMN)
         return dk__error_set(b->err, DK_UNSUPPORTED, "STARTS_WITH needs a column or literal");
-      DK_RETURN_NOT_OK(new_bound(&n, DK_EXPR_STARTS_WITH, 2, b->err));
+      DK_RETURN_NOT_OK(new_bound(&n, e->kind, 2, b->err));
       st = bind_column(b, &n->children[0], v);
       if (!st && n->children[0]->col.dom != DK_DOM_BYTES) {
         char label[256];

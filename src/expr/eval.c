@@ -457,6 +457,137 @@ static dk_status eval_starts_with(ectx *c, const dk_expr *e, tv *out) {
   return DK_OK;
 }
 
+/* ---- LIKE ------------------------------------------------------------------------------ */
+
+bool dk__like_compile(const char *pat, size_t len, int16_t *out, size_t *n_out) {
+  size_t m = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)pat[i];
+    if (ch == '\\') {
+      if (i + 1 >= len) return false;
+      unsigned char nx = (unsigned char)pat[++i];
+      if (nx != '%' && nx != '_' && nx != '\\') return false;
+      out[m++] = nx;
+    } else if (ch == '%') {
+      if (m == 0 || out[m - 1] != DK_LIKE_ANY_SEQ) out[m++] = DK_LIKE_ANY_SEQ; /* %% == % */
+    } else if (ch == '_') {
+      out[m++] = DK_LIKE_ANY_ONE;
+    } else {
+      out[m++] = ch;
+    }
+  }
+  *n_out = m;
+  return true;
+}
+
+static size_t cp_len(const uint8_t *s, size_t n) {
+  unsigned ch = s[0];
+  size_t l = ch < 0x80 ? 1 : ch < 0xE0 ? 2 : ch < 0xF0 ? 3 : 4;
+  return l <= n ? l : n;
+}
+
+/* Greedy matching with backtracking to the last '%' (linear for patterns with one '%'). */
+bool dk__like_match(const uint8_t *s, size_t n, const int16_t *pat, size_t m) {
+  size_t si = 0, pi = 0, star_p = (size_t)-1, star_s = 0;
+  while (si < n) {
+    if (pi < m && pat[pi] == DK_LIKE_ANY_ONE) {
+      si += cp_len(s + si, n - si);
+      pi++;
+    } else if (pi < m && pat[pi] >= 0 && (uint8_t)pat[pi] == s[si]) {
+      si++;
+      pi++;
+    } else if (pi < m && pat[pi] == DK_LIKE_ANY_SEQ) {
+      star_p = pi++;
+      star_s = si;
+    } else if (star_p != (size_t)-1) {
+      star_s += cp_len(s + star_s, n - star_s);
+      si = star_s;
+      pi = star_p + 1;
+    } else {
+      return false;
+    }
+  }
+  while (pi < m && pat[pi] == DK_LIKE_ANY_SEQ) pi++;
+  return pi == m;
+}
+
+static dk_status eval_like(ectx *c, const dk_expr *e, tv *out) {
+  colview cv;
+  DK_RETURN_NOT_OK(resolve(c, &e->children[0]->col, &cv));
+  const dk_lit *p = &e->children[1]->lit;
+  int16_t *codes = dk_arena_alloc(&c->ar, (p->len ? p->len : 1) * sizeof *codes, c->err);
+  if (!codes) return DK_NOMEM;
+  size_t m;
+  if (!dk__like_compile(p->bytes, p->len, codes, &m))
+    return dk__error_set(c->err, DK_INVALID, "invalid LIKE pattern");
+  const int32_t *offs = (const int32_t *)cv.leaf->buffers[1] + cv.off;
+  const uint8_t *data = cv.leaf->buffers[2];
+  for (int64_t i = 0; i < c->n; i++)
+    out->val[i] = dk__like_match(data + offs[i], (size_t)(offs[i + 1] - offs[i]), codes, m);
+  fill_ok(out->ok, &cv, c->n);
+  if (cv.ok) mask_val(out->val, out->ok, c->n);
+  return DK_OK;
+}
+
+/* ---- IN lists ------------------------------------------------------------------------------ */
+
+static bool same_column(const dk_colref *a, const dk_colref *b) {
+  if (a->depth != b->depth) return false;
+  for (int i = 0; i < a->depth; i++)
+    if (a->idx[i] != b->idx[i]) return false;
+  return true;
+}
+
+/* `col = a OR col = b OR ...` on one integer or string column (what bind makes of IN). */
+static bool is_in_list(const dk_expr *e) {
+  const dk_colref *first = NULL;
+  for (size_t i = 0; i < e->n_children; i++) {
+    const dk_expr *k = e->children[i];
+    if (k->kind != DK_EXPR_CMP || k->ck != DK_CK_COL_LIT || k->op != DK_CMP_EQ) return false;
+    const dk_colref *col = &k->children[0]->col;
+    if (k->dom != col->dom || (k->dom != DK_DOM_I64 && k->dom != DK_DOM_BYTES)) return false;
+    if (first && !same_column(first, col)) return false;
+    first = col;
+  }
+  return first != NULL;
+}
+
+static dk_status eval_in_list(ectx *c, const dk_expr *e, tv *out) {
+  const dk_colref *col = &e->children[0]->children[0]->col;
+  colview cv;
+  DK_RETURN_NOT_OK(resolve(c, col, &cv));
+  int64_t n = c->n;
+  size_t k = e->n_children;
+  uint8_t *r = out->val;
+  if (col->dom == DK_DOM_I64) {
+    int64_t *vals = dk_arena_alloc(&c->ar, sizeof(int64_t) * (size_t)(n ? n : 1), c->err);
+    int64_t *lits = dk_arena_alloc(&c->ar, sizeof(int64_t) * k, c->err);
+    if (!vals || !lits) return DK_NOMEM;
+    for (size_t j = 0; j < k; j++) lits[j] = e->children[j]->li;
+    for (int64_t i = 0; i < n; i++) vals[i] = get_i64(&cv, &col->type, i);
+    for (int64_t i = 0; i < n; i++) {
+      uint8_t hit = 0;
+      for (size_t j = 0; j < k; j++) hit |= vals[i] == lits[j];
+      r[i] = hit;
+    }
+  } else {
+    const int32_t *offs = (const int32_t *)cv.leaf->buffers[1] + cv.off;
+    const uint8_t *data = cv.leaf->buffers[2];
+    for (int64_t i = 0; i < n; i++) {
+      size_t len = (size_t)(offs[i + 1] - offs[i]);
+      uint8_t hit = 0;
+      for (size_t j = 0; j < k && !hit; j++) {
+        const dk_lit *l = &e->children[j]->children[1]->lit;
+        hit = l->len == len && (len == 0 || !memcmp(data + offs[i], l->bytes, len));
+      }
+      r[i] = hit;
+    }
+  }
+  fill_ok(out->ok, &cv, n);
+  if (cv.ok) mask_val(r, out->ok, n);
+  return DK_OK;
+}
+
 static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
   int64_t n = c->n;
   DK_RETURN_IF(depth > DK_EXPR_MAX_DEPTH * 2, DK_INVALID, c->err, "expression nests too deeply");
@@ -478,12 +609,15 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
       return eval_cmp(c, e, out);
     case DK_EXPR_STARTS_WITH:
       return eval_starts_with(c, e, out);
+    case DK_EXPR_LIKE:
+      return eval_like(c, e, out);
     case DK_EXPR_NOT:
       DK_RETURN_NOT_OK(eval_pred(c, e->children[0], out, depth + 1));
       for (int64_t i = 0; i < n; i++) out->val[i] = out->ok[i] & !out->val[i];
       return DK_OK;
     case DK_EXPR_AND:
     case DK_EXPR_OR: {
+      if (e->kind == DK_EXPR_OR && is_in_list(e)) return eval_in_list(c, e, out);
       DK_RETURN_NOT_OK(eval_pred(c, e->children[0], out, depth + 1));
       tv t;
       DK_RETURN_NOT_OK(new_tv(c, &t));

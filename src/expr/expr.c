@@ -309,6 +309,60 @@ dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
   return node_with(out, DK_EXPR_STARTS_WITH, k, 2, err);
 }
 
+dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
+                       dk_error *err) {
+  *out = NULL;
+  if (!value || (!pattern && len)) {
+    dk_expr_free(value);
+    return dk__error_set(err, DK_INVALID, "NULL LIKE operand");
+  }
+  int16_t *codes = dk__malloc(NULL, (len ? len : 1) * sizeof *codes);
+  char *lit = dk__malloc(NULL, len + 1);
+  size_t m = 0;
+  dk_status st = DK_OK;
+  if (!codes || !lit) st = dk__error_set(err, DK_NOMEM, "out of memory (LIKE)");
+  else if (!dk__like_compile(pattern, len, codes, &m))
+    st = dk__error_set(err, DK_INVALID, "LIKE pattern: '\\' must precede '%%', '_' or '\\'");
+  if (st) {
+    dk__free(NULL, codes);
+    dk__free(NULL, lit);
+    dk_expr_free(value);
+    return st;
+  }
+  size_t nlit = 0, nwild = 0;
+  bool trailing_seq = m > 0 && codes[m - 1] == DK_LIKE_ANY_SEQ;
+  for (size_t i = 0; i < m; i++) {
+    if (codes[i] < 0) nwild++;
+    else lit[nlit++] = (char)codes[i];
+  }
+  lit[nlit] = 0;
+  dk__free(NULL, codes);
+  if (nwild == 0) { /* no wildcard: equality */
+    dk_expr *l = NULL;
+    st = dk_expr_literal_string(&l, lit, nlit, err);
+    dk__free(NULL, lit);
+    if (st) {
+      dk_expr_free(value);
+      return st;
+    }
+    return dk_expr_cmp(out, DK_CMP_EQ, value, l, err);
+  }
+  if (nwild == 1 && trailing_seq) { /* 'prefix%' */
+    st = dk_expr_starts_with(out, value, lit, nlit, err);
+    dk__free(NULL, lit);
+    return st;
+  }
+  dk__free(NULL, lit);
+  dk_expr *pl = NULL;
+  st = dk_expr_literal_string(&pl, pattern, len, err);
+  if (st) {
+    dk_expr_free(value);
+    return st;
+  }
+  dk_expr *k[2] = {value, pl};
+  return node_with(out, DK_EXPR_LIKE, k, 2, err);
+}
+
 /* ---- introspection ------------------------------------------------------------------------ */
 
 dk_expr_kind dk_expr_get_kind(const dk_expr *e) { return e ? e->kind : (dk_expr_kind)0; }
@@ -496,6 +550,10 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
         DK_RETURN_NOT_OK(print_operand(b, e->children[i], depth + 1, err));
       }
       return dk_buf_putc(b, ')', err);
+    case DK_EXPR_LIKE:
+      DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
+      DK_RETURN_NOT_OK(dk_buf_puts(b, " LIKE ", err));
+      return print_operand(b, e->children[1], depth + 1, err);
     case DK_EXPR_STARTS_WITH:
       DK_RETURN_NOT_OK(dk_buf_puts(b, "STARTS_WITH(", err));
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));

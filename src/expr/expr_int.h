@@ -118,6 +118,15 @@ dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_at
 /* Delta type name -> Arrow type. */
 dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err);
 
+/* ---- LIKE (eval.c) ---------------------------------------------------------------------- */
+#define DK_LIKE_ANY_SEQ (-1) /* '%' */
+#define DK_LIKE_ANY_ONE (-2) /* '_' */
+/* Compiles a Spark LIKE pattern ('\' escape) into codes (bytes 0..255 or the two wildcards);
+** out has room for len codes. Returns false for a dangling or invalid escape. */
+bool dk__like_compile(const char *pat, size_t len, int16_t *out, size_t *n_out);
+/* Matches UTF-8 bytes s[0..n) against compiled codes ('_' consumes one code point). */
+bool dk__like_match(const uint8_t *s, size_t n, const int16_t *pat, size_t m);
+
 /* ---- bind (bind.c) --------------------------------------------------------------------- */
 dk_dom dk_expr__dom_of(const dk_atype *t);
 /* Flips an operator for swapped operands (a < b  <=>  b > a). */

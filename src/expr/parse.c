@@ -495,34 +495,6 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
   return parse_column(p, out);
 }
 
-/* LIKE pattern -> prefix (with '\' escapes). *exact = no trailing '%'. */
-static dk_status like_prefix(parser *p, const tok *t, char **out, size_t *len, bool *exact) {
-  char *pat;
-  size_t n;
-  DK_RETURN_NOT_OK(unquote(p, t, &pat, &n));
-  size_t k = 0;
-  *exact = true;
-  for (size_t i = 0; i < n; i++) {
-    char c = pat[i];
-    if (c == '\\' && i + 1 < n) {
-      pat[k++] = pat[++i];
-    } else if (c == '%' && i + 1 == n) {
-      *exact = false;
-    } else if (c == '%' || c == '_' || c == '\\') {
-      dk__free(NULL, pat);
-      return dk__error_set(p->err, DK_UNSUPPORTED,
-                           "LIKE pattern at offset %zu: only 'prefix%%' patterns are supported",
-                           t->start);
-    } else {
-      pat[k++] = c;
-    }
-  }
-  pat[k] = 0;
-  *out = pat;
-  *len = k;
-  return DK_OK;
-}
-
 static dk_status parse_predicate(parser *p, dk_expr **out) {
   dk_expr *a = NULL;
   DK_RETURN_NOT_OK(parse_operand(p, &a));
@@ -606,24 +578,19 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
       st = lex_error(p, p->cur.start, "LIKE needs a string pattern");
       goto cleanup;
     }
-    char *pre = NULL;
+    char *pat = NULL;
     size_t len = 0;
-    bool exact = false;
-    DK_CHECK_GOTO(like_prefix(p, &p->cur, &pre, &len, &exact));
+    tok pt = p->cur;
+    DK_CHECK_GOTO(unquote(p, &pt, &pat, &len));
     st = advance(p);
     dk_expr *r = NULL;
     if (!st) {
-      if (exact) {
-        dk_expr *lit = NULL;
-        st = dk_expr_literal_string(&lit, pre, len, p->err);
-        if (!st) st = dk_expr_cmp(&r, DK_CMP_EQ, a, lit, p->err);
-        else dk_expr_free(a);
-      } else {
-        st = dk_expr_starts_with(&r, a, pre, len, p->err);
-      }
+      st = dk_expr_like(&r, a, pat, len, p->err);
       a = NULL;
+      if (st && p->err && !strstr(p->err->message, "offset"))
+        dk__error_prefix(p->err, "at offset %zu", pt.start);
     }
-    dk__free(NULL, pre);
+    dk__free(NULL, pat);
     if (st) goto cleanup;
     if (negate) return dk_expr_not(out, r, p->err);
     *out = r;

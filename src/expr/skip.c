@@ -279,11 +279,9 @@ static bool skip_cmp(const sctx *c, const dk_expr *e, bool neg) {
   return cmp_skip(c, e, neg ? negate_op(e->op) : e->op);
 }
 
-static bool skip_starts_with(const sctx *c, const dk_expr *e, bool neg) {
-  const dk_colref *col = &e->children[0]->col;
+static bool skip_prefix(const sctx *c, const dk_colref *col, const dk_lit *p, bool neg) {
   if (all_null(c, col)) return true;
   if (col->type.id != DK_AT_STRING) return false;
-  const dk_lit *p = &e->children[1]->lit;
   sval mn, mx;
   bool has_min = stat_value(lookup(c, "minValues", col), col, DK_DOM_BYTES, false, &mn);
   bool has_max = stat_value(lookup(c, "maxValues", col), col, DK_DOM_BYTES, true, &mx);
@@ -300,6 +298,25 @@ static bool skip_starts_with(const sctx *c, const dk_expr *e, bool neg) {
   ** max bound both carry it (everything between them then does too) */
   return has_min && has_max && starts_with(mn.s, mn.len, p->bytes, p->len) &&
          starts_with(mx.s, mx.len, p->bytes, p->len);
+}
+
+/* LIKE implies STARTS_WITH(its literal prefix); only the positive form can use that. */
+static bool skip_like(const sctx *c, const dk_expr *e, bool neg) {
+  const dk_colref *col = &e->children[0]->col;
+  if (all_null(c, col)) return true;
+  if (neg) return false;
+  const dk_lit *p = &e->children[1]->lit;
+  char buf[256];
+  size_t k = 0;
+  for (size_t i = 0; i < p->len && k < sizeof buf; i++) {
+    char ch = p->bytes[i];
+    if (ch == '%' || ch == '_') break;
+    if (ch == '\\' && i + 1 < p->len) ch = p->bytes[++i];
+    buf[k++] = ch;
+  }
+  if (k == 0) return false;
+  dk_lit pre = {.type = DK_LIT_STRING, .bytes = buf, .len = k};
+  return skip_prefix(c, col, &pre, false);
 }
 
 static bool can_skip(const sctx *c, const dk_expr *e, bool neg, int depth) {
@@ -341,7 +358,9 @@ static bool can_skip(const sctx *c, const dk_expr *e, bool neg, int depth) {
     case DK_EXPR_CMP:
       return skip_cmp(c, e, neg);
     case DK_EXPR_STARTS_WITH:
-      return skip_starts_with(c, e, neg);
+      return skip_prefix(c, &e->children[0]->col, &e->children[1]->lit, neg);
+    case DK_EXPR_LIKE:
+      return skip_like(c, e, neg);
     default:
       return false;
   }

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 
 import duckdb
@@ -38,7 +39,11 @@ COLUMNS = [
     ("str", "string"), ("dt", "date"), ("ts", "timestamp"), ("dec", "decimal(10,2)"),
     ("flag", "bool"), ("bin", "binary"), ("Mixed", "int32"),
     ("st", "struct"),  # struct<x: int32, y: string>
+    ("big", "decimal(38,10)"), ("ntz", "timestamp_ntz"),
 ]
+BIG = ["9999999999999999999999999999.9999999999", "-9999999999999999999999999999.9999999999",
+       "0.0000000001", "-0.0000000001", "10.5", "9223372036854775807", "-9223372036854775808",
+       "9223372036854775807.5", "12345678901234567890.1234567890", "0", "1"]
 
 LONG = "abcdefghijklmnopqrstuvwxyz0123456789"  # 36 chars: longer than the 32-char stats prefix
 STRINGS = ["", "a", "ab", "abc", "abd", "b", "B", "ba", "z", "\u00e9", "\u00e9t\u00e9",
@@ -70,6 +75,9 @@ def gen_row():
     r["Mixed"] = maybe_null(lambda: rnd.randint(-3, 3))
     r["st"] = maybe_null(lambda: {"x": maybe_null(lambda: rnd.randint(-5, 5)),
                                   "y": maybe_null(lambda: rnd.choice(STRINGS))})
+    r["big"] = maybe_null(lambda: decimal.Decimal(rnd.choice(BIG)))
+    r["ntz"] = maybe_null(lambda: dt.datetime(2024, 1, 1) + dt.timedelta(
+        seconds=rnd.randint(-200000, 200000), microseconds=rnd.choice([0, 1, 999, 123456])))
     return r
 
 
@@ -105,6 +113,8 @@ def arrow_table():
         "bin": pa.array([r["bin"] for r in ROWS], pa.binary()),
         "Mixed": pa.array([r["Mixed"] for r in ROWS], pa.int32()),
         "st": pa.array([r["st"] for r in ROWS], st_type),
+        "big": pa.array([r["big"] for r in ROWS], pa.decimal128(38, 10)),
+        "ntz": pa.array([r["ntz"] for r in ROWS], pa.timestamp("us")),
     }
     return pa.table(arrays)
 
@@ -141,6 +151,15 @@ def lit(kind):
                                                    microseconds=rnd.choice([0, 1, 999, 123456]))
         s = t.strftime("%Y-%m-%d %H:%M:%S") + (".%06d" % t.microsecond if t.microsecond else "")
         return ("TIMESTAMP '%s'" % s, "TIMESTAMP '%s'" % s)
+    if kind == "bigdec":
+        v = rnd.choice(BIG + ["1.00000000001", "-99999999999999999999999999999", "10.50",
+                              "99999999999999999999999999999.5", "0.00000000005"])
+        return (v, v)
+    if kind == "ntz":
+        t = dt.datetime(2024, 1, 1) + dt.timedelta(seconds=rnd.randint(-210000, 210000),
+                                                   microseconds=rnd.choice([0, 1, 999, 123456]))
+        s = t.strftime("%Y-%m-%d %H:%M:%S") + (".%06d" % t.microsecond if t.microsecond else "")
+        return ("TIMESTAMP_NTZ '%s'" % s, "TIMESTAMP '%s'" % s)
     if kind == "bool":
         v = rnd.choice(["TRUE", "FALSE"])
         return (v, v)
@@ -157,6 +176,7 @@ COL_KINDS = {
     "i64": ["int", "dec", "double"], "dbl": ["double", "int", "dec"], "str": ["str"],
     "dt": ["date", "ts", "strdate"], "ts": ["ts", "date"], "dec": ["dec", "int", "double"],
     "flag": ["bool"], "bin": ["bin"], "mixed": ["int"], "st.x": ["int"], "st.y": ["str"],
+    "big": ["bigdec", "int", "dec"], "ntz": ["ntz", "ts", "date"],
 }
 OPS = [("=", "="), ("!=", "!="), ("<>", "<>"), ("<", "<"), ("<=", "<="), (">", ">"),
        (">=", ">="), ("==", "="), ("<=>", "IS NOT DISTINCT FROM")]
@@ -202,11 +222,15 @@ def atom():
         if form == 0:
             return ("STARTS_WITH(%s, %s)" % (c, q(p)), "starts_with(%s, %s)" % (c, q(p)))
         neg = form == 2
-        return ("%s %sLIKE %s" % (c, "NOT " if neg else "", q(p + "%")),
-                "(%s %sLIKE %s)" % (c, "NOT " if neg else "", q(p + "%")))
+        pat = p + "%"
+        if rnd.random() < 0.5:  # general patterns: '%' and '_' anywhere (no escapes)
+            pat = rnd.choice(["%b%", "a%c", "_b%", "%a_", "_", "__", "%", "", "a%b%c", "%\u00e9%",
+                              "_\U0001F600%", "%z", "a_", "%5", "q_", "%-%", "abc%x%"])
+        return ("%s %sLIKE %s" % (c, "NOT " if neg else "", q(pat)),
+                "(%s %sLIKE %s)" % (c, "NOT " if neg else "", q(pat)))
     if r < 0.86:
         pairs = [("i32", "i16"), ("i32", "i64"), ("str", "st.y"), ("i32", "st.x"), ("dbl", "dbl"),
-                 ("dt", "dt"), ("dec", "dec"), ("i32", "mixed")]
+                 ("dt", "dt"), ("dec", "dec"), ("i32", "mixed"), ("big", "big"), ("ntz", "ntz")]
         a, b = rnd.choice(pairs)
         op, dop = rnd.choice(OPS)
         da, db = ({"mixed": "Mixed"}.get(x, x) for x in (a, b))
@@ -270,11 +294,13 @@ def ts_ms(t):
 
 def json_val(name, v):
     if isinstance(v, decimal.Decimal):
-        return json.loads(str(v))
+        return "@@NUM:%s@@" % v  # emitted as an exact JSON number (see file_stats)
     if name == "dt":
         return str(v)
     if name == "ts":
         return ts_ms(v)
+    if name == "ntz":
+        return ts_ms(v)[:-1]  # no zone for timestamp_ntz
     return v
 
 
@@ -287,7 +313,8 @@ def file_stats(rows, fidx):
         return json.dumps(stats)  # numRecords only
     mins, maxs, nulls = {}, {}, {}
     style = "prefix" if fidx % 2 else "tiebreak"
-    leaves = ["i16", "i32", "i64", "dbl", "str", "dt", "ts", "dec", "Mixed", "st.x", "st.y"]
+    leaves = ["i16", "i32", "i64", "dbl", "str", "dt", "ts", "dec", "Mixed", "st.x", "st.y", "big",
+              "ntz"]
     for leaf in leaves:
         if mode == 4 and leaf in ("i32", "str"):
             continue  # partial stats: column not indexed
@@ -319,7 +346,8 @@ def file_stats(rows, fidx):
         target[0][key] = json_val(leaf, lo)
         target[1][key] = json_val(leaf, hi)
     stats.update({"minValues": mins, "maxValues": maxs, "nullCount": nulls})
-    return json.dumps(stats, ensure_ascii=rnd.random() < 0.5, allow_nan=False)
+    text = json.dumps(stats, ensure_ascii=rnd.random() < 0.5, allow_nan=False)
+    return re.sub(r'"@@NUM:([^@]*)@@"', r"\1", text)
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -337,11 +365,11 @@ def row_json(r):
                 out.append("Infinity" if v > 0 else "-Infinity")
             else:
                 out.append(v)
-        elif name == "dec":
+        elif name in ("dec", "big"):
             out.append(str(v))
         elif name == "dt":
             out.append((v - dt.date(1970, 1, 1)).days)
-        elif name == "ts":
+        elif name in ("ts", "ntz"):
             out.append((v - EPOCH) // dt.timedelta(microseconds=1))
         elif name == "bin":
             out.append(v.hex())
@@ -369,7 +397,11 @@ def main():
         if dk_text in seen:
             continue
         seen.add(dk_text)
-        res = con.execute("SELECT %s FROM t ORDER BY rid" % sql).fetchall()
+        try:
+            res = con.execute("SELECT %s FROM t ORDER BY rid" % sql).fetchall()
+        except duckdb.Error:
+            continue  # DuckDB rejects it (e.g. a decimal cast overflowing 38 digits): no oracle
+
         chars = "".join("N" if v is None else ("T" if v else "F") for (v,) in res)
         lines.append(json.dumps({"expr": dk_text, "sql": sql, "result": chars}))
     os.makedirs(os.path.dirname(out_path), exist_ok=True)

@@ -118,6 +118,13 @@ DK_TEST(expr__bind_errors) {
   expect_bind_error(&s, "Dup = 1", DK_INVALID, "ambiguous", __LINE__);
   expect_bind_error(&s, "id = name", DK_UNSUPPORTED, "different types", __LINE__);
   expect_bind_error(&s, "5", DK_INVALID, "not a predicate", __LINE__);
+  /* dictionary-encoded columns are refused, not misread */
+  struct ArrowSchema dict;
+  field(&dict, "u", "", 0);
+  s.children[0]->dictionary = &dict;
+  expect_bind_error(&s, "id = 1", DK_UNSUPPORTED, "dictionary", __LINE__);
+  s.children[0]->dictionary = NULL;
+  dk_schema_release(&dict);
   /* exact-case match wins over the case-insensitive duplicate; case-insensitive otherwise */
   dk_error err = {0};
   dk_expr *e, *b;
@@ -263,6 +270,46 @@ DK_TEST(expr__sliced_nested_children) {
   dk_expr_free(b);
   batch.release(&batch);
   dk_schema_release(&s);
+}
+
+DK_TEST(expr__split_bound_tree) {
+  /* a bound predicate splits into unbound partition and data parts, each re-bindable */
+  dk_error err = {0};
+  struct ArrowSchema s, ps;
+  field(&s, "+s", "", 2);
+  field(s.children[0], "tdD", "Day", 0);
+  field(s.children[1], "i", "v", 0);
+  field(&ps, "+s", "", 1);
+  field(ps.children[0], "tdD", "day", 0);
+  dk_expr *e, *b, *only, *rest, *pb;
+  CHECK_OK(dk_expr_parse(&e, "day >= '2024-01-01' AND v IN (1, 2) AND day < DATE '2024-02-01'", &err), &err);
+  CHECK_OK(dk_expr_bind(&b, e, &s, &err), &err);
+  const char *parts[] = {"DAY"};
+  CHECK_OK(dk_expr_split(&only, &rest, b, parts, 1, &err), &err);
+  char *t1, *t2;
+  CHECK_OK(dk_expr_to_string(&t1, only, &err), &err);
+  CHECK_OK(dk_expr_to_string(&t2, rest, &err), &err);
+  CHECK_EQ_STR(t1, "Day >= DATE '2024-01-01' AND Day < DATE '2024-02-01'");
+  CHECK_EQ_STR(t2, "v = 1 OR v = 2");
+  CHECK(!dk_expr_is_bound(only) && !dk_expr_is_bound(rest));
+  CHECK_OK(dk_expr_bind(&pb, only, &ps, &err), &err);
+  const char *vals[] = {"2024-01-15", "2023-12-31", NULL, "2024-02-01"};
+  struct ArrowArray batch;
+  CHECK_OK(dk_partition_batch(&batch, &ps, vals, 4, &err), &err);
+  uint8_t mask[4];
+  int64_t sel;
+  CHECK_OK(dk_expr_eval_filter(mask, &sel, pb, &ps, &batch, &err), &err);
+  CHECK(mask[0] == 1 && mask[1] == 0 && mask[2] == 0 && mask[3] == 0 && sel == 1);
+  batch.release(&batch);
+  dk_expr_string_free(t1);
+  dk_expr_string_free(t2);
+  dk_expr_free(e);
+  dk_expr_free(b);
+  dk_expr_free(only);
+  dk_expr_free(rest);
+  dk_expr_free(pb);
+  dk_schema_release(&s);
+  dk_schema_release(&ps);
 }
 
 DK_TEST(expr__refcount_and_sharing) {

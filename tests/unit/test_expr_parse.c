@@ -57,6 +57,11 @@ DK_TEST(expr__parse_canonical) {
   RT("s LIKE 'ab%'", "STARTS_WITH(s, 'ab')");
   RT("s NOT LIKE 'a\\%b%'", "NOT STARTS_WITH(s, 'a%b')");
   RT("s LIKE 'abc'", "s = 'abc'");
+  RT("s LIKE '%x'", "s LIKE '%x'");
+  RT("s like 'a_b%'", "s LIKE 'a_b%'");
+  RT("s LIKE 'a%%'", "STARTS_WITH(s, 'a')");
+  RT("s LIKE 'a\\_'", "s = 'a_'");
+  RT("s NOT LIKE '_'", "NOT (s LIKE '_')");
   RT("starts_with(s, 'x')", "STARTS_WITH(s, 'x')");
   RT("price > 10.5", "price > 10.5");
   RT("price > 0.05", "price > 0.05");
@@ -109,8 +114,8 @@ DK_TEST(expr__parse_errors) {
   ERR("a = 1 = 2", DK_INVALID, "offset 6");
   ERR("a IN ()", DK_INVALID, "offset 6");
   ERR("a IS 1", DK_INVALID, "expected NULL");
-  ERR("s LIKE '%x'", DK_UNSUPPORTED, "prefix");
-  ERR("s LIKE 'a_b%'", DK_UNSUPPORTED, NULL);
+  ERR("s LIKE 'a\\'", DK_INVALID, "offset 7");
+  ERR("s LIKE 'a\\x%'", DK_INVALID, "LIKE");
   ERR("d = DATE '2024-02-30'", DK_INVALID, "DATE");
   ERR("t = TIMESTAMP_NTZ '2024-01-01 00:00:00Z'", DK_INVALID, "TIMESTAMP_NTZ");
   ERR("b = X'abc'", DK_INVALID, "even");
