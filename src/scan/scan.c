@@ -1439,6 +1439,9 @@ typedef struct mt_stream {
   int64_t next_file;  /* next work item */
   int64_t n_items;
   int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
+  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
+                             decompressed stats in a thread-local cache, which worker
+                             threads must not touch: it would leak at their exit) */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */
@@ -1471,12 +1474,9 @@ static void *mt_worker(void *arg) {
     pthread_mutex_unlock(&m->mu);
     if (it >= m->n_items) break;
     int64_t i = m->items[3 * it];
-    dk_file_entry e;
     scan_task t;
     file_reader fr;
-    st = dk_snapshot_file(&e, scan->snap, scan->files[i], &err);
-    if (st) break;
-    task_from_entry(&t, &e, scan->pvals + i * (int64_t)scan->n_part_out);
+    task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
     t.range_start = m->items[3 * it + 1];
     t.range_end = m->items[3 * it + 2];
     st = file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
@@ -1542,6 +1542,7 @@ static void mt_release(void *state) {
   dk__free(scan->alloc, m->q);
   dk__free(scan->alloc, m->tids);
   dk__free(scan->alloc, m->items);
+  dk__free(scan->alloc, m->entries);
   dk__free(scan->alloc, m);
   dk_scan_free(scan);
 }
@@ -1591,6 +1592,20 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
   m->scan = scan;
   m->items = items;
   m->n_items = n_items;
+  m->entries = dk__calloc(scan->alloc, (size_t)(scan->n_files ? scan->n_files : 1),
+                          sizeof *m->entries);
+  for (int64_t i = 0; m->entries && i < scan->n_files; i++) {
+    dk_status est = dk_snapshot_file(&m->entries[i], scan->snap, scan->files[i], err);
+    if (est) {
+      m->n_threads = 0;
+      pthread_mutex_init(&m->mu, NULL);
+      pthread_cond_init(&m->not_empty, NULL);
+      pthread_cond_init(&m->not_full, NULL);
+      mt_release(m);
+      return est;
+    }
+    m->entries[i].stats = NULL; /* not valid outside this thread */
+  }
   m->n_threads = threads;
   m->cap = 2 * threads;
   m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
@@ -1598,7 +1613,7 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->not_empty, NULL);
   pthread_cond_init(&m->not_full, NULL);
-  if (!m->q || !m->tids) {
+  if (!m->q || !m->tids || !m->entries) {
     mt_release(m);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
