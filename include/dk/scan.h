@@ -12,12 +12,26 @@
  *   split bytes --dk_split_read--> ArrowArrayStream (executor side; needs no snapshot)
  *   dk_scan --dk_scan_read--> ArrowArrayStream of the whole scan (optionally multi-threaded)
  *
- * Output columns: the requested data columns in request order (all: schema order, partition
- * columns after data columns as Spark orders them), then `_metadata` (a struct) when asked.
- * Logical names are used throughout; column mapping, type widening, deletion vectors and
- * missing columns (schema evolution) are handled inside.
+ * Output columns: the requested columns in request order (all: data columns in schema order,
+ * then partition columns in partition order, as Spark orders them), then `_metadata` (a
+ * non-nullable struct) when asked. A dotted request ("s.a.b") keeps only the named nested
+ * fields of struct `s` (in schema order); several requests on one top-level column merge
+ * into one output column at the first one's position.
+ * Logical names are used throughout; column mapping (Parquet columns matched by physical
+ * name, or by field_id in id mode), type widening (integer widths, integer -> decimal/double,
+ * float -> double, decimal precision/scale, date -> timestamp_ntz, timestamp units),
+ * deletion vectors and missing columns (schema evolution: nulls) are handled inside.
+ * Variant columns come out as struct<metadata: binary, value: binary> whose field metadata
+ * has ARROW:extension:name = "parquet.variant" (shredded variants are DK_UNSUPPORTED).
  *
- * Thread-safety: a dk_scan is immutable once built and may plan/read from several threads.
+ * Pushdown: partition predicates prune files exactly; the whole filter skips files by their
+ * Delta statistics and row groups by Parquet statistics (integer, date and ASCII string
+ * columns); the conjuncts that are not partition-only form the residual, applied in the
+ * kernel unless keep_residual is set. LIMIT stops the reader exactly, and without a residual
+ * drops files once numRecords minus DV cardinality of the earlier ones covers it.
+ *
+ * Thread-safety: a built dk_scan may be read from several threads (reading only updates the
+ * atomic statistics counters); dk_scan_plan_splits must not race with other calls.
  */
 #ifndef DK_SCAN_H
 #define DK_SCAN_H
@@ -58,7 +72,9 @@ typedef struct dk_scan_options {
   int64_t split_target_bytes;    /**< split size target; 0 = 128 MiB */
   int64_t split_open_cost_bytes; /**< Spark's openCostInBytes; 0 = 4 MiB */
   int64_t batch_size;            /**< rows per batch; 0 = 65536 */
-  int threads;                   /**< dk_scan_read decode threads; 0 = 1 */
+  int threads;                   /**< dk_scan_read reader threads (one file each at a time;
+                                      batch order across files is then unspecified); 0 = 1;
+                                      ignored with a LIMIT */
 } dk_scan_options;
 
 /** Plans a scan: binds the filter against the snapshot's schema, prunes and skips files.
@@ -71,8 +87,9 @@ DK_API void dk_scan_free(dk_scan *scan);
 /** The output schema (struct). Caller releases. */
 DK_API dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err);
 
-/** Residual filter the engine must still apply when keep_residual = 1; NULL when the file
- *  selection decides the filter exactly (e.g. partition-only predicates). Borrowed. */
+/** The residual filter (unbound; the conjuncts not decided by partition values), or NULL when
+ *  the file selection decides the filter exactly (partition-only predicates). The engine must
+ *  apply it when keep_residual = 1; otherwise dk already applied it. Borrowed. */
 DK_API const dk_expr *dk_scan_residual(const dk_scan *scan);
 
 /** What pushdown did; counters grow as reading proceeds (row groups, pages, rows). */
@@ -117,15 +134,22 @@ DK_API int64_t dk_scan_num_pruned_files(const dk_scan *scan);
 DK_API dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
                                          const dk_scan *scan, int64_t i, dk_error *err);
 
-/** Plans splits. Afterwards dk_scan_num_splits/dk_scan_split_serialize are valid. */
+/** Plans splits: each file is cut into byte ranges of at most split_target_bytes (a reader
+ *  takes the row groups whose first page starts inside its range, so ranges need no footer
+ *  reads and files with deletion vectors stay splittable), and the ranges are packed next-fit
+ *  in file order as Spark's FilePartition does (a new split when the current one plus the
+ *  range would exceed the target; each range also counts split_open_cost_bytes). Afterwards
+ *  dk_scan_num_splits/dk_scan_split_serialize are valid. */
 DK_API dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err);
 DK_API int64_t dk_scan_num_splits(const dk_scan *scan);
-/** Serialized split i (self-contained: file URI, byte range, read schema, column mapping,
- *  partition values, DV descriptor, row-tracking values, residual filter). `*out` is
- *  allocated; free with dk_free. */
+/** Serialized split i (self-contained, versioned binary: table root, schema, column request,
+ *  per file its path, byte range, partition values, DV descriptor and row-tracking values,
+ *  the residual filter when the kernel applies it, the LIMIT as a per-split cap). `*out` is
+ *  allocated; free with dk_free (dk/parquet.h). */
 DK_API dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
                                          int64_t i, dk_error *err);
-/** Reads one serialized split as a stream of batches in the scan's output schema. */
+/** Reads one serialized split as a stream of batches in the scan's output schema. Malformed
+ *  bytes are DK_CORRUPT (naming the byte offset). */
 DK_API dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
                                const dk_allocator *alloc, dk_error *err);
 

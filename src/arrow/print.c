@@ -231,6 +231,29 @@ static float half_to_float(uint16_t h) {
 static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
                            const struct ArrowArray *a, int64_t i, int depth);
 
+/* Variant columns: a struct tagged parquet.variant with binary `metadata` and `value`. */
+static bool is_variant(const struct ArrowSchema *s) {
+  dk_str ext = dk_schema_metadata_get(s->metadata, "ARROW:extension:name");
+  return ext.ptr && ext.len == 15 && !memcmp(ext.ptr, "parquet.variant", 15);
+}
+
+static dk_status put_variant(dk_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
+                             int64_t j, dk_error *err) {
+  const struct ArrowArray *ma = NULL, *va = NULL;
+  for (int64_t k = 0; k < s->n_children; k++) {
+    const char *nm = s->children[k]->name ? s->children[k]->name : "";
+    if (!strcmp(nm, "metadata") && !strcmp(s->children[k]->format, "z")) ma = a->children[k];
+    if (!strcmp(nm, "value") && !strcmp(s->children[k]->format, "z")) va = a->children[k];
+  }
+  if (!ma || !va) return dk__error_set(err, DK_UNSUPPORTED, "variant column without binary metadata/value");
+  int64_t mj = ma->offset + j, vj = va->offset + j;
+  if (!is_valid(ma, j) || !is_valid(va, j)) return dk_buf_puts(b, "null", err);
+  const int32_t *mo = ma->buffers[1], *vo = va->buffers[1];
+  const uint8_t *md = ma->buffers[2], *vd = va->buffers[2];
+  return dk_variant_to_json(b, md + mo[mj], (size_t)(mo[mj + 1] - mo[mj]), vd + vo[vj],
+                            (size_t)(vo[vj + 1] - vo[vj]), err);
+}
+
 static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSchema *s,
                                  const struct ArrowArray *a, int64_t i, int depth) {
   const dk_atype *t = &p->t;
@@ -299,6 +322,7 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
       return dk_buf_putc(b, ']', err);
     }
     case DK_AT_STRUCT: {
+      if (is_variant(s)) return put_variant(b, s, a, j, err);
       DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
       for (int64_t k = 0; k < s->n_children; k++) {
         if (k) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));

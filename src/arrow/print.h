@@ -30,4 +30,12 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
 dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
                                     const struct ArrowArray *array, int64_t i, dk_error *err);
 
+/* Appends the JSON text of one Variant value (Parquet VariantEncoding.md): objects, arrays,
+** strings, numbers (decimals with their scale), booleans, null; dates, timestamps, times and
+** UUIDs as strings; binary as base64. DK_CORRUPT on malformed bytes. A struct column whose
+** field metadata has ARROW:extension:name = "parquet.variant" (children `metadata` and
+** `value`, both binary) is printed this way. */
+dk_status dk_variant_to_json(dk_buf *out, const uint8_t *metadata, size_t mlen,
+                             const uint8_t *value, size_t vlen, dk_error *err);
+
 #endif /* DK_ARROW_PRINT_H */

@@ -353,6 +353,13 @@ static dk_status conform_struct(struct ArrowArray *out, const dk_type *t, const 
       j = i < ss->n_children ? i : -1;
     } else { /* variant: metadata, value by name */
       for (int64_t k = 0; k < ss->n_children; k++)
+        if (ss->children[k]->name && !strcmp(ss->children[k]->name, "typed_value")) {
+          st = dk__error_set(err, DK_UNSUPPORTED, "scan: shredded variant column '%s' (typed_value) "
+                             "is not supported", ss->name ? ss->name : "");
+          break;
+        }
+      if (st) break;
+      for (int64_t k = 0; k < ss->n_children; k++)
         if (ss->children[k]->name && !strcmp(ss->children[k]->name, tgt->children[i]->name)) j = k;
     }
     if (j < 0) {

@@ -23,8 +23,9 @@
 /* ---- plan ----------------------------------------------------------------------------------- */
 
 typedef struct scan_col {
-  const dk_field *field; /* logical field of the table schema */
+  const dk_field *field; /* logical field of the table schema (or a pruned copy) */
   int is_partition;
+  int pruned;            /* field is a pruned copy (nested projection) */
 } scan_col;
 
 /* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
@@ -44,6 +45,11 @@ typedef struct scan_plan {
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
   const char *row_cv_col;     /* materialised row-commit-version column or NULL */
+  dk_arena ar;                /* pruned field types, copies of names */
+  int64_t n_req;              /* requested column names (-1: all columns) */
+  const char **req;
+  size_t n_pcols;             /* the table's partition columns */
+  const char **pcols;
 } scan_plan;
 
 /* One file to read (or a byte range of it). */
@@ -60,6 +66,7 @@ typedef struct scan_task {
 } scan_task;
 
 struct dk_scan {
+  int refs; /* atomic: the handle plus one per open stream */
   const dk_allocator *alloc;
   dk_snapshot *snap;
   scan_plan plan;
@@ -86,6 +93,7 @@ static void plan_dispose(scan_plan *p) {
   dk_schema_release(&p->read_schema);
   dk_expr_free(p->residual);
   dk_expr_free(p->residual_bound);
+  dk_arena_dispose(&p->ar);
   memset(p, 0, sizeof *p);
 }
 
@@ -105,24 +113,57 @@ static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, d
   return DK_OK;
 }
 
+/* Marks variant columns (struct<metadata, value>) with the parquet.variant extension name. */
+static dk_status tag_variants(struct ArrowSchema *sc, const dk_type *t, dk_error *err) {
+  switch (t->id) {
+    case DK_TYPE_VARIANT: {
+      const char *k[1] = {"ARROW:extension:name"}, *v[1] = {"parquet.variant"};
+      return dk_schema_set_metadata(sc, k, v, 1, err);
+    }
+    case DK_TYPE_STRUCT:
+      for (size_t i = 0; i < t->n_fields && (int64_t)i < sc->n_children; i++)
+        DK_RETURN_NOT_OK(tag_variants(sc->children[i], t->fields[i].type, err));
+      return DK_OK;
+    case DK_TYPE_ARRAY:
+      return sc->n_children ? tag_variants(sc->children[0], t->element, err) : DK_OK;
+    case DK_TYPE_MAP:
+      if (sc->n_children && sc->children[0]->n_children == 2) {
+        DK_RETURN_NOT_OK(tag_variants(sc->children[0]->children[0], t->key, err));
+        return tag_variants(sc->children[0]->children[1], t->value, err);
+      }
+      return DK_OK;
+    default:
+      return DK_OK;
+  }
+}
+
 /* Builds the output schema from the logical Arrow schema of the table. */
 static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
-  struct ArrowSchema logical;
-  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  (void)schema;
   dk_atype st = dk_atype_make(DK_AT_STRUCT);
   int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
   dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
   if (!s) s = dk_schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
-    int64_t li = p->cols[i].field - schema->fields;
+    /* export the (possibly pruned) field through a one-field struct */
+    dk_type one;
+    memset(&one, 0, sizeof one);
+    one.id = DK_TYPE_STRUCT;
+    one.n_fields = 1;
+    one.fields = p->cols[i].field;
+    struct ArrowSchema col;
+    s = dk_schema__to_arrow(&col, &one, 0, err);
+    if (s) break;
     dk_schema_release(p->read_schema.children[i]);
-    s = dk_schema_copy(p->read_schema.children[i], logical.children[li], err);
+    s = dk_schema_copy(p->read_schema.children[i], col.children[0], err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
     if (!s && i < p->n_out) {
       dk_schema_release(p->out_schema.children[i]);
-      s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+      s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
+      if (!s) s = tag_variants(p->out_schema.children[i], p->cols[i].field->type, err);
     }
+    dk_schema_release(&col);
   }
   if (s == DK_OK && p->meta) {
     struct ArrowSchema *m = p->out_schema.children[p->n_out];
@@ -140,16 +181,125 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
       k++;
     }
   }
-  dk_schema_release(&logical);
   return s;
 }
 
 /* ---- options -------------------------------------------------------------------------------- */
 
-static int is_partition_col(const dk_metadata *md, const char *name) {
-  for (size_t i = 0; i < md->n_partition_columns; i++)
-    if (!strcasecmp(md->partition_columns[i], name)) return 1;
+static int is_partition_col(const scan_plan *p, const char *name) {
+  for (size_t i = 0; i < p->n_pcols; i++)
+    if (!strcasecmp(p->pcols[i], name)) return 1;
   return 0;
+}
+
+/* Keeps, of struct type t, the fields that paths[0..n) (dotted, relative to t) name: a path
+** that ends at a field keeps it whole, a longer one prunes inside it. Field order stays the
+** schema's (as Spark's nested column pruning does). */
+static dk_status prune_struct(const dk_type **out, const dk_type *t, const char *const *paths,
+                              size_t n, dk_arena *ar, dk_error *err) {
+  dk_type *nt = dk_arena_alloc(ar, sizeof *nt, err);
+  dk_field *nf = dk_arena_alloc(ar, (t->n_fields ? t->n_fields : 1) * sizeof *nf, err);
+  const char **sub = dk_arena_alloc(ar, (n ? n : 1) * sizeof *sub, err);
+  char *used = dk_arena_alloc(ar, n ? n : 1, err);
+  if (!nt || !nf || !sub || !used) return DK_NOMEM;
+  memset(used, 0, n ? n : 1);
+  *nt = *t;
+  nt->n_fields = 0;
+  nt->fields = nf;
+  for (size_t i = 0; i < t->n_fields; i++) {
+    const dk_field *f = &t->fields[i];
+    size_t fl = strlen(f->name), ns = 0;
+    int whole = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (strncasecmp(paths[k], f->name, fl) != 0) continue;
+      if (paths[k][fl] == 0) whole = 1, used[k] = 1;
+      else if (paths[k][fl] == '.') sub[ns++] = paths[k] + fl + 1, used[k] = 1;
+    }
+    if (!whole && !ns) continue;
+    nf[nt->n_fields] = *f;
+    if (!whole) {
+      if (f->type->id != DK_TYPE_STRUCT)
+        return dk__error_set(err, DK_NOT_FOUND, "scan: '%s' is not a struct (cannot select '%s')",
+                             f->name, sub[0]);
+      DK_RETURN_NOT_OK(prune_struct(&nf[nt->n_fields].type, f->type, sub, ns, ar, err));
+    }
+    nt->n_fields++;
+  }
+  for (size_t k = 0; k < n; k++)
+    if (!used[k]) return dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s'", paths[k]);
+  *out = nt;
+  return DK_OK;
+}
+
+/* Resolves the requested columns (names or dotted nested paths; n < 0: every column, data
+** columns then partition columns) into plan->cols, remembering the request for splits. */
+static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const char *const *names,
+                                  int64_t n, dk_error *err) {
+  p->n_req = n;
+  if (n < 0) {
+    for (size_t i = 0; i < schema->n_fields; i++)
+      if (!is_partition_col(p, schema->fields[i].name)) {
+        p->cols[p->n_cols].field = &schema->fields[i];
+        p->cols[p->n_cols++].is_partition = 0;
+      }
+    for (size_t k = 0; k < p->n_pcols; k++) {
+      const dk_field *f = dk_schema_find(schema, p->pcols[k]);
+      if (!f)
+        return dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                             p->root, p->pcols[k]);
+      p->cols[p->n_cols].field = f;
+      p->cols[p->n_cols++].is_partition = 1;
+    }
+    return DK_OK;
+  }
+  p->req = dk_arena_alloc(&p->ar, (size_t)(n ? n : 1) * sizeof *p->req, err);
+  if (!p->req) return DK_NOMEM;
+  for (int64_t i = 0; i < n; i++) {
+    p->req[i] = dk_arena_alloc(&p->ar, strlen(names[i]) + 1, err);
+    if (!p->req[i]) return DK_NOMEM;
+    memcpy((char *)p->req[i], names[i], strlen(names[i]) + 1);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const char *name = names[i];
+    const char *dot = strchr(name, '.');
+    size_t tl = dot ? (size_t)(dot - name) : strlen(name);
+    char top[256];
+    DK_RETURN_IF(tl >= sizeof top, DK_NOT_FOUND, err, "scan: no column '%s'", name);
+    memcpy(top, name, tl);
+    top[tl] = 0;
+    const dk_field *f = dk_schema_find(schema, top);
+    DK_RETURN_IF(!f, DK_NOT_FOUND, err, "scan: no column '%s' in the table schema", name);
+    int dup = 0;
+    for (size_t c = 0; c < p->n_cols; c++)
+      if (!strcmp(p->cols[c].field->name, f->name)) dup = 1;
+    if (dup) continue; /* handled with its first mention */
+    /* every request on this top-level column */
+    const char **paths = dk_arena_alloc(&p->ar, (size_t)n * sizeof *paths, err);
+    if (!paths) return DK_NOMEM;
+    size_t np = 0;
+    int whole = 0;
+    for (int64_t k = i; k < n; k++) {
+      const char *d2 = strchr(names[k], '.');
+      size_t l2 = d2 ? (size_t)(d2 - names[k]) : strlen(names[k]);
+      if (l2 != tl || strncasecmp(names[k], top, tl) != 0) continue;
+      if (!d2) whole = 1;
+      else paths[np++] = d2 + 1;
+    }
+    if (whole || !np) {
+      p->cols[p->n_cols].field = f;
+    } else {
+      DK_RETURN_IF(f->type->id != DK_TYPE_STRUCT, DK_NOT_FOUND, err,
+                   "scan: '%s' is not a struct (cannot select '%s')", f->name, name);
+      dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+      if (!nf) return DK_NOMEM;
+      *nf = *f;
+      DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
+      p->cols[p->n_cols].field = nf;
+      p->cols[p->n_cols].pruned = 1;
+    }
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
+  }
+  return DK_OK;
 }
 
 static int64_t stats_num_records(const char *stats) {
@@ -166,20 +316,24 @@ static int64_t stats_num_records(const char *stats) {
 /* Appends (as filter-only columns) the top-level columns the filter reads that the output
 ** lacks. */
 static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
-                                    const dk_metadata *md, dk_error *err) {
+                                    dk_error *err) {
   if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
     const char *name = dk_expr_column_name(e, 0);
     const dk_field *f = dk_schema_find(schema, name);
     if (!f) return dk__error_set(err, DK_NOT_FOUND, "scan: filter column '%s' is not in the schema",
                                  name);
-    for (size_t i = 0; i < p->n_cols; i++)
+    for (size_t i = 0; i < p->n_cols; i++) {
       if (p->cols[i].field == f) return DK_OK;
+      if (!strcmp(p->cols[i].field->name, f->name))
+        return dk__error_set(err, DK_UNSUPPORTED, "scan: filtering on '%s' while projecting only "
+                             "some of its nested fields is not supported", f->name);
+    }
     p->cols[p->n_cols].field = f;
-    p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
     return DK_OK;
   }
   for (size_t i = 0; i < dk_expr_num_children(e); i++)
-    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, md, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, err));
   return DK_OK;
 }
 
@@ -195,18 +349,6 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
   return st;
 }
 
-static int type_has_variant(const dk_type *t) {
-  switch (t->id) {
-    case DK_TYPE_VARIANT: return 1;
-    case DK_TYPE_ARRAY: return type_has_variant(t->element);
-    case DK_TYPE_MAP: return type_has_variant(t->key) || type_has_variant(t->value);
-    case DK_TYPE_STRUCT:
-      for (size_t i = 0; i < t->n_fields; i++)
-        if (type_has_variant(t->fields[i].type)) return 1;
-      return 0;
-    default: return 0;
-  }
-}
 
 dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
                       dk_error *err) {
@@ -224,6 +366,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  s->refs = 1;
   struct ArrowSchema full, pschema;
   full.release = pschema.release = NULL;
   dk_expr *bound_full = NULL, *ponly = NULL, *pbound = NULL;
@@ -236,6 +379,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
   p->alloc = alloc;
+  dk_arena_init(&p->ar, alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
   p->limit = o.limit;
@@ -246,7 +390,12 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   dk_status st = DK_OK;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
-  p->root = dk__strdup(alloc, dk_snapshot_table_root(snap));
+  {
+    /* absolute root: _metadata.file_path and splits must not depend on the cwd */
+    char *abs = realpath(dk_snapshot_table_root(snap), NULL);
+    p->root = dk__strdup(alloc, abs ? abs : dk_snapshot_table_root(snap));
+    free(abs);
+  }
   size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
   p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
   if (!p->root || !p->cols) {
@@ -263,53 +412,13 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
   p->row_cv_col =
       dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
-  if (o.columns) {
-    for (size_t i = 0; i < o.n_columns; i++) {
-      const char *name = o.columns[i];
-      if (strchr(name, '.')) {
-        st = dk__error_set(err, DK_UNSUPPORTED, "scan: nested column projection ('%s') is not "
-                           "implemented yet", name);
-        goto cleanup;
-      }
-      const dk_field *f = dk_schema_find(schema, name);
-      if (!f) {
-        st = dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s' in the table schema", name);
-        goto cleanup;
-      }
-      p->cols[p->n_cols].field = f;
-      p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
-    }
-  } else {
-    for (int pass = 0; pass < 2; pass++) {
-      if (pass == 0) {
-        for (size_t i = 0; i < schema->n_fields; i++)
-          if (!is_partition_col(md, schema->fields[i].name)) {
-            p->cols[p->n_cols].field = &schema->fields[i];
-            p->cols[p->n_cols++].is_partition = 0;
-          }
-      } else {
-        for (size_t k = 0; k < md->n_partition_columns; k++) {
-          const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
-          if (!f) {
-            st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
-                               p->root, md->partition_columns[k]);
-            goto cleanup;
-          }
-          p->cols[p->n_cols].field = f;
-          p->cols[p->n_cols++].is_partition = 1;
-        }
-      }
-    }
-  }
+  p->n_pcols = md->n_partition_columns;
+  p->pcols = (const char **)md->partition_columns;
+  DK_CHECK_GOTO(plan_add_columns(p, schema, o.columns, o.columns ? (int64_t)o.n_columns : -1, err));
   p->n_out = p->n_cols;
-  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, md, err));
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
-    if (type_has_variant(p->cols[i].field->type)) {
-      st = dk__error_set(err, DK_UNSUPPORTED, "scan: column '%s' has type variant, which dk "
-                         "cannot decode yet", p->cols[i].field->name);
-      goto cleanup;
-    }
   }
   DK_CHECK_GOTO(plan_build_schema(p, schema, err));
 
@@ -439,7 +548,7 @@ cleanup:
 }
 
 void dk_scan_free(dk_scan *s) {
-  if (!s) return;
+  if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   plan_dispose(&s->plan);
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
@@ -501,6 +610,7 @@ typedef struct file_reader {
   int64_t rg_first_row;  /* row index of the current row group's first row */
   int64_t next_row;      /* row index of the next batch's first row */
   int64_t rg_end_row;    /* row index after the current row group */
+  int64_t want;          /* rows still wanted by a LIMIT when the row group opens (-1: all) */
   struct ArrowArrayStream stream; /* current row group's stream */
   int has_stream;
   int in_rg;             /* a row group is open (with or without a stream) */
@@ -585,10 +695,19 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
   const dk_allocator *a = plan->alloc;
   r->row_id_src = r->row_cv_src = -1;
   DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
-  if (plan->meta & DK_META_FILE_PATH) {
+  if (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME)) {
     dk_buf b;
     dk_buf_init(&b, a);
-    dk_status st = dk_buf_printf(&b, err, "file://%s", r->full_path);
+    /* file URI, percent-encoding what is not unreserved or '/' (RFC 3986) */
+    dk_status st = dk_buf_puts(&b, "file://", err);
+    for (const unsigned char *q = (const unsigned char *)r->full_path; !st && *q; q++) {
+      unsigned char ch = *q;
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          strchr("-._~/!$&'()*+,;=:@", ch))
+        st = dk_buf_putc(&b, (char)ch, err);
+      else
+        st = dk_buf_printf(&b, err, "%%%02X", ch);
+    }
     if (!st) st = dk_buf_putc(&b, 0, err);
     if (!st) r->uri = dk__strdup(a, (const char *)b.data);
     dk_buf_dispose(&b);
@@ -743,6 +862,47 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
   return skip;
 }
 
+typedef struct path_list {
+  const char **v;
+  size_t n, cap;
+} path_list;
+
+static dk_status path_push(path_list *l, const char *p, const dk_allocator *a, dk_error *err) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? 2 * l->cap : 16;
+    const char **nv = dk__realloc(a, (void *)l->v, nc * sizeof *nv);
+    DK_RETURN_IF(!nv, DK_NOMEM, err, "out of memory (scan)");
+    l->v = nv;
+    l->cap = nc;
+  }
+  l->v[l->n++] = p;
+  return DK_OK;
+}
+
+/* Dotted physical paths of the file's columns that a pruned struct type needs (nested
+** projection pushed into the Parquet reader). */
+static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSchema *fs,
+                                const dk_type *t, dk_column_mapping_mode mode, const char *prefix,
+                                const dk_allocator *a, dk_error *err) {
+  for (size_t i = 0; i < t->n_fields; i++) {
+    int64_t j = dk_scan__find_child(fs, &t->fields[i], mode);
+    if (j < 0) continue;
+    size_t pl = strlen(prefix), cl = strlen(fs->children[j]->name);
+    char *path = dk_arena_alloc(ar, pl + cl + 2, err);
+    if (!path) return DK_NOMEM;
+    memcpy(path, prefix, pl);
+    path[pl] = '.';
+    memcpy(path + pl + 1, fs->children[j]->name, cl + 1);
+    if (t->fields[i].type->id == DK_TYPE_STRUCT && !strcmp(fs->children[j]->format, "+s")) {
+      size_t before = l->n;
+      DK_RETURN_NOT_OK(add_leaf_paths(l, ar, fs->children[j], t->fields[i].type, mode, path, a, err));
+      if (l->n > before) continue;
+    }
+    DK_RETURN_NOT_OK(path_push(l, path, a, err));
+  }
+  return DK_OK;
+}
+
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
 static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -776,32 +936,46 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       dk_schema_release(&fs);
       continue;
     }
-    const char **names = dk__calloc(plan->alloc, plan->n_cols + 3, sizeof *names);
-    if (!names) {
-      dk_schema_release(&fs);
-      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
-    }
-    size_t nn = 0;
-    for (size_t c = 0; c < plan->n_cols; c++) {
+    path_list pl = {NULL, 0, 0};
+    dk_arena par;
+    dk_arena_init(&par, plan->alloc, 0);
+    const char **names = NULL;
+    size_t nn = 0, ntop = 0;
+    dk_status pst = DK_OK;
+    for (size_t c = 0; pst == DK_OK && c < plan->n_cols; c++) {
       r->col_src[c] = -1;
       if (plan->cols[c].is_partition) continue;
       int64_t j = dk_scan__find_child(&fs, plan->cols[c].field, plan->mode);
       if (j < 0) continue;
-      r->col_src[c] = (int64_t)nn;
-      names[nn++] = fs.children[j]->name;
+      size_t before = pl.n;
+      if (plan->cols[c].pruned && !strcmp(fs.children[j]->format, "+s"))
+        pst = add_leaf_paths(&pl, &par, fs.children[j], plan->cols[c].field->type, plan->mode,
+                             fs.children[j]->name, plan->alloc, err);
+      if (!pst && pl.n == before) pst = path_push(&pl, fs.children[j]->name, plan->alloc, err);
+      r->col_src[c] = (int64_t)ntop++;
     }
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err); /* room for row tracking */
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err);
+    if (pst) {
+      dk__free(plan->alloc, pl.v);
+      dk_arena_dispose(&par);
+      dk_schema_release(&fs);
+      return pst;
+    }
+    names = pl.v;
+    nn = pl.n - 2;
     r->row_id_src = r->row_cv_src = -1;
     if ((plan->meta & DK_META_ROW_ID) && plan->row_id_col) {
       for (int64_t j = 0; j < fs.n_children; j++)
         if (!strcmp(fs.children[j]->name, plan->row_id_col)) {
-          r->row_id_src = (int64_t)nn;
+          r->row_id_src = (int64_t)ntop++;
           names[nn++] = fs.children[j]->name;
         }
     }
     if ((plan->meta & DK_META_ROW_COMMIT_VERSION) && plan->row_cv_col) {
       for (int64_t j = 0; j < fs.n_children; j++)
         if (!strcmp(fs.children[j]->name, plan->row_cv_col)) {
-          r->row_cv_src = (int64_t)nn;
+          r->row_cv_src = (int64_t)ntop++;
           names[nn++] = fs.children[j]->name;
         }
     }
@@ -813,6 +987,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
     ro.row_groups = &rg;
     ro.n_row_groups = 1;
     ro.batch_size = plan->batch_size;
+    if (r->want > 0 && !r->dv && !plan->residual_bound) ro.batch_size = DK_MIN(ro.batch_size, r->want);
     dk_status st = DK_OK;
     if (nn == 0) {
       /* nothing to decode: rows only */
@@ -822,6 +997,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (!st) r->has_stream = 1;
     }
     dk__free(plan->alloc, names);
+    dk_arena_dispose(&par);
     dk_schema_release(&fs);
     DK_RETURN_NOT_OK(st);
     if (!r->has_stream) {
@@ -846,21 +1022,58 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
   dk_arr b;
   DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, s, a, err));
   dk_status st = dk_arr_reserve(&b, m, err);
-  uint8_t dec[16];
-  if (v->type == DK_TYPE_DECIMAL) {
-    memcpy(dec, &v->dec_lo, 8);
-    memcpy(dec + 8, &v->dec_hi, 8);
-  }
-  for (int64_t k = 0; !st && k < m; k++) {
-    switch (v->type) {
-      case DK_TYPE_STRING:
-      case DK_TYPE_BINARY: st = dk_arr_append_bytes(&b, v->str, (int64_t)v->len, err); break;
-      case DK_TYPE_FLOAT:
-      case DK_TYPE_DOUBLE: st = dk_arr_append_double(&b, v->f64, err); break;
-      case DK_TYPE_BOOLEAN: st = dk_arr_append_bool(&b, v->i64 != 0, err); break;
-      case DK_TYPE_DECIMAL: st = dk_arr_append_bytes(&b, dec, 16, err); break;
-      default: st = dk_arr_append_int(&b, v->i64, err); break;
+  uint8_t val[16];
+  int w = dk_atype_width(&b.type);
+  memset(val, 0, sizeof val);
+  switch (v->type) {
+    case DK_TYPE_DECIMAL:
+      memcpy(val, &v->dec_lo, 8);
+      memcpy(val + 8, &v->dec_hi, 8);
+      break;
+    case DK_TYPE_FLOAT: {
+      float f = (float)v->f64;
+      memcpy(val, &f, 4);
+      break;
     }
+    case DK_TYPE_DOUBLE: memcpy(val, &v->f64, 8); break;
+    default: {
+      int64_t x = v->i64; /* integers, date, timestamps: little-endian truncation */
+      memcpy(val, &x, 8);
+      if (w == 1) { int8_t y = (int8_t)x; memcpy(val, &y, 1); }
+      else if (w == 2) { int16_t y = (int16_t)x; memcpy(val, &y, 2); }
+      else if (w == 4) { int32_t y = (int32_t)x; memcpy(val, &y, 4); }
+    }
+  }
+  if (st) {
+    /* fall through to cleanup */
+  } else if (v->type == DK_TYPE_STRING || v->type == DK_TYPE_BINARY) {
+    int64_t len = (int64_t)v->len;
+    if (len * m > INT32_MAX) {
+      st = dk__error_set(err, DK_UNSUPPORTED, "scan: partition value too long for one batch");
+    } else {
+      st = dk_abuf_reserve(&b.data, a, len * m, err);
+      int32_t *o = (int32_t *)(b.values.data + b.values.len);
+      for (int64_t k = 0; !st && k < m; k++) {
+        if (len) memcpy(b.data.data + b.data.len, v->str, (size_t)len);
+        b.data.len += len;
+        o[k] = (int32_t)b.data.len;
+      }
+      if (!st) {
+        b.values.len += 4 * m;
+        dk_arr_advance(&b, m, 0);
+      }
+    }
+  } else if (v->type == DK_TYPE_BOOLEAN) {
+    if (v->i64) memset(b.values.data, 0xff, (size_t)((m + 7) / 8));
+    b.values.len = (m + 7) / 8;
+    dk_arr_advance(&b, m, 0);
+  } else if (w > 0) {
+    for (int64_t k = 0; k < m; k++) memcpy(b.values.data + (int64_t)w * k, val, (size_t)w);
+    b.values.len = (int64_t)w * m;
+    dk_arr_advance(&b, m, 0);
+  } else {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: cannot materialise partition type %d",
+                       (int)v->type);
   }
   if (!st) st = dk_arr_finish(&b, out, err);
   dk_arr_reset(&b);
@@ -897,7 +1110,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
   dk_status st = DK_OK;
   int k = 0;
-  const char *fname = strrchr(t->path, '/');
+  const char *fname = r->uri ? strrchr(r->uri, '/') : NULL; /* last segment of the URI */
   fname = fname ? fname + 1 : t->path;
   for (int bit = 0; st == DK_OK && bit < 9; bit++) {
     if (!((plan->meta >> bit) & 1)) continue;
@@ -981,6 +1194,7 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
     if (*remaining == 0) return DK_OK;
     if (!r->in_rg) {
       int done;
+      r->want = *remaining;
       DK_RETURN_NOT_OK(open_next_rg(r, &done, err));
       if (done) return DK_OK;
     }
@@ -1205,7 +1419,9 @@ static void scan_stream_release(void *state) {
   scan_stream *s = state;
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
-  dk__free(s->scan->alloc, s);
+  dk_scan *scan = s->scan;
+  dk__free(scan->alloc, s);
+  dk_scan_free(scan);
 }
 
 /* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
@@ -1220,7 +1436,12 @@ typedef struct mt_stream {
   pthread_cond_t not_empty, not_full;
   struct ArrowArray *q;
   int cap, head, count;
-  int64_t next_file;
+  int64_t next_file;  /* next work item */
+  int64_t n_items;
+  int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
+  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
+                             decompressed stats in a thread-local cache, which worker
+                             threads must not touch: it would leak at their exit) */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */
@@ -1249,15 +1470,15 @@ static void *mt_worker(void *arg) {
   dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
   while (!st) {
     pthread_mutex_lock(&m->mu);
-    int64_t i = m->cancel ? scan->n_files : m->next_file++;
+    int64_t it = m->cancel ? m->n_items : m->next_file++;
     pthread_mutex_unlock(&m->mu);
-    if (i >= scan->n_files) break;
-    dk_file_entry e;
+    if (it >= m->n_items) break;
+    int64_t i = m->items[3 * it];
     scan_task t;
     file_reader fr;
-    st = dk_snapshot_file(&e, scan->snap, scan->files[i], &err);
-    if (st) break;
-    task_from_entry(&t, &e, scan->pvals + i * (int64_t)scan->n_part_out);
+    task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
+    t.range_start = m->items[3 * it + 1];
+    t.range_end = m->items[3 * it + 2];
     st = file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
     int64_t remaining = -1;
     while (!st) {
@@ -1317,15 +1538,74 @@ static void mt_release(void *state) {
   pthread_mutex_destroy(&m->mu);
   pthread_cond_destroy(&m->not_empty);
   pthread_cond_destroy(&m->not_full);
-  dk__free(m->scan->alloc, m->q);
-  dk__free(m->scan->alloc, m->tids);
-  dk__free(m->scan->alloc, m);
+  dk_scan *scan = m->scan;
+  dk__free(scan->alloc, m->q);
+  dk__free(scan->alloc, m->tids);
+  dk__free(scan->alloc, m->items);
+  dk__free(scan->alloc, m->entries);
+  dk__free(scan->alloc, m);
+  dk_scan_free(scan);
 }
 
-static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, dk_error *err) {
+/* Work items for the reader threads: whole files, and files larger than MT_CHUNK (or the
+** split target when smaller) cut into
+** byte ranges (row groups by start offset) so one big file also spreads over the threads. */
+#define MT_CHUNK ((int64_t)16 << 20)
+
+static dk_status mt_items(int64_t **out, int64_t *n, const dk_scan *scan, dk_error *err) {
+  int64_t cap = 0;
+  const int64_t C = DK_MIN(MT_CHUNK, scan->split_target);
+  *out = NULL;
+  *n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t i = 0; i < scan->n_files; i++) {
+      dk_file_entry f;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+      int64_t k = f.size > C ? (f.size + C - 1) / C : 1;
+      for (int64_t j = 0; j < k; j++) {
+        if (pass == 0) {
+          cap++;
+          continue;
+        }
+        int64_t *it = &(*out)[3 * (*n)++];
+        it[0] = i;
+        it[1] = k > 1 ? j * C : 0;
+        it[2] = k > 1 ? (j + 1 == k ? f.size + 1 : (j + 1) * C) : 0;
+      }
+    }
+    if (pass == 0) {
+      *out = dk__calloc(scan->alloc, (size_t)(cap ? cap : 1) * 3, sizeof **out);
+      DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+    }
+  }
+  return DK_OK;
+}
+
+static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, int64_t *items,
+                         int64_t n_items, dk_error *err) {
   mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
-  DK_RETURN_IF(!m, DK_NOMEM, err, "out of memory (scan)");
+  if (!m) {
+    dk__free(scan->alloc, items);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   m->scan = scan;
+  m->items = items;
+  m->n_items = n_items;
+  m->entries = dk__calloc(scan->alloc, (size_t)(scan->n_files ? scan->n_files : 1),
+                          sizeof *m->entries);
+  for (int64_t i = 0; m->entries && i < scan->n_files; i++) {
+    dk_status est = dk_snapshot_file(&m->entries[i], scan->snap, scan->files[i], err);
+    if (est) {
+      m->n_threads = 0;
+      pthread_mutex_init(&m->mu, NULL);
+      pthread_cond_init(&m->not_empty, NULL);
+      pthread_cond_init(&m->not_full, NULL);
+      mt_release(m);
+      return est;
+    }
+    m->entries[i].stats = NULL; /* not valid outside this thread */
+  }
   m->n_threads = threads;
   m->cap = 2 * threads;
   m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
@@ -1333,7 +1613,7 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->not_empty, NULL);
   pthread_cond_init(&m->not_full, NULL);
-  if (!m->q || !m->tids) {
+  if (!m->q || !m->tids || !m->entries) {
     mt_release(m);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
@@ -1354,15 +1634,21 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
 }
 
 dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
-  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 1)
-    return mt_read(out, scan, (int)DK_MIN(scan->threads, scan->n_files), err);
+  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 0) {
+    int64_t *items, n;
+    DK_RETURN_NOT_OK(mt_items(&items, &n, scan, err));
+    if (n > 1) return mt_read(out, scan, (int)DK_MIN(scan->threads, n), items, n, err);
+    dk__free(scan->alloc, items);
+  }
   scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   s->scan = scan;
   s->remaining = scan->plan.limit;
   dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
   if (st) {
     dk__free(scan->alloc, s);
+    dk_scan_free(scan);
     return st;
   }
   static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
@@ -1453,12 +1739,12 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   if (!st) st = put_str(&b, md->schema_string ? md->schema_string
                                               : "{\"type\":\"struct\",\"fields\":[]}", err);
   if (!st) st = put_i64(&b, p->mode, err);
-  if (!st) st = put_i64(&b, (int64_t)p->n_cols, err);
-  for (size_t c = 0; !st && c < p->n_cols; c++) {
-    st = put_str(&b, p->cols[c].field->name, err);
-    if (!st) st = put_i64(&b, p->cols[c].is_partition, err);
-  }
-  if (!st) st = put_i64(&b, (int64_t)p->n_out, err);
+  if (!st) st = put_i64(&b, (int64_t)p->n_pcols, err);
+  for (size_t c = 0; !st && c < p->n_pcols; c++) st = put_str(&b, p->pcols[c], err);
+  if (!st) st = put_i64(&b, p->n_req, err);
+  for (int64_t c = 0; !st && c < p->n_req; c++) st = put_str(&b, p->req[c], err);
+  if (!st) st = put_i64(&b, (int64_t)(p->n_cols - p->n_out), err);
+  for (size_t c = p->n_out; !st && c < p->n_cols; c++) st = put_str(&b, p->cols[c].field->name, err);
   if (!st) st = put_i64(&b, p->meta, err);
   if (!st) st = put_i64(&b, p->limit, err);
   if (!st) st = put_i64(&b, p->batch_size, err);
@@ -1596,23 +1882,41 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err));
   DK_RETURN_NOT_OK(get_count(&r, &v, 2));
   p->mode = (dk_column_mapping_mode)v;
-  DK_RETURN_NOT_OK(get_count(&r, &n_cols, (int64_t)schema->n_fields));
-  p->cols = dk__calloc(p->alloc, (size_t)(n_cols ? n_cols : 1), sizeof *p->cols);
+  int64_t n_pc, n_req, n_hidden;
+  DK_RETURN_NOT_OK(get_count(&r, &n_pc, (int64_t)schema->n_fields));
+  p->pcols = dk_arena_alloc(&p->ar, (size_t)(n_pc ? n_pc : 1) * sizeof *p->pcols, err);
+  if (!p->pcols) return DK_NOMEM;
+  for (int64_t c = 0; c < n_pc; c++) {
+    DK_RETURN_NOT_OK(get_str(&r, &p->pcols[c]));
+    DK_RETURN_IF(!p->pcols[c], DK_CORRUPT, err, "split: null partition column name");
+  }
+  p->n_pcols = (size_t)n_pc;
+  DK_RETURN_NOT_OK(get_i64(&r, &n_req));
+  DK_RETURN_IF(n_req < -1 || n_req > (int64_t)(len / 4), DK_CORRUPT, err,
+               "split: bad column count %" PRId64, n_req);
+  const char **req = dk_arena_alloc(&p->ar, (size_t)(n_req > 0 ? n_req : 1) * sizeof *req, err);
+  if (!req) return DK_NOMEM;
+  for (int64_t c = 0; c < n_req; c++) {
+    DK_RETURN_NOT_OK(get_str(&r, &req[c]));
+    DK_RETURN_IF(!req[c], DK_CORRUPT, err, "split: null column name");
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &n_hidden, (int64_t)schema->n_fields));
+  n_cols = (n_req < 0 ? (int64_t)schema->n_fields : n_req) + n_hidden + 1;
+  p->cols = dk__calloc(p->alloc, (size_t)n_cols, sizeof *p->cols);
   DK_RETURN_IF(!p->cols, DK_NOMEM, err, "out of memory (split)");
-  size_t n_part = 0;
-  for (int64_t c = 0; c < n_cols; c++) {
+  dk_status cst = plan_add_columns(p, schema, req, n_req, err);
+  if (cst) return cst == DK_NOT_FOUND ? dk__error_set(err, DK_CORRUPT, "split: bad columns") : cst;
+  p->n_out = p->n_cols;
+  for (int64_t c = 0; c < n_hidden; c++) {
     const char *name;
     DK_RETURN_NOT_OK(get_str(&r, &name));
     const dk_field *f = name ? dk_schema_find(schema, name) : NULL;
     DK_RETURN_IF(!f, DK_CORRUPT, err, "split: column '%s' is not in the schema", name ? name : "");
-    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
-    p->cols[c].field = f;
-    p->cols[c].is_partition = (int)v;
-    n_part += (size_t)v;
-    p->n_cols++;
+    p->cols[p->n_cols].field = f;
+    p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
   }
-  DK_RETURN_NOT_OK(get_count(&r, &v, n_cols));
-  p->n_out = (size_t)v;
+  size_t n_part = 0;
+  for (size_t c = 0; c < p->n_cols; c++) n_part += (size_t)p->cols[c].is_partition;
   DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
   p->meta = (unsigned)v;
   DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
@@ -1716,6 +2020,7 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   s->alloc = alloc;
   s->plan.alloc = alloc;
   dk_arena_init(&s->ar, alloc, 0);
+  dk_arena_init(&s->plan.ar, alloc, 0);
   dk_status st = split_parse(s, split, len, err);
   if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
   if (st) {

@@ -14,10 +14,7 @@ import pytest
 import dkharness as h
 
 # case id -> why dk cannot read it yet (must fail cleanly with "unsupported").
-KNOWN_UNSUPPORTED = {
-    "delta-golden/spark-variant-checkpoint@latest": "variant values are not decoded yet",
-    "delta-kernel-defaults/spark-shredded-variant-preview-delta@latest":
-        "variant values (and shredding) are not decoded yet",
+KNOWN_UNSUPPORTED: dict = {
 }
 
 READ_CASES = [c for c in h.cases("read")]

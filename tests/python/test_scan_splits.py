@@ -8,6 +8,7 @@ rows (filtered in Python for --where) whether it reads the scan whole or split b
 """
 
 import json
+import urllib.parse
 
 import pytest
 
@@ -47,7 +48,7 @@ def _norm(rows):
 
 
 @pytest.mark.dk_command("scan")
-@pytest.mark.parametrize("split_size", [1, 20000, 70000, 150000, 1 << 27])
+@pytest.mark.parametrize("split_size", [4096, 20000, 70000, 150000, 1 << 27])
 def test_reading_all_splits_equals_the_table(rg_table, split_size):
     d, rows = rg_table
     rc, out, err = h.run_dk("scan", d, "--via-splits", "--split-size", split_size)
@@ -71,10 +72,12 @@ def test_batch_sizes(rg_table, batch):
 
 @pytest.mark.dk_command("scan")
 @pytest.mark.parametrize("threads", [2, 3, 8])
-def test_threads(rg_table, threads):
+@pytest.mark.parametrize("chunk", [None, 9000])
+def test_threads(rg_table, threads, chunk):
     d, rows = rg_table
+    extra = ["--split-size", chunk] if chunk else []  # small chunks: row-group ranges per thread
     rc, out, err = h.run_dk("scan", d, "--threads", threads, "--batch-size", 700,
-                            "--where", "s <> '3'")
+                            "--where", "s <> '3'", *extra)
     assert rc == 0, err[-3000:]
     assert _norm(_dk_rows(out)) == _norm([r for r in rows if r["s"] != "3"])
 
@@ -116,7 +119,7 @@ def test_row_index_across_row_groups(rg_table):
     files = {}
     for r in _dk_rows(out):
         m = r["_metadata"]
-        path = m["file_path"][len("file://"):]
+        path = urllib.parse.unquote(m["file_path"][len("file://"):])
         if path not in files:
             files[path] = pq.read_table(path).column("id").to_pylist()
         assert files[path][m["row_index"]] == r["id"]

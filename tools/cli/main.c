@@ -14,7 +14,8 @@ static void usage(FILE *f) {
           "  parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table]\n"
           "  describe TABLE [--version N | --timestamp TS] [--json]   snapshot summary\n"
           "  history TABLE [--limit N] [--json]                       commitInfo per version\n"
-          "  files TABLE [--version N | --timestamp TS] [--json]      active files\n"
+          "  files TABLE [--version N | --timestamp TS] [--json] [--where EXPR]  active files\n"
+          "       (with --where: files read and files skipped, with the reason)\n"
           "  scan TABLE [--version N] [--columns a,b] [--where EXPR] [--limit N] [--with-metadata]\n"
           "       [--format jsonl|csv|table] [--threads N]            read rows\n"
           "  version                        print dk's version\n");
