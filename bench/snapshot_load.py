@@ -297,10 +297,22 @@ def _dk_has(ctx, *words) -> bool:
 
 def dk_file_count(dk: str, path: str) -> int:
     """Number of files `dk files PATH --json` lists (counted in its output, not parsed)."""
-    p = subprocess.run([dk, "files", path, "--json"], capture_output=True)
+    # streamed, so that this (runner) process stays small
+    key = b'{"path":'
+    n, tail = 0, b""
+    with subprocess.Popen([dk, "files", path, "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as p:
+        while True:
+            chunk = p.stdout.read(1 << 20)
+            if not chunk:
+                break
+            buf = tail + chunk
+            n += buf.count(key)
+            tail = buf[-(len(key) - 1):]  # too short to hold a whole key: no double count
+        err = p.stderr.read()
     if p.returncode != 0:
-        raise RuntimeError(p.stderr.decode("utf-8", "replace").strip()[-300:])
-    return p.stdout.count(b'{"path":')
+        raise RuntimeError(err.decode("utf-8", "replace").strip()[-300:])
+    return n
 
 
 def runs(ctx, prep):
