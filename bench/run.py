@@ -342,12 +342,16 @@ def render_md(name: str, doc: str, stamp: str, prep: Prepared, host: dict,
            f"Host: {host['cpu']}, {host['cores']} cores, {host['memory']}, Linux "
            f"{host['kernel']}; Python {host['python']}; "
            + ", ".join(f"{k} {v}" for k, v in host["versions"].items())
-           + f"; dk {host['dk_git']} ({host['dk_cmake'].get('CMAKE_BUILD_TYPE', '?')})", "",
+           + f"; dk {host['dk_git']} "
+           f"({host['dk_cmake'].get('CMAKE_BUILD_TYPE') or 'RelWithDebInfo (default)'}"
+           f"{', DK_NATIVE' if host['dk_cmake'].get('DK_NATIVE') == 'ON' else ''})", "",
            f"Method: {ctx.warmup} warm-up + {ctx.repeats} timed runs per row, each in a fresh "
            "process, page cache warmed first; seconds = the operation as timed inside the "
            "process (wall time of the whole process for `wall` rows); CPU s = median user+sys "
            "CPU of the operation (of the whole process for `wall` rows); peak RSS = ru_maxrss "
-           "of the process (includes the Python interpreter and imports for Python systems). "
+           "of the process via " + ("bench_spawn" if ctx.spawn() else
+                                    "wait4 from the runner (**includes the runner's image**)")
+           + " (includes the Python interpreter and imports for Python systems). "
            f"Load average before/after: {host.get('load_before', '?')} / "
            f"{host.get('load_after', '?')} on {host['cores']} cores"
            + (" — **the machine was busy; wall times are noisy, compare CPU s**"
