@@ -90,6 +90,7 @@ class Run:
     mode: str = "inner"         # "inner": process prints seconds; "wall": time the process
     pending: str | None = None  # reason the run cannot happen yet
     error: str | None = None    # a failed pre-check (e.g. wrong answer): reported, not timed
+    expect_rows: int | None = None  # the right row count, when known: checked every run
     note: str = ""
 
 
@@ -228,6 +229,8 @@ def measure(run: Run, ctx: Ctx) -> Result:
     if len(rows) > 1:
         r.status, r.reason = "error", f"row count differs between repeats: {sorted(rows)}"
     r.rows = rows.pop() if rows else None
+    if run.expect_rows is not None and r.status == "ok" and r.rows != run.expect_rows:
+        r.status, r.reason = "error", f"wrong answer: {r.rows} rows, expected {run.expect_rows}"
     r.extra = {k: statistics.median(v) for k, v in extras.items()}
     if run.note:
         r.reason = run.note

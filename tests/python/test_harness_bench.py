@@ -166,3 +166,13 @@ def test_dk_files_lists_the_synthetic_table_like_delta_rs(tmp_path):
                   .column("path").to_pylist())
     assert got == want
     assert snapshot_load.dk_file_count(str(h.dk_binary()), str(root)) == 1000
+
+
+def test_measure_flags_a_wrong_row_count(tmp_path):
+    ctx = bench_run.Ctx(build=tmp_path, repeats=1, warmup=0, threads=[1], systems=None,
+                        sizes=None, timeout=30)
+    run = bench_run.Run("dk", "v", 1, [sys.executable, "-c",
+                                        'print(\'{"seconds": 0.1, "rows": 6}\')'],
+                        expect_rows=7)
+    r = bench_run.measure(run, ctx)
+    assert r.status == "error" and "wrong answer: 6 rows, expected 7" in r.reason
