@@ -72,6 +72,11 @@ class Ctx:
     def dk_exe(self, name: str) -> Path:
         return self.build / name
 
+    def spawn(self) -> Path | None:
+        """The bench_spawn helper (clean peak RSS), if built."""
+        p = self.build / "bench_spawn"
+        return p if p.exists() else None
+
     def want(self, system: str) -> bool:
         return self.systems is None or system in self.systems
 
@@ -85,6 +90,7 @@ class Run:
     mode: str = "inner"         # "inner": process prints seconds; "wall": time the process
     pending: str | None = None  # reason the run cannot happen yet
     error: str | None = None    # a failed pre-check (e.g. wrong answer): reported, not timed
+    expect_rows: int | None = None  # the right row count, when known: checked every run
     note: str = ""
 
 
@@ -120,8 +126,18 @@ class Result:
 # Measuring one process
 # ---------------------------------------------------------------------------------------------
 
-def run_process(argv: list[str], timeout: float, env: dict | None = None) -> dict:
-    """Runs argv to completion; returns rc, wall seconds, peak RSS (KiB), stdout, stderr."""
+def run_process(argv: list[str], timeout: float, env: dict | None = None,
+                spawn: Path | None = None) -> dict:
+    """Runs argv to completion; returns rc, wall seconds, peak RSS (KiB), CPU, stdout, stderr.
+
+    With ``spawn`` (build/bench_spawn) the command runs as a child of that tiny helper, so its
+    ru_maxrss does not include this runner's memory image (see bench/spawn.c).
+    """
+    report = None
+    if spawn is not None:
+        fd, report = tempfile.mkstemp(prefix="bench-ru-")
+        os.close(fd)
+        argv = [str(spawn), report, *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -138,6 +154,14 @@ def run_process(argv: list[str], timeout: float, env: dict | None = None) -> dic
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
+    maxrss, cpu = ru.ru_maxrss, ru.ru_utime + ru.ru_stime
+    if report is not None:
+        try:
+            rep_doc = json.loads(Path(report).read_text() or "null")
+        finally:
+            os.unlink(report)
+        if rep_doc:
+            maxrss, cpu = rep_doc["maxrss_kb"], rep_doc["utime"] + rep_doc["stime"]
     doc = None
     for line in reversed(stdout.splitlines()):
         if line.startswith("{"):
@@ -146,8 +170,7 @@ def run_process(argv: list[str], timeout: float, env: dict | None = None) -> dic
             except json.JSONDecodeError:
                 pass
             break
-    return {"rc": p.returncode, "wall": wall, "maxrss_kb": ru.ru_maxrss,
-            "cpu": ru.ru_utime + ru.ru_stime, "stdout": stdout,
+    return {"rc": p.returncode, "wall": wall, "maxrss_kb": maxrss, "cpu": cpu, "stdout": stdout,
             "stderr": stderr, "json": doc}
 
 
@@ -174,7 +197,7 @@ def measure(run: Run, ctx: Ctx) -> Result:
         return r
     secs, cpus, rss, base, rows, extras = [], [], [], [], set(), {}
     for i in range(ctx.warmup + ctx.repeats):
-        p = run_process(run.argv, ctx.timeout)
+        p = run_process(run.argv, ctx.timeout, spawn=ctx.spawn())
         doc = p["json"] or {}
         if p["rc"] == EXIT_PENDING and doc.get("status") == "pending":
             r.status, r.reason = "pending", doc.get("reason", "pending")
@@ -206,6 +229,8 @@ def measure(run: Run, ctx: Ctx) -> Result:
     if len(rows) > 1:
         r.status, r.reason = "error", f"row count differs between repeats: {sorted(rows)}"
     r.rows = rows.pop() if rows else None
+    if run.expect_rows is not None and r.status == "ok" and r.rows != run.expect_rows:
+        r.status, r.reason = "error", f"wrong answer: {r.rows} rows, expected {run.expect_rows}"
     r.extra = {k: statistics.median(v) for k, v in extras.items()}
     if run.note:
         r.reason = run.note
@@ -320,12 +345,16 @@ def render_md(name: str, doc: str, stamp: str, prep: Prepared, host: dict,
            f"Host: {host['cpu']}, {host['cores']} cores, {host['memory']}, Linux "
            f"{host['kernel']}; Python {host['python']}; "
            + ", ".join(f"{k} {v}" for k, v in host["versions"].items())
-           + f"; dk {host['dk_git']} ({host['dk_cmake'].get('CMAKE_BUILD_TYPE', '?')})", "",
+           + f"; dk {host['dk_git']} "
+           f"({host['dk_cmake'].get('CMAKE_BUILD_TYPE') or 'RelWithDebInfo (default)'}"
+           f"{', DK_NATIVE' if host['dk_cmake'].get('DK_NATIVE') == 'ON' else ''})", "",
            f"Method: {ctx.warmup} warm-up + {ctx.repeats} timed runs per row, each in a fresh "
            "process, page cache warmed first; seconds = the operation as timed inside the "
            "process (wall time of the whole process for `wall` rows); CPU s = median user+sys "
            "CPU of the operation (of the whole process for `wall` rows); peak RSS = ru_maxrss "
-           "of the process (includes the Python interpreter and imports for Python systems). "
+           "of the process via " + ("bench_spawn" if ctx.spawn() else
+                                    "wait4 from the runner (**includes the runner's image**)")
+           + " (includes the Python interpreter and imports for Python systems). "
            f"Load average before/after: {host.get('load_before', '?')} / "
            f"{host.get('load_after', '?')} on {host['cores']} cores"
            + (" — **the machine was busy; wall times are noisy, compare CPU s**"
@@ -381,7 +410,8 @@ def run_benchmark(name: str, ctx: Ctx, write: bool) -> list[Result]:
         base = RESULTS / f"{name}-{now:%Y-%m-%d}"
         doc = {"benchmark": name, "utc": now.isoformat(timespec="seconds"), "host": host,
                "method": {"repeats": ctx.repeats, "warmup": ctx.warmup,
-                          "threads": ctx.threads},
+                          "threads": ctx.threads,
+                          "rss": "bench_spawn" if ctx.spawn() else "wait4 (includes runner)"},
                "input": prep.info, "results": [asdict(r) for r in results]}
         base.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
         base.with_suffix(".md").write_text(
@@ -425,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
               threads=[int(x) for x in a.threads.split(",")],
               systems=a.systems.split(",") if a.systems else None,
               sizes=a.sizes.split(",") if a.sizes else None, timeout=a.timeout)
+    if ctx.spawn() is None:
+        print(f"warning: {ctx.build}/bench_spawn not built; peak RSS will include the "
+              "runner's own memory", file=sys.stderr)
     if ctx.repeats < 5:
         print("note: fewer than 5 repeats; medians are less reliable", file=sys.stderr)
     for n in names:

@@ -11,7 +11,10 @@ a log benchmark). Deterministic (seeded).
 
 Systems (fresh process per repeat):
   delta-rs  DeltaTable(path).get_add_actions(flatten=True), iterated (bench/workers.py)
-  dk        `dk files TABLE --json > /dev/null` (wall time); "pending" while dk lacks it
+  dk        bench_snapshot_load TABLE (C driver, bench/snapshot_load.c): dk_table_open +
+            dk_snapshot_open + dk_snapshot_file() over every file; "pending" without the API
+  dk-cli    `dk files TABLE --json > /dev/null` (wall time, includes JSON formatting);
+            "pending" while the dk binary lacks the command
   spark     hook: set DK_BENCH_SPARK_SNAPSHOT_CMD to a command that takes TABLE and prints
             {"seconds": ..., "rows": ...}; "pending" otherwise
 """
@@ -297,10 +300,22 @@ def _dk_has(ctx, *words) -> bool:
 
 def dk_file_count(dk: str, path: str) -> int:
     """Number of files `dk files PATH --json` lists (counted in its output, not parsed)."""
-    p = subprocess.run([dk, "files", path, "--json"], capture_output=True)
+    # streamed, so that this (runner) process stays small
+    key = b'{"path":'
+    n, tail = 0, b""
+    with subprocess.Popen([dk, "files", path, "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as p:
+        while True:
+            chunk = p.stdout.read(1 << 20)
+            if not chunk:
+                break
+            buf = tail + chunk
+            n += buf.count(key)
+            tail = buf[-(len(key) - 1):]  # too short to hold a whole key: no double count
+        err = p.stderr.read()
     if p.returncode != 0:
-        raise RuntimeError(p.stderr.decode("utf-8", "replace").strip()[-300:])
-    return p.stdout.count(b'{"path":')
+        raise RuntimeError(err.decode("utf-8", "replace").strip()[-300:])
+    return n
 
 
 def runs(ctx, prep):
@@ -311,9 +326,12 @@ def runs(ctx, prep):
     out = []
     for label, path in tables.items():
         variant = f"{label} files"
+        want = prep.data["facts"][label]["live_files"]
+        out.append(Run("dk", variant, None,
+                       [str(ctx.dk_exe("bench_snapshot_load")), path], expect_rows=want,
+                       note="C driver: load + iterate dk_snapshot_file()"))
         if have_dk:
             # correctness first (untimed): dk must list exactly the live files
-            want = prep.data["facts"][label]["live_files"]
             try:
                 got = dk_file_count(str(ctx.dk_exe("dk")), path)
                 err = None if got == want else f"dk files lists {got} files, expected {want}"
@@ -321,13 +339,15 @@ def runs(ctx, prep):
                 err = f"dk files failed: {e}"
             cmd = f"{shlex.quote(str(ctx.dk_exe('dk')))} files {shlex.quote(path)} --json " \
                   "> /dev/null"
-            out.append(Run("dk", variant, None, ["/bin/sh", "-c", cmd], mode="wall", error=err,
+            out.append(Run("dk-cli", variant, None, ["/bin/sh", "-c", cmd], mode="wall",
+                           error=err,
                            note=f"wall time of `dk files --json > /dev/null`; lists "
                                 f"{want} files (checked)"))
         else:
-            out.append(Run("dk", variant, None, None,
+            out.append(Run("dk-cli", variant, None, None,
                            pending="`dk files` not in this dk build"))
-        out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_files", path)))
+        out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_files", path),
+                       expect_rows=want))
         if spark:
             out.append(Run("spark", variant, None, [*shlex.split(spark), path]))
         else:

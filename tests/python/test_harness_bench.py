@@ -127,6 +127,24 @@ def test_run_process_reports_wall_and_rss():
     assert p["rc"] == 0 and p["json"] == {} and p["maxrss_kb"] > 64 * 1024
 
 
+def test_bench_spawn_keeps_the_runners_memory_out_of_peak_rss():
+    spawn = h.build_dir() / "bench_spawn"
+    if not spawn.exists():
+        pytest.fail(f"{spawn} not built")
+    ballast = bytearray(256 << 20)  # the runner is big now; a forked child would inherit it
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    cmd = [sys.executable, "-c", "x = bytearray(32 << 20); print('{}')"]
+    p = bench_run.run_process(cmd, timeout=30, spawn=spawn)
+    assert p["rc"] == 0 and p["json"] == {}
+    assert 32 * 1024 < p["maxrss_kb"] < 128 * 1024
+    assert p["cpu"] > 0
+    p = bench_run.run_process([sys.executable, "-c", "import os; os._exit(5)"], timeout=30,
+                              spawn=spawn)
+    assert p["rc"] == 5
+    del ballast
+
+
 def test_bench_cli_lists_benchmarks(capsys):
     assert bench_run.main(["--list"]) == 0
     out = capsys.readouterr().out
@@ -148,3 +166,13 @@ def test_dk_files_lists_the_synthetic_table_like_delta_rs(tmp_path):
                   .column("path").to_pylist())
     assert got == want
     assert snapshot_load.dk_file_count(str(h.dk_binary()), str(root)) == 1000
+
+
+def test_measure_flags_a_wrong_row_count(tmp_path):
+    ctx = bench_run.Ctx(build=tmp_path, repeats=1, warmup=0, threads=[1], systems=None,
+                        sizes=None, timeout=30)
+    run = bench_run.Run("dk", "v", 1, [sys.executable, "-c",
+                                        'print(\'{"seconds": 0.1, "rows": 6}\')'],
+                        expect_rows=7)
+    r = bench_run.measure(run, ctx)
+    assert r.status == "error" and "wrong answer: 6 rows, expected 7" in r.reason
