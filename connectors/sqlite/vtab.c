@@ -998,7 +998,7 @@ static sqlite3_module delta_module = {
 static int scan_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                         sqlite3_vtab **out, char **pzErr) {
   if (argc > 3) return delta_connect(db, aux, argc, argv, out, pzErr);
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(path HIDDEN, version HIDDEN)");
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(hint TEXT, path HIDDEN, version HIDDEN)");
   if (rc) return rc;
   sqlite3_vtab *v = sqlite3_malloc64(sizeof *v);
   if (!v) return SQLITE_NOMEM;
