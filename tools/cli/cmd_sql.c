@@ -3,7 +3,7 @@
 ** SQLite database with dk's connector (connectors/sqlite) registered. delta_scan('path'
 ** [, version]) calls are expanded into temp `delta` tables first. --stats prints, after each
 ** statement, what pushdown did (the sum of the dk_scan_stats of every scan the statement ran)
-** as one JSON line on stderr.
+** on stderr: one line of text with `--format table`, one JSON object otherwise.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,12 +240,26 @@ int dk_cli_sql(int argc, char **argv) {
     if (!st) continue; /* whitespace or a comment */
     rc = run_stmt(db, st, fmt);
     sqlite3_finalize(st);
+    fflush(stdout);
     if (want_stats) {
       dk_scan_stats s;
       char buf[1024];
       dk_sqlite_stats_get(&s, ctx);
-      dk_sqlite_stats_json(buf, sizeof buf, &s);
-      fprintf(stderr, "%s\n", buf);
+      if (fmt == FMT_TABLE) {
+        fprintf(stderr,
+                "-- pushdown: %lld scan(s); files %lld total, %lld pruned by partition, %lld by "
+                "stats, %lld by limit, %lld read; row groups %lld of %lld skipped, pages "
+                "skipped %lld; rows decoded %lld, deleted %lld, filtered %lld, returned %lld\n",
+                (long long)s.rows_estimated, (long long)s.files_total,
+                (long long)s.files_pruned_partition, (long long)s.files_pruned_stats,
+                (long long)s.files_pruned_limit, (long long)s.files_selected,
+                (long long)s.row_groups_skipped, (long long)s.row_groups_total,
+                (long long)s.pages_skipped, (long long)s.rows_decoded, (long long)s.rows_deleted,
+                (long long)s.rows_filtered, (long long)s.rows_returned);
+      } else {
+        dk_sqlite_stats_json(buf, sizeof buf, &s);
+        fprintf(stderr, "%s\n", buf);
+      }
     }
     if (rc) break;
   }
