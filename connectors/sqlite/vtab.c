@@ -24,7 +24,7 @@
 ** others (joins, parameters, IN lists) are pushed for pruning and re-checked by SQLite. Values
 ** of another type are not pushed. LIKE (case-insensitive in SQLite) and GLOB with a literal
 ** prefix push a range/prefix for pruning and are always re-checked. LIMIT (+OFFSET) is pushed
-** only when every WHERE constraint is omitted.
+** only when every WHERE constraint is omitted and there is no ORDER BY.
 */
 #include <ctype.h>
 #include <errno.h>
@@ -697,7 +697,9 @@ static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
       dk_expr_free(f);
     }
   }
-  if (all_omitted && ilimit >= 0) {
+  /* SQLite offers LIMIT with an ORDER BY on this table's columns too; using it is only
+  ** right when the scan delivers that order, which a dk scan does not promise. */
+  if (all_omitted && ilimit >= 0 && info->nOrderBy == 0) {
     info->aConstraintUsage[ilimit].argvIndex = ++nargv;
     sqlite3_str_appendf(plan, "-1,%d,0;", SQLITE_INDEX_CONSTRAINT_LIMIT);
     idx_num |= 2;

@@ -9,6 +9,7 @@ rest (decimal/date/timestamp text, base64 of BLOBs in `--format jsonl`) already 
 """
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -123,6 +124,22 @@ def _ext_path():
     return p
 
 
+def _ext_env():
+    """Environment for a host process loading dk_sqlite.so: a sanitizer build of the extension
+    needs the ASan/UBSan runtimes preloaded into the (uninstrumented) host."""
+    env = dict(os.environ)
+    cache = h.build_dir() / "CMakeCache.txt"
+    if cache.exists() and "DK_SANITIZE:BOOL=ON" in cache.read_text():
+        libs = []
+        for lib in ("libasan.so", "libubsan.so"):
+            p = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
+            if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
+                libs.append(p.stdout.strip())
+        env["LD_PRELOAD"] = " ".join(libs)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"  # the host interpreter's own allocations
+    return env
+
+
 def _have_system_python():
     try:
         r = subprocess.run([SYSTEM_PYTHON, "-c",
@@ -140,7 +157,7 @@ def test_extension_loads_in_python_and_reads_every_case():
     todo = [(c["id"], str(h.table_path(c)), c.get("version")) for c in READ_CASES
             if c.get("columns", "all") == "all"]
     r = subprocess.run([SYSTEM_PYTHON, "-c", EXT_SCRIPT, str(ext)], input=json.dumps(todo),
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env=_ext_env())
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout)
     checked = 0
@@ -176,7 +193,7 @@ def test_extension_loads_in_sqlite3_shell():
            "SELECT count(*) FROM t;\n"
            f"SELECT count(*) FROM delta_files({path});\n")
     r = subprocess.run([shell, "-cmd", f".load {ext}", ":memory:"], input=sql,
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, env=_ext_env())
     assert r.returncode == 0, r.stderr
     n = len(h.expected_rows(case))
     # the table was written by four single-file appends and never rewritten

@@ -152,6 +152,11 @@ def test_limit_and_offset_are_pushed(table):
     _, rows, stats, _ = dk_sql(
         f"SELECT id FROM delta_scan('{table}') WHERE note LIKE 'N12%' LIMIT 7")
     assert len(rows) == 7 and stats[0]["files_pruned_limit"] == 0
+    # with ORDER BY the scan cannot stop early (SQLite offers LIMIT there too)
+    q = "SELECT id FROM {t} WHERE region = 'eu' ORDER BY id DESC LIMIT 2 OFFSET 1"
+    _, rows, stats, _ = dk_sql(q.format(t=f"delta_scan('{table}')"))
+    assert [r["id"] for r in rows] == [r["id"] for r in duck(table, q.format(t="t"))]
+    assert stats[0]["files_pruned_limit"] == 0
 
 
 @pytest.mark.dk_command("sql")
