@@ -124,7 +124,7 @@ def runs(ctx, prep):
                 except (RuntimeError, OSError) as e:
                     err = f"dk sql failed: {e}"
                 cmd = f"{shlex.quote(dk)} sql {shlex.quote(sql)} --format csv > /dev/null"
-                out.append(Run(system, variant, None, ["/bin/sh", "-c", cmd], mode="wall",
+                out.append(Run(system, variant, 1, ["/bin/sh", "-c", cmd], mode="wall",
                                error=err, note="wall time of `dk sql ... > /dev/null`"))
             for th in ctx.threads:
                 out.append(Run("duckdb", variant, th,
