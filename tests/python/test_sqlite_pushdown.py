@@ -285,3 +285,14 @@ def test_row_tracking_columns_are_null_without_the_feature(table):
         f"SELECT count(*) AS n FROM delta_scan('{table}') "
         "WHERE _row_id IS NULL AND _row_commit_version IS NULL")
     assert rows == duck(table, "SELECT count(*) AS n FROM t")
+
+
+@pytest.mark.dk_command("sql")
+def test_corrupt_data_file_is_an_sqlite_error(tmp_path):
+    root = h.copy_table("delta-golden/basic-decimal-table@latest", tmp_path / "t")
+    victim = sorted(root.glob("**/*.parquet"))[0]
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2] + b"\0" * 64 + data[-8:])  # keeps PAR1 magic
+    rc, out, err = h.run_dk("sql", f"SELECT * FROM delta_scan('{root}')", "--format", "jsonl")
+    assert rc == 1, (rc, out)
+    assert err.startswith("dk sql: delta") and "corrupt" in err, err
