@@ -9,8 +9,8 @@
 **                  delta_scan('path' [, version]) into a temp `delta` table
 **   delta_files    eponymous table-valued function delta_files('path' [, version])
 **   delta_history  eponymous table-valued function delta_history('path')
-**   delta_stats()  SQL function: the accumulated pushdown counters as JSON (delta_stats(1)
-**                  also resets them)
+**   delta_stats()  SQL function: the pushdown counters of the scans finished so far as JSON
+**                  (delta_stats(1) also resets them); run it as its own statement
 **
 ** The connector uses only dk's public API (include/dk). Its own declarations live here; the
 ** loadable extension (dk_sqlite.so, entry point sqlite3_dksqlite_init) and the dk CLI compile
@@ -34,10 +34,11 @@ typedef struct dk_sqlite_ctx dk_sqlite_ctx;
  *  context (owned by db; freed when db closes). Returns an SQLite result code. */
 int dk_sqlite_register(sqlite3 *db, dk_sqlite_ctx **out_ctx);
 
-/** Sum of the dk_scan_stats of every scan finished since the last reset. */
+/** Sum of the dk_scan_stats of every scan finished (cursor re-filtered or closed) since the
+ *  last reset; rows_estimated holds the number of those scans instead of an estimate. */
 void dk_sqlite_stats_get(dk_scan_stats *out, const dk_sqlite_ctx *ctx);
 void dk_sqlite_stats_reset(dk_sqlite_ctx *ctx);
-/** Adds the statistics of the scans still open (cursor not yet closed) to the counters. */
+/** The counters as one JSON object ("scans" is rows_estimated, see above). */
 void dk_sqlite_stats_json(char *buf, size_t cap, const dk_scan_stats *s);
 
 /** Rewrites every `delta_scan(args)` call whose arguments are literals into a reference to

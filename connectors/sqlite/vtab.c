@@ -18,7 +18,8 @@
 ** Exactness (when `omit` is set): dk's semantics must equal SQLite's for the value as SQLite
 ** sees it. That holds for comparisons of integer/boolean columns with INTEGER values,
 ** float/double columns with numbers, string columns with TEXT under BINARY collation, binary
-** with BLOB, date/timestamp columns with TEXT in exactly the ISO form the connector returns,
+** with BLOB, date/timestamp columns with TEXT in exactly the ISO form the connector returns
+** (and range comparisons of timestamps with a 'YYYY-MM-DD' date, which sort before that day),
 ** decimal equality with TEXT in the exact form returned, and IS [NOT] NULL on any
 ** column. Such a constraint is omitted only when its value is a literal visible at plan time;
 ** others (joins, parameters, IN lists) are pushed for pruning and re-checked by SQLite. Values
@@ -561,6 +562,27 @@ static int constraint_pred(dk_expr **out, const dks_col *c, int op, sqlite3_valu
     case SQLITE_INDEX_CONSTRAINT_IS: cop = DK_CMP_NULL_SAFE_EQ; break;
     case SQLITE_INDEX_CONSTRAINT_ISNOT: cop = DK_CMP_NULL_SAFE_EQ; negate = 1; break;
     default: return PUSH_NO;
+  }
+  if ((c->kind == DKS_TIMESTAMP || c->kind == DKS_TIMESTAMP_NTZ) &&
+      sqlite3_value_type(v) == SQLITE_TEXT && sqlite3_value_bytes(v) == 10 &&
+      (cop == DK_CMP_LT || cop == DK_CMP_LE || cop == DK_CMP_GT || cop == DK_CMP_GE)) {
+    /* 'YYYY-MM-DD' against the text 'YYYY-MM-DDTHH:MM:SS.ffffff[Z]': every value of that day
+    ** sorts after the date, so > and >= mean >= midnight, < and <= mean < midnight. */
+    int32_t days;
+    if (!dks_parse_date((const char *)sqlite3_value_text(v), 10, &days)) return PUSH_NO;
+    int64_t us = (int64_t)days * 86400000000LL;
+    dk_expr *lit = NULL, *col, *e = NULL;
+    if (c->kind == DKS_TIMESTAMP ? dk_expr_literal_timestamp(&lit, us, err)
+                                 : dk_expr_literal_timestamp_ntz(&lit, us, err))
+      return PUSH_NO;
+    if (!(col = column_ref(c, err))) {
+      dk_expr_free(lit);
+      return PUSH_NO;
+    }
+    if (dk_expr_cmp(&e, cop == DK_CMP_GT || cop == DK_CMP_GE ? DK_CMP_GE : DK_CMP_LT, col, lit, err))
+      return PUSH_NO;
+    *out = e;
+    return PUSH_EXACT;
   }
   if (c->kind == DKS_DECIMAL && cop != DK_CMP_EQ && cop != DK_CMP_NE &&
       cop != DK_CMP_NULL_SAFE_EQ)

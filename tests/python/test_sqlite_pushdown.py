@@ -103,6 +103,12 @@ Q = [
     ("SELECT count(*) FROM {t} WHERE region = 'eu' AND ts >= '2024-01-04T00:00:00.000000Z'",
      "SELECT count(*) FROM t WHERE region = 'eu' AND ts >= TIMESTAMPTZ '2024-01-04 00:00:00Z'",
      lambda s, tb: s["files_pruned_partition"] == 8 and s["files_pruned_stats"] >= 1),
+    ("SELECT count(*) FROM {t} WHERE ts > '2024-01-04' AND ts <= '2024-01-05'",
+     "SELECT count(*) FROM t WHERE ts >= TIMESTAMPTZ '2024-01-04 00:00:00Z' "
+     "AND ts < TIMESTAMPTZ '2024-01-05 00:00:00Z'",
+     lambda s, tb: s["files_pruned_stats"] >= 6),
+    ("SELECT count(*) FROM {t} WHERE ts = '2024-01-04' OR ts IS NULL",
+     "SELECT 0", lambda s, tb: s["files_pruned_stats"] == 0),
     ("SELECT count(*) FROM {t} WHERE note IS NULL",
      "SELECT count(*) FROM t WHERE note IS NULL", lambda s, tb: s["rows_filtered"] > 0),
     ("SELECT count(*) FROM {t} WHERE paid = 1 AND note IS NOT NULL",
