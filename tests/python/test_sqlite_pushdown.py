@@ -8,6 +8,7 @@ The table (connectors/sqlite/make_sample.py): 12 files (3 regions x 4 appends, e
 range in row groups of 250 rows), version 4 deletes ids < 100.
 """
 
+import datetime
 import json
 import os
 import subprocess
@@ -201,9 +202,10 @@ def test_hidden_file_columns_match_delta_rs_and_pyarrow(table):
         if rel not in cache:
             cache[rel] = pq.read_table(table / rel, columns=["id"]).column("id").to_pylist()
         assert cache[rel][r["_row_index"]] == r["id"]
-        mt = a["modification_time"]
-        assert r["_file_modification_time"].startswith(
-            mt.strftime("%Y-%m-%dT%H:%M:%S") if hasattr(mt, "strftime") else "")
+        mt = a["modification_time"]  # ms since the epoch (delta-rs)
+        want = (datetime.datetime.fromtimestamp(mt // 1000, datetime.timezone.utc)
+                + datetime.timedelta(milliseconds=mt % 1000))
+        assert r["_file_modification_time"] == want.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @pytest.mark.dk_command("sql")
