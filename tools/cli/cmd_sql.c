@@ -106,14 +106,17 @@ static int run_stmt(sqlite3 *db, sqlite3_stmt *st, int fmt) {
   char **cells = NULL;
   size_t nrows = 0, cap = 0;
   int rc;
-  if (fmt == FMT_CSV && ncol) {
-    for (int i = 0; i < ncol; i++) {
-      if (i) putchar(',');
-      put_csv(sqlite3_column_name(st, i));
+  int header = fmt == FMT_CSV && ncol;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW || (rc == SQLITE_DONE && header)) {
+    if (header) { /* printed once the statement ran without error */
+      header = 0;
+      for (int i = 0; i < ncol; i++) {
+        if (i) putchar(',');
+        put_csv(sqlite3_column_name(st, i));
+      }
+      putchar('\n');
+      if (rc == SQLITE_DONE) break;
     }
-    putchar('\n');
-  }
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (fmt == FMT_JSONL) {
       print_jsonl_row(st);
     } else if (fmt == FMT_CSV) {
@@ -162,8 +165,6 @@ static int run_stmt(sqlite3 *db, sqlite3_stmt *st, int fmt) {
       for (size_t r = 0; r < nrows; r++) {
         for (int i = 0; i < ncol; i++) {
           const char *t = cells[r * (size_t)ncol + (size_t)i];
-          int num = sqlite3_column_type(st, i) == SQLITE_INTEGER;
-          (void)num;
           printf("%s%-*s", i ? " | " : "", (int)w[i], t ? t : "");
         }
         putchar('\n');
