@@ -47,6 +47,11 @@ void dk_sqlite_stats_json(char *buf, size_t cap, const dk_scan_stats *s);
  *  *errmsg (sqlite3_malloc'ed). */
 int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg);
 
+#ifdef DK_SQLITE_LOADABLE
+/** Entry point of dk_sqlite.so, found by SQLite's default naming (ext.c). */
+int sqlite3_dksqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+#endif
+
 /* ---- internal to the connector (values.c) ------------------------------------------------ */
 
 /** A growable byte buffer on sqlite3_malloc. */

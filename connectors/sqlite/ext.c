@@ -9,7 +9,6 @@
 SQLITE_EXTENSION_INIT1
 #include "dk_sqlite.h"
 
-int sqlite3_dksqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 __attribute__((visibility("default"))) int sqlite3_dksqlite_init(
     sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   SQLITE_EXTENSION_INIT2(pApi);
