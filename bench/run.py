@@ -44,7 +44,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 CACHE = BENCH_DIR / "cache"
 RESULTS = BENCH_DIR / "results"
-BENCHMARKS = ["parquet_decode", "snapshot_load"]
+BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql"]
 EXIT_PENDING = 3
 
 sys.path.insert(0, str(BENCH_DIR))

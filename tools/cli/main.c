@@ -18,6 +18,8 @@ static void usage(FILE *f) {
           "       (with --where: files read and files skipped, with the reason)\n"
           "  scan TABLE [--version N] [--columns a,b] [--where EXPR] [--limit N] [--with-metadata]\n"
           "       [--format jsonl|csv|table] [--threads N]            read rows\n"
+          "  sql \"SQL\" [--format table|jsonl|csv] [--stats]         SQLite over Delta tables:\n"
+          "       delta_scan('path' [, version]), delta_files('path'), delta_history('path')\n"
           "  version                        print dk's version\n");
 }
 
@@ -32,6 +34,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
   if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);
   if (!strcmp(argv[1], "scan")) return dk_cli_scan(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "sql")) return dk_cli_sql(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;

@@ -1,0 +1,1086 @@
+/*
+** vtab.c — the `delta` SQLite virtual table: SQLite's virtual-table contract (xBestIndex
+** constraints, colUsed, LIMIT/OFFSET) mapped onto a dk scan (dk/scan.h), the way a
+** DataSource V2 connector maps Spark's pushdown. Structure after SQLite's
+** ext/misc/templatevtab.c (https://sqlite.org/vtab.html).
+**
+** Pushdown plan (xBestIndex -> xFilter)
+**   idxNum bits:
+**     bit 0 (1)  at least one WHERE constraint is passed to xFilter as a dk predicate
+**     bit 1 (2)  a LIMIT value is among xFilter's arguments
+**     bit 2 (4)  an OFFSET value is among xFilter's arguments
+**   idxStr: "<colUsed as hex>:" then one entry per xFilter argument, in argv order:
+**     "<column index>,<SQLite operator>,<flags>;" with flags bit 0 = IN list processed
+**     all at once (sqlite3_vtab_in), bit 1 = constraint omitted (dk filters exactly).
+**     LIMIT/OFFSET entries use column -1 and operators 73/74.
+**   argv[k] is the right-hand value of entry k (an IN handle for IN entries).
+**
+** Exactness (when `omit` is set): dk's semantics must equal SQLite's for the value as SQLite
+** sees it. That holds for comparisons of integer/boolean columns with INTEGER values,
+** float/double columns with numbers, string columns with TEXT under BINARY collation, binary
+** with BLOB, date/timestamp columns with TEXT in exactly the ISO form the connector returns
+** (and range comparisons of timestamps with a 'YYYY-MM-DD' date, which sort before that day),
+** decimal equality with TEXT in the exact form returned, and IS [NOT] NULL on any
+** column. Such a constraint is omitted only when its value is a literal visible at plan time;
+** others (joins, parameters, IN lists) are pushed for pruning and re-checked by SQLite. Values
+** of another type are not pushed. LIKE (case-insensitive in SQLite) and GLOB with a literal
+** prefix push a range/prefix for pruning and are always re-checked. LIMIT (+OFFSET) is pushed
+** only when every WHERE constraint is omitted and there is no ORDER BY.
+*/
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dk/expr.h"
+#include "dk/scan.h"
+#include "dk/snapshot.h"
+#include "dk_sqlite.h"
+
+#define F_IN 1
+#define F_OMIT 2
+
+struct dk_sqlite_ctx {
+  dk_scan_stats acc;
+};
+
+static void stats_add(dk_scan_stats *a, const dk_scan_stats *b) {
+  a->files_total += b->files_total;
+  a->files_pruned_partition += b->files_pruned_partition;
+  a->files_pruned_stats += b->files_pruned_stats;
+  a->files_pruned_limit += b->files_pruned_limit;
+  a->files_selected += b->files_selected;
+  a->bytes_selected += b->bytes_selected;
+  a->rows_estimated += b->rows_estimated > 0 ? b->rows_estimated : 0;
+  a->row_groups_total += b->row_groups_total;
+  a->row_groups_skipped += b->row_groups_skipped;
+  a->pages_skipped += b->pages_skipped;
+  a->rows_decoded += b->rows_decoded;
+  a->rows_deleted += b->rows_deleted;
+  a->rows_filtered += b->rows_filtered;
+  a->rows_returned += b->rows_returned;
+}
+
+void dk_sqlite_stats_get(dk_scan_stats *out, const dk_sqlite_ctx *ctx) { *out = ctx->acc; }
+void dk_sqlite_stats_reset(dk_sqlite_ctx *ctx) { memset(&ctx->acc, 0, sizeof ctx->acc); }
+
+void dk_sqlite_stats_json(char *buf, size_t cap, const dk_scan_stats *s) {
+  snprintf(buf, cap,
+           "{\"scans\":%lld,\"files_total\":%lld,\"files_pruned_partition\":%lld,"
+           "\"files_pruned_stats\":%lld,\"files_pruned_limit\":%lld,\"files_selected\":%lld,"
+           "\"bytes_selected\":%lld,\"row_groups_total\":%lld,\"row_groups_skipped\":%lld,"
+           "\"pages_skipped\":%lld,\"rows_decoded\":%lld,\"rows_deleted\":%lld,"
+           "\"rows_filtered\":%lld,\"rows_returned\":%lld}",
+           (long long)s->rows_estimated, (long long)s->files_total,
+           (long long)s->files_pruned_partition, (long long)s->files_pruned_stats,
+           (long long)s->files_pruned_limit, (long long)s->files_selected,
+           (long long)s->bytes_selected, (long long)s->row_groups_total,
+           (long long)s->row_groups_skipped, (long long)s->pages_skipped,
+           (long long)s->rows_decoded, (long long)s->rows_deleted, (long long)s->rows_filtered,
+           (long long)s->rows_returned);
+}
+
+/* ---- hidden metadata columns ------------------------------------------------------------- */
+
+static const struct {
+  const char *column, *field, *decl;
+  unsigned bit;
+} META[] = {
+    {"_file_path", "file_path", "TEXT", DK_META_FILE_PATH},
+    {"_file_name", "file_name", "TEXT", DK_META_FILE_NAME},
+    {"_file_size", "file_size", "INTEGER", DK_META_FILE_SIZE},
+    {"_file_modification_time", "file_modification_time", "TEXT", DK_META_FILE_MODIFICATION_TIME},
+    {"_row_index", "row_index", "INTEGER", DK_META_ROW_INDEX},
+    {"_row_id", "row_id", "INTEGER", DK_META_ROW_ID},
+    {"_row_commit_version", "row_commit_version", "INTEGER", DK_META_ROW_COMMIT_VERSION},
+};
+#define N_META ((int)(sizeof META / sizeof META[0]))
+
+/* ---- the table ----------------------------------------------------------------------------- */
+
+typedef struct dks_col {
+  char *name;
+  dks_kind kind;
+  int prec, scale;
+  int meta; /* -1 for data columns, else index into META */
+} dks_col;
+
+typedef struct dks_vtab {
+  sqlite3_vtab base;
+  dk_sqlite_ctx *ctx;
+  dk_table *table;
+  dk_snapshot *snap;
+  int ncol, ndata;
+  dks_col *cols;
+  unsigned meta_avail;
+  int64_t rows_total, bytes_total;
+  int threads;
+  int64_t batch_size;
+} dks_vtab;
+
+typedef struct dks_cursor {
+  sqlite3_vtab_cursor base;
+  dk_scan *scan;
+  struct ArrowArrayStream stream;
+  struct ArrowSchema schema;
+  struct ArrowArray batch;
+  int64_t row;
+  int64_t rowid;
+  int eof;
+  int *child;     /* per vtab column: index in the batch's children, -1 = NULL */
+  int *meta_sub;  /* per vtab column (meta): index inside the _metadata struct */
+  dks_buf json;
+} dks_cursor;
+
+static int set_dk_error(sqlite3_vtab *vt, const char *what, const dk_error *err) {
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = sqlite3_mprintf("delta: %s%s%s: %s", what ? what : "", what ? ": " : "",
+                                dk_status_str(err->code), err->message);
+  return err->code == DK_NOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+}
+
+static void vtab_free(dks_vtab *t) {
+  if (!t) return;
+  for (int i = 0; i < t->ncol; i++) sqlite3_free(t->cols[i].name);
+  sqlite3_free(t->cols);
+  dk_snapshot_free(t->snap);
+  dk_table_free(t->table);
+  sqlite3_free(t);
+}
+
+/* Strips one level of SQL quoting ('..', "..", [..], `..`) into a new string. */
+static char *unquote(const char *s) {
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) n--;
+  while (n && isspace((unsigned char)*s)) s++, n--;
+  char q = n >= 2 ? s[0] : 0;
+  char e = q == '[' ? ']' : q;
+  if ((q == '\'' || q == '"' || q == '`' || q == '[') && s[n - 1] == e) {
+    char *o = sqlite3_malloc64(n);
+    if (!o) return NULL;
+    size_t k = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+      o[k++] = s[i];
+      if (s[i] == e && q != '[' && s[i + 1] == e && i + 2 < n) i++;
+    }
+    o[k] = 0;
+    return o;
+  }
+  return sqlite3_mprintf("%.*s", (int)n, s);
+}
+
+static int parse_i64(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end || errno) return 0;
+  *out = v;
+  return 1;
+}
+
+/* Timestamp option: integer milliseconds, or 'YYYY-MM-DD[( |T)HH:MM:SS[.fff]][Z]' (UTC). */
+static int parse_when(const char *s, int64_t *ms) {
+  if (parse_i64(s, ms)) return 1;
+  size_t n = strlen(s);
+  int32_t days;
+  if (n < 10 || !dks_parse_date(s, 10, &days)) return 0;
+  int64_t t = (int64_t)days * 86400000LL;
+  if (n == 10) {
+    *ms = t;
+    return 1;
+  }
+  int hh, mi, ss, used = 0;
+  if ((s[10] != ' ' && s[10] != 'T') ||
+      sscanf(s + 11, "%2d:%2d:%2d%n", &hh, &mi, &ss, &used) != 3 || hh > 23 || mi > 59 || ss > 59)
+    return 0;
+  t += (hh * 3600 + mi * 60 + ss) * 1000LL;
+  const char *p = s + 11 + used;
+  if (*p == '.') {
+    int scale = 100;
+    for (p++; isdigit((unsigned char)*p); p++, scale /= 10) t += (*p - '0') * scale;
+  }
+  if (*p == 'Z') p++;
+  if (*p) return 0;
+  *ms = t;
+  return 1;
+}
+
+/* xCreate/xConnect: argv[3] is the path, the rest `key=value` options or a bare version. */
+static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                         sqlite3_vtab **out, char **pzErr) {
+  dk_sqlite_ctx *ctx = aux;
+  if (argc < 4) {
+    *pzErr = sqlite3_mprintf(
+        "delta: usage: CREATE VIRTUAL TABLE t USING delta('path' [, version=N] "
+        "[, timestamp='...'] [, threads=N] [, batch_size=N]); for delta_scan('path') use "
+        "`dk sql` (SQLite fixes a table-valued function's columns before it sees the path)");
+    return SQLITE_ERROR;
+  }
+  dks_vtab *t = sqlite3_malloc64(sizeof *t);
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->ctx = ctx;
+  dk_snapshot_options so = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0};
+  char *path = unquote(argv[3]);
+  int rc = SQLITE_ERROR;
+  dk_error err;
+  dk_error_init(&err);
+  dk_scan *scan = NULL;
+  struct ArrowSchema sc = {0};
+  sqlite3_str *ddl = NULL;
+  if (!path) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  for (int i = 4; i < argc; i++) {
+    const char *a = argv[i];
+    const char *eq = strchr(a, '=');
+    char *key = eq ? sqlite3_mprintf("%.*s", (int)(eq - a), a) : NULL;
+    char *val = unquote(eq ? eq + 1 : a);
+    int ok = 1;
+    if (key) {
+      char *k2 = unquote(key);
+      sqlite3_free(key);
+      key = k2;
+    }
+    int64_t v;
+    if (!val || (eq && !key)) {
+      ok = -1;
+    } else if (!key && i == 4 && parse_i64(val, &v) && v >= 0) {
+      so.at_version = v;
+    } else if (key && !sqlite3_stricmp(key, "version") && parse_i64(val, &v) && v >= 0) {
+      so.at_version = v;
+    } else if (key && !sqlite3_stricmp(key, "timestamp") && parse_when(val, &v)) {
+      so.by_timestamp = 1;
+      so.timestamp_ms = v;
+    } else if (key && !sqlite3_stricmp(key, "threads") && parse_i64(val, &v) && v >= 0 &&
+               v <= 256) {
+      t->threads = (int)v;
+    } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
+               v <= (1 << 24)) {
+      t->batch_size = v;
+    } else {
+      ok = 0;
+    }
+    if (ok <= 0) {
+      *pzErr = ok < 0 ? NULL
+                      : sqlite3_mprintf(
+                            "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
+                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N)",
+                            a);
+      sqlite3_free(key);
+      sqlite3_free(val);
+      rc = ok < 0 ? SQLITE_NOMEM : SQLITE_ERROR;
+      goto fail;
+    }
+    sqlite3_free(key);
+    sqlite3_free(val);
+  }
+  if (so.by_timestamp && so.at_version >= 0) {
+    *pzErr = sqlite3_mprintf("delta: give version or timestamp, not both");
+    goto fail;
+  }
+  if (dk_table_open(&t->table, path, NULL, &err) ||
+      dk_snapshot_open(&t->snap, t->table, &so, &err)) {
+    *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
+    goto fail;
+  }
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_SCAN_OPTIONS_VERSION;
+  o.limit = -1;
+  if (dk_scan_new(&scan, t->snap, &o, &err) || dk_scan_schema(&sc, scan, &err)) {
+    *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
+    goto fail;
+  }
+  dk_scan_stats st;
+  dk_scan_stats_get(&st, scan);
+  t->rows_total = st.rows_estimated >= 0 ? st.rows_estimated : st.bytes_selected / 16;
+  t->bytes_total = st.bytes_selected;
+  t->meta_avail = DK_META_FILE_PATH | DK_META_FILE_NAME | DK_META_FILE_SIZE |
+                  DK_META_FILE_MODIFICATION_TIME | DK_META_ROW_INDEX;
+  if (dk_snapshot_has_feature(t->snap, "rowTracking"))
+    t->meta_avail |= DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION;
+  t->cols = sqlite3_malloc64(sizeof *t->cols * (size_t)(sc.n_children + N_META));
+  if (!t->cols) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  ddl = sqlite3_str_new(db);
+  sqlite3_str_appendall(ddl, "CREATE TABLE x(");
+  for (int64_t i = 0; i < sc.n_children; i++) {
+    dks_col *c = &t->cols[t->ncol];
+    c->name = sqlite3_mprintf("%s", sc.children[i]->name);
+    c->kind = dks_kind_of(sc.children[i]->format, &c->prec, &c->scale);
+    c->meta = -1;
+    t->ncol++;
+    if (!c->name) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    const char *decl = "TEXT";
+    switch (c->kind) {
+      case DKS_BOOL:
+      case DKS_INT: decl = "INTEGER"; break;
+      case DKS_FLOAT:
+      case DKS_DOUBLE: decl = "REAL"; break;
+      case DKS_BINARY: decl = "BLOB"; break;
+      case DKS_NULL: decl = ""; break;
+      default: break;
+    }
+    sqlite3_str_appendf(ddl, "%s\"%w\" %s", i ? ", " : "", c->name, decl);
+  }
+  t->ndata = t->ncol;
+  for (int m = 0; m < N_META; m++) {
+    int clash = 0;
+    for (int i = 0; i < t->ndata; i++) clash |= !sqlite3_stricmp(t->cols[i].name, META[m].column);
+    if (clash) continue;
+    dks_col *c = &t->cols[t->ncol++];
+    c->name = sqlite3_mprintf("%s", META[m].column);
+    c->kind = DKS_OTHER;
+    c->meta = m;
+    if (!c->name) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    sqlite3_str_appendf(ddl, "%s\"%w\" %s HIDDEN", t->ncol > 1 ? ", " : "", c->name, META[m].decl);
+  }
+  sqlite3_str_appendall(ddl, ")");
+  char *sql = sqlite3_str_finish(ddl);
+  ddl = NULL;
+  if (!sql) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  rc = sqlite3_declare_vtab(db, sql);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("delta: cannot declare the table: %s", sqlite3_errmsg(db));
+    goto fail;
+  }
+  sc.release(&sc);
+  dk_scan_free(scan);
+  sqlite3_free(path);
+  *out = &t->base;
+  return SQLITE_OK;
+fail:
+  if (ddl) sqlite3_free(sqlite3_str_finish(ddl));
+  if (sc.release) sc.release(&sc);
+  dk_scan_free(scan);
+  sqlite3_free(path);
+  vtab_free(t);
+  return rc;
+}
+
+static int delta_disconnect(sqlite3_vtab *vt) {
+  vtab_free((dks_vtab *)vt);
+  return SQLITE_OK;
+}
+
+/* ---- constraints -> dk predicates ----------------------------------------------------------- */
+
+enum { PUSH_NO = 0, PUSH_INEXACT = 1, PUSH_EXACT = 2 };
+
+/* Builds the dk literal for value v against column c; *exact tells whether dk's comparison
+** then agrees with SQLite's. Returns PUSH_NO (with *lit NULL) when the value is not pushable. */
+static int make_literal(dk_expr **lit, const dks_col *c, sqlite3_value *v, dk_error *err) {
+  *lit = NULL;
+  int t = sqlite3_value_type(v);
+  switch (c->kind) {
+    case DKS_INT:
+      if (t != SQLITE_INTEGER) return PUSH_NO;
+      return dk_expr_literal_int64(lit, sqlite3_value_int64(v), err) ? PUSH_NO : PUSH_EXACT;
+    case DKS_BOOL: {
+      if (t != SQLITE_INTEGER) return PUSH_NO;
+      sqlite3_int64 x = sqlite3_value_int64(v);
+      if (x != 0 && x != 1) return PUSH_NO;
+      return dk_expr_literal_bool(lit, x == 1, err) ? PUSH_NO : PUSH_EXACT;
+    }
+    case DKS_DOUBLE:
+      if (t == SQLITE_INTEGER) {
+        sqlite3_int64 x = sqlite3_value_int64(v);
+        if (x > (1LL << 53) || x < -(1LL << 53)) return PUSH_NO;
+        return dk_expr_literal_double(lit, (double)x, err) ? PUSH_NO : PUSH_EXACT;
+      }
+      if (t != SQLITE_FLOAT) return PUSH_NO;
+      return dk_expr_literal_double(lit, sqlite3_value_double(v), err) ? PUSH_NO : PUSH_EXACT;
+    case DKS_FLOAT:
+      /* float columns: SQLite compares the widened value; dk may compare in float. */
+      if (t != SQLITE_FLOAT && t != SQLITE_INTEGER) return PUSH_NO;
+      return PUSH_NO;
+    case DKS_STRING:
+      if (t != SQLITE_TEXT) return PUSH_NO;
+      return dk_expr_literal_string(lit, (const char *)sqlite3_value_text(v),
+                                    (size_t)sqlite3_value_bytes(v), err)
+                 ? PUSH_NO
+                 : PUSH_EXACT;
+    case DKS_BINARY:
+      if (t != SQLITE_BLOB) return PUSH_NO;
+      return dk_expr_literal_binary(lit, sqlite3_value_blob(v), (size_t)sqlite3_value_bytes(v), err)
+                 ? PUSH_NO
+                 : PUSH_EXACT;
+    case DKS_DATE: {
+      int32_t d;
+      if (t != SQLITE_TEXT ||
+          !dks_parse_date((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &d))
+        return PUSH_NO;
+      return dk_expr_literal_date(lit, d, err) ? PUSH_NO : PUSH_EXACT;
+    }
+    case DKS_TIMESTAMP:
+    case DKS_TIMESTAMP_NTZ: {
+      int64_t us;
+      int utc = c->kind == DKS_TIMESTAMP;
+      if (t != SQLITE_TEXT ||
+          !dks_parse_ts((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), utc, &us))
+        return PUSH_NO;
+      dk_status s = utc ? dk_expr_literal_timestamp(lit, us, err)
+                        : dk_expr_literal_timestamp_ntz(lit, us, err);
+      return s ? PUSH_NO : PUSH_EXACT;
+    }
+    case DKS_DECIMAL: {
+      if (t != SQLITE_TEXT) return PUSH_NO;
+      const char *s = (const char *)sqlite3_value_text(v);
+      /* only the exact text the connector returns (same scale) compares equal in SQLite */
+      const char *dot = strchr(s, '.');
+      size_t frac = dot ? strlen(dot + 1) : 0;
+      if ((int)frac != c->scale || (c->scale == 0 && dot)) return PUSH_NO;
+      return dk_expr_literal_decimal_text(lit, s, c->prec, c->scale, err) ? PUSH_NO : PUSH_EXACT;
+    }
+    default:
+      return PUSH_NO;
+  }
+}
+
+static dk_expr *column_ref(const dks_col *c, dk_error *err) {
+  dk_expr *e = NULL;
+  const char *p[1] = {c->name};
+  if (dk_expr_column(&e, p, 1, err)) return NULL;
+  return e;
+}
+
+/* The successor of a byte string for an exclusive upper bound: increments the last byte
+** below 0xff (dropping trailing 0xff). Returns 0 when there is none. */
+static int successor(char *s, size_t *n) {
+  while (*n && (unsigned char)s[*n - 1] == 0xff) (*n)--;
+  if (!*n) return 0;
+  s[*n - 1] = (char)((unsigned char)s[*n - 1] + 1);
+  return 1;
+}
+
+/* LIKE 'prefix...' (ASCII case-insensitive) / GLOB 'prefix...' -> range on the prefix. */
+static int pattern_pred(dk_expr **out, const dks_col *c, int op, sqlite3_value *v, dk_error *err) {
+  *out = NULL;
+  if (c->kind != DKS_STRING || sqlite3_value_type(v) != SQLITE_TEXT) return PUSH_NO;
+  const char *p = (const char *)sqlite3_value_text(v);
+  size_t n = 0;
+  if (op == SQLITE_INDEX_CONSTRAINT_GLOB) {
+    while (p[n] && !strchr("*?[", p[n])) n++;
+  } else {
+    while (p[n] && p[n] != '%' && p[n] != '_') n++;
+  }
+  if (!n) return PUSH_NO;
+  char *lo = sqlite3_malloc64(n + 1), *hi = sqlite3_malloc64(n + 1);
+  if (!lo || !hi) {
+    sqlite3_free(lo);
+    sqlite3_free(hi);
+    return PUSH_NO;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int ci = op == SQLITE_INDEX_CONSTRAINT_LIKE && (unsigned char)p[i] < 0x80;
+    lo[i] = ci ? (char)toupper((unsigned char)p[i]) : p[i];
+    hi[i] = ci ? (char)tolower((unsigned char)p[i]) : p[i];
+  }
+  int rc = PUSH_NO;
+  if (!memcmp(lo, hi, n)) {
+    dk_expr *col = column_ref(c, err);
+    if (col && !dk_expr_starts_with(out, col, lo, n, err)) rc = PUSH_INEXACT;
+  } else {
+    size_t hn = n;
+    dk_expr *a = NULL, *b = NULL, *la = NULL, *lb = NULL, *ca = column_ref(c, err);
+    if (ca && !dk_expr_literal_string(&la, lo, n, err) &&
+        !dk_expr_cmp(&a, DK_CMP_GE, ca, la, err)) {
+      ca = NULL;
+      la = NULL;
+      if (successor(hi, &hn)) {
+        dk_expr *cb = column_ref(c, err);
+        if (cb && !dk_expr_literal_string(&lb, hi, hn, err) &&
+            !dk_expr_cmp(&b, DK_CMP_LT, cb, lb, err)) {
+          if (!dk_expr_and(out, a, b, err)) rc = PUSH_INEXACT;
+          a = NULL;
+        } else {
+          dk_expr_free(cb);
+          dk_expr_free(lb);
+        }
+      }
+      if (a) {
+        *out = a;
+        rc = PUSH_INEXACT;
+      }
+    } else {
+      dk_expr_free(ca);
+      dk_expr_free(la);
+    }
+  }
+  sqlite3_free(lo);
+  sqlite3_free(hi);
+  return rc;
+}
+
+/* One constraint with value v (NULL for ISNULL/ISNOTNULL) as a dk predicate. */
+static int constraint_pred(dk_expr **out, const dks_col *c, int op, sqlite3_value *v,
+                           dk_error *err) {
+  *out = NULL;
+  if (op == SQLITE_INDEX_CONSTRAINT_ISNULL || op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL) {
+    dk_expr *col = column_ref(c, err);
+    if (!col) return PUSH_NO;
+    return dk_expr_is_null(out, col, op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL, err) ? PUSH_NO
+                                                                                    : PUSH_EXACT;
+  }
+  if (!v) return PUSH_NO;
+  if (op == SQLITE_INDEX_CONSTRAINT_LIKE || op == SQLITE_INDEX_CONSTRAINT_GLOB)
+    return pattern_pred(out, c, op, v, err);
+  if (sqlite3_value_type(v) == SQLITE_NULL) {
+    /* x IS NULL written as `IS`; other comparisons with NULL are never true (not pushed) */
+    if (op == SQLITE_INDEX_CONSTRAINT_IS || op == SQLITE_INDEX_CONSTRAINT_ISNOT)
+      return constraint_pred(out, c,
+                             op == SQLITE_INDEX_CONSTRAINT_IS ? SQLITE_INDEX_CONSTRAINT_ISNULL
+                                                              : SQLITE_INDEX_CONSTRAINT_ISNOTNULL,
+                             NULL, err);
+    return PUSH_NO;
+  }
+  dk_cmp_op cop;
+  int negate = 0;
+  switch (op) {
+    case SQLITE_INDEX_CONSTRAINT_EQ: cop = DK_CMP_EQ; break;
+    case SQLITE_INDEX_CONSTRAINT_NE: cop = DK_CMP_NE; break;
+    case SQLITE_INDEX_CONSTRAINT_LT: cop = DK_CMP_LT; break;
+    case SQLITE_INDEX_CONSTRAINT_LE: cop = DK_CMP_LE; break;
+    case SQLITE_INDEX_CONSTRAINT_GT: cop = DK_CMP_GT; break;
+    case SQLITE_INDEX_CONSTRAINT_GE: cop = DK_CMP_GE; break;
+    case SQLITE_INDEX_CONSTRAINT_IS: cop = DK_CMP_NULL_SAFE_EQ; break;
+    case SQLITE_INDEX_CONSTRAINT_ISNOT: cop = DK_CMP_NULL_SAFE_EQ; negate = 1; break;
+    default: return PUSH_NO;
+  }
+  if ((c->kind == DKS_TIMESTAMP || c->kind == DKS_TIMESTAMP_NTZ) &&
+      sqlite3_value_type(v) == SQLITE_TEXT && sqlite3_value_bytes(v) == 10 &&
+      (cop == DK_CMP_LT || cop == DK_CMP_LE || cop == DK_CMP_GT || cop == DK_CMP_GE)) {
+    /* 'YYYY-MM-DD' against the text 'YYYY-MM-DDTHH:MM:SS.ffffff[Z]': every value of that day
+    ** sorts after the date, so > and >= mean >= midnight, < and <= mean < midnight. */
+    int32_t days;
+    if (!dks_parse_date((const char *)sqlite3_value_text(v), 10, &days)) return PUSH_NO;
+    int64_t us = (int64_t)days * 86400000000LL;
+    dk_expr *lit = NULL, *col, *e = NULL;
+    if (c->kind == DKS_TIMESTAMP ? dk_expr_literal_timestamp(&lit, us, err)
+                                 : dk_expr_literal_timestamp_ntz(&lit, us, err))
+      return PUSH_NO;
+    if (!(col = column_ref(c, err))) {
+      dk_expr_free(lit);
+      return PUSH_NO;
+    }
+    if (dk_expr_cmp(&e, cop == DK_CMP_GT || cop == DK_CMP_GE ? DK_CMP_GE : DK_CMP_LT, col, lit, err))
+      return PUSH_NO;
+    *out = e;
+    return PUSH_EXACT;
+  }
+  if (c->kind == DKS_DECIMAL && cop != DK_CMP_EQ && cop != DK_CMP_NE &&
+      cop != DK_CMP_NULL_SAFE_EQ)
+    return PUSH_NO; /* SQLite orders the TEXT, dk the numbers */
+  dk_expr *lit;
+  int how = make_literal(&lit, c, v, err);
+  if (how == PUSH_NO) return PUSH_NO;
+  dk_expr *col = column_ref(c, err), *e = NULL;
+  if (!col) {
+    dk_expr_free(lit);
+    return PUSH_NO;
+  }
+  if (dk_expr_cmp(&e, cop, col, lit, err)) return PUSH_NO;
+  if (negate && dk_expr_not(&e, e, err)) return PUSH_NO;
+  *out = e;
+  return how;
+}
+
+static int op_pushable(int op) {
+  switch (op) {
+    case SQLITE_INDEX_CONSTRAINT_EQ:
+    case SQLITE_INDEX_CONSTRAINT_NE:
+    case SQLITE_INDEX_CONSTRAINT_LT:
+    case SQLITE_INDEX_CONSTRAINT_LE:
+    case SQLITE_INDEX_CONSTRAINT_GT:
+    case SQLITE_INDEX_CONSTRAINT_GE:
+    case SQLITE_INDEX_CONSTRAINT_IS:
+    case SQLITE_INDEX_CONSTRAINT_ISNOT:
+    case SQLITE_INDEX_CONSTRAINT_ISNULL:
+    case SQLITE_INDEX_CONSTRAINT_ISNOTNULL:
+    case SQLITE_INDEX_CONSTRAINT_LIKE:
+    case SQLITE_INDEX_CONSTRAINT_GLOB:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+static int kind_pushable(dks_kind k) {
+  return k == DKS_INT || k == DKS_BOOL || k == DKS_DOUBLE || k == DKS_STRING || k == DKS_BINARY ||
+         k == DKS_DATE || k == DKS_TIMESTAMP || k == DKS_TIMESTAMP_NTZ || k == DKS_DECIMAL;
+}
+
+static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  dks_vtab *t = (dks_vtab *)vt;
+  sqlite3_str *plan = sqlite3_str_new(NULL);
+  sqlite3_str_appendf(plan, "%llx:", (unsigned long long)info->colUsed);
+  int nargv = 0, all_omitted = 1, idx_num = 0, ilimit = -1, ioffset = -1;
+  double rows = (double)(t->rows_total > 0 ? t->rows_total : 1);
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *known[64];
+  size_t nknown = 0;
+  for (int i = 0; i < info->nConstraint; i++) {
+    const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+    if (k->op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
+      if (k->usable) ilimit = i;
+      continue;
+    }
+    if (k->op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+      if (k->usable) ioffset = i;
+      continue;
+    }
+    if (!k->usable || k->iColumn < 0 || k->iColumn >= t->ndata || !op_pushable(k->op) ||
+        !kind_pushable(t->cols[k->iColumn].kind)) {
+      all_omitted = 0;
+      continue;
+    }
+    const dks_col *c = &t->cols[k->iColumn];
+    if ((c->kind == DKS_STRING || c->kind == DKS_BINARY) &&
+        k->op != SQLITE_INDEX_CONSTRAINT_ISNULL && k->op != SQLITE_INDEX_CONSTRAINT_ISNOTNULL &&
+        k->op != SQLITE_INDEX_CONSTRAINT_LIKE && k->op != SQLITE_INDEX_CONSTRAINT_GLOB) {
+      const char *coll = sqlite3_vtab_collation(info, i);
+      if (coll && sqlite3_stricmp(coll, "BINARY")) {
+        all_omitted = 0;
+        continue;
+      }
+    }
+    int flags = 0;
+    sqlite3_value *rhs = NULL;
+    int has_rhs = k->op == SQLITE_INDEX_CONSTRAINT_ISNULL ||
+                  k->op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL ||
+                  sqlite3_vtab_rhs_value(info, i, &rhs) == SQLITE_OK;
+    if (k->op == SQLITE_INDEX_CONSTRAINT_EQ && sqlite3_vtab_in(info, i, -1)) {
+      sqlite3_vtab_in(info, i, 1);
+      flags |= F_IN;
+      has_rhs = 0;
+      rows = rows / 4 + 1;
+    }
+    if (has_rhs) {
+      dk_expr *e = NULL;
+      int how = constraint_pred(&e, c, k->op, rhs, &err);
+      if (how == PUSH_NO) { /* e.g. a value of another type: leave it to SQLite */
+        all_omitted = 0;
+        continue;
+      }
+      if (how == PUSH_EXACT) flags |= F_OMIT;
+      if (nknown < 64) known[nknown++] = e;
+      else dk_expr_free(e);
+    } else if (!(flags & F_IN)) {
+      rows = k->op == SQLITE_INDEX_CONSTRAINT_EQ ? rows / 10 + 1 : rows / 3 + 1;
+    }
+    if (!(flags & F_OMIT)) all_omitted = 0;
+    info->aConstraintUsage[i].argvIndex = ++nargv;
+    info->aConstraintUsage[i].omit = (flags & F_OMIT) != 0;
+    sqlite3_str_appendf(plan, "%d,%d,%d;", k->iColumn, k->op, flags);
+    idx_num |= 1;
+  }
+  double bytes = (double)t->bytes_total;
+  if (nknown) {
+    /* plan the scan of the literal constraints to estimate rows from file statistics */
+    dk_expr *f = NULL;
+    if (!dk_expr_and_n(&f, known, nknown, &err)) {
+      dk_scan_options o;
+      memset(&o, 0, sizeof o);
+      o.version = DK_SCAN_OPTIONS_VERSION;
+      o.limit = -1;
+      o.filter = f;
+      o.columns = (const char *const *)&t->cols[0].name;
+      o.n_columns = 0;
+      dk_scan *s = NULL;
+      if (!dk_scan_new(&s, t->snap, &o, &err)) {
+        dk_scan_stats st;
+        dk_scan_stats_get(&st, s);
+        double frac = t->rows_total > 0 && st.rows_estimated >= 0
+                          ? (double)st.rows_estimated / (double)t->rows_total
+                          : 1.0;
+        rows *= frac;
+        /* each pushed predicate also filters rows inside the selected files */
+        for (size_t i = 0; i < nknown; i++) rows = rows / 2 + 1;
+        bytes = (double)st.bytes_selected;
+        dk_scan_free(s);
+      }
+      dk_expr_free(f);
+    }
+  }
+  /* SQLite offers LIMIT with an ORDER BY on this table's columns too; using it is only
+  ** right when the scan delivers that order, which a dk scan does not promise. */
+  if (all_omitted && ilimit >= 0 && info->nOrderBy == 0) {
+    info->aConstraintUsage[ilimit].argvIndex = ++nargv;
+    sqlite3_str_appendf(plan, "-1,%d,0;", SQLITE_INDEX_CONSTRAINT_LIMIT);
+    idx_num |= 2;
+    sqlite3_value *lv = NULL;
+    if (sqlite3_vtab_rhs_value(info, ilimit, &lv) == SQLITE_OK &&
+        sqlite3_value_type(lv) == SQLITE_INTEGER && sqlite3_value_int64(lv) >= 0 &&
+        (double)sqlite3_value_int64(lv) < rows)
+      rows = (double)sqlite3_value_int64(lv);
+    if (ioffset >= 0) {
+      info->aConstraintUsage[ioffset].argvIndex = ++nargv;
+      sqlite3_str_appendf(plan, "-1,%d,0;", SQLITE_INDEX_CONSTRAINT_OFFSET);
+      idx_num |= 4;
+    }
+  }
+  int nused = 0;
+  for (int i = 0; i < 64; i++) nused += (int)((info->colUsed >> i) & 1);
+  if (rows < 1) rows = 1;
+  info->estimatedRows = (sqlite3_int64)rows;
+  info->estimatedCost = 100.0 + bytes / 1e5 + rows * (1.0 + 0.2 * nused);
+  info->idxNum = idx_num;
+  char *s = sqlite3_str_finish(plan);
+  if (!s) return SQLITE_NOMEM;
+  info->idxStr = s;
+  info->needToFreeIdxStr = 1;
+  return SQLITE_OK;
+}
+
+/* ---- cursor -------------------------------------------------------------------------------- */
+
+static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
+  dks_vtab *t = (dks_vtab *)vt;
+  dks_cursor *c = sqlite3_malloc64(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->child = sqlite3_malloc64(sizeof(int) * (size_t)t->ncol * 2);
+  if (!c->child) {
+    sqlite3_free(c);
+    return SQLITE_NOMEM;
+  }
+  c->meta_sub = c->child + t->ncol;
+  c->eof = 1;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static void cursor_finish(dks_cursor *c) {
+  dks_vtab *t = (dks_vtab *)c->base.pVtab;
+  if (c->batch.release) c->batch.release(&c->batch);
+  if (c->stream.release) c->stream.release(&c->stream);
+  if (c->schema.release) c->schema.release(&c->schema);
+  memset(&c->batch, 0, sizeof c->batch);
+  memset(&c->stream, 0, sizeof c->stream);
+  memset(&c->schema, 0, sizeof c->schema);
+  if (c->scan) {
+    dk_scan_stats st;
+    dk_scan_stats_get(&st, c->scan);
+    st.rows_estimated = 1; /* counts scans in the accumulated stats */
+    stats_add(&t->ctx->acc, &st);
+    dk_scan_free(c->scan);
+    c->scan = NULL;
+  }
+  c->eof = 1;
+}
+
+static int delta_close(sqlite3_vtab_cursor *cur) {
+  dks_cursor *c = (dks_cursor *)cur;
+  cursor_finish(c);
+  dks_buf_free(&c->json);
+  sqlite3_free(c->child);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+/* Advances to a batch with rows (or EOF). */
+static int next_batch(dks_cursor *c) {
+  for (;;) {
+    if (c->batch.release) c->batch.release(&c->batch);
+    memset(&c->batch, 0, sizeof c->batch);
+    if (c->stream.get_next(&c->stream, &c->batch)) {
+      const char *m = c->stream.get_last_error(&c->stream);
+      sqlite3_free(c->base.pVtab->zErrMsg);
+      c->base.pVtab->zErrMsg = sqlite3_mprintf("delta: %s", m ? m : "read failed");
+      c->eof = 1;
+      return SQLITE_ERROR;
+    }
+    if (!c->batch.release) {
+      c->eof = 1;
+      return SQLITE_OK;
+    }
+    if (c->batch.length > 0) {
+      c->row = 0;
+      return SQLITE_OK;
+    }
+  }
+}
+
+static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
+                        sqlite3_value **argv) {
+  dks_cursor *c = (dks_cursor *)cur;
+  dks_vtab *t = (dks_vtab *)cur->pVtab;
+  cursor_finish(c);
+  c->rowid = 0;
+  dk_error err;
+  dk_error_init(&err);
+  unsigned long long used = strtoull(idx_str ? idx_str : "0", NULL, 16);
+  const char *p = idx_str ? strchr(idx_str, ':') : NULL;
+  p = p ? p + 1 : "";
+  dk_expr *preds[128];
+  size_t np = 0;
+  int64_t limit = -1, offset = 0;
+  int rc = SQLITE_OK;
+  for (int k = 0; k < argc && *p; k++) {
+    int col, op, flags, n = 0;
+    if (sscanf(p, "%d,%d,%d;%n", &col, &op, &flags, &n) != 3 || n <= 0) break;
+    p += n;
+    if (op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
+      if (sqlite3_value_type(argv[k]) == SQLITE_INTEGER) limit = sqlite3_value_int64(argv[k]);
+      continue;
+    }
+    if (op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+      if (sqlite3_value_type(argv[k]) == SQLITE_INTEGER && sqlite3_value_int64(argv[k]) > 0)
+        offset = sqlite3_value_int64(argv[k]);
+      continue;
+    }
+    if (col < 0 || col >= t->ndata || np >= 128) continue;
+    const dks_col *cc = &t->cols[col];
+    dk_expr *e = NULL;
+    if (flags & F_IN) {
+      dk_expr *items[1024];
+      size_t ni = 0;
+      int ok = 1;
+      sqlite3_value *v = NULL;
+      for (int r = sqlite3_vtab_in_first(argv[k], &v); ok && r == SQLITE_OK && v;
+           r = sqlite3_vtab_in_next(argv[k], &v)) {
+        if (sqlite3_value_type(v) == SQLITE_NULL) continue;
+        if (ni == 1024) {
+          ok = 0;
+          break;
+        }
+        if (make_literal(&items[ni], cc, v, &err) == PUSH_NO) ok = 0;
+        else ni++;
+      }
+      if (ok && ni) {
+        dk_expr *col_e = column_ref(cc, &err);
+        if (col_e && !dk_expr_in(&e, col_e, items, ni, &err)) preds[np++] = e;
+      } else {
+        for (size_t i = 0; i < ni; i++) dk_expr_free(items[i]);
+      }
+      continue;
+    }
+    int how = constraint_pred(&e, cc, op, argv[k], &err);
+    if (how == PUSH_NO && (flags & F_OMIT)) {
+      sqlite3_free(cur->pVtab->zErrMsg);
+      cur->pVtab->zErrMsg = sqlite3_mprintf("delta: internal: constraint on %s lost", cc->name);
+      rc = SQLITE_ERROR;
+      goto out;
+    }
+    if (e) preds[np++] = e;
+  }
+  (void)idx_num;
+  /* projection from colUsed (bit 63 stands for every column >= 63) */
+  const char **names = sqlite3_malloc64(sizeof(char *) * (size_t)(t->ndata + 1));
+  if (!names) {
+    rc = SQLITE_NOMEM;
+    goto out;
+  }
+  size_t nn = 0;
+  unsigned meta = 0;
+  for (int i = 0; i < t->ncol; i++) {
+    int u = i < 63 ? (int)((used >> i) & 1) : (int)((used >> 63) & 1);
+    c->child[i] = -1;
+    c->meta_sub[i] = -1;
+    if (!u) continue;
+    if (t->cols[i].meta < 0) {
+      c->child[i] = (int)nn;
+      names[nn++] = t->cols[i].name;
+    } else if (META[t->cols[i].meta].bit & t->meta_avail) {
+      meta |= META[t->cols[i].meta].bit;
+    }
+  }
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_SCAN_OPTIONS_VERSION;
+  o.columns = names;
+  o.n_columns = nn;
+  o.limit = limit >= 0 ? limit + offset : -1;
+  o.metadata_fields = meta;
+  o.threads = t->threads;
+  o.batch_size = t->batch_size;
+  dk_expr *filter = NULL;
+  if (np && dk_expr_and_n(&filter, preds, np, &err)) {
+    np = 0;
+    sqlite3_free(names);
+    rc = set_dk_error(cur->pVtab, NULL, &err);
+    goto out;
+  }
+  np = 0;
+  o.filter = filter;
+  dk_status s = dk_scan_new(&c->scan, t->snap, &o, &err);
+  sqlite3_free(names);
+  dk_expr_free(filter);
+  if (s || dk_scan_read(&c->stream, c->scan, &err)) {
+    rc = set_dk_error(cur->pVtab, NULL, &err);
+    goto out;
+  }
+  if (c->stream.get_schema(&c->stream, &c->schema)) {
+    const char *m = c->stream.get_last_error(&c->stream);
+    sqlite3_free(cur->pVtab->zErrMsg);
+    cur->pVtab->zErrMsg = sqlite3_mprintf("delta: %s", m ? m : "no schema");
+    rc = SQLITE_ERROR;
+    goto out;
+  }
+  if (meta) {
+    int mi = (int)c->schema.n_children - 1;
+    for (int i = 0; i < t->ncol; i++) {
+      if (t->cols[i].meta < 0 || !(META[t->cols[i].meta].bit & meta)) continue;
+      const struct ArrowSchema *ms = c->schema.children[mi];
+      for (int64_t k = 0; k < ms->n_children; k++)
+        if (!strcmp(ms->children[k]->name, META[t->cols[i].meta].field)) {
+          c->child[i] = mi;
+          c->meta_sub[i] = (int)k;
+        }
+    }
+  }
+  c->eof = 0;
+  rc = next_batch(c);
+out:
+  for (size_t i = 0; i < np; i++) dk_expr_free(preds[i]);
+  if (rc != SQLITE_OK) cursor_finish(c);
+  return rc;
+}
+
+static int delta_next(sqlite3_vtab_cursor *cur) {
+  dks_cursor *c = (dks_cursor *)cur;
+  c->rowid++;
+  if (++c->row < c->batch.length) return SQLITE_OK;
+  return next_batch(c);
+}
+
+static int delta_eof(sqlite3_vtab_cursor *cur) { return ((dks_cursor *)cur)->eof; }
+
+static int delta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
+  dks_cursor *c = (dks_cursor *)cur;
+  dks_vtab *t = (dks_vtab *)cur->pVtab;
+  if (i < 0 || i >= t->ncol || c->child[i] < 0 || c->eof) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  int ch = c->child[i];
+  if (ch >= c->batch.n_children || ch >= c->schema.n_children) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  const struct ArrowSchema *s = c->schema.children[ch];
+  const struct ArrowArray *a = c->batch.children[ch];
+  int64_t row = c->batch.offset + c->row;
+  if (c->meta_sub[i] >= 0) {
+    int64_t r = row + a->offset;
+    const uint8_t *v = a->n_buffers > 0 ? (const uint8_t *)a->buffers[0] : NULL;
+    if (v && !((v[r >> 3] >> (r & 7)) & 1)) {
+      sqlite3_result_null(ctx);
+      return SQLITE_OK;
+    }
+    int k = c->meta_sub[i];
+    if (k >= s->n_children || k >= a->n_children) {
+      sqlite3_result_null(ctx);
+      return SQLITE_OK;
+    }
+    dks_result(ctx, s->children[k], a->children[k], r, &c->json);
+    return SQLITE_OK;
+  }
+  dks_result(ctx, s, a, row, &c->json);
+  return SQLITE_OK;
+}
+
+static int delta_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
+  *out = ((dks_cursor *)cur)->rowid;
+  return SQLITE_OK;
+}
+
+static sqlite3_module delta_module = {
+    .iVersion = 0,
+    .xCreate = delta_connect,
+    .xConnect = delta_connect,
+    .xBestIndex = delta_best_index,
+    .xDisconnect = delta_disconnect,
+    .xDestroy = delta_disconnect,
+    .xOpen = delta_open,
+    .xClose = delta_close,
+    .xFilter = delta_filter,
+    .xNext = delta_next,
+    .xEof = delta_eof,
+    .xColumn = delta_column,
+    .xRowid = delta_rowid,
+};
+
+/* delta_scan as an eponymous table only explains how to use it. */
+static int scan_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **pzErr) {
+  if (argc > 3) return delta_connect(db, aux, argc, argv, out, pzErr);
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(hint TEXT, path HIDDEN, version HIDDEN)");
+  if (rc) return rc;
+  sqlite3_vtab *v = sqlite3_malloc64(sizeof *v);
+  if (!v) return SQLITE_NOMEM;
+  memset(v, 0, sizeof *v);
+  *out = v;
+  return SQLITE_OK;
+}
+
+static int scan_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = sqlite3_mprintf(
+      "delta_scan('path') works in `dk sql` (which expands it); in plain SQLite use "
+      "CREATE VIRTUAL TABLE t USING delta('path' [, version=N]) — SQLite fixes a "
+      "table-valued function's columns before it sees the path");
+  return SQLITE_ERROR;
+}
+
+static int scan_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+static sqlite3_module delta_scan_module = {
+    .iVersion = 0,
+    .xCreate = NULL,
+    .xConnect = scan_connect,
+    .xBestIndex = scan_best_index,
+    .xDisconnect = scan_disconnect,
+    .xDestroy = scan_disconnect,
+    .xOpen = delta_open,
+    .xClose = delta_close,
+    .xFilter = delta_filter,
+    .xNext = delta_next,
+    .xEof = delta_eof,
+    .xColumn = delta_column,
+    .xRowid = delta_rowid,
+};
+
+/* ---- registration -------------------------------------------------------------------------- */
+
+static void stats_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  dk_sqlite_ctx *x = sqlite3_user_data(ctx);
+  char buf[1024];
+  dk_sqlite_stats_json(buf, sizeof buf, &x->acc);
+  sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+  if (argc > 0 && sqlite3_value_int(argv[0])) dk_sqlite_stats_reset(x);
+}
+
+int dk_sqlite_register(sqlite3 *db, dk_sqlite_ctx **out_ctx) {
+  dk_sqlite_ctx *ctx = sqlite3_malloc64(sizeof *ctx);
+  if (!ctx) return SQLITE_NOMEM;
+  memset(ctx, 0, sizeof *ctx);
+  int rc = sqlite3_create_module_v2(db, "delta", &delta_module, ctx, sqlite3_free);
+  if (rc) return rc;
+  rc = sqlite3_create_module_v2(db, "delta_scan", &delta_scan_module, ctx, NULL);
+  if (!rc) rc = sqlite3_create_function(db, "delta_stats", 0, SQLITE_UTF8, ctx, stats_fn, 0, 0);
+  if (!rc) rc = sqlite3_create_function(db, "delta_stats", 1, SQLITE_UTF8, ctx, stats_fn, 0, 0);
+  if (!rc) rc = dks_register_meta(db, ctx);
+  if (out_ctx) *out_ctx = ctx;
+  return rc;
+}
