@@ -1,0 +1,174 @@
+/*
+** parquet_decode.c — benchmark driver for P0 "parquet_decode" (issue #2), run by bench/run.py.
+**
+** Opens one Parquet file with dk's reader (include/dk/parquet.h), reads every column of every
+** row group to Arrow batches with the given number of decode threads, releases each batch,
+** and prints one JSON line on stdout:
+**     {"seconds": <open + read wall time>, "rows": <rows seen>, "batches": <n>}
+** `--decompress-only` instead times dk_parquet_bench_decompress_all() (page decompression
+** without decoding, a lower bound for the reader) and prints {"seconds", "bytes"}.
+**
+** While dk's reader is not part of the build (no src/codec/parquet/reader.h), or the
+** decompress hook is not (no DK_HAVE_BENCH_DECOMPRESS), the driver still builds and prints
+** {"status": "pending", ...} with exit code 3, which bench/run.py reports as "pending".
+**
+** usage: bench_parquet_decode FILE [--threads N] [--batch-size N] [--mmap] [--decompress-only]
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dk/parquet.h"
+
+#if defined(__has_include)
+#  if __has_include("codec/parquet/reader.h")
+#    include "codec/parquet/reader.h"
+#    define BENCH_HAVE_READER 1
+#  endif
+#endif
+#ifndef BENCH_HAVE_READER
+#  define BENCH_HAVE_READER 0
+#endif
+
+#define EXIT_PENDING 3
+
+typedef struct bench_args {
+  const char *path;
+  int threads;
+  int64_t batch_size;
+  int use_mmap;
+  int decompress_only;
+} bench_args;
+
+static double clock_seconds(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+/* user+sys CPU of all threads of the process */
+static double cpu_seconds(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }
+
+static int pending(const char *why) {
+  printf("{\"status\": \"pending\", \"reason\": \"%s\"}\n", why);
+  return EXIT_PENDING;
+}
+
+static int parse_args(bench_args *a, int argc, char **argv) {
+  memset(a, 0, sizeof *a);
+  a->threads = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+      a->threads = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) {
+      a->batch_size = strtoll(argv[++i], NULL, 10);
+    } else if (!strcmp(argv[i], "--mmap")) {
+      a->use_mmap = 1;
+    } else if (!strcmp(argv[i], "--decompress-only")) {
+      a->decompress_only = 1;
+    } else if (argv[i][0] != '-' && !a->path) {
+      a->path = argv[i];
+    } else {
+      return -1;
+    }
+  }
+  return a->path && a->threads >= 1 ? 0 : -1;
+}
+
+#if BENCH_HAVE_READER
+
+static int fail(const char *what, const dk_error *err) {
+  fprintf(stderr, "bench_parquet_decode: %s: %s: %s\n", what, dk_status_str(err->code),
+          err->message);
+  return 1;
+}
+
+static int run_decode(const bench_args *a) {
+  dk_error err;
+  dk_error_init(&err);
+  double c0 = cpu_seconds(), t0 = now_seconds();
+  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
+  dk_parquet_file *f = NULL;
+  if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
+  dk_parquet_read_options ro;
+  memset(&ro, 0, sizeof ro);
+  ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+  ro.batch_size = a->batch_size;
+  ro.threads = a->threads;
+  struct ArrowArrayStream stream;
+  memset(&stream, 0, sizeof stream);
+  if (dk_parquet_read(&stream, f, &ro, &err) != DK_OK) {
+    dk_parquet_file_free(f);
+    return fail("read", &err);
+  }
+  int64_t rows = 0, batches = 0;
+  int rc = 0;
+  for (;;) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    int e = stream.get_next(&stream, &batch);
+    if (e != 0) {
+      const char *msg = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
+      fprintf(stderr, "bench_parquet_decode: get_next: errno %d: %s\n", e, msg ? msg : "");
+      rc = 1;
+      break;
+    }
+    if (!batch.release) break; /* end of stream */
+    rows += batch.length;
+    batches++;
+    batch.release(&batch);
+  }
+  stream.release(&stream);
+  dk_parquet_file_free(f);
+  double t1 = now_seconds(), c1 = cpu_seconds();
+  if (rc) return rc;
+  printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": %lld, \"batches\": %lld}\n",
+         t1 - t0, c1 - c0, (long long)rows, (long long)batches);
+  return 0;
+}
+
+static int run_decompress(const bench_args *a) {
+#ifdef DK_HAVE_BENCH_DECOMPRESS
+  dk_error err;
+  dk_error_init(&err);
+  double c0 = cpu_seconds(), t0 = now_seconds();
+  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
+  dk_parquet_file *f = NULL;
+  if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
+  int64_t bytes = 0;
+  dk_status st = dk_parquet_bench_decompress_all(f, &bytes, &err);
+  dk_parquet_file_free(f);
+  double t1 = now_seconds(), c1 = cpu_seconds();
+  if (st != DK_OK) return fail("decompress", &err);
+  printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"bytes\": %lld}\n", t1 - t0, c1 - c0,
+         (long long)bytes);
+  return 0;
+#else
+  (void)a;
+  return pending("n/a: dk_parquet_bench_decompress_all not in this build");
+#endif
+}
+
+#endif /* BENCH_HAVE_READER */
+
+int main(int argc, char **argv) {
+  bench_args a;
+  if (parse_args(&a, argc, argv) != 0) {
+    fprintf(stderr,
+            "usage: %s FILE [--threads N] [--batch-size N] [--mmap] [--decompress-only]\n",
+            argv[0]);
+    return 2;
+  }
+  (void)pending; /* unused when every mode is built */
+#if BENCH_HAVE_READER
+  return a.decompress_only ? run_decompress(&a) : run_decode(&a);
+#else
+  (void)now_seconds;
+  (void)cpu_seconds;
+  return pending(a.decompress_only ? "n/a: dk's Parquet reader is not in this build"
+                                   : "dk's Parquet reader is not in this build");
+#endif
+}

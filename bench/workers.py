@@ -1,0 +1,87 @@
+"""Benchmark workers for non-dk systems: one measured operation per process.
+
+Invoked by bench/run.py as `python bench/workers.py <op> ARGS...`; imports happen before the
+clock starts; prints one JSON line {"seconds": ..., "rows": ..., "rss_base_kb": ...} where
+rss_base_kb is this process's peak RSS after imports, before the operation (run.py measures
+the whole process' peak with wait4 and reports both).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+
+def _rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+_CPU0 = [0.0]
+
+
+def _start() -> float:
+    _CPU0[0] = time.process_time()
+    return time.perf_counter()
+
+
+def _emit(seconds: float, rows: int, base: int, **extra) -> None:
+    cpu = time.process_time() - _CPU0[0]
+    print(json.dumps({"seconds": seconds, "rows": rows, "rss_base_kb": base,
+                      "cpu_seconds": cpu, **extra}))
+
+
+def pyarrow_read(path: str, threads: str) -> None:
+    """pq.read_table(path) of all columns with N CPU and IO threads."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    n = int(threads)
+    pa.set_cpu_count(n)
+    pa.set_io_thread_count(n)
+    base = _rss_kb()
+    t0 = _start()
+    t = pq.read_table(path, use_threads=n > 1)
+    rows = t.num_rows
+    del t
+    _emit(time.perf_counter() - t0, rows, base)
+
+
+def duckdb_read(path: str, threads: str) -> None:
+    """DuckDB SELECT * FROM read_parquet(path), all fetched to Arrow."""
+    import duckdb
+    import pyarrow  # noqa: F401  (fetching to Arrow needs it; import outside the clock)
+    con = duckdb.connect(config={"threads": int(threads)})
+    base = _rss_kb()
+    t0 = _start()
+    res = con.sql(f"SELECT * FROM read_parquet('{path}')").arrow()
+    if hasattr(res, "read_all"):  # a RecordBatchReader in newer DuckDB
+        res = res.read_all()
+    rows = res.num_rows
+    del res
+    _emit(time.perf_counter() - t0, rows, base)
+
+
+def deltalake_files(path: str) -> None:
+    """delta-rs: load the latest snapshot and its add actions (flattened), iterate them."""
+    from deltalake import DeltaTable
+    base = _rss_kb()
+    t0 = _start()
+    dt = DeltaTable(path)
+    t_load = time.perf_counter() - t0
+    adds = dt.get_add_actions(flatten=True)
+    # iterate: touch every path (materialised as Arrow by delta-rs)
+    rows = 0
+    col = adds.column("path")
+    for chunk in getattr(col, "chunks", [col]):
+        rows += len(chunk)
+    n = adds.num_rows if hasattr(adds, "num_rows") else len(adds)
+    _emit(time.perf_counter() - t0, n, base, load_seconds=t_load, version=dt.version(),
+          iterated=rows)
+
+
+OPS = {"pyarrow_read": pyarrow_read, "duckdb_read": duckdb_read,
+       "deltalake_files": deltalake_files}
+
+if __name__ == "__main__":
+    OPS[sys.argv[1]](*sys.argv[2:])
