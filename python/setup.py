@@ -84,9 +84,10 @@ ext = Extension(
                    ("DK_PY_HAVE_EXPR", "1" if have_expr else "0")],
     extra_compile_args=warn + san,
     extra_objects=[str(LIB)],
-    # --exclude-libs: libdk's symbols stay private to the module (no clash with another libdk)
-    extra_link_args=dep_libs + ["-lroaring", "-lpthread", "-lm", "-Wl,--exclude-libs,ALL"] + san,
-    depends=[str(LIB)] + [str(p) for p in (REPO / "include/dk").rglob("*.h")],
+    # the version script keeps libdk's symbols private to the module (no clash with another libdk)
+    extra_link_args=dep_libs + ["-lroaring", "-lpthread", "-lm",
+                                f"-Wl,--version-script={HERE / 'src' / 'exports.map'}"] + san,
+    depends=[str(LIB), str(HERE / "src" / "exports.map")] + [str(p) for p in (REPO / "include/dk").rglob("*.h")],
 )
 
 setup(packages=["dk"], ext_modules=[ext])
