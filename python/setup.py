@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -90,4 +91,14 @@ ext = Extension(
     depends=[str(LIB), str(HERE / "src" / "exports.map")] + [str(p) for p in (REPO / "include/dk").rglob("*.h")],
 )
 
-setup(packages=["dk"], ext_modules=[ext])
+
+
+class always_build_ext(build_ext):
+    """Recompiles every time: the same source builds differently per DK_BUILD (ASan or not)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
+
+
+setup(packages=["dk"], ext_modules=[ext], cmdclass={"build_ext": always_build_ext})
