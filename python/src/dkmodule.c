@@ -262,6 +262,7 @@ static void table_dealloc(TableObject *self) {
 
 static PyObject *table_get_path(TableObject *self, void *closure) {
   (void)closure;
+  if (!self->path) Py_RETURN_NONE;
   Py_INCREF(self->path);
   return self->path;
 }

@@ -407,3 +407,19 @@ def test_repr_and_files_shape():
     assert set(f) >= {"path", "size", "modification_time", "partition_values", "stats",
                       "deletion_vector"}
     assert set(f["partition_values"]) == {"part"}
+
+
+def test_misuse_raises_instead_of_crashing():
+    for cls in (dk.Snapshot, dk.Schema):
+        with pytest.raises(TypeError):
+            cls()
+    t = dk.Table.__new__(dk.Table)  # never initialised
+    assert t.path is None
+    for call in (t.snapshot, t.history, t.scan):
+        with pytest.raises(RuntimeError):
+            call()
+    t2 = dk.Table(str(TESTDATA / "delta-golden/basic-decimal-table"))
+    with pytest.raises(RuntimeError):
+        t2.__init__(str(TESTDATA))
+    with pytest.raises(TypeError):
+        dk.Table(None)
