@@ -826,9 +826,11 @@ typedef struct {
 static PyTypeObject ScanType;
 
 /* The stream handed to consumers: forwards to dk's stream, dropping the GIL around the calls
- * that decode when the calling thread holds it. Holds no Python object. */
+ * that decode when the calling thread holds it. It owns a reference to the Python Scan, so the
+ * dk_scan the inner stream reads outlives it however long the consumer keeps the stream. */
 typedef struct {
   struct ArrowArrayStream inner;
+  PyObject *owner;
 } gil_stream;
 
 static int gil_held(void) { return Py_IsInitialized() && PyGILState_Check(); }
@@ -857,9 +859,17 @@ static const char *gs_get_last_error(struct ArrowArrayStream *s) {
 static void gs_release(struct ArrowArrayStream *s) {
   gil_stream *g = s->private_data;
   if (g->inner.release) g->inner.release(&g->inner);
+  PyObject *owner = g->owner;
   free(g);
   s->release = NULL;
   s->private_data = NULL;
+  /* consumers may release from any thread, with or without the GIL (after interpreter
+   * shutdown the reference is left: the process is ending) */
+  if (owner && Py_IsInitialized()) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    Py_DECREF(owner);
+    PyGILState_Release(gs);
+  }
 }
 
 static void stream_capsule_free(PyObject *cap) {
@@ -900,6 +910,8 @@ static PyObject *scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject 
   outer->get_last_error = gs_get_last_error;
   outer->release = gs_release;
   outer->private_data = g;
+  Py_INCREF(self);
+  g->owner = (PyObject *)self;
   PyObject *cap = PyCapsule_New(outer, "arrow_array_stream", stream_capsule_free);
   if (!cap) {
     outer->release(outer);
@@ -1027,11 +1039,15 @@ static const struct {
                   {"row_id", DK_META_ROW_ID},
                   {"row_commit_version", DK_META_ROW_COMMIT_VERSION}};
 
-static int parse_metadata_fields(PyObject *obj, unsigned *out) {
+/* with_metadata: False/None, True (every field the table can produce: the row-tracking ones
+ * only with the rowTracking feature) or a list of field names. */
+static int parse_metadata_fields(PyObject *obj, const dk_snapshot *snap, unsigned *out) {
   *out = 0;
   if (obj == Py_None || obj == Py_False) return 0;
   if (obj == Py_True) {
     *out = DK_META_ALL;
+    if (!dk_snapshot_has_feature(snap, "rowTracking"))
+      *out &= ~(unsigned)(DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION);
     return 0;
   }
   PyObject *seq = PySequence_Fast(obj, "with_metadata must be a bool or a list of field names");
@@ -1123,7 +1139,7 @@ static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *k
   int64_t limit = -1;
   if (limit_obj != Py_None && parse_limit(limit_obj, &limit) < 0) return NULL;
   unsigned meta;
-  if (parse_metadata_fields(meta_obj, &meta) < 0) return NULL;
+  if (parse_metadata_fields(meta_obj, self->s, &meta) < 0) return NULL;
   int threads = 0;
   if (threads_obj != Py_None) {
     long v = PyLong_AsLong(threads_obj);
