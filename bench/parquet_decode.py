@@ -11,6 +11,8 @@ Systems (fresh process per repeat, all columns to Arrow, batches released):
   dk       bench_parquet_decode FILE --threads N   (C driver, bench/parquet_decode.c)
   pyarrow  pq.read_table(FILE, use_threads=N>1) with set_cpu_count/set_io_thread_count(N)
   duckdb   connect(config={'threads': N}).sql("SELECT * FROM read_parquet(FILE)").arrow()
+  pyarrow-stream  ParquetFile(FILE).iter_batches(65536) with N threads, batches dropped
+           (streams like dk's driver; pyarrow/duckdb above materialise the whole table)
 plus the dk "decompress-only" baseline (bench_parquet_decode --decompress-only).
 """
 
@@ -152,6 +154,8 @@ def runs(ctx, prep):
         out.append(Run("dk", "decode", n, [drv, path, "--threads", n]))
         out.append(Run("pyarrow", "decode", n, ctx.worker("pyarrow_read", path, n)))
         out.append(Run("duckdb", "decode", n, ctx.worker("duckdb_read", path, n)))
+        out.append(Run("pyarrow-stream", "decode", n, ctx.worker("pyarrow_stream", path, n),
+                       note="iter_batches(65536), batches dropped"))
     out.append(Run("dk", "decompress-only", 1, [drv, path, "--decompress-only"]))
     for r in out:
         if r.argv:

@@ -84,6 +84,7 @@ class Run:
     argv: list[str] | None      # process to run; None with `pending` set
     mode: str = "inner"         # "inner": process prints seconds; "wall": time the process
     pending: str | None = None  # reason the run cannot happen yet
+    error: str | None = None    # a failed pre-check (e.g. wrong answer): reported, not timed
     note: str = ""
 
 
@@ -111,6 +112,7 @@ class Result:
     extra: dict = field(default_factory=dict)
     reason: str = ""
     vs_dk: str = ""
+    cpu_vs_dk: float | None = None  # this row's CPU seconds / dk's
     samples: list[float] = field(default_factory=list)
 
 
@@ -161,6 +163,9 @@ def warm(files: list[Path]) -> None:
 
 def measure(run: Run, ctx: Ctx) -> Result:
     r = Result(run.system, run.variant, run.threads, "ok")
+    if run.error:
+        r.status, r.reason = "error", run.error
+        return r
     if run.pending or run.argv is None:
         r.status, r.reason = "pending", run.pending or "not available"
         return r
@@ -218,6 +223,8 @@ def add_ratios(results: list[Result]) -> None:
             r.vs_dk = "n/a (dk pending)" if any(
                 x.system == "dk" and x.variant == r.variant for x in results) else ""
             continue
+        if r.cpu_median_s and d.cpu_median_s:
+            r.cpu_vs_dk = r.cpu_median_s / d.cpu_median_s
         q = r.median_s / d.median_s
         r.vs_dk = (f"dk is {q:.2f}× faster than {r.system}" if q >= 1
                    else f"dk is {1 / q:.2f}× slower than {r.system}")
@@ -254,15 +261,21 @@ def host_info(ctx: Ctx) -> dict:
             versions[mod] = version(mod)
         except Exception:  # noqa: BLE001
             versions[mod] = "?"
-    git = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                         capture_output=True, text=True).stdout.strip()
     cache = {}
     cc = ctx.build / "CMakeCache.txt"
     if cc.exists():
         for line in cc.read_text(errors="replace").splitlines():
-            for key in ("CMAKE_BUILD_TYPE", "DK_SANITIZE", "DK_NATIVE", "CMAKE_C_COMPILER:"):
-                if line.startswith(key.rstrip(":") + ":"):
-                    cache[key.rstrip(":")] = line.split("=", 1)[1]
+            for key in ("CMAKE_BUILD_TYPE", "DK_SANITIZE", "DK_NATIVE", "CMAKE_C_COMPILER",
+                        "CMAKE_HOME_DIRECTORY"):
+                if line.startswith(key + ":"):
+                    cache[key] = line.split("=", 1)[1]
+    src = cache.get("CMAKE_HOME_DIRECTORY", str(REPO))  # the sources dk was built from
+    git = subprocess.run(["git", "-C", src, "describe", "--always", "--dirty"],
+                         capture_output=True, text=True).stdout.strip()
+    subject = subprocess.run(["git", "-C", src, "log", "-1", "--format=%s"],
+                             capture_output=True, text=True).stdout.strip()
+    if subject:
+        git += f" “{subject[:80]}”"
     return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
             "python": platform.python_version(), "versions": versions, "dk_git": git,
             "dk_build": str(ctx.build), "dk_cmake": cache}
@@ -285,8 +298,8 @@ def _busy(host: dict) -> bool:
 
 def render_table(results: list[Result]) -> str:
     head = ("| system | variant | threads | median s | min s | max s | n | CPU s "
-            "| peak RSS MiB | rows | vs dk / status |")
-    lines = [head, "|" + "---|" * 11]
+            "| CPU ÷ dk CPU | peak RSS MiB | rows | vs dk (median wall) / status |")
+    lines = [head, "|" + "---|" * 12]
     for r in results:
         status = r.vs_dk if r.status == "ok" else f"**{r.status}**: {r.reason}"
         if r.status == "ok" and r.reason:
@@ -294,7 +307,8 @@ def render_table(results: list[Result]) -> str:
         lines.append(
             f"| {r.system} | {r.variant} | {'—' if r.threads is None else r.threads} "
             f"| {_fmt(r.median_s)} | {_fmt(r.min_s)} | {_fmt(r.max_s)} | {r.repeats or '—'} "
-            f"| {_fmt(r.cpu_median_s)} | {_fmt(r.peak_rss_mib, '.0f')} | {'—' if r.rows is None else r.rows} "
+            f"| {_fmt(r.cpu_median_s)} | {_fmt(r.cpu_vs_dk, '.2f')} "
+            f"| {_fmt(r.peak_rss_mib, '.0f')} | {'—' if r.rows is None else r.rows} "
             f"| {status} |")
     return "\n".join(lines)
 

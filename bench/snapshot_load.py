@@ -271,17 +271,18 @@ def ensure_table(label: str) -> tuple[Path, dict]:
 def prepare(ctx):
     from run import Prepared
     labels = [s for s in (ctx.sizes or list(SIZES)) if s in SIZES] if ctx else list(SIZES)
-    tables, info = {}, {}
+    tables, info, facts_by = {}, {}, {}
     for label in labels:
         root, facts = ensure_table(label)
         tables[label] = str(root)
+        facts_by[label] = facts
         info[f"{label} table"] = (f"{facts['live_files']} live files at v{facts['version']}; "
                                   f"checkpoint v{CHECKPOINT_VERSION}: {facts['checkpoint_rows']} "
                                   f"rows ({facts['checkpoint_mib']} MiB), "
                                   f"{facts['commits']} JSON commits of "
                                   f"+{facts['adds_per_commit']}/-{facts['removes_per_commit']}")
     return Prepared(warm_files=[Path(p) / "_delta_log" for p in tables.values()],
-                    info=info, data={"tables": tables})
+                    info=info, data={"tables": tables, "facts": facts_by})
 
 
 def _dk_has(ctx, *words) -> bool:
@@ -294,6 +295,14 @@ def _dk_has(ctx, *words) -> bool:
                                       "not implemented"))
 
 
+def dk_file_count(dk: str, path: str) -> int:
+    """Number of files `dk files PATH --json` lists (counted in its output, not parsed)."""
+    p = subprocess.run([dk, "files", path, "--json"], capture_output=True)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.decode("utf-8", "replace").strip()[-300:])
+    return p.stdout.count(b'{"path":')
+
+
 def runs(ctx, prep):
     from run import Run
     tables = prep.data["tables"]
@@ -303,10 +312,18 @@ def runs(ctx, prep):
     for label, path in tables.items():
         variant = f"{label} files"
         if have_dk:
+            # correctness first (untimed): dk must list exactly the live files
+            want = prep.data["facts"][label]["live_files"]
+            try:
+                got = dk_file_count(str(ctx.dk_exe("dk")), path)
+                err = None if got == want else f"dk files lists {got} files, expected {want}"
+            except RuntimeError as e:
+                err = f"dk files failed: {e}"
             cmd = f"{shlex.quote(str(ctx.dk_exe('dk')))} files {shlex.quote(path)} --json " \
                   "> /dev/null"
-            out.append(Run("dk", variant, None, ["/bin/sh", "-c", cmd], mode="wall",
-                           note="wall time of `dk files --json > /dev/null`"))
+            out.append(Run("dk", variant, None, ["/bin/sh", "-c", cmd], mode="wall", error=err,
+                           note=f"wall time of `dk files --json > /dev/null`; lists "
+                                f"{want} files (checked)"))
         else:
             out.append(Run("dk", variant, None, None,
                            pending="`dk files` not in this dk build"))

@@ -47,6 +47,24 @@ def pyarrow_read(path: str, threads: str) -> None:
     _emit(time.perf_counter() - t0, rows, base)
 
 
+def pyarrow_stream(path: str, threads: str) -> None:
+    """ParquetFile(path).iter_batches(65536 rows) of all columns, each batch dropped at once
+    (streaming like dk's driver, unlike read_table which materialises the whole table)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    n = int(threads)
+    pa.set_cpu_count(n)
+    pa.set_io_thread_count(n)
+    base = _rss_kb()
+    t0 = _start()
+    rows = 0
+    pf = pq.ParquetFile(path)
+    for b in pf.iter_batches(batch_size=65536, use_threads=n > 1):
+        rows += b.num_rows
+        del b
+    _emit(time.perf_counter() - t0, rows, base)
+
+
 def duckdb_read(path: str, threads: str) -> None:
     """DuckDB SELECT * FROM read_parquet(path), all fetched to Arrow."""
     import duckdb
@@ -80,7 +98,8 @@ def deltalake_files(path: str) -> None:
           iterated=rows)
 
 
-OPS = {"pyarrow_read": pyarrow_read, "duckdb_read": duckdb_read,
+OPS = {"pyarrow_read": pyarrow_read, "pyarrow_stream": pyarrow_stream,
+       "duckdb_read": duckdb_read,
        "deltalake_files": deltalake_files}
 
 if __name__ == "__main__":

@@ -105,6 +105,18 @@ DK_API int64_t dk_scan_num_files(const dk_scan *scan);
 DK_API dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i,
                                   dk_error *err);
 
+/** Why a file was left out of the scan. */
+typedef enum dk_prune_reason {
+  DK_PRUNED_PARTITION = 1, /**< its partition values fail the filter (exact) */
+  DK_PRUNED_STATS = 2,     /**< its min/max/nullCount statistics show no row can match */
+  DK_PRUNED_LIMIT = 3      /**< earlier files already hold LIMIT rows */
+} dk_prune_reason;
+
+/** Files left out of the scan (for `dk files --where`), in snapshot order. */
+DK_API int64_t dk_scan_num_pruned_files(const dk_scan *scan);
+DK_API dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
+                                         const dk_scan *scan, int64_t i, dk_error *err);
+
 /** Plans splits. Afterwards dk_scan_num_splits/dk_scan_split_serialize are valid. */
 DK_API dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err);
 DK_API int64_t dk_scan_num_splits(const dk_scan *scan);

@@ -15,6 +15,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <zstd.h>
 
 #include "log/log.h"
 
@@ -28,6 +29,7 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
   dk_buf_init(&st->sidecars, alloc);
+  dk_buf_init(&st->pending, alloc);
   st->last_ict = -1;
   st->last_commit_info_ts = -1;
   st->cur_version = -1;
@@ -52,6 +54,12 @@ void dk_log__state_dispose(dk__state *st) {
   dk_hmap_dispose(&st->domain_index);
   dk_buf_dispose(&st->scratch);
   dk_buf_dispose(&st->sidecars);
+  dk_buf_dispose(&st->pending);
+  for (size_t i = 0; i < st->n_sblocks; i++) {
+    dk__free(st->alloc, st->sblocks[i]->data);
+    dk__free(st->alloc, st->sblocks[i]);
+  }
+  dk__free(st->alloc, st->sblocks);
   dk_arena_dispose(&st->arena);
   memset(st, 0, sizeof *st);
 }
@@ -137,15 +145,106 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   return DK_OK;
 }
 
+/* ---- compressed stats blocks ------------------------------------------------------------ */
+
+#define SBLOCK_TARGET (128u * 1024u)
+
+static uint64_t g_sblock_serial;
+
+static dk_status sblock_seal(dk__state *st, dk_error *err) {
+  dk__sblock *b = st->cur_sblock;
+  if (!b) return DK_OK;
+  size_t n = st->pending.len;
+  size_t cap = ZSTD_compressBound(n);
+  void *dst = dk__malloc(st->alloc, cap ? cap : 1);
+  if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
+  size_t c = ZSTD_compress(dst, cap, st->pending.data, n, 1);
+  if (ZSTD_isError(c) || c >= n) {
+    /* keep it raw */
+    void *raw = dk__realloc(st->alloc, dst, n ? n : 1);
+    if (!raw) {
+      dk__free(st->alloc, dst);
+      return dk__error_set(err, DK_NOMEM, "log: out of memory");
+    }
+    memcpy(raw, st->pending.data, n);
+    b->data = raw;
+    b->csize = (uint32_t)n;
+    b->raw = 1;
+  } else {
+    void *shr = dk__realloc(st->alloc, dst, c);
+    b->data = shr ? shr : dst;
+    b->csize = (uint32_t)c;
+  }
+  b->usize = (uint32_t)n;
+  st->cur_sblock = NULL;
+  dk_buf_clear(&st->pending);
+  return DK_OK;
+}
+
+/* Appends stats text (with a NUL) to the current block; fills f's stats position. */
+static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t n,
+                            dk_error *err) {
+  if (n >= UINT32_MAX / 2) return dk__error_set(err, DK_CORRUPT, "log: stats text too large");
+  if (st->cur_sblock && st->pending.len + n + 1 > SBLOCK_TARGET && st->pending.len)
+    DK_RETURN_NOT_OK(sblock_seal(st, err));
+  if (!st->cur_sblock) {
+    if (st->n_sblocks == st->cap_sblocks) {
+      size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
+      dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
+      if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+      st->sblocks = p;
+      st->cap_sblocks = nc;
+    }
+    dk__sblock *b = dk__calloc(st->alloc, 1, sizeof *b);
+    if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+    b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
+    st->sblocks[st->n_sblocks++] = b;
+    st->cur_sblock = b;
+  }
+  f->sblk = st->cur_sblock;
+  f->soff = (uint32_t)st->pending.len;
+  f->slen = (uint32_t)n;
+  DK_RETURN_NOT_OK(dk_buf_append(&st->pending, text, n, err));
+  return dk_buf_putc(&st->pending, 0, err);
+}
+
+/* One decompressed block per thread, reused for the life of the thread (C11 has no portable
+ * thread-exit hook; the buffer is at most one block). A stats pointer handed out stays valid
+ * until the same thread reads stats from another block. */
+static _Thread_local struct {
+  uint64_t serial;
+  char *buf;
+  size_t cap;
+} t_cache;
+
+const char *dk_log__file_stats(const dk__file *f) {
+  const dk__sblock *b = f->sblk;
+  if (!b) return NULL;
+  if (b->raw) return (const char *)b->data + f->soff;
+  if (t_cache.serial != b->serial) {
+    if (t_cache.cap < b->usize) {
+      char *p = dk__realloc(NULL, t_cache.buf, b->usize);
+      if (!p) return NULL;
+      t_cache.buf = p;
+      t_cache.cap = b->usize;
+    }
+    size_t r = ZSTD_decompress(t_cache.buf, t_cache.cap, b->data, b->csize);
+    if (ZSTD_isError(r) || r != b->usize) {
+      t_cache.serial = 0;
+      return NULL;
+    }
+    t_cache.serial = b->serial;
+  }
+  return t_cache.buf + f->soff;
+}
+
 /* ---- field helpers ---------------------------------------------------------------------- */
 
-static bool get_i64(const dk_json_value *o, const char *k, int64_t *out) {
-  return dk_json_as_i64(dk_json_get(o, k), out);
-}
+/* Object lookup by a string literal without a strlen per call (the hot path of replay). */
+#define JGET(o, lit) dk_json_getn((o), "" lit, sizeof(lit) - 1) /* literals only */
 
-static const char *get_str(const dk_json_value *o, const char *k, size_t *n) {
-  return dk_json_as_str(dk_json_get(o, k), n);
-}
+#define get_i64(o, k, out) dk_json_as_i64(JGET((o), k), (out))
+#define get_str(o, k, n) dk_json_as_str(JGET((o), k), (n))
 
 /* Appends the deletion vector unique id (storageType + pathOrInlineDv [+ "@" offset]). */
 static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_value *v,
@@ -199,7 +298,8 @@ typedef bool (*key_eq_fn)(const dk__state *st, size_t pos, const key_ref *k);
 
 static bool file_eq(const dk__state *st, size_t pos, const key_ref *k) {
   const dk__file *f = &st->files[pos];
-  return strncmp(f->path, k->path, k->plen) == 0 && f->path[k->plen] == 0 && dv_same(f->dv, k->dv);
+  return strncmp(f->path, k->path, k->plen) == 0 && f->path[k->plen] == 0 &&
+         dv_same(dk__file_dv(f), k->dv);
 }
 
 static bool tomb_eq(const dk__state *st, size_t pos, const key_ref *k) {
@@ -207,7 +307,7 @@ static bool tomb_eq(const dk__state *st, size_t pos, const key_ref *k) {
   return strncmp(t->path, k->path, k->plen) == 0 && t->path[k->plen] == 0 && dv_same(t->dv, k->dv);
 }
 
-#define TAG(h) ((uint64_t)((h) >> 32) | 1u)
+#define TAG(h) ((uint64_t)(uint32_t)(h))
 
 /* Returns the slot holding k, or the empty slot where it would go; *found tells which. */
 static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref *k,
@@ -231,7 +331,7 @@ static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref
 static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos) {
   if (ix == &st->file_index) {
     const dk__file *f = &st->files[pos];
-    return key_hash(f->path, strlen(f->path), f->dv);
+    return key_hash(f->path, strlen(f->path), dk__file_dv(f));
   }
   const dk__tomb *t = &st->tombs[pos];
   return key_hash(t->path, strlen(t->path), t->dv);
@@ -240,13 +340,13 @@ static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos)
 static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
   if (ix->cap && (ix->count + 1) * 4 < ix->cap * 3) return DK_OK;
   size_t nc = ix->cap ? ix->cap * 2 : 1024;
+  if (nc > ((size_t)1 << 32)) return dk__error_set(err, DK_UNSUPPORTED, "log: too many files");
   uint64_t *ns = dk__calloc(st->alloc, nc, sizeof *ns);
   if (!ns) return dk__error_set(err, DK_NOMEM, "log: out of memory growing the file index");
   for (size_t i = 0; i < ix->cap; i++) {
     uint64_t sl = ix->slots[i];
     if (!sl) continue;
-    uint64_t h = entry_hash(st, ix, (size_t)(uint32_t)sl - 1);
-    size_t j = (size_t)h & (nc - 1);
+    size_t j = (size_t)(sl >> 32) & (nc - 1); /* the slot keeps the hash bits that place it */
     while (ns[j]) j = (j + 1) & (nc - 1);
     ns[j] = sl;
   }
@@ -256,7 +356,7 @@ static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
   return DK_OK;
 }
 
-static void index_remove_slot(const dk__state *st, dk__index *ix, size_t i) {
+static void index_remove_slot(dk__index *ix, size_t i) {
   size_t mask = ix->cap - 1;
   ix->slots[i] = 0;
   ix->count--;
@@ -266,7 +366,7 @@ static void index_remove_slot(const dk__state *st, dk__index *ix, size_t i) {
     j = (j + 1) & mask;
     uint64_t sl = ix->slots[j];
     if (!sl) return;
-    size_t home = (size_t)entry_hash(st, ix, (size_t)(uint32_t)sl - 1) & mask;
+    size_t home = (size_t)(sl >> 32) & mask;
     /* move sl to i if its home is not cyclically in (i, j] */
     bool move = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
     if (move) {
@@ -305,7 +405,7 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
     return dk__error_set(err, DK_CORRUPT, "log: add '%s' has no valid size (version %lld)", path,
                          (long long)st->cur_version);
   if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
-  const dk_json_value *pv = dk_json_get(a, "partitionValues");
+  const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
     const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * 2 * pv->len, err);
     if (!arr) return DK_NOMEM;
@@ -331,18 +431,18 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   }
   size_t sn;
   const char *stats = get_str(a, "stats", &sn);
-  if (stats) {
-    f.stats = arena_str(st, stats, sn, err);
-    if (!f.stats) return DK_NOMEM;
-  }
-  const dk_json_value *tags = dk_json_get(a, "tags");
+  dk__fextra ex;
+  memset(&ex, 0, sizeof ex);
+  bool has_extra = false;
+  const dk_json_value *tags = JGET(a, "tags");
   if (tags && tags->type == DK_JSON_OBJECT) {
     dk_buf_clear(&st->scratch);
     DK_RETURN_NOT_OK(dk_json_write_value(&st->scratch, tags, err));
-    f.tags = arena_str(st, st->scratch.data, st->scratch.len, err);
-    if (!f.tags) return DK_NOMEM;
+    ex.tags = arena_str(st, st->scratch.data, st->scratch.len, err);
+    if (!ex.tags) return DK_NOMEM;
+    has_extra = true;
   }
-  const dk_json_value *dvv = dk_json_get(a, "deletionVector");
+  const dk_json_value *dvv = JGET(a, "deletionVector");
   if (dvv && dvv->type == DK_JSON_OBJECT) {
     dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
     if (!dv) return DK_NOMEM;
@@ -350,14 +450,27 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
     dv->path_or_inline_dv =
         arena_str(st, dv->path_or_inline_dv, strlen(dv->path_or_inline_dv), err);
     if (!dv->path_or_inline_dv) return DK_NOMEM;
-    f.dv = dv;
+    ex.dv = dv;
+    has_extra = true;
   }
-  if (get_i64(a, "baseRowId", &f.base_row_id)) f.flags |= DK__F_BRID;
-  if (get_i64(a, "defaultRowCommitVersion", &f.drcv)) f.flags |= DK__F_DRCV;
+  if (get_i64(a, "baseRowId", &ex.base_row_id)) {
+    f.flags |= DK__F_BRID;
+    has_extra = true;
+  }
+  if (get_i64(a, "defaultRowCommitVersion", &ex.drcv)) {
+    f.flags |= DK__F_DRCV;
+    has_extra = true;
+  }
+  if (has_extra) {
+    f.extra = dk_arena_alloc(&st->arena, sizeof *f.extra, err);
+    if (!f.extra) return DK_NOMEM;
+    *f.extra = ex;
+  }
+  if (stats) DK_RETURN_NOT_OK(sblock_add(st, &f, stats, sn, err));
 
   if (st->n_files >= UINT32_MAX - 1)
     return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
-  key_ref k = {path, plen, f.dv, key_hash(path, plen, f.dv)};
+  key_ref k = {path, plen, ex.dv, key_hash(path, plen, ex.dv)};
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
   size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
@@ -376,7 +489,7 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
     size_t ts = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
     if (found) {
       st->tombs[(uint32_t)st->tomb_index.slots[ts] - 1].live = 0;
-      index_remove_slot(st, &st->tomb_index, ts);
+      index_remove_slot(&st->tomb_index, ts);
     }
   }
   return DK_OK;
@@ -389,7 +502,7 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   size_t plen;
   DK_RETURN_NOT_OK(path_of(st, a, "remove", &path, &plen, err));
   dk_dv_descriptor dv, *dvp = NULL;
-  const dk_json_value *dvv = dk_json_get(a, "deletionVector");
+  const dk_json_value *dvv = JGET(a, "deletionVector");
   if (dvv && dvv->type == DK_JSON_OBJECT) {
     DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "remove", err));
     dvp = &dv;
@@ -401,7 +514,7 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
     if (found) {
       st->files[(uint32_t)st->file_index.slots[slot] - 1].flags &= ~(uint32_t)DK__F_LIVE;
       st->n_live--;
-      index_remove_slot(st, &st->file_index, slot);
+      index_remove_slot(&st->file_index, slot);
     }
   }
   dk__tomb t;
@@ -419,7 +532,7 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   if (!get_i64(a, "deletionTimestamp", &t.deletion_timestamp)) t.deletion_timestamp = -1;
   if (!get_i64(a, "size", &t.size)) t.size = -1;
   bool b;
-  t.data_change = dk_json_as_bool(dk_json_get(a, "dataChange"), &b) ? b : 1;
+  t.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
   t.live = 1;
   DK_RETURN_NOT_OK(index_grow(st, &st->tomb_index, err));
   size_t slot = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
@@ -478,8 +591,8 @@ static dk_status apply_protocol(dk__state *st, const dk_json_value *a, dk_error 
                          (long long)st->cur_version);
   p.min_reader_version = (int32_t)r;
   p.min_writer_version = (int32_t)w;
-  const dk_json_value *rf = dk_json_get(a, "readerFeatures");
-  const dk_json_value *wf = dk_json_get(a, "writerFeatures");
+  const dk_json_value *rf = JGET(a, "readerFeatures");
+  const dk_json_value *wf = JGET(a, "writerFeatures");
   DK_RETURN_NOT_OK(str_array(st, rf, "readerFeatures", &p.reader_features, &p.n_reader_features, err));
   DK_RETURN_NOT_OK(str_array(st, wf, "writerFeatures", &p.writer_features, &p.n_writer_features, err));
   p.has_reader_features = rf && rf->type == DK_JSON_ARRAY;
@@ -492,7 +605,7 @@ static dk_status apply_protocol(dk__state *st, const dk_json_value *a, dk_error 
 static dk_status opt_str(dk__state *st, const dk_json_value *o, const char *k, const char **out,
                          dk_error *err) {
   size_t n;
-  const char *s = get_str(o, k, &n);
+  const char *s = dk_json_as_str(dk_json_get(o, k), &n);
   *out = NULL;
   if (!s) return DK_OK;
   *out = arena_str(st, s, n, err);
@@ -509,12 +622,12 @@ static dk_status apply_metadata(dk__state *st, const dk_json_value *a, dk_error 
   DK_RETURN_NOT_OK(opt_str(st, a, "name", &m.name, err));
   DK_RETURN_NOT_OK(opt_str(st, a, "description", &m.description, err));
   DK_RETURN_NOT_OK(opt_str(st, a, "schemaString", &m.schema_string, err));
-  DK_RETURN_NOT_OK(opt_str(st, dk_json_get(a, "format"), "provider", &m.format_provider, err));
+  DK_RETURN_NOT_OK(opt_str(st, JGET(a, "format"), "provider", &m.format_provider, err));
   if (!m.format_provider) m.format_provider = "parquet";
   if (!get_i64(a, "createdTime", &m.created_time)) m.created_time = -1;
-  DK_RETURN_NOT_OK(str_array(st, dk_json_get(a, "partitionColumns"), "partitionColumns",
+  DK_RETURN_NOT_OK(str_array(st, JGET(a, "partitionColumns"), "partitionColumns",
                              &m.partition_columns, &m.n_partition_columns, err));
-  const dk_json_value *cfg = dk_json_get(a, "configuration");
+  const dk_json_value *cfg = JGET(a, "configuration");
   if (cfg && cfg->type == DK_JSON_OBJECT && cfg->len) {
     const char **keys = dk_arena_alloc(&st->arena, sizeof *keys * cfg->len, err);
     const char **vals = dk_arena_alloc(&st->arena, sizeof *vals * cfg->len, err);
@@ -572,7 +685,7 @@ static dk_status apply_domain(dk__state *st, const dk_json_value *a, dk_error *e
     return dk__error_set(err, DK_CORRUPT, "log: domainMetadata without a domain (version %lld)",
                          (long long)st->cur_version);
   bool removed = false;
-  dk_json_as_bool(dk_json_get(a, "removed"), &removed);
+  dk_json_as_bool(JGET(a, "removed"), &removed);
   uint64_t *slot;
   bool ins;
   DK_RETURN_NOT_OK(dk_hmap_upsert(&st->domain_index, dom, n, &slot, &ins, err));
@@ -664,6 +777,7 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
 }
 
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
+  DK_RETURN_NOT_OK(sblock_seal(st, err));
   size_t k = 0;
   for (size_t i = 0; i < st->n_files; i++)
     if (st->files[i].flags & DK__F_LIVE) st->files[k++] = st->files[i];
@@ -686,7 +800,6 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
       st->cap_files = st->n_files ? st->n_files : 1;
     }
   }
-  (void)err;
   return DK_OK;
 }
 

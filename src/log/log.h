@@ -70,17 +70,39 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
 
 enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4 };
 
+/* Stats text is stored zstd-compressed in blocks of about 128 KiB (stats are the bulk of a
+ * big table's log); a reader decompresses one block at a time into a per-thread cache. */
+typedef struct dk__sblock {
+  uint64_t serial;           /* process-unique id (cache key) */
+  void *data;                /* compressed bytes (or raw when compression did not pay) */
+  uint32_t csize, usize;     /* compressed / uncompressed sizes */
+  int raw;                   /* data is uncompressed */
+} dk__sblock;
+
+/* Fields most files lack, allocated in the arena only when present. */
+typedef struct dk__fextra {
+  dk_dv_descriptor *dv;      /* NULL when the file has no deletion vector */
+  const char *tags;          /* JSON object text or NULL */
+  int64_t base_row_id, drcv;
+} dk__fextra;
+
 typedef struct dk__file {
   const char *path;          /* decoded (arena) */
   const char **pv;           /* 2*n_pv interned pointers: key, value (NULL = null) */
-  const char *stats;         /* NULL when absent */
-  const char *tags;          /* JSON object text or NULL */
-  dk_dv_descriptor *dv;      /* arena or NULL */
+  dk__fextra *extra;         /* NULL when there is no DV, tag or row-tracking field */
+  dk__sblock *sblk;          /* stats block, NULL when there are no stats */
   int64_t size, mtime;
-  int64_t base_row_id, drcv;
+  uint32_t soff, slen;       /* stats position in the block's uncompressed bytes */
   uint32_t n_pv;
   uint32_t flags;
 } dk__file;
+
+static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
+  return f->extra ? f->extra->dv : NULL;
+}
+
+/* Decompresses (or finds in this thread's cache) the stats of f; NULL when it has none. */
+const char *dk_log__file_stats(const dk__file *f);
 
 typedef struct dk__tomb {
   const char *path;
@@ -135,6 +157,10 @@ typedef struct dk__state {
   int64_t cur_version;       /* version being applied */
   dk_buf scratch;            /* key building */
   dk_buf sidecars;           /* sidecar file names seen (NUL-separated) */
+  dk__sblock **sblocks;      /* sealed stats blocks (owned) */
+  size_t n_sblocks, cap_sblocks;
+  dk__sblock *cur_sblock;    /* block being filled from `pending` */
+  dk_buf pending;            /* uncompressed stats of the current block */
 } dk__state;
 
 /* Flags for dk_log__apply_action. */
@@ -149,7 +175,8 @@ dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int fla
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
                                   const char *name, dk_error *err);
-/* Drops dead entries (order of the live ones is kept) and frees the replay-only indexes. */
+/* Drops dead entries (order of the live ones is kept), seals the last stats block and frees
+ * the replay-only indexes. */
 dk_status dk_log__state_finish(dk__state *st, dk_error *err);
 /* Rebuilds the indexes of a finished state (for incremental refresh). */
 dk_status dk_log__state_reindex(dk__state *st, dk_error *err);

@@ -533,13 +533,15 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  out->stats = f->stats;
-  out->tags_json = f->tags;
-  out->dv = f->dv;
+  out->stats = dk_log__file_stats(f);
+  if (f->extra) {
+    out->tags_json = f->extra->tags;
+    out->dv = f->extra->dv;
+    out->base_row_id = f->extra->base_row_id;
+    out->default_row_commit_version = f->extra->drcv;
+  }
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
-  out->base_row_id = f->base_row_id;
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
-  out->default_row_commit_version = f->drcv;
   return DK_OK;
 }
 

@@ -222,6 +222,13 @@ def test_format_decimal_matches_python_decimal():
             assert h.format_decimal(unscaled, scale) == want, (unscaled, scale)
 
 
+def test_parse_timestamp_floors_nanoseconds_like_canon_arrow():
+    ns = pa.array([-1, 1_500, -1_500], pa.timestamp("ns", "UTC"))
+    texts = ["1969-12-31T23:59:59.999999999Z", "1970-01-01T00:00:00.000001500Z",
+             "1969-12-31T23:59:59.999998500Z"]
+    assert [h.parse_timestamp(x, ntz=False) for x in texts] == h.canon_arrow_array(ns)
+
+
 def test_parse_timestamp_matches_datetime():
     for us in [0, -1, 1, 86_399_999_999, -86_400_000_001, 1_700_000_000_123_456,
                -2_208_988_800_000_000, 253_402_300_799_999_999]:
@@ -436,6 +443,12 @@ def test_manifest_and_expected_rows():
     c = h.case_by_id("delta-golden/data-reader-map@latest")
     rows = h.expected_rows(c)
     assert len(rows) == c["row_count"]
+    # a projected case: only the listed columns, typed by the schema (doubles stay floats)
+    p = h.case_by_id("delta-kernel-defaults/data-reader-partition-values-column-mapping-name"
+                     "@latest")
+    prow = h.expected_rows(p)
+    assert prow and all(set(r) == {"as_int", "as_double", "value"} for r in prow)
+    assert all(r["as_double"] is None or isinstance(r["as_double"], float) for r in prow)
 
 
 def test_copy_table_is_independent(tmp_path):

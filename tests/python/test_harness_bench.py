@@ -133,3 +133,18 @@ def test_bench_cli_lists_benchmarks(capsys):
     assert "parquet_decode" in out and "snapshot_load" in out
     with pytest.raises(SystemExit):
         bench_run.main(["no_such_benchmark", "--no-write"])
+
+
+@pytest.mark.dk_command("files")
+def test_dk_files_lists_the_synthetic_table_like_delta_rs(tmp_path):
+    """The snapshot_load input read by dk: same live paths as delta-rs (the oracle)."""
+    from deltalake import DeltaTable
+    root = tmp_path / "t"
+    snapshot_load.make_table(root, 1000)
+    rc, out, err = h.run_dk("files", root, "--json")
+    assert rc == 0, err
+    got = sorted(f["path"] for f in json.loads(out)["files"])
+    want = sorted(pa.table(DeltaTable(str(root)).get_add_actions(flatten=True))
+                  .column("path").to_pylist())
+    assert got == want
+    assert snapshot_load.dk_file_count(str(h.dk_binary()), str(root)) == 1000

@@ -28,8 +28,6 @@ def tables():
 def dk(*args, check=True):
     p = subprocess.run([str(DK), *args], capture_output=True, text=True)
     if check and p.returncode != 0:
-        if "Parquet reader" in p.stderr:
-            pytest.skip("needs the Parquet reader (not merged yet): " + p.stderr.strip())
         raise AssertionError(f"dk {' '.join(args)} failed: {p.stderr}")
     return p
 

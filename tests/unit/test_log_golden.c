@@ -1,8 +1,7 @@
 /* test_log_golden.c — log replay against the real Delta tables of /work/shared/testdata:
 ** every `snapshot`, `error` and `commit-info` case of manifest.json is compared with its
-** .expected.json, and every `read` case's version, schema, partition columns and protocol
-** with the manifest. Cases whose log needs a Parquet checkpoint are counted as skipped while
-** the Parquet reader is not merged (the TEMPORARY stub answers DK_UNSUPPORTED). */
+** .expected.json, and every `read` case's version, schema, partition columns, protocol and
+** table properties with the manifest (classic, multi-part and V2 checkpoints included). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,12 +9,6 @@
 #include "dk/snapshot.h"
 #include "test.h"
 #include "util/util.h"
-
-static int g_skipped_parquet;
-
-static bool needs_parquet(const dk_error *e) {
-  return e->code == DK_UNSUPPORTED && strstr(e->message, "Parquet reader") != NULL;
-}
 
 static dk_json_value *load_json(dk_arena *ar, const char *path) {
   char *text;
@@ -105,12 +98,8 @@ static void check_snapshot_case(const char *id, const char *root, const dk_json_
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   if (open_case(&t, &s, root, -1, &err)) {
-    if (needs_parquet(&err)) {
-      g_skipped_parquet++;
-    } else {
-      fprintf(stderr, "  %s: open failed: %s\n", id, err.message);
-      (*failures)++;
-    }
+    fprintf(stderr, "  %s: open failed: %s\n", id, err.message);
+    (*failures)++;
     dk_table_free(t);
     return;
   }
@@ -209,8 +198,6 @@ static void check_error_case(const char *id, const char *root, int *failures) {
     fprintf(stderr, "  %s: expected an error, loaded version %lld\n", id,
             (long long)dk_snapshot_version(s));
     (*failures)++;
-  } else if (needs_parquet(&err)) {
-    g_skipped_parquet++;
   } else {
     dk_status want = DK_OK;
     if (strstr(id, "versions-not-contiguous")) want = DK_CORRUPT;
@@ -297,12 +284,8 @@ static void check_read_case(const char *id, const char *root, const dk_json_valu
   dk_arena ar;
   dk_arena_init(&ar, NULL, 4096);
   if (open_case(&t, &s, root, version, &err)) {
-    if (needs_parquet(&err)) {
-      g_skipped_parquet++;
-    } else {
-      fprintf(stderr, "  %s: open failed: %s: %s\n", id, dk_status_str(err.code), err.message);
-      (*failures)++;
-    }
+    fprintf(stderr, "  %s: open failed: %s: %s\n", id, dk_status_str(err.code), err.message);
+    (*failures)++;
     goto out;
   }
   if (resolved >= 0 && dk_snapshot_version(s) != resolved) {
@@ -355,7 +338,6 @@ DK_TEST(log__golden_manifest) {
   const dk_json_value *cases = dk_json_get(man, "cases");
   CHECK(cases && cases->type == DK_JSON_ARRAY);
   int failures = 0, ran = 0;
-  g_skipped_parquet = 0;
   for (uint32_t i = 0; i < cases->len; i++) {
     const dk_json_value *c = &cases->u.items[i];
     size_t n;
@@ -383,9 +365,7 @@ DK_TEST(log__golden_manifest) {
     else
       check_commit_info_case(id, root, exp, &failures);
   }
-  fprintf(stderr, "  golden manifest: %d cases checked, %d failures, %d skipped (Parquet checkpoint, "
-                  "reader not merged)\n",
-          ran, failures, g_skipped_parquet);
+  fprintf(stderr, "  golden manifest: %d cases checked, %d failures\n", ran, failures);
   dk_arena_dispose(&ar);
   CHECK(ran > 100);
   CHECK_EQ_INT(failures, 0);

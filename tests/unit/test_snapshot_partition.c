@@ -45,7 +45,7 @@ static void render(dk_buf *b, const dk_scalar *v, const dk_type *t) {
       break;
     }
     case DK_TYPE_DECIMAL: {
-      __int128 x = ((__int128)v->dec_hi << 64) | v->dec_lo;
+      __int128 x = (__int128)(((unsigned __int128)(uint64_t)v->dec_hi << 64) | v->dec_lo);
       int neg = x < 0;
       unsigned __int128 u = neg ? (unsigned __int128)(-x) : (unsigned __int128)x;
       char tmp[64];
@@ -131,8 +131,10 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     dk_error_init(&err);
     dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, version, 0, 0};
     if (dk_table_open(&t, root, NULL, &err) != DK_OK || dk_snapshot_open(&s, t, &o, &err) != DK_OK) {
+      fprintf(stderr, "  %s: open failed: %s\n", id, err.message);
+      failures++;
       dk_table_free(t);
-      continue; /* Parquet checkpoints: covered once the reader is merged */
+      continue;
     }
     const dk_type *schema = dk_snapshot_schema(s);
     /* typed tuples from the files */

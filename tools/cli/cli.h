@@ -8,6 +8,9 @@ int dk_cli_dv(int argc, char **argv);
 int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
+int dk_cli_scan(int argc, char **argv);
+/* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */
+int dk_cli_files_where(int argc, char **argv);
 /* Shared by describe/files/history (cmd_describe.c). */
 struct dk_snapshot_options;
 struct dk_table;

@@ -14,6 +14,8 @@ int dk_cli_files(int argc, char **argv) {
   const char *uri;
   dk_snapshot_options o;
   int json;
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--where")) return dk_cli_files_where(argc, argv);
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, NULL)) {
     fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] [--json]\n");
     return 2;

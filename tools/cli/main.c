@@ -15,6 +15,8 @@ static void usage(FILE *f) {
           "  describe TABLE [--version N | --timestamp TS] [--json]   snapshot summary\n"
           "  history TABLE [--limit N] [--json]                       commitInfo per version\n"
           "  files TABLE [--version N | --timestamp TS] [--json]      active files\n"
+          "  scan TABLE [--version N] [--columns a,b] [--where EXPR] [--limit N] [--with-metadata]\n"
+          "       [--format jsonl|csv|table] [--threads N]            read rows\n"
           "  version                        print dk's version\n");
 }
 
@@ -28,6 +30,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "describe")) return dk_cli_describe(argc - 2, argv + 2);
   if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
   if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "scan")) return dk_cli_scan(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;

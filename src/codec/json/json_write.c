@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <float.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -274,6 +275,12 @@ static size_t double_repr(double x, char *out) {
     }
     memcpy(out, "0.0", 3);
     return 3;
+  }
+  if (fabs(x) < 9007199254740992.0 && x == (double)(int64_t)x) {
+    /* integral and below 2^53: every integer here is a distinct double, so the integer's own
+     * digits are the shortest round-trip text, and with < 17 digits Python prints "N.0" */
+    int n = snprintf(out, 64, "%" PRId64 ".0", (int64_t)x);
+    return (size_t)n;
   }
   decimal d;
   shortest(fabs(x), &d);

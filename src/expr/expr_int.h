@@ -1,0 +1,135 @@
+/*
+** expr_int.h — layout of dk_expr nodes and helpers shared by the src/expr sources (not API).
+**
+** Unbound trees carry names and literals. dk_expr_bind() produces a new tree whose COLUMN
+** nodes carry child-index paths and Arrow types, and whose comparisons are normalised to
+** `column op literal` with the literal converted into the column's physical domain (see
+** bind.c), so the evaluator (eval.c) and the statistics checker (skip.c) need no coercion.
+*/
+#ifndef DK_EXPR_INT_H
+#define DK_EXPR_INT_H
+
+#include "arrow/array.h"
+#include "dk/expr.h"
+#include "util/util.h"
+
+typedef __int128 dk_i128;
+
+#define DK_EXPR_MAX_DEPTH 256
+
+typedef struct dk_lit {
+  dk_lit_type type;
+  int32_t precision, scale;  /* DECIMAL */
+  union {
+    bool b;
+    int64_t i;   /* INT8..INT64, DATE, TIMESTAMP, TIMESTAMP_NTZ */
+    double d;    /* FLOAT (stored widened, exact), DOUBLE */
+    dk_i128 dec; /* DECIMAL unscaled */
+  } v;
+  char *bytes;   /* STRING/BINARY (owned, NUL-terminated for convenience) */
+  size_t len;
+} dk_lit;
+
+/* Physical compare domain of a bound comparison (column side). */
+typedef enum dk_dom {
+  DK_DOM_NONE = 0,
+  DK_DOM_I64,   /* int8/16/32/64, date32, timestamp(any unit), time: compare as int64 */
+  DK_DOM_F64,   /* float/double columns, or ints compared with a double */
+  DK_DOM_DEC,   /* decimal128 columns, compared as int128 at the column's scale */
+  DK_DOM_BYTES, /* utf8/binary */
+  DK_DOM_BOOL
+} dk_dom;
+
+/* How a bound CMP node is evaluated. */
+typedef enum dk_cmpk {
+  DK_CK_COL_LIT = 1, /* child[0] column, lit converted into dom; op applies */
+  DK_CK_CONST,       /* result is `cres` for non-null column rows, NULL for null rows
+                        (or for NULL_SAFE_EQ: FALSE/`cres`, never NULL) */
+  DK_CK_NULL,        /* at least one side is a NULL literal (non null-safe): all NULL */
+  DK_CK_COL_COL,     /* two columns of one domain */
+  DK_CK_LIT_LIT      /* folded at bind time: result in cres/cnull */
+} dk_cmpk;
+
+typedef struct dk_colref {
+  int depth;
+  char **names;       /* logical path as written */
+  int32_t *idx;       /* bound: child index per level */
+  char **phys;        /* bound: physical names per level (column mapping), else = resolved names */
+  dk_atype type;      /* bound: leaf Arrow type */
+  dk_dom dom;         /* bound: compare domain of the leaf type */
+} dk_colref;
+
+struct dk_expr {
+  int refcount;
+  dk_expr_kind kind;
+  dk_cmp_op op;
+  bool bound;
+  size_t n_children;
+  dk_expr **children;
+  dk_colref col;      /* COLUMN */
+  dk_lit lit;         /* LITERAL; STARTS_WITH prefix lives in child 1 */
+  /* bound CMP */
+  dk_cmpk ck;
+  dk_dom dom;
+  bool cres;          /* CONST / LIT_LIT result */
+  bool cnull;         /* LIT_LIT: result NULL */
+  /* bound CMP DK_CK_COL_LIT: literal in the column's domain */
+  int64_t li;
+  double ld;
+  dk_i128 ldec;
+};
+
+/* ---- node helpers (expr.c) ------------------------------------------------------------- */
+dk_status dk_expr__new(dk_expr **out, dk_expr_kind kind, size_t n_children, dk_error *err);
+dk_status dk_expr__lit_copy(dk_lit *dst, const dk_lit *src, dk_error *err);
+dk_status dk_expr__new_literal(dk_expr **out, const dk_lit *lit, dk_error *err);
+dk_status dk_expr__new_column(dk_expr **out, char **names, int depth, dk_error *err);
+bool dk_expr__ident_is_plain(const char *s, size_t n);
+
+/* ---- values (values.c): text <-> typed values ------------------------------------------ */
+
+/* Days since epoch for a proleptic Gregorian date. */
+int64_t dk__days_from_civil(int64_t y, unsigned m, unsigned d);
+void dk__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+/* "yyyy-mm-dd" (optionally with a trailing time part when allow_time). */
+dk_status dk__parse_date(int32_t *out, const char *s, size_t n, dk_error *err);
+/* "yyyy-mm-dd[( |T)hh:mm[:ss[.f{1,9}]]][Z|z|(+|-)hh[:mm]| UTC]"; zone offsets are applied
+** when *had_zone is set; sub-microsecond digits are truncated. */
+dk_status dk__parse_timestamp(int64_t *out, bool *had_zone, const char *s, size_t n,
+                              dk_error *err);
+/* Formats days / micros into buf (>= 40 bytes): "2024-01-01", "2024-01-01 00:00:00[.ffffff]". */
+void dk__format_date(char *buf, size_t cap, int64_t days);
+void dk__format_timestamp(char *buf, size_t cap, int64_t micros);
+/* Decimal text "[-+]digits[.digits][e[-+]digits]" into unscaled at `scale`; fails with
+** DK_INVALID if not exact at that scale or more than 38 digits. */
+dk_status dk__parse_decimal(dk_i128 *out, const char *s, size_t n, int scale, dk_error *err);
+/* Decimal text into unscaled + inferred (precision, scale), Spark rules. */
+dk_status dk__parse_decimal_infer(dk_i128 *out, int32_t *precision, int32_t *scale,
+                                  const char *s, size_t n, dk_error *err);
+void dk__format_decimal(char *buf, size_t cap, dk_i128 v, int scale);
+int dk__i128_digits(dk_i128 v); /* decimal digits of |v| (0 -> 1) */
+bool dk__i128_fits_precision(dk_i128 v, int precision);
+dk_i128 dk__pow10(int k);       /* k in 0..38 */
+bool dk__utf8_valid(const char *s, size_t n);
+/* Parses a literal of Arrow type t from text (partition values, stats strings); NULL text
+** or "__HIVE_DEFAULT_PARTITION__" -> DK_LIT_NULL. */
+dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_atype *t,
+                            dk_error *err);
+/* Delta type name -> Arrow type. */
+dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err);
+
+/* ---- LIKE (eval.c) ---------------------------------------------------------------------- */
+#define DK_LIKE_ANY_SEQ (-1) /* '%' */
+#define DK_LIKE_ANY_ONE (-2) /* '_' */
+/* Compiles a Spark LIKE pattern ('\' escape) into codes (bytes 0..255 or the two wildcards);
+** out has room for len codes. Returns false for a dangling or invalid escape. */
+bool dk__like_compile(const char *pat, size_t len, int16_t *out, size_t *n_out);
+/* Matches UTF-8 bytes s[0..n) against compiled codes ('_' consumes one code point). */
+bool dk__like_match(const uint8_t *s, size_t n, const int16_t *pat, size_t m);
+
+/* ---- bind (bind.c) --------------------------------------------------------------------- */
+dk_dom dk_expr__dom_of(const dk_atype *t);
+/* Flips an operator for swapped operands (a < b  <=>  b > a). */
+dk_cmp_op dk_expr__flip(dk_cmp_op op);
+
+#endif /* DK_EXPR_INT_H */

@@ -1,0 +1,1727 @@
+/*
+** scan.c — dk_scan: plans a scan of a snapshot (output columns, selected files) and reads it
+** into Arrow batches: data files through dk's Parquet reader, columns mapped from physical to
+** logical (PROTOCOL.md "Column Mapping"), missing columns as nulls, widened types, partition
+** columns materialised from partitionValues ("Partition Value Serialization"), deletion
+** vectors applied ("Deletion Vectors"), `_metadata` and row tracking ("Row Tracking"), LIMIT.
+** Output order: data columns, partition columns, then `_metadata`.
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "dk/parquet.h"
+#include "codec/json/json.h"
+#include "dv/dv.h"
+#include "expr/skip.h"
+#include "log/log.h"
+#include "scan/scan_int.h"
+
+/* ---- plan ----------------------------------------------------------------------------------- */
+
+typedef struct scan_col {
+  const dk_field *field; /* logical field of the table schema */
+  int is_partition;
+} scan_col;
+
+/* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
+typedef struct scan_plan {
+  const dk_allocator *alloc;
+  char *root;                 /* table root path */
+  dk_column_mapping_mode mode;
+  size_t n_cols;              /* columns read: the n_out output ones, then filter-only ones */
+  size_t n_out;
+  scan_col *cols;
+  struct ArrowSchema out_schema;  /* "+s": cols[0..n_out), [_metadata] */
+  struct ArrowSchema read_schema; /* "+s": cols[0..n_cols) (the residual is bound to it) */
+  dk_expr *residual;              /* unbound conjuncts not decided by partition values */
+  dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
+  unsigned meta;
+  int64_t limit;
+  int64_t batch_size;
+  const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
+  const char *row_cv_col;     /* materialised row-commit-version column or NULL */
+} scan_plan;
+
+/* One file to read (or a byte range of it). */
+typedef struct scan_task {
+  const char *path;           /* as in the log (relative or absolute URI) */
+  int64_t size, mtime;
+  const char *const *pvals;   /* one text per partition output column (NULL = null) */
+  const dk_dv_descriptor *dv; /* NULL: none */
+  int has_base_row_id;
+  int64_t base_row_id;
+  int has_default_rcv;
+  int64_t default_rcv;
+  int64_t range_start, range_end; /* range_end == 0: the whole file */
+} scan_task;
+
+struct dk_scan {
+  const dk_allocator *alloc;
+  dk_snapshot *snap;
+  scan_plan plan;
+  int64_t n_files;
+  int64_t *files;   /* indices into the snapshot's active files */
+  const char **pvals; /* n_files * n_partition_out texts */
+  size_t n_part_out;
+  int64_t n_pruned;
+  int64_t *pruned;    /* 2 per pruned file: snapshot index, dk_prune_reason */
+  int64_t n_pieces, n_splits;
+  int64_t *pieces;    /* 3 per piece: index into files, range start, range end */
+  int64_t *splits;    /* 2 per split: first piece, number of pieces */
+  int64_t split_target, open_cost;
+  int threads;
+  dk_scan_stats stats;
+};
+
+static void stat_add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+
+static void plan_dispose(scan_plan *p) {
+  dk__free(p->alloc, p->root);
+  dk__free(p->alloc, p->cols);
+  dk_schema_release(&p->out_schema);
+  dk_schema_release(&p->read_schema);
+  dk_expr_free(p->residual);
+  dk_expr_free(p->residual_bound);
+  memset(p, 0, sizeof *p);
+}
+
+static const char *const meta_names[] = {"file_path", "file_name", "file_size", "file_block_start",
+                                         "file_block_length", "file_modification_time",
+                                         "row_index", "row_id", "row_commit_version"};
+
+/* Tags a (copied) field schema and its nested struct fields with their physical names, which
+** the stats-skipping rules look up (expr's bind contract). */
+static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, dk_error *err) {
+  const char *k[1] = {"delta.columnMapping.physicalName"};
+  const char *v[1] = {f->physical_name};
+  DK_RETURN_NOT_OK(dk_schema_set_metadata(sc, k, v, 1, err));
+  if (f->type->id == DK_TYPE_STRUCT && (size_t)sc->n_children == f->type->n_fields)
+    for (size_t i = 0; i < f->type->n_fields; i++)
+      DK_RETURN_NOT_OK(add_physical_names(sc->children[i], &f->type->fields[i], err));
+  return DK_OK;
+}
+
+/* Builds the output schema from the logical Arrow schema of the table. */
+static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
+  struct ArrowSchema logical;
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  dk_atype st = dk_atype_make(DK_AT_STRUCT);
+  int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
+  dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
+  if (!s) s = dk_schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
+  for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
+    int64_t li = p->cols[i].field - schema->fields;
+    dk_schema_release(p->read_schema.children[i]);
+    s = dk_schema_copy(p->read_schema.children[i], logical.children[li], err);
+    if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
+      s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
+    if (!s && i < p->n_out) {
+      dk_schema_release(p->out_schema.children[i]);
+      s = dk_schema_copy(p->out_schema.children[i], logical.children[li], err);
+    }
+  }
+  if (s == DK_OK && p->meta) {
+    struct ArrowSchema *m = p->out_schema.children[p->n_out];
+    dk_schema_release(m);
+    int nm = 0;
+    for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
+    s = dk_schema_init(m, &st, "_metadata", 0, nm, err);
+    int k = 0;
+    for (int b = 0; s == DK_OK && b < 9; b++) {
+      if (!((p->meta >> b) & 1)) continue;
+      dk_atype t = dk_atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
+      if (b == 5) t = dk_atype_timestamp(DK_TU_MICRO, "UTC");
+      dk_schema_release(m->children[k]);
+      s = dk_schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
+      k++;
+    }
+  }
+  dk_schema_release(&logical);
+  return s;
+}
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+static int is_partition_col(const dk_metadata *md, const char *name) {
+  for (size_t i = 0; i < md->n_partition_columns; i++)
+    if (!strcasecmp(md->partition_columns[i], name)) return 1;
+  return 0;
+}
+
+static int64_t stats_num_records(const char *stats) {
+  if (!stats) return -1;
+  const char *p = strstr(stats, "\"numRecords\"");
+  if (!p) return -1;
+  p += 12;
+  while (*p == ' ' || *p == ':') p++;
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  return end == p || v < 0 ? -1 : (int64_t)v;
+}
+
+/* Appends (as filter-only columns) the top-level columns the filter reads that the output
+** lacks. */
+static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
+                                    const dk_metadata *md, dk_error *err) {
+  if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
+    const char *name = dk_expr_column_name(e, 0);
+    const dk_field *f = dk_schema_find(schema, name);
+    if (!f) return dk__error_set(err, DK_NOT_FOUND, "scan: filter column '%s' is not in the schema",
+                                 name);
+    for (size_t i = 0; i < p->n_cols; i++)
+      if (p->cols[i].field == f) return DK_OK;
+    p->cols[p->n_cols].field = f;
+    p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    return DK_OK;
+  }
+  for (size_t i = 0; i < dk_expr_num_children(e); i++)
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, md, err));
+  return DK_OK;
+}
+
+/* The whole logical schema (with physical names for stats lookups) for binding filters. */
+static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
+                                   const dk_type *schema, dk_error *err) {
+  struct ArrowSchema logical;
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  dk_status st = dk_schema_copy(out, &logical, err);
+  dk_schema_release(&logical);
+  for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)
+    st = add_physical_names(out->children[i], &schema->fields[i], err);
+  return st;
+}
+
+static int type_has_variant(const dk_type *t) {
+  switch (t->id) {
+    case DK_TYPE_VARIANT: return 1;
+    case DK_TYPE_ARRAY: return type_has_variant(t->element);
+    case DK_TYPE_MAP: return type_has_variant(t->key) || type_has_variant(t->value);
+    case DK_TYPE_STRUCT:
+      for (size_t i = 0; i < t->n_fields; i++)
+        if (type_has_variant(t->fields[i].type)) return 1;
+      return 0;
+    default: return 0;
+  }
+}
+
+dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
+                      dk_error *err) {
+  *out = NULL;
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.limit = -1;
+  if (opts) {
+    DK_RETURN_IF(opts->version != DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
+                 "scan: unknown options version %u", opts->version);
+    o = *opts;
+  }
+  DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
+               "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
+  const dk_allocator *alloc = NULL;
+  dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  struct ArrowSchema full, pschema;
+  full.release = pschema.release = NULL;
+  dk_expr *bound_full = NULL, *ponly = NULL, *pbound = NULL;
+  dk_arena ar;
+  dk_arena_init(&ar, alloc, 0);
+  uint8_t *pmask = NULL;
+  const char **pv_all = NULL;
+
+  s->alloc = alloc;
+  s->snap = dk_snapshot_ref(snap);
+  scan_plan *p = &s->plan;
+  p->alloc = alloc;
+  p->mode = dk_snapshot_column_mapping_mode(snap);
+  p->meta = o.metadata_fields;
+  p->limit = o.limit;
+  p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
+  s->threads = o.threads;
+  s->split_target = o.split_target_bytes > 0 ? o.split_target_bytes : (int64_t)128 << 20;
+  s->open_cost = o.split_open_cost_bytes > 0 ? o.split_open_cost_bytes : (int64_t)4 << 20;
+  dk_status st = DK_OK;
+  const dk_type *schema = dk_snapshot_schema(snap);
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  p->root = dk__strdup(alloc, dk_snapshot_table_root(snap));
+  size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
+  p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
+  if (!p->root || !p->cols) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    goto cleanup;
+  }
+  if ((p->meta & (DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION)) &&
+      !dk_snapshot_has_feature(snap, "rowTracking")) {
+    st = dk__error_set(err, DK_INVALID,
+                       "scan: _metadata.row_id/row_commit_version need row tracking (table "
+                       "feature rowTracking)");
+    goto cleanup;
+  }
+  p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
+  p->row_cv_col =
+      dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
+  if (o.columns) {
+    for (size_t i = 0; i < o.n_columns; i++) {
+      const char *name = o.columns[i];
+      if (strchr(name, '.')) {
+        st = dk__error_set(err, DK_UNSUPPORTED, "scan: nested column projection ('%s') is not "
+                           "implemented yet", name);
+        goto cleanup;
+      }
+      const dk_field *f = dk_schema_find(schema, name);
+      if (!f) {
+        st = dk__error_set(err, DK_NOT_FOUND, "scan: no column '%s' in the table schema", name);
+        goto cleanup;
+      }
+      p->cols[p->n_cols].field = f;
+      p->cols[p->n_cols++].is_partition = is_partition_col(md, f->name);
+    }
+  } else {
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 0) {
+        for (size_t i = 0; i < schema->n_fields; i++)
+          if (!is_partition_col(md, schema->fields[i].name)) {
+            p->cols[p->n_cols].field = &schema->fields[i];
+            p->cols[p->n_cols++].is_partition = 0;
+          }
+      } else {
+        for (size_t k = 0; k < md->n_partition_columns; k++) {
+          const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
+          if (!f) {
+            st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                               p->root, md->partition_columns[k]);
+            goto cleanup;
+          }
+          p->cols[p->n_cols].field = f;
+          p->cols[p->n_cols++].is_partition = 1;
+        }
+      }
+    }
+  }
+  p->n_out = p->n_cols;
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, md, err));
+  for (size_t i = 0; i < p->n_cols; i++) {
+    s->n_part_out += (size_t)p->cols[i].is_partition;
+    if (type_has_variant(p->cols[i].field->type)) {
+      st = dk__error_set(err, DK_UNSUPPORTED, "scan: column '%s' has type variant, which dk "
+                         "cannot decode yet", p->cols[i].field->name);
+      goto cleanup;
+    }
+  }
+  DK_CHECK_GOTO(plan_build_schema(p, schema, err));
+
+  /* filter: partition pruning (exact), stats skipping, residual */
+  if (o.filter) {
+    DK_CHECK_GOTO(build_full_schema(&full, p, schema, err));
+    DK_CHECK_GOTO(dk_expr_bind(&bound_full, o.filter, &full, err));
+    DK_CHECK_GOTO(dk_expr_split(&ponly, &p->residual, o.filter, md->partition_columns,
+                                md->n_partition_columns, err));
+    if (p->residual && !o.keep_residual)
+      DK_CHECK_GOTO(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+    if (ponly) {
+      dk_atype sty = dk_atype_make(DK_AT_STRUCT);
+      DK_CHECK_GOTO(dk_schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
+      for (size_t k = 0; k < md->n_partition_columns; k++) {
+        const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
+        if (!f) {
+          st = dk__error_set(err, DK_CORRUPT, "%s: partition column '%s' is not in the schema",
+                             p->root, md->partition_columns[k]);
+          goto cleanup;
+        }
+        dk_schema_release(pschema.children[k]);
+        DK_CHECK_GOTO(dk_schema_copy(pschema.children[k], full.children[f - schema->fields], err));
+      }
+      DK_CHECK_GOTO(dk_expr_bind(&pbound, ponly, &pschema, err));
+    }
+  }
+  int64_t nf = dk_snapshot_num_files(snap);
+  s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
+  s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
+                        sizeof *s->pvals);
+  s->pruned = dk__calloc(alloc, (size_t)(nf ? nf : 1) * 2, sizeof *s->pruned);
+  if (!s->files || !s->pvals || !s->pruned) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    goto cleanup;
+  }
+  s->stats.files_total = nf;
+  if (pbound && nf > 0) {
+    size_t npc = md->n_partition_columns;
+    pv_all = dk__calloc(alloc, (size_t)nf * npc, sizeof *pv_all);
+    pmask = dk__malloc(alloc, (size_t)nf);
+    if (!pv_all || !pmask) {
+      st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      goto cleanup;
+    }
+    for (int64_t i = 0; i < nf; i++) {
+      dk_file_entry f;
+      DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+      for (size_t k = 0; k < npc; k++) {
+        int is_null = 0;
+        const char *v = dk_file_partition_value(snap, &f, md->partition_columns[k], &is_null);
+        pv_all[(size_t)i * npc + k] = is_null ? NULL : v;
+      }
+    }
+    struct ArrowArray pb;
+    DK_CHECK_GOTO(dk_partition_batch(&pb, &pschema, pv_all, nf, err));
+    st = dk_expr_eval_filter(pmask, NULL, pbound, &pschema, &pb, err);
+    dk_array_release(&pb);
+    if (st) goto cleanup;
+  }
+  int use_stats = bound_full && dk_expr__has_columns(bound_full);
+  int64_t est = 0, need = o.limit;
+  int limit_push = o.limit >= 0 && !p->residual;
+  for (int64_t i = 0; i < nf; i++) {
+    dk_file_entry f;
+    DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    if (pmask && !pmask[i]) {
+      s->stats.files_pruned_partition++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_PARTITION;
+      continue;
+    }
+    int64_t nrec = stats_num_records(f.stats);
+    if (use_stats && f.stats) {
+      dk_arena_reset(&ar);
+      dk_json_value *jv = NULL;
+      if (dk_json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
+        dk_file_stats fs = {jv};
+        if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
+          s->stats.files_pruned_stats++;
+          s->pruned[2 * s->n_pruned] = i;
+          s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
+          continue;
+        }
+      }
+    }
+    if (limit_push && need <= 0) {
+      s->stats.files_pruned_limit++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_LIMIT;
+      continue;
+    }
+    int64_t live = nrec >= 0 ? nrec - (f.dv ? f.dv->cardinality : 0) : -1;
+    if (limit_push) {
+      if (live < 0) limit_push = 0; /* unknown row count: read on */
+      else need -= live;
+    }
+    if (est >= 0) est = live >= 0 ? est + live : -1;
+    size_t k = 0;
+    for (size_t c = 0; c < p->n_cols; c++) {
+      if (!p->cols[c].is_partition) continue;
+      int is_null = 0;
+      const char *v = dk_file_partition_value(snap, &f, p->cols[c].field->name, &is_null);
+      s->pvals[s->n_files * (int64_t)s->n_part_out + (int64_t)k++] = is_null ? NULL : v;
+    }
+    s->files[s->n_files++] = i;
+    s->stats.bytes_selected += f.size;
+  }
+  s->stats.files_selected = s->n_files;
+  s->stats.rows_estimated = est;
+  st = DK_OK;
+cleanup:
+  dk_schema_release(&full);
+  dk_schema_release(&pschema);
+  dk_expr_free(bound_full);
+  dk_expr_free(ponly);
+  dk_expr_free(pbound);
+  dk_arena_dispose(&ar);
+  dk__free(alloc, pmask);
+  dk__free(alloc, pv_all);
+  if (st == DK_OK) {
+    *out = s;
+    return DK_OK;
+  }
+  dk_scan_free(s);
+  return st;
+}
+
+void dk_scan_free(dk_scan *s) {
+  if (!s) return;
+  plan_dispose(&s->plan);
+  dk__free(s->alloc, s->files);
+  dk__free(s->alloc, s->pvals);
+  dk__free(s->alloc, s->pruned);
+  dk__free(s->alloc, s->pieces);
+  dk__free(s->alloc, s->splits);
+  dk_snapshot_free(s->snap);
+  dk__free(s->alloc, s);
+}
+
+dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err) {
+  return dk_schema_copy(out, &scan->plan.out_schema, err);
+}
+
+const dk_expr *dk_scan_residual(const dk_scan *scan) {
+  return scan->plan.residual;
+}
+
+void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
+  dk_scan_stats *s = (dk_scan_stats *)&scan->stats;
+  int64_t *src = (int64_t *)s, *dst = (int64_t *)out;
+  for (size_t i = 0; i < sizeof *s / sizeof(int64_t); i++)
+    dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+int64_t dk_scan_num_files(const dk_scan *scan) { return scan->n_files; }
+
+
+dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
+               i);
+  DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
+  out->num_records = stats_num_records(out->entry.stats);
+  return DK_OK;
+}
+
+int64_t dk_scan_num_pruned_files(const dk_scan *scan) { return scan->n_pruned; }
+
+dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
+                                  const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_pruned, DK_INVALID, err,
+               "scan: pruned file %" PRId64 " out of range", i);
+  *reason = (dk_prune_reason)scan->pruned[2 * i + 1];
+  return dk_snapshot_file(out, scan->snap, scan->pruned[2 * i], err);
+}
+
+/* ---- reading one file ---------------------------------------------------------------------- */
+
+typedef struct file_reader {
+  const scan_plan *plan;
+  dk_scan_stats *stats;  /* may be NULL */
+  dk_storage *sto;
+  const scan_task *task;
+  char *full_path;       /* local path */
+  char *uri;             /* file:// URI for _metadata.file_path */
+  dk_parquet_file *pf;
+  dk_dv *dv;
+  int n_rg, rg;          /* row groups; next one to open */
+  int64_t rg_first_row;  /* row index of the current row group's first row */
+  int64_t next_row;      /* row index of the next batch's first row */
+  int64_t rg_end_row;    /* row index after the current row group */
+  struct ArrowArrayStream stream; /* current row group's stream */
+  int has_stream;
+  int in_rg;             /* a row group is open (with or without a stream) */
+  struct ArrowSchema read_schema; /* schema of the stream's batches */
+  int64_t *col_src;      /* per output data column: child of the batch, or -1 */
+  int64_t row_id_src, row_cv_src; /* children holding materialised row tracking, or -1 */
+  dk_scalar *pscalars;   /* partition values, per partition output column */
+  int64_t *idx;          /* selection scratch */
+  uint8_t *keep, *mask;
+  int64_t scratch_cap;
+} file_reader;
+
+static void file_reader_close(file_reader *r) {
+  const dk_allocator *a = r->plan->alloc;
+  if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
+  r->has_stream = 0;
+  dk_schema_release(&r->read_schema);
+  dk_parquet_file_free(r->pf);
+  dk_dv_free(r->dv);
+  dk__free(a, r->full_path);
+  dk__free(a, r->uri);
+  dk__free(a, r->col_src);
+  dk__free(a, r->pscalars);
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  dk__free(a, r->mask);
+  memset(r, 0, sizeof *r);
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Resolves a log path against the root: absolute URIs (file:/x, file:///x) become local paths
+** (percent-decoded); relative paths are already decoded by the log reader. */
+static dk_status resolve_path(char **out, const char *root, const char *path,
+                              const dk_allocator *a, dk_error *err) {
+  dk_buf b;
+  dk_buf_init(&b, a);
+  dk_status st = DK_OK;
+  if (!strncmp(path, "file:", 5)) {
+    const char *p = path + 5;
+    if (!strncmp(p, "//localhost/", 12)) p += 11;
+    else if (!strncmp(p, "///", 3)) p += 2;
+    for (; *p && !st; p++) {
+      if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+        st = dk_buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
+        p += 2;
+      } else {
+        st = dk_buf_putc(&b, *p, err);
+      }
+    }
+  } else if (path[0] == '/') {
+    st = dk_buf_puts(&b, path, err);
+  } else if (strstr(path, "://")) {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: data file '%s' is not on the local file system",
+                       path);
+  } else {
+    st = dk_buf_printf(&b, err, "%s/%s", root, path);
+  }
+  if (!st) st = dk_buf_putc(&b, 0, err);
+  if (st) {
+    dk_buf_dispose(&b);
+    return st;
+  }
+  *out = dk__strdup(a, (const char *)b.data);
+  dk_buf_dispose(&b);
+  DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+  return DK_OK;
+}
+
+static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                                  dk_storage *sto, const scan_task *t, dk_error *err) {
+  memset(r, 0, sizeof *r);
+  r->plan = plan;
+  r->stats = stats;
+  r->sto = sto;
+  r->task = t;
+  const dk_allocator *a = plan->alloc;
+  r->row_id_src = r->row_cv_src = -1;
+  DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
+  if (plan->meta & DK_META_FILE_PATH) {
+    dk_buf b;
+    dk_buf_init(&b, a);
+    dk_status st = dk_buf_printf(&b, err, "file://%s", r->full_path);
+    if (!st) st = dk_buf_putc(&b, 0, err);
+    if (!st) r->uri = dk__strdup(a, (const char *)b.data);
+    dk_buf_dispose(&b);
+    DK_RETURN_NOT_OK(st);
+    DK_RETURN_IF(!r->uri, DK_NOMEM, err, "out of memory (scan)");
+  }
+  dk_parquet_open_options po;
+  memset(&po, 0, sizeof po);
+  po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
+  po.alloc = a;
+  po.file_size = t->size > 0 ? t->size : 0;
+  DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
+  r->n_rg = dk_parquet_num_row_groups(r->pf);
+  if (t->dv) {
+    dk_dv_desc d;
+    int64_t off = t->dv->offset;
+    const char *pth = t->dv->path_or_inline_dv;
+    char stype = t->dv->storage_type;
+    DK_RETURN_NOT_OK(dk_dv_descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
+                                           off >= 0 ? &off : NULL, t->dv->size_in_bytes,
+                                           t->dv->cardinality, err));
+    DK_RETURN_NOT_OK(dk_dv_load(&r->dv, sto, plan->root, &d, a, err));
+  }
+  size_t np = 0;
+  for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;
+  r->pscalars = dk__calloc(a, np ? np : 1, sizeof *r->pscalars);
+  r->col_src = dk__calloc(a, plan->n_cols ? plan->n_cols : 1, sizeof *r->col_src);
+  DK_RETURN_IF(!r->pscalars || !r->col_src, DK_NOMEM, err, "out of memory (scan)");
+  for (size_t c = 0, k = 0; c < plan->n_cols; c++) {
+    r->col_src[c] = -1;
+    if (!plan->cols[c].is_partition) continue;
+    dk_status st = dk_partition_value_parse(&r->pscalars[k], plan->cols[c].field->type,
+                                            t->pvals ? t->pvals[k] : NULL, err);
+    if (st) {
+      dk__error_prefix(err, "%s: partition column '%s'", t->path, plan->cols[c].field->name);
+      return st;
+    }
+    k++;
+  }
+  return DK_OK;
+}
+
+static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t yy = (int64_t)yoe + era * 400;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int)(yy + (*m <= 2));
+}
+
+/* Appends one Parquet min/max statistic as the JSON value Delta stats would hold for the
+** column's type; false when it cannot (unsupported type or odd bytes). */
+static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
+  int64_t x;
+  switch (t->id) {
+    case DK_TYPE_BYTE:
+    case DK_TYPE_SHORT:
+    case DK_TYPE_INTEGER:
+    case DK_TYPE_LONG:
+    case DK_TYPE_DATE:
+      if (len == 4) {
+        int32_t y;
+        memcpy(&y, v, 4);
+        x = y;
+      } else if (len == 8 && t->id == DK_TYPE_LONG) {
+        memcpy(&x, v, 8);
+      } else {
+        return false;
+      }
+      if (t->id == DK_TYPE_DATE) {
+        int yr;
+        unsigned mo, dd;
+        if (x < -719162 || x > 2932896) return false; /* years 1..9999 */
+        civil_from_days(x, &yr, &mo, &dd);
+        return dk_buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
+      }
+      return dk_buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+    case DK_TYPE_STRING: {
+      const uint8_t *p = v;
+      for (size_t i = 0; i < len; i++)
+        if (p[i] >= 0x80 || p[i] < 0x20) return false; /* keep to plain ASCII */
+      return dk_json_write_str(b, v, len, NULL) == DK_OK;
+    }
+    default:
+      return false;
+  }
+}
+
+/* Row-group skipping: the residual filter evaluated over the row group's Parquet column
+** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
+static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs) {
+  const scan_plan *plan = r->plan;
+  dk_buf mn, mx, nc, all;
+  dk_buf_init(&mn, plan->alloc);
+  dk_buf_init(&mx, plan->alloc);
+  dk_buf_init(&nc, plan->alloc);
+  dk_buf_init(&all, plan->alloc);
+  int n_mm = 0, n_nc = 0;
+  for (size_t c = 0; c < plan->n_cols; c++) {
+    const dk_field *f = plan->cols[c].field;
+    if (plan->cols[c].is_partition) continue;
+    int64_t j = dk_scan__find_child(fs, f, plan->mode);
+    if (j < 0 || fs->children[j]->n_children) continue;
+    int col = dk_parquet_column_index(r->pf, fs->children[j]->name);
+    dk_parquet_column_stats cs;
+    if (col < 0 || dk_parquet_column_stats_get(&cs, r->pf, rg, col, NULL) != DK_OK) continue;
+    const char *key = plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
+    if (cs.has_null_count) {
+      dk_buf_puts(&nc, n_nc++ ? "," : "", NULL);
+      dk_json_write_str(&nc, key, strlen(key), NULL);
+      dk_buf_printf(&nc, NULL, ":%" PRId64, cs.null_count);
+    }
+    if (cs.has_min_max) {
+      size_t l1 = mn.len, l2 = mx.len;
+      dk_buf_puts(&mn, n_mm ? "," : "", NULL);
+      dk_json_write_str(&mn, key, strlen(key), NULL);
+      dk_buf_putc(&mn, ':', NULL);
+      dk_buf_puts(&mx, n_mm ? "," : "", NULL);
+      dk_json_write_str(&mx, key, strlen(key), NULL);
+      dk_buf_putc(&mx, ':', NULL);
+      if (stat_json(&mn, f->type, cs.min, cs.min_len) && stat_json(&mx, f->type, cs.max, cs.max_len)) {
+        n_mm++;
+      } else {
+        mn.len = l1;
+        mx.len = l2;
+      }
+    }
+  }
+  bool skip = false;
+  if (n_mm || n_nc) {
+    dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
+                  "\"nullCount\":{%.*s}}", num_rows, (int)mn.len, (const char *)mn.data,
+                  (int)mx.len, (const char *)mx.data, (int)nc.len, (const char *)nc.data);
+    dk_arena ar;
+    dk_arena_init(&ar, plan->alloc, 0);
+    dk_json_value *jv = NULL;
+    if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
+      dk_file_stats st = {jv};
+      skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+    }
+    dk_arena_dispose(&ar);
+  }
+  dk_buf_dispose(&mn);
+  dk_buf_dispose(&mx);
+  dk_buf_dispose(&nc);
+  dk_buf_dispose(&all);
+  return skip;
+}
+
+/* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
+static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  *done = 0;
+  for (;;) {
+    if (r->has_stream) {
+      r->stream.release(&r->stream);
+      r->has_stream = 0;
+    }
+    if (r->rg >= r->n_rg) {
+      *done = 1;
+      return DK_OK;
+    }
+    int rg = r->rg++;
+    dk_parquet_row_group_info info;
+    DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+    if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+    if (r->stats) stat_add(&r->stats->row_groups_total, 1);
+    r->rg_first_row = r->next_row = info.first_row;
+    if (info.num_rows == 0) continue;
+    if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                     (uint64_t)info.num_rows) {
+      continue;
+    }
+    /* columns to read: those of the file that the output needs */
+    struct ArrowSchema fs;
+    DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
+      if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
+      dk_schema_release(&fs);
+      continue;
+    }
+    const char **names = dk__calloc(plan->alloc, plan->n_cols + 3, sizeof *names);
+    if (!names) {
+      dk_schema_release(&fs);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    size_t nn = 0;
+    for (size_t c = 0; c < plan->n_cols; c++) {
+      r->col_src[c] = -1;
+      if (plan->cols[c].is_partition) continue;
+      int64_t j = dk_scan__find_child(&fs, plan->cols[c].field, plan->mode);
+      if (j < 0) continue;
+      r->col_src[c] = (int64_t)nn;
+      names[nn++] = fs.children[j]->name;
+    }
+    r->row_id_src = r->row_cv_src = -1;
+    if ((plan->meta & DK_META_ROW_ID) && plan->row_id_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_id_col)) {
+          r->row_id_src = (int64_t)nn;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    if ((plan->meta & DK_META_ROW_COMMIT_VERSION) && plan->row_cv_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_cv_col)) {
+          r->row_cv_src = (int64_t)nn;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    dk_parquet_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    ro.columns = names;
+    ro.n_columns = nn;
+    ro.row_groups = &rg;
+    ro.n_row_groups = 1;
+    ro.batch_size = plan->batch_size;
+    dk_status st = DK_OK;
+    if (nn == 0) {
+      /* nothing to decode: rows only */
+      st = DK_OK;
+    } else {
+      st = dk_parquet_read(&r->stream, r->pf, &ro, err);
+      if (!st) r->has_stream = 1;
+    }
+    dk__free(plan->alloc, names);
+    dk_schema_release(&fs);
+    DK_RETURN_NOT_OK(st);
+    if (!r->has_stream) {
+      /* no file columns needed: emit the row group's rows as one batch per batch_size */
+      r->has_stream = 0;
+    } else if (!r->read_schema.release) {
+      int rc = r->stream.get_schema(&r->stream, &r->read_schema);
+      if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
+                                   r->stream.get_last_error(&r->stream));
+    }
+    r->rg_end_row = info.first_row + info.num_rows;
+    r->in_rg = 1;
+    return DK_OK;
+  }
+}
+
+/* A constant array of m copies of a partition value. */
+static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema *s,
+                                const dk_scalar *v, int64_t m, const dk_allocator *a,
+                                dk_error *err) {
+  if (v->is_null) return dk_scan__null_array(out, s, m, a, err);
+  dk_arr b;
+  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, s, a, err));
+  dk_status st = dk_arr_reserve(&b, m, err);
+  uint8_t dec[16];
+  if (v->type == DK_TYPE_DECIMAL) {
+    memcpy(dec, &v->dec_lo, 8);
+    memcpy(dec + 8, &v->dec_hi, 8);
+  }
+  for (int64_t k = 0; !st && k < m; k++) {
+    switch (v->type) {
+      case DK_TYPE_STRING:
+      case DK_TYPE_BINARY: st = dk_arr_append_bytes(&b, v->str, (int64_t)v->len, err); break;
+      case DK_TYPE_FLOAT:
+      case DK_TYPE_DOUBLE: st = dk_arr_append_double(&b, v->f64, err); break;
+      case DK_TYPE_BOOLEAN: st = dk_arr_append_bool(&b, v->i64 != 0, err); break;
+      case DK_TYPE_DECIMAL: st = dk_arr_append_bytes(&b, dec, 16, err); break;
+      default: st = dk_arr_append_int(&b, v->i64, err); break;
+    }
+  }
+  if (!st) st = dk_arr_finish(&b, out, err);
+  dk_arr_reset(&b);
+  return st;
+}
+
+/* Reads row `pos` of an int64-like column (any integer width); *valid = 0 for nulls. */
+static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *s, int64_t pos,
+                          int *valid) {
+  int64_t p = c->offset + pos;
+  if (c->null_count != 0 && c->buffers[0] && !dk_bit_get(c->buffers[0], p)) {
+    *valid = 0;
+    return 0;
+  }
+  *valid = 1;
+  switch (s->format[0]) {
+    case 'c': return ((const int8_t *)c->buffers[1])[p];
+    case 's': return ((const int16_t *)c->buffers[1])[p];
+    case 'i': return ((const int32_t *)c->buffers[1])[p];
+    default: return ((const int64_t *)c->buffers[1])[p];
+  }
+}
+
+/* The _metadata struct for m output rows; rows[k] = physical row index in the file of row k,
+** pos[k] = its position in the decoded batch b. */
+static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const struct ArrowArray *b,
+                                const int64_t *rows, const int64_t *pos, int64_t m,
+                                dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  const dk_allocator *a = plan->alloc;
+  const struct ArrowSchema *ms = plan->out_schema.children[plan->n_out];
+  dk_arr sb;
+  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
+  dk_status st = DK_OK;
+  int k = 0;
+  const char *fname = strrchr(t->path, '/');
+  fname = fname ? fname + 1 : t->path;
+  for (int bit = 0; st == DK_OK && bit < 9; bit++) {
+    if (!((plan->meta >> bit) & 1)) continue;
+    dk_arr *c = &sb.children[k++];
+    st = dk_arr_reserve(c, m, err);
+    for (int64_t i = 0; st == DK_OK && i < m; i++) {
+      int valid = 0;
+      int64_t v = 0;
+      switch (1u << bit) {
+        case DK_META_FILE_PATH: st = dk_arr_append_bytes(c, r->uri, (int64_t)strlen(r->uri), err); continue;
+        case DK_META_FILE_NAME: st = dk_arr_append_bytes(c, fname, (int64_t)strlen(fname), err); continue;
+        case DK_META_FILE_SIZE: v = t->size; break;
+        case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
+        case DK_META_FILE_BLOCK_LENGTH:
+          v = t->range_end > 0 ? DK_MIN(t->range_end, t->size) - t->range_start : t->size;
+          break;
+        case DK_META_FILE_MODIFICATION_TIME: v = t->mtime * 1000; break;
+        case DK_META_ROW_INDEX: v = rows[i]; break;
+        case DK_META_ROW_ID:
+          if (r->row_id_src >= 0)
+            v = column_int(b->children[r->row_id_src], r->read_schema.children[r->row_id_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_base_row_id) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no baseRowId", t->path);
+              continue;
+            }
+            v = t->base_row_id + rows[i];
+          }
+          break;
+        default: /* DK_META_ROW_COMMIT_VERSION */
+          if (r->row_cv_src >= 0)
+            v = column_int(b->children[r->row_cv_src], r->read_schema.children[r->row_cv_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_default_rcv) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no defaultRowCommitVersion", t->path);
+              continue;
+            }
+            v = t->default_rcv;
+          }
+          break;
+      }
+      st = dk_arr_append_int(c, v, err);
+    }
+  }
+  if (!st) {
+    dk_arr_advance(&sb, m, 0);
+    st = dk_arr_finish(&sb, out, err);
+  }
+  dk_arr_reset(&sb);
+  return st;
+}
+
+static void noop_release(struct ArrowArray *a) { a->release = NULL; }
+
+static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
+  if (n <= r->scratch_cap) return DK_OK;
+  const dk_allocator *a = r->plan->alloc;
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  dk__free(a, r->mask);
+  r->idx = dk__malloc(a, (size_t)n * sizeof *r->idx);
+  r->keep = dk__malloc(a, (size_t)n);
+  r->mask = dk__malloc(a, (size_t)n);
+  r->scratch_cap = r->idx && r->keep && r->mask ? n : 0;
+  DK_RETURN_IF(!r->scratch_cap, DK_NOMEM, err, "out of memory (scan selection)");
+  return DK_OK;
+}
+
+/* Produces the next non-empty output batch of the file; out->release == NULL at its end.
+** *remaining: rows still wanted (< 0: no limit); decremented. */
+static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
+                                  dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const dk_allocator *a = plan->alloc;
+  out->release = NULL;
+  for (;;) {
+    if (*remaining == 0) return DK_OK;
+    if (!r->in_rg) {
+      int done;
+      DK_RETURN_NOT_OK(open_next_rg(r, &done, err));
+      if (done) return DK_OK;
+    }
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    int64_t n;
+    if (r->has_stream) {
+      int rc = r->stream.get_next(&r->stream, &b);
+      if (rc) {
+        const char *m = r->stream.get_last_error(&r->stream);
+        return dk__error_set(err, rc == ENOMEM ? DK_NOMEM : DK_CORRUPT, "%s", m ? m : "read error");
+      }
+      if (!b.release) {
+        r->in_rg = 0;
+        continue;
+      }
+      n = b.length;
+    } else {
+      n = DK_MIN(plan->batch_size, r->rg_end_row - r->next_row);
+      if (n <= 0) {
+        r->in_rg = 0;
+        continue;
+      }
+    }
+    int64_t first = r->next_row;
+    r->next_row += n;
+    if (r->stats) stat_add(&r->stats->rows_decoded, n);
+    dk_status st = ensure_scratch(r, n, err);
+    if (st) {
+      dk_array_release(&b);
+      return st;
+    }
+    /* every column the batch needs, n rows each (partition and missing columns only when
+    ** the residual filter reads them; otherwise they are built after selection) */
+    const int64_t nc = (int64_t)plan->n_cols;
+    const int64_t nch = (int64_t)plan->n_out + (plan->meta ? 1 : 0);
+    struct ArrowArray *full = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *full);
+    struct ArrowArray *ch = dk__calloc(a, (size_t)(nch ? nch : 1), sizeof *ch);
+    if (!full || !ch) {
+      dk__free(a, full);
+      dk__free(a, ch);
+      dk_array_release(&b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    const int filtering = plan->residual_bound != NULL;
+    for (int64_t c = 0, pk = 0; st == DK_OK && c < nc; c++) {
+      const struct ArrowSchema *ts = plan->read_schema.children[c];
+      if (plan->cols[c].is_partition) {
+        if (filtering) st = constant_array(&full[c], ts, &r->pscalars[pk], n, a, err);
+        pk++;
+        continue;
+      }
+      int64_t j = r->col_src[c];
+      if (j < 0) {
+        if (filtering) st = dk_scan__null_array(&full[c], ts, n, a, err);
+        continue;
+      }
+      struct ArrowArray src;
+      dk_array_move(b.children[j], &src);
+      st = dk_scan__conform(&full[c], plan->cols[c].field->type, ts, plan->mode,
+                            r->read_schema.children[j], &src, a, err);
+    }
+    /* selection: deletion vector, then the residual filter */
+    int have_keep = 0;
+    if (st == DK_OK && r->dv && dk_dv_range_cardinality(r->dv, first, n) > 0) {
+      memset(r->keep, 1, (size_t)n);
+      uint64_t del = dk_dv_fill_selection(r->dv, first, n, r->keep);
+      if (r->stats) stat_add(&r->stats->rows_deleted, (int64_t)del);
+      have_keep = 1;
+    }
+    if (st == DK_OK && filtering) {
+      struct ArrowArray **ptrs = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *ptrs);
+      if (!ptrs) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t c = 0; ptrs && c < nc; c++) ptrs[c] = &full[c];
+      struct ArrowArray view;
+      memset(&view, 0, sizeof view);
+      const void *vb[1] = {NULL};
+      view.length = n;
+      view.n_buffers = 1;
+      view.buffers = vb;
+      view.n_children = nc;
+      view.children = ptrs;
+      view.release = noop_release;
+      int64_t sel = 0;
+      if (!st)
+        st = dk_expr_eval_filter(r->mask, &sel, plan->residual_bound, &plan->read_schema, &view,
+                                 err);
+      dk__free(a, ptrs);
+      if (!st) {
+        int64_t before = have_keep ? 0 : n, after = 0;
+        if (have_keep) {
+          for (int64_t k = 0; k < n; k++) before += r->keep[k];
+          for (int64_t k = 0; k < n; k++) r->keep[k] &= r->mask[k];
+        } else {
+          memcpy(r->keep, r->mask, (size_t)n);
+        }
+        for (int64_t k = 0; k < n; k++) after += r->keep[k];
+        if (r->stats) stat_add(&r->stats->rows_filtered, before - after);
+        have_keep = 1;
+      }
+    }
+    int64_t m = 0;
+    if (have_keep) {
+      for (int64_t k = 0; k < n; k++) {
+        r->idx[m] = k;
+        m += r->keep[k];
+      }
+    } else {
+      for (int64_t k = 0; k < n; k++) r->idx[k] = k;
+      m = n;
+    }
+    const int dense = m == n && b.offset == 0;
+    if (*remaining >= 0 && m > *remaining) m = *remaining;
+    int64_t c = 0;
+    if (st == DK_OK && m > 0) {
+      for (int64_t pk = 0; st == DK_OK && c < (int64_t)plan->n_out; c++) {
+        const struct ArrowSchema *ts = plan->out_schema.children[c];
+        int part = plan->cols[c].is_partition;
+        if (!full[c].release) {
+          if (part) st = constant_array(&ch[c], ts, &r->pscalars[pk], m, a, err);
+          else st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        } else if (dense) {
+          dk_array_move(&full[c], &ch[c]);
+        } else {
+          st = dk_scan__take(&ch[c], ts, &full[c], r->idx, m, a, err);
+        }
+        pk += part;
+      }
+    }
+    for (int64_t k = 0; k < nc; k++) dk_array_release(&full[k]);
+    dk__free(a, full);
+    if (st == DK_OK && m == 0) {
+      dk__free(a, ch);
+      dk_array_release(&b);
+      continue;
+    }
+    if (st == DK_OK && plan->meta) {
+      int64_t *rows = dk__malloc(a, (size_t)m * sizeof *rows);
+      if (!rows) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t k = 0; st == DK_OK && k < m; k++) rows[k] = first + r->idx[k];
+      if (!st) st = metadata_array(&ch[c], r, &b, rows, r->idx, m, err);
+      if (!st) c++;
+      dk__free(a, rows);
+    }
+    dk_array_release(&b);
+    if (st) {
+      for (int64_t k = 0; k < c; k++) dk_array_release(&ch[k]);
+      dk__free(a, ch);
+      return st;
+    }
+    const void *nullbuf[1] = {NULL};
+    st = dk_array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    dk__free(a, ch);
+    DK_RETURN_NOT_OK(st);
+    if (*remaining > 0) *remaining -= m;
+    if (r->stats) stat_add(&r->stats->rows_returned, m);
+    return DK_OK;
+  }
+}
+
+/* ---- whole-scan stream --------------------------------------------------------------------- */
+
+typedef struct scan_stream {
+  dk_scan *scan;
+  dk_storage *sto;
+  int64_t next_file;
+  int open;
+  file_reader fr;
+  scan_task task;
+  dk_file_entry entry;
+  int64_t remaining;
+} scan_stream;
+
+static void task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
+  memset(t, 0, sizeof *t);
+  t->path = f->path;
+  t->size = f->size;
+  t->mtime = f->modification_time;
+  t->pvals = pvals;
+  t->dv = f->dv;
+  t->has_base_row_id = f->has_base_row_id;
+  t->base_row_id = f->base_row_id;
+  t->has_default_rcv = f->has_default_row_commit_version;
+  t->default_rcv = f->default_row_commit_version;
+}
+
+static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  scan_stream *s = state;
+  return dk_scan_schema(out, s->scan, err);
+}
+
+static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
+  scan_stream *s = state;
+  dk_scan *scan = s->scan;
+  out->release = NULL;
+  for (;;) {
+    if (s->remaining == 0) return DK_OK;
+    if (!s->open) {
+      if (s->next_file >= scan->n_files) return DK_OK;
+      int64_t i = s->next_file++;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
+      task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+      dk_status st = file_reader_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
+      if (st) {
+        file_reader_close(&s->fr);
+        return st;
+      }
+      s->open = 1;
+    }
+    dk_status st = file_reader_next(&s->fr, out, &s->remaining, err);
+    if (st) {
+      dk__error_prefix(err, "%s", s->task.path);
+      return st;
+    }
+    if (out->release) return DK_OK;
+    file_reader_close(&s->fr);
+    s->open = 0;
+  }
+}
+
+static void scan_stream_release(void *state) {
+  scan_stream *s = state;
+  if (s->open) file_reader_close(&s->fr);
+  if (s->sto) s->sto->free(s->sto);
+  dk__free(s->scan->alloc, s);
+}
+
+/* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
+
+/* Workers take files in turn and push finished batches into a bounded queue; the consumer
+** pops them (file order is not kept across workers). */
+typedef struct mt_stream {
+  dk_scan *scan;
+  int n_threads, started;
+  pthread_t *tids;
+  pthread_mutex_t mu;
+  pthread_cond_t not_empty, not_full;
+  struct ArrowArray *q;
+  int cap, head, count;
+  int64_t next_file;
+  int running;     /* workers still producing */
+  int cancel;
+  dk_error err;    /* first error */
+} mt_stream;
+
+static void mt_push(mt_stream *m, struct ArrowArray *a) {
+  pthread_mutex_lock(&m->mu);
+  while (m->count == m->cap && !m->cancel) pthread_cond_wait(&m->not_full, &m->mu);
+  if (m->cancel) {
+    pthread_mutex_unlock(&m->mu);
+    dk_array_release(a);
+    return;
+  }
+  dk_array_move(a, &m->q[(m->head + m->count) % m->cap]);
+  m->count++;
+  pthread_cond_signal(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+}
+
+static void *mt_worker(void *arg) {
+  mt_stream *m = arg;
+  dk_scan *scan = m->scan;
+  dk_error err;
+  dk_error_init(&err);
+  dk_storage *sto = NULL;
+  dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
+  while (!st) {
+    pthread_mutex_lock(&m->mu);
+    int64_t i = m->cancel ? scan->n_files : m->next_file++;
+    pthread_mutex_unlock(&m->mu);
+    if (i >= scan->n_files) break;
+    dk_file_entry e;
+    scan_task t;
+    file_reader fr;
+    st = dk_snapshot_file(&e, scan->snap, scan->files[i], &err);
+    if (st) break;
+    task_from_entry(&t, &e, scan->pvals + i * (int64_t)scan->n_part_out);
+    st = file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+    int64_t remaining = -1;
+    while (!st) {
+      struct ArrowArray a;
+      st = file_reader_next(&fr, &a, &remaining, &err);
+      if (st || !a.release) break;
+      mt_push(m, &a);
+    }
+    if (st) dk__error_prefix(&err, "%s", t.path);
+    file_reader_close(&fr);
+  }
+  if (sto) sto->free(sto);
+  pthread_mutex_lock(&m->mu);
+  if (st && m->err.code == DK_OK) m->err = err;
+  m->running--;
+  pthread_cond_broadcast(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+  return NULL;
+}
+
+static dk_status mt_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  mt_stream *m = state;
+  return dk_scan_schema(out, m->scan, err);
+}
+
+static dk_status mt_next(void *state, struct ArrowArray *out, dk_error *err) {
+  mt_stream *m = state;
+  out->release = NULL;
+  pthread_mutex_lock(&m->mu);
+  while (m->count == 0 && m->running > 0 && m->err.code == DK_OK)
+    pthread_cond_wait(&m->not_empty, &m->mu);
+  dk_status st = DK_OK;
+  if (m->err.code != DK_OK) {
+    st = dk__error_set(err, m->err.code, "%s", m->err.message);
+  } else if (m->count > 0) {
+    dk_array_move(&m->q[m->head], out);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+    pthread_cond_signal(&m->not_full);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+static void mt_release(void *state) {
+  mt_stream *m = state;
+  pthread_mutex_lock(&m->mu);
+  m->cancel = 1;
+  pthread_cond_broadcast(&m->not_full);
+  pthread_mutex_unlock(&m->mu);
+  for (int i = 0; i < m->started; i++) pthread_join(m->tids[i], NULL);
+  while (m->count > 0) {
+    dk_array_release(&m->q[m->head]);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+  }
+  pthread_mutex_destroy(&m->mu);
+  pthread_cond_destroy(&m->not_empty);
+  pthread_cond_destroy(&m->not_full);
+  dk__free(m->scan->alloc, m->q);
+  dk__free(m->scan->alloc, m->tids);
+  dk__free(m->scan->alloc, m);
+}
+
+static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, dk_error *err) {
+  mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
+  DK_RETURN_IF(!m, DK_NOMEM, err, "out of memory (scan)");
+  m->scan = scan;
+  m->n_threads = threads;
+  m->cap = 2 * threads;
+  m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
+  m->tids = dk__calloc(scan->alloc, (size_t)threads, sizeof *m->tids);
+  pthread_mutex_init(&m->mu, NULL);
+  pthread_cond_init(&m->not_empty, NULL);
+  pthread_cond_init(&m->not_full, NULL);
+  if (!m->q || !m->tids) {
+    mt_release(m);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  pthread_mutex_lock(&m->mu);
+  for (int i = 0; i < threads; i++) {
+    m->running++;
+    if (pthread_create(&m->tids[m->started], NULL, mt_worker, m) == 0) m->started++;
+    else m->running--;
+  }
+  int started = m->started;
+  pthread_mutex_unlock(&m->mu);
+  if (!started) {
+    mt_release(m);
+    return dk__error_set(err, DK_IO, "scan: cannot start reader threads");
+  }
+  static const dk_stream_impl impl = {mt_schema, mt_next, mt_release};
+  return dk_stream_init(out, &impl, m, scan->alloc, err);
+}
+
+dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
+  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 1)
+    return mt_read(out, scan, (int)DK_MIN(scan->threads, scan->n_files), err);
+  scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  s->scan = scan;
+  s->remaining = scan->plan.limit;
+  dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
+  if (st) {
+    dk__free(scan->alloc, s);
+    return st;
+  }
+  static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
+  return dk_stream_init(out, &impl, s, scan->alloc, err);
+}
+
+/* ---- splits ------------------------------------------------------------------------------- */
+
+dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err) {
+  if (scan->splits) return DK_OK;
+  const int64_t T = scan->split_target;
+  int64_t np = 0;
+  for (int64_t i = 0; i < scan->n_files; i++) {
+    dk_file_entry f;
+    DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+    np += f.size > T ? (f.size + T - 1) / T : 1;
+  }
+  scan->pieces = dk__calloc(scan->alloc, (size_t)(np ? np : 1) * 3, sizeof *scan->pieces);
+  scan->splits = dk__calloc(scan->alloc, (size_t)(np ? np : 1) * 2, sizeof *scan->splits);
+  DK_RETURN_IF(!scan->pieces || !scan->splits, DK_NOMEM, err, "out of memory (splits)");
+  /* byte ranges of at most T bytes (a reader takes the row groups that start inside its
+  ** range), packed next-fit in file order like Spark's FilePartition.getFilePartitions */
+  int64_t cur = 0;
+  scan->n_pieces = scan->n_splits = 0;
+  for (int64_t i = 0; i < scan->n_files; i++) {
+    dk_file_entry f;
+    DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+    int64_t start = 0;
+    do {
+      int64_t len = DK_MIN(T, f.size - start);
+      if (len < 0) len = 0;
+      if (scan->n_splits == 0 || cur + len > T) {
+        scan->splits[2 * scan->n_splits] = scan->n_pieces;
+        scan->splits[2 * scan->n_splits + 1] = 0;
+        scan->n_splits++;
+        cur = 0;
+      }
+      int64_t *pc = &scan->pieces[3 * scan->n_pieces++];
+      pc[0] = i;
+      pc[1] = start;
+      pc[2] = f.size > T ? start + len : 0; /* 0: the whole file */
+      scan->splits[2 * (scan->n_splits - 1) + 1]++;
+      cur += len + scan->open_cost;
+      start += len;
+    } while (start < f.size);
+  }
+  return DK_OK;
+}
+
+int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
+
+/* Split wire format (little endian): "DKSPLIT1", then strings as u32 length + bytes
+** (0xffffffff = NULL) and integers as i64:
+**   root, schemaString, mode, n_cols, {name, is_partition} * n_cols, n_out, meta, limit,
+**   batch_size, residual text (NULL = none), row-id column, row-commit-version column,
+**   n_part, n_pieces, per piece: path, size, mtime, n_part partition texts, has_dv
+**   [storage type, path, offset, size, cardinality], has_base_row_id, base_row_id,
+**   has_default_rcv, default_rcv, range_start, range_end. */
+#define SPLIT_MAGIC "DKSPLIT1"
+
+static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
+  uint8_t x[8];
+  for (int i = 0; i < 8; i++) x[i] = (uint8_t)((uint64_t)v >> (8 * i));
+  return dk_buf_append(b, x, 8, err);
+}
+
+static dk_status put_str(dk_buf *b, const char *s, dk_error *err) {
+  uint32_t n = s ? (uint32_t)strlen(s) : 0xffffffffu;
+  uint8_t x[4];
+  for (int i = 0; i < 4; i++) x[i] = (uint8_t)(n >> (8 * i));
+  DK_RETURN_NOT_OK(dk_buf_append(b, x, 4, err));
+  return s ? dk_buf_append(b, s, n, err) : DK_OK;
+}
+
+dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan, int64_t i,
+                                  dk_error *err) {
+  *out = NULL;
+  *len = 0;
+  DK_RETURN_IF(i < 0 || i >= scan->n_splits, DK_INVALID, err,
+               "scan: split %" PRId64 " out of range (plan splits first)", i);
+  const scan_plan *p = &scan->plan;
+  const dk_metadata *md = dk_snapshot_metadata(scan->snap);
+  dk_buf b;
+  dk_buf_init(&b, NULL);
+  char *res = NULL;
+  dk_status st = dk_buf_append(&b, SPLIT_MAGIC, 8, err);
+  if (!st) st = put_str(&b, p->root, err);
+  if (!st) st = put_str(&b, md->schema_string ? md->schema_string
+                                              : "{\"type\":\"struct\",\"fields\":[]}", err);
+  if (!st) st = put_i64(&b, p->mode, err);
+  if (!st) st = put_i64(&b, (int64_t)p->n_cols, err);
+  for (size_t c = 0; !st && c < p->n_cols; c++) {
+    st = put_str(&b, p->cols[c].field->name, err);
+    if (!st) st = put_i64(&b, p->cols[c].is_partition, err);
+  }
+  if (!st) st = put_i64(&b, (int64_t)p->n_out, err);
+  if (!st) st = put_i64(&b, p->meta, err);
+  if (!st) st = put_i64(&b, p->limit, err);
+  if (!st) st = put_i64(&b, p->batch_size, err);
+  if (!st && p->residual_bound) st = dk_expr_to_string(&res, p->residual, err);
+  if (!st) st = put_str(&b, res, err);
+  if (!st) st = put_str(&b, p->row_id_col, err);
+  if (!st) st = put_str(&b, p->row_cv_col, err);
+  if (!st) st = put_i64(&b, (int64_t)scan->n_part_out, err);
+  int64_t first = scan->splits[2 * i], n = scan->splits[2 * i + 1];
+  if (!st) st = put_i64(&b, n, err);
+  for (int64_t k = first; !st && k < first + n; k++) {
+    const int64_t *pc = &scan->pieces[3 * k];
+    dk_file_entry f;
+    st = dk_snapshot_file(&f, scan->snap, scan->files[pc[0]], err);
+    if (!st) st = put_str(&b, f.path, err);
+    if (!st) st = put_i64(&b, f.size, err);
+    if (!st) st = put_i64(&b, f.modification_time, err);
+    for (size_t q = 0; !st && q < scan->n_part_out; q++)
+      st = put_str(&b, scan->pvals[pc[0] * (int64_t)scan->n_part_out + (int64_t)q], err);
+    if (!st) st = put_i64(&b, f.dv != NULL, err);
+    if (!st && f.dv) {
+      char ty[2] = {f.dv->storage_type, 0};
+      st = put_str(&b, ty, err);
+      if (!st) st = put_str(&b, f.dv->path_or_inline_dv, err);
+      if (!st) st = put_i64(&b, f.dv->offset, err);
+      if (!st) st = put_i64(&b, f.dv->size_in_bytes, err);
+      if (!st) st = put_i64(&b, f.dv->cardinality, err);
+    }
+    if (!st) st = put_i64(&b, f.has_base_row_id, err);
+    if (!st) st = put_i64(&b, f.base_row_id, err);
+    if (!st) st = put_i64(&b, f.has_default_row_commit_version, err);
+    if (!st) st = put_i64(&b, f.default_row_commit_version, err);
+    if (!st) st = put_i64(&b, pc[1], err);
+    if (!st) st = put_i64(&b, pc[2], err);
+  }
+  if (res) dk_expr_string_free(res);
+  if (st) {
+    dk_buf_dispose(&b);
+    return st;
+  }
+  *out = malloc(b.len ? b.len : 1);
+  if (!*out) {
+    dk_buf_dispose(&b);
+    return dk__error_set(err, DK_NOMEM, "out of memory (split)");
+  }
+  memcpy(*out, b.data, b.len);
+  *len = b.len;
+  dk_buf_dispose(&b);
+  return DK_OK;
+}
+
+/* ---- reading a serialized split -------------------------------------------------------------- */
+
+typedef struct rd {
+  const uint8_t *p;
+  size_t len, pos;
+  dk_arena *ar;
+  dk_error *err;
+} rd;
+
+static dk_status get_i64(rd *r, int64_t *v) {
+  if (r->len - r->pos < 8)
+    return dk__error_set(r->err, DK_CORRUPT, "split: truncated at byte %zu", r->pos);
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) x |= (uint64_t)r->p[r->pos + (size_t)i] << (8 * i);
+  r->pos += 8;
+  *v = (int64_t)x;
+  return DK_OK;
+}
+
+static dk_status get_count(rd *r, int64_t *v, int64_t max) {
+  DK_RETURN_NOT_OK(get_i64(r, v));
+  if (*v < 0 || *v > max)
+    return dk__error_set(r->err, DK_CORRUPT, "split: count %" PRId64 " out of range at byte %zu",
+                         *v, r->pos - 8);
+  return DK_OK;
+}
+
+static dk_status get_str(rd *r, const char **out) {
+  if (r->len - r->pos < 4)
+    return dk__error_set(r->err, DK_CORRUPT, "split: truncated at byte %zu", r->pos);
+  uint32_t n = 0;
+  for (int i = 0; i < 4; i++) n |= (uint32_t)r->p[r->pos + (size_t)i] << (8 * i);
+  r->pos += 4;
+  if (n == 0xffffffffu) {
+    *out = NULL;
+    return DK_OK;
+  }
+  if (r->len - r->pos < n)
+    return dk__error_set(r->err, DK_CORRUPT, "split: string of %u bytes overruns the split at byte %zu",
+                         n, r->pos - 4);
+  char *s = dk_arena_alloc(r->ar, (size_t)n + 1, r->err);
+  if (!s) return DK_NOMEM;
+  memcpy(s, r->p + r->pos, n);
+  s[n] = 0;
+  r->pos += n;
+  *out = s;
+  return DK_OK;
+}
+
+typedef struct split_stream {
+  const dk_allocator *alloc;
+  dk_arena ar;
+  scan_plan plan;
+  dk_storage *sto;
+  int64_t n_tasks, next;
+  scan_task *tasks;
+  int open;
+  file_reader fr;
+  int64_t remaining;
+} split_stream;
+
+static void split_stream_free(split_stream *s) {
+  if (s->open) file_reader_close(&s->fr);
+  if (s->sto) s->sto->free(s->sto);
+  plan_dispose(&s->plan);
+  dk_arena_dispose(&s->ar);
+  dk__free(s->alloc, s);
+}
+
+static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, dk_error *err) {
+  rd r = {bytes, len, 0, &s->ar, err};
+  scan_plan *p = &s->plan;
+  DK_RETURN_IF(len < 8 || memcmp(bytes, SPLIT_MAGIC, 8) != 0, DK_CORRUPT, err,
+               "split: bad magic (not a dk split)");
+  r.pos = 8;
+  const char *root, *schema_text, *res_text;
+  int64_t v, n_cols;
+  DK_RETURN_NOT_OK(get_str(&r, &root));
+  DK_RETURN_NOT_OK(get_str(&r, &schema_text));
+  DK_RETURN_IF(!root || !schema_text, DK_CORRUPT, err, "split: missing root or schema");
+  p->root = dk__strdup(p->alloc, root);
+  DK_RETURN_IF(!p->root, DK_NOMEM, err, "out of memory (split)");
+  const dk_type *schema;
+  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err));
+  DK_RETURN_NOT_OK(get_count(&r, &v, 2));
+  p->mode = (dk_column_mapping_mode)v;
+  DK_RETURN_NOT_OK(get_count(&r, &n_cols, (int64_t)schema->n_fields));
+  p->cols = dk__calloc(p->alloc, (size_t)(n_cols ? n_cols : 1), sizeof *p->cols);
+  DK_RETURN_IF(!p->cols, DK_NOMEM, err, "out of memory (split)");
+  size_t n_part = 0;
+  for (int64_t c = 0; c < n_cols; c++) {
+    const char *name;
+    DK_RETURN_NOT_OK(get_str(&r, &name));
+    const dk_field *f = name ? dk_schema_find(schema, name) : NULL;
+    DK_RETURN_IF(!f, DK_CORRUPT, err, "split: column '%s' is not in the schema", name ? name : "");
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    p->cols[c].field = f;
+    p->cols[c].is_partition = (int)v;
+    n_part += (size_t)v;
+    p->n_cols++;
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &v, n_cols));
+  p->n_out = (size_t)v;
+  DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
+  p->meta = (unsigned)v;
+  DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
+  DK_RETURN_NOT_OK(get_count(&r, &p->batch_size, (int64_t)1 << 30));
+  if (p->batch_size == 0) p->batch_size = 65536;
+  DK_RETURN_NOT_OK(get_str(&r, &res_text));
+  DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
+  DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
+  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
+  if (res_text) {
+    DK_RETURN_NOT_OK(dk_expr_parse(&p->residual, res_text, err));
+    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+  }
+  DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
+  DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
+  int64_t nt;
+  DK_RETURN_NOT_OK(get_count(&r, &nt, (int64_t)(len / 64 + 1)));
+  s->tasks = dk_arena_alloc(&s->ar, (size_t)(nt ? nt : 1) * sizeof *s->tasks, err);
+  if (!s->tasks) return DK_NOMEM;
+  memset(s->tasks, 0, (size_t)(nt ? nt : 1) * sizeof *s->tasks);
+  for (int64_t k = 0; k < nt; k++) {
+    scan_task *t = &s->tasks[k];
+    DK_RETURN_NOT_OK(get_str(&r, &t->path));
+    DK_RETURN_IF(!t->path, DK_CORRUPT, err, "split: file %" PRId64 " has no path", k);
+    DK_RETURN_NOT_OK(get_i64(&r, &t->size));
+    DK_RETURN_NOT_OK(get_i64(&r, &t->mtime));
+    const char **pv = dk_arena_alloc(&s->ar, (n_part ? n_part : 1) * sizeof *pv, err);
+    if (!pv) return DK_NOMEM;
+    for (size_t q = 0; q < n_part; q++) DK_RETURN_NOT_OK(get_str(&r, &pv[q]));
+    t->pvals = pv;
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    if (v) {
+      dk_dv_descriptor *d = dk_arena_alloc(&s->ar, sizeof *d, err);
+      if (!d) return DK_NOMEM;
+      const char *ty;
+      DK_RETURN_NOT_OK(get_str(&r, &ty));
+      DK_RETURN_NOT_OK(get_str(&r, &d->path_or_inline_dv));
+      DK_RETURN_IF(!ty || strlen(ty) != 1 || !d->path_or_inline_dv, DK_CORRUPT, err,
+                   "split: bad deletion vector of file %" PRId64, k);
+      d->storage_type = ty[0];
+      DK_RETURN_NOT_OK(get_i64(&r, &v));
+      DK_RETURN_IF(v < -1 || v > INT32_MAX, DK_CORRUPT, err, "split: bad DV offset");
+      d->offset = (int32_t)v;
+      DK_RETURN_NOT_OK(get_count(&r, &v, INT32_MAX));
+      d->size_in_bytes = (int32_t)v;
+      DK_RETURN_NOT_OK(get_count(&r, &d->cardinality, INT64_MAX));
+      t->dv = d;
+    }
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    t->has_base_row_id = (int)v;
+    DK_RETURN_NOT_OK(get_i64(&r, &t->base_row_id));
+    DK_RETURN_NOT_OK(get_count(&r, &v, 1));
+    t->has_default_rcv = (int)v;
+    DK_RETURN_NOT_OK(get_i64(&r, &t->default_rcv));
+    DK_RETURN_NOT_OK(get_count(&r, &t->range_start, INT64_MAX));
+    DK_RETURN_NOT_OK(get_count(&r, &t->range_end, INT64_MAX));
+  }
+  DK_RETURN_IF(r.pos != len, DK_CORRUPT, err, "split: %zu trailing bytes", len - r.pos);
+  s->n_tasks = nt;
+  s->remaining = p->limit;
+  return DK_OK;
+}
+
+static dk_status split_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  split_stream *s = state;
+  return dk_schema_copy(out, &s->plan.out_schema, err);
+}
+
+static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
+  split_stream *s = state;
+  out->release = NULL;
+  for (;;) {
+    if (s->remaining == 0) return DK_OK;
+    if (!s->open) {
+      if (s->next >= s->n_tasks) return DK_OK;
+      const scan_task *t = &s->tasks[s->next++];
+      dk_status st = file_reader_open(&s->fr, &s->plan, NULL, s->sto, t, err);
+      if (st) {
+        file_reader_close(&s->fr);
+        return st;
+      }
+      s->open = 1;
+    }
+    dk_status st = file_reader_next(&s->fr, out, &s->remaining, err);
+    if (st) {
+      dk__error_prefix(err, "%s", s->fr.task->path);
+      return st;
+    }
+    if (out->release) return DK_OK;
+    file_reader_close(&s->fr);
+    s->open = 0;
+  }
+}
+
+static void split_stream_release(void *state) { split_stream_free(state); }
+
+dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+                        const dk_allocator *alloc, dk_error *err) {
+  split_stream *s = dk__calloc(alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
+  s->alloc = alloc;
+  s->plan.alloc = alloc;
+  dk_arena_init(&s->ar, alloc, 0);
+  dk_status st = split_parse(s, split, len, err);
+  if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
+  if (st) {
+    split_stream_free(s);
+    return st;
+  }
+  static const dk_stream_impl impl = {split_stream_schema, split_stream_next, split_stream_release};
+  return dk_stream_init(out, &impl, s, alloc, err);
+}
