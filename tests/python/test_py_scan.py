@@ -203,6 +203,22 @@ def test_stream_is_consumed_once_and_recreatable():
     assert pa.schema(scan) == reader.schema
 
 
+def test_scan_object_conveniences():
+    case, expected = _basic_expected()
+    t = dk.Table(str(BASIC))
+    scan = t.scan(filter="id < 10")            # Table.scan = latest snapshot's scan
+    assert isinstance(scan, dk.Scan) and "files=" in repr(scan)
+    reader = scan.to_reader()
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.read_all().num_rows == 10
+    st = scan.stats
+    assert st["files_total"] == t.snapshot().num_files
+    assert st["files_selected"] == len(scan.files())
+    assert st["rows_returned"] == 10
+    assert all(f["path"] in {g["path"] for g in t.snapshot().files()} for f in scan.files())
+    assert pa.schema(scan).names == ["id"]
+
+
 def test_stream_outlives_scan_snapshot_and_table():
     case, expected = _basic_expected()
     reader = pa.RecordBatchReader.from_stream(dk.Table(str(BASIC)).snapshot().scan())
