@@ -26,6 +26,7 @@ import ctypes, gc, sys
 import dk
 
 root = sys.argv[1]
+scan_threads = [None if x == "none" else int(x) for x in sys.argv[2].split(",")]
 base = dk._dk._live_allocations()
 
 def stream_ptr(cap):
@@ -63,8 +64,8 @@ for name in ("basic-with-inserts-overwrite-restore", "basic-decimal-table",
             t.snapshot(**bad)
         except dk.DkError:
             pass
-    if dk.HAVE_SCAN:
-        scan = latest.scan()
+    for threads in (scan_threads if dk.HAVE_SCAN else ()):
+        scan = latest.scan(threads=threads)
         cap = scan.__arrow_c_stream__()
         st = ctypes.cast(stream_ptr(cap), ctypes.POINTER(Stream))
         arr = Array()
@@ -109,12 +110,31 @@ def _leak_blocks(report: str, start: str) -> list[str]:
     return blocks
 
 
+# Known libdk leak (reported): src/log/actions.c keeps one decompressed stats block per thread
+# in a _Thread_local cache that is never freed when a thread exits, so each multi-threaded
+# scan's decode workers leave up to one block behind.
+_KNOWN = "dk_log__file_stats"
+
+
+def _check_leaks(blocks: list[str]) -> None:
+    ours = [b for b in blocks if _OURS.search(b)]
+    other = [b for b in ours if _KNOWN not in b]
+    assert not other, "\n\n".join(other[:5])
+    if ours:
+        pytest.xfail("known libdk leak: per-thread stats cache of dk_log__file_stats "
+                     "(src/log/actions.c) is not freed at thread exit:\n" + ours[0][:1500])
+
+
+THREADS = [pytest.param("none", id="scan-1-thread"), pytest.param("2", id="scan-2-threads")]
+
+
 def _require_installed():
     if dk_package_dir() is None:
         pytest.fail("the dk Python package is not installed", pytrace=False)
 
 
-def test_no_leaks_under_lsan():
+@pytest.mark.parametrize("threads", THREADS)
+def test_no_leaks_under_lsan(threads):
     _require_installed()
     if not dk_build_info()["SANITIZE"]:
         pytest.skip("the installed dk is not an ASan build (see test_no_leaks_under_valgrind)")
@@ -124,17 +144,17 @@ def test_no_leaks_under_lsan():
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
     env["LSAN_OPTIONS"] = "exitcode=0:malloc_context_size=40"
     env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
-    argv = [sys.executable, "-c", WORKLOAD, str(dkharness.testdata_dir())]
+    argv = [sys.executable, "-c", WORKLOAD, str(dkharness.testdata_dir()), threads]
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
     assert "LIVE 0" in p.stdout, (p.stdout, p.stderr[-4000:])
     assert p.returncode == 0, p.stderr[-4000:]
-    ours = [b for b in _leak_blocks(p.stderr, r"^(Direct|Indirect) leak of") if _OURS.search(b)]
-    assert not ours, "\n\n".join(ours[:5])
     assert "ERROR: AddressSanitizer" not in p.stderr, p.stderr[-4000:]
     assert ": runtime error: " not in p.stderr, p.stderr[-4000:]
+    _check_leaks(_leak_blocks(p.stderr, r"^(Direct|Indirect) leak of"))
 
 
-def test_no_leaks_under_valgrind():
+@pytest.mark.parametrize("threads", THREADS)
+def test_no_leaks_under_valgrind(threads):
     _require_installed()
     if dk_build_info()["SANITIZE"]:
         pytest.skip("ASan build: covered by test_no_leaks_under_lsan")
@@ -144,16 +164,14 @@ def test_no_leaks_under_valgrind():
     env = dict(os.environ, PYTHONMALLOC="malloc")
     argv = [vg, "--leak-check=full", "--show-leak-kinds=definite,indirect",
             "--errors-for-leak-kinds=definite", "--num-callers=40", "--error-exitcode=0",
-            sys.executable, "-c", WORKLOAD, str(dkharness.testdata_dir())]
+            sys.executable, "-c", WORKLOAD, str(dkharness.testdata_dir()), threads]
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1200)
     assert "LIVE 0" in p.stdout, (p.stdout, p.stderr[-4000:])
     assert p.returncode == 0, p.stderr[-4000:]
-    lost = _leak_blocks(p.stderr, r"are (definitely|indirectly) lost in loss record")
-    ours = [b for b in lost if _OURS.search(b)]
-    assert not ours, "\n\n".join(ours[:5])
     # memory errors (invalid reads/writes, uninitialised jumps) whose faulting frame is in the
     # binding or libdk (CPython 3.11 has a benign one in PyLong_FromString, reached via json)
     errs = _leak_blocks(p.stderr, r"==\d+== (Invalid (read|write|free)|Conditional jump|"
                                   r"Use of uninitialised|Mismatched free)")
     ours = [b for b in errs if _OURS.search("\n".join(b.splitlines()[:2]))]
     assert not ours, "\n\n".join(ours[:5])
+    _check_leaks(_leak_blocks(p.stderr, r"are (definitely|indirectly) lost in loss record"))

@@ -316,6 +316,10 @@ def test_scan_dropped_half_way_frees_everything():
     # and a raw stream with one batch read, released by the capsule destructor
     cap = scan.__arrow_c_stream__()
     assert _next_batch(_stream_of(cap)) > 0
-    del reader, cap, scan, snap
+    # and a multi-threaded scan whose decode workers are still running
+    threaded = snap.scan(threads=2)
+    cap2 = threaded.__arrow_c_stream__()
+    assert _next_batch(_stream_of(cap2)) > 0
+    del reader, cap, scan, cap2, threaded, snap
     gc.collect()
     assert dk._dk._live_allocations() == base
