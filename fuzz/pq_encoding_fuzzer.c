@@ -127,7 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       int64_t k = w ? (int64_t)(len * 8 / (size_t)w) : n;
       k = DK_MIN(k, n);
       uint64_t *out = malloc((size_t)(k + 1) * sizeof(uint64_t));
-      uint32_t *o32 = malloc((size_t)(k + 1) * sizeof(uint32_t));
+      uint32_t *o32 = malloc((size_t)(DK_MAX(k, n) + 1) * sizeof(uint32_t));
+      size_t used;
+      check(dk_pq_bitpacked_msb(in, len, p1 % 40, o32, n, &used, &err), &err);
       dk_pq_unpack64(in, w, out, k);
       /* differential: 32-bit kernels, and the read-ahead variant over the whole input */
       if (w <= 32) {

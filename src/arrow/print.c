@@ -8,56 +8,8 @@
 #include <stdlib.h>
 
 #include "arrow/print.h"
+#include "codec/json/json.h"
 
-/* ---- TEMPORARY: shortest round-trip floats until dk_json_write_double/float land ------------
-** Python-repr style: shortest digits that read back identically; fixed notation for
-** exponents in [-4, 16), else d.ddde+XX; integral values keep ".0". */
-static dk_status put_shortest(dk_buf *b, double d, int is_float, dk_error *err) {
-  if (isnan(d)) return dk_buf_puts(b, "NaN", err);
-  if (isinf(d)) return dk_buf_puts(b, d < 0 ? "-Infinity" : "Infinity", err);
-  if (d == 0) return dk_buf_puts(b, signbit(d) ? "-0.0" : "0.0", err);
-  char tmp[40];
-  int prec;
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
-    if (is_float ? (strtof(tmp, NULL) == (float)d) : (strtod(tmp, NULL) == d)) break;
-  }
-  /* tmp = [-]d.ddddde[+-]XX */
-  char digits[24];
-  int nd = 0, neg = tmp[0] == '-';
-  const char *p = tmp + neg;
-  for (; *p && *p != 'e'; p++)
-    if (*p >= '0' && *p <= '9') digits[nd++] = *p;
-  int exp10 = atoi(p + 1);
-  while (nd > 1 && digits[nd - 1] == '0') nd--;
-  char out[64];
-  int o = 0;
-  if (neg) out[o++] = '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 < 0) {
-      out[o++] = '0';
-      out[o++] = '.';
-      for (int i = 0; i < -exp10 - 1; i++) out[o++] = '0';
-      for (int i = 0; i < nd; i++) out[o++] = digits[i];
-    } else {
-      for (int i = 0; i <= exp10; i++) out[o++] = i < nd ? digits[i] : '0';
-      out[o++] = '.';
-      if (nd > exp10 + 1)
-        for (int i = exp10 + 1; i < nd; i++) out[o++] = digits[i];
-      else
-        out[o++] = '0';
-    }
-  } else {
-    out[o++] = digits[0];
-    if (nd > 1) {
-      out[o++] = '.';
-      for (int i = 1; i < nd; i++) out[o++] = digits[i];
-    }
-    o += snprintf(out + o, sizeof out - (size_t)o, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
-  }
-  return dk_buf_append(b, out, (size_t)o, err);
-}
-/* ---- end TEMPORARY ---------------------------------------------------------------------- */
 
 typedef struct pctx {
   dk_buf *b;
@@ -298,9 +250,9 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
     case DK_AT_UINT32: return put_i64(b, ((const uint32_t *)vals)[j], err);
     case DK_AT_UINT64:
       return dk_buf_printf(b, err, "%llu", (unsigned long long)((const uint64_t *)vals)[j]);
-    case DK_AT_FLOAT16: return put_shortest(b, half_to_float(((const uint16_t *)vals)[j]), 1, err);
-    case DK_AT_FLOAT: return put_shortest(b, ((const float *)vals)[j], 1, err);
-    case DK_AT_DOUBLE: return put_shortest(b, ((const double *)vals)[j], 0, err);
+    case DK_AT_FLOAT16: return dk_json_write_float(b, half_to_float(((const uint16_t *)vals)[j]), err);
+    case DK_AT_FLOAT: return dk_json_write_float(b, ((const float *)vals)[j], err);
+    case DK_AT_DOUBLE: return dk_json_write_double(b, ((const double *)vals)[j], err);
     case DK_AT_DECIMAL128: return put_decimal(b, (const uint8_t *)vals + 16 * j, t->scale, err);
     case DK_AT_DATE32:
       DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));

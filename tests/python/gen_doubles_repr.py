@@ -3,9 +3,10 @@
 
 Each line is "<kind> <hex bits> <Python repr of the value>", where kind is
   d  a double given by its 64-bit IEEE pattern, expected text repr(x);
-  f  a float32 given by its 32-bit pattern, expected repr(float(x)) of the widened value
-     (the manifest encoding of /work/shared/testdata: "the float32 value widened to double,
-     printed as the shortest decimal that round-trips the double").
+  f  a float32 given by its 32-bit pattern, expected the Python repr of the shortest decimal
+     that reads back (through float32 rounding) as the same float32: what Spark, DuckDB and
+     Arrow print for a FLOAT column (0.234, not 0.23399999737739563). Candidates of p digits
+     are the correctly rounded one and its neighbour towards x (as for doubles).
 Non-finite values are skipped (they are strings in our JSON). The output is produced by
 CPython's float repr (David Gay's shortest round-trip algorithm), not by our code.
 Run once with the project venv:  .venv/bin/python tests/python/gen_doubles_repr.py
@@ -24,6 +25,28 @@ def d_from_bits(u):
 
 def f_from_bits(u):
     return struct.unpack("<f", struct.pack("<I", u))[0]
+
+
+def f32(x):
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:  # rounds past FLT_MAX: not a candidate
+        return math.nan
+
+
+def shortest_f32(x):
+    """Shortest decimal whose float32 rounding is x, by CPython's decimal arithmetic."""
+    from decimal import Decimal, ROUND_HALF_EVEN, Context
+    dx = Decimal(x)
+    for p in range(1, 10):
+        q = Context(prec=p, rounding=ROUND_HALF_EVEN).plus(dx)
+        if f32(float(q)) == x:
+            return float(q)
+        ulp = Decimal(1).scaleb(q.adjusted() - p + 1)
+        nb = q + ulp if q < dx else q - ulp
+        if f32(float(nb)) == x:
+            return float(nb)
+    return x
 
 
 def main(out_path=OUT):
@@ -75,7 +98,7 @@ def main(out_path=OUT):
         seen.add(("f", u))
         x = f_from_bits(u)
         if math.isfinite(x):
-            lines.append("f %08x %r" % (u, x))
+            lines.append("f %08x %r" % (u, shortest_f32(x)))
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(len(lines), "values written to", out_path)

@@ -113,8 +113,14 @@ def expected_rows(table, utc_columns=()):
     return [{n: cols[n][r] for n in cols} for r in range(table.num_rows)]
 
 
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
 def same(exp, got, where="row"):
-    """Value-by-value comparison; returns None or a description of the first difference."""
+    """Value-by-value comparison; returns None or a description of the first difference.
+    dk's JSON lines print non-finite floats as the strings "NaN"/"Infinity"/"-Infinity"."""
+    if isinstance(exp, (F32, float)) and isinstance(got, str) and got in _NONFINITE:
+        got = _NONFINITE[got]
     if isinstance(exp, F32):
         if got is None or isinstance(got, (list, dict, str)):
             return f"{where}: expected float32 {exp.v!r}, got {got!r}"

@@ -15,7 +15,7 @@
 #include "expr/expr_int.h"
 #include "expr/skip.h"
 #include "test.h"
-#include "test_expr_json.h"
+#include "codec/json/json.h"
 
 typedef struct vectors {
   char *text;
@@ -75,7 +75,7 @@ static dk_status append_value(dk_arr *a, const dk_json_value *v, dk_error *err) 
     case DK_AT_STRUCT: {
       for (int64_t i = 0; i < a->n_children; i++) {
         const char *key = i == 0 ? "x" : "y";
-        DK_RETURN_NOT_OK(append_value(&a->children[i], tjson_get(v, key), err));
+        DK_RETURN_NOT_OK(append_value(&a->children[i], dk_json_get(v, key), err));
       }
       return dk_arr_finish_element(a, err);
     }
@@ -90,15 +90,15 @@ static int load_vectors(vectors *vx, dk_error *err) {
   dk_arena_init(&vx->ar, NULL, 1 << 20);
   const char *nl = memchr(vx->text, '\n', vx->len);
   dk_json_value *h;
-  if (!nl || tjson_parse(&h, &vx->ar, vx->text, (size_t)(nl - vx->text), err)) return 0;
+  if (!nl || dk_json_parse(&h, &vx->ar, vx->text, (size_t)(nl - vx->text), err)) return 0;
   vx->header = h;
-  const dk_json_value *cols = tjson_get(h, "columns"), *rows = tjson_get(h, "rows");
+  const dk_json_value *cols = dk_json_get(h, "columns"), *rows = dk_json_get(h, "rows");
   dk_atype st = dk_atype_make(DK_AT_STRUCT);
   if (dk_schema_init(&vx->schema, &st, "", 0, cols->len, err)) return 0;
   for (uint32_t i = 0; i < cols->len; i++) {
     const dk_json_value *c = &cols->u.items[i];
-    const char *name = tjson_get(c, "name")->u.str;
-    const char *f = fmt_of(tjson_get(c, "type")->u.str);
+    const char *name = dk_json_get(c, "name")->u.str;
+    const char *f = fmt_of(dk_json_get(c, "type")->u.str);
     dk_atype t;
     if (!f || dk_atype_parse(&t, f, err)) return 0;
     bool is_struct = t.id == DK_AT_STRUCT;
@@ -141,7 +141,7 @@ static bool next_case(vectors *vx, size_t *pos, const dk_json_value **c, dk_erro
     *pos += n + 1;
     if (n == 0) continue;
     dk_json_value *v;
-    if (tjson_parse(&v, &vx->ar, s, n, err)) return false;
+    if (dk_json_parse(&v, &vx->ar, s, n, err)) return false;
     *c = v;
     return true;
   }
@@ -162,8 +162,8 @@ DK_TEST(expr__oracle_duckdb_eval) {
   int cases = 0, failures = 0;
   uint8_t *mask = malloc((size_t)vx.n_rows);
   while (next_case(&vx, &pos, &c, &err) && failures < 10) {
-    const char *text = tjson_get(c, "expr")->u.str;
-    const char *want = tjson_get(c, "result")->u.str;
+    const char *text = dk_json_get(c, "expr")->u.str;
+    const char *want = dk_json_get(c, "result")->u.str;
     dk_expr *e = NULL, *b = NULL;
     struct ArrowArray out = {0};
     dk_error e2 = {0};
@@ -238,14 +238,14 @@ DK_TEST(expr__oracle_skipping_is_sound) {
     free_vectors(&vx);
     return;
   }
-  const dk_json_value *files = tjson_get(vx.header, "files");
+  const dk_json_value *files = dk_json_get(vx.header, "files");
   uint32_t nf = files->len;
   dk_file_stats *fs = calloc(nf, sizeof *fs);
   for (uint32_t f = 0; f < nf; f++) {
-    const dk_json_value *s = tjson_get(&files->u.items[f], "stats");
+    const dk_json_value *s = dk_json_get(&files->u.items[f], "stats");
     if (s && s->type == DK_JSON_STRING) {
       dk_json_value *root;
-      if (tjson_parse(&root, &vx.ar, s->u.str, s->len, &err)) break;
+      if (dk_json_parse(&root, &vx.ar, s->u.str, s->len, &err)) break;
       fs[f].root = root;
     }
   }
@@ -253,8 +253,8 @@ DK_TEST(expr__oracle_skipping_is_sound) {
   const dk_json_value *c;
   long skipped = 0, skippable = 0, failures = 0;
   while (next_case(&vx, &pos, &c, &err) && failures < 10) {
-    const char *text = tjson_get(c, "expr")->u.str;
-    const char *want = tjson_get(c, "result")->u.str;
+    const char *text = dk_json_get(c, "expr")->u.str;
+    const char *want = dk_json_get(c, "result")->u.str;
     dk_expr *e = NULL, *b = NULL;
     dk_error e2 = {0};
     if (dk_expr_parse(&e, text, &e2) || dk_expr_bind(&b, e, &vx.schema, &e2)) {
@@ -262,8 +262,8 @@ DK_TEST(expr__oracle_skipping_is_sound) {
       failures++;
     }
     for (uint32_t f = 0; b && f < nf; f++) {
-      int64_t s0 = strtoll(tjson_get(&files->u.items[f], "start")->u.num, NULL, 10);
-      int64_t s1 = strtoll(tjson_get(&files->u.items[f], "end")->u.num, NULL, 10);
+      int64_t s0 = strtoll(dk_json_get(&files->u.items[f], "start")->u.num, NULL, 10);
+      int64_t s1 = strtoll(dk_json_get(&files->u.items[f], "end")->u.num, NULL, 10);
       bool any_true = false;
       for (int64_t i = s0; i < s1; i++) any_true |= want[i] == 'T';
       skippable += !any_true;
@@ -271,7 +271,7 @@ DK_TEST(expr__oracle_skipping_is_sound) {
         skipped++;
         if (any_true) {
           dk_test_fail(__FILE__, __LINE__, "skipped file %u with matching rows: %s\n  stats %s",
-                       f, text, tjson_get(&files->u.items[f], "stats")->u.str);
+                       f, text, dk_json_get(&files->u.items[f], "stats")->u.str);
           failures++;
         }
       }

@@ -15,7 +15,7 @@
 #include "dk/expr.h"
 #include "expr/expr_int.h"
 #include "test.h"
-#include "test_expr_json.h"
+#include "codec/json/json.h"
 
 #define MAXF 64
 #define MAXC 16
@@ -77,29 +77,29 @@ static int load_log(ptable *t, const char *root, dk_error *err) {
       pos += n + 1;
       if (!n) continue;
       dk_json_value *a;
-      if (tjson_parse(&a, &t->ar, s, n, err)) {
+      if (dk_json_parse(&a, &t->ar, s, n, err)) {
         ok = 0;
         break;
       }
-      const dk_json_value *md = tjson_get(a, "metaData"), *add = tjson_get(a, "add");
+      const dk_json_value *md = dk_json_get(a, "metaData"), *add = dk_json_get(a, "add");
       if (md) {
-        const dk_json_value *pc = tjson_get(md, "partitionColumns");
-        const dk_json_value *ss = tjson_get(md, "schemaString");
+        const dk_json_value *pc = dk_json_get(md, "partitionColumns");
+        const dk_json_value *ss = dk_json_get(md, "schemaString");
         dk_json_value *schema;
-        if (tjson_parse(&schema, &t->ar, ss->u.str, ss->len, err)) return 0;
-        const dk_json_value *fields = tjson_get(schema, "fields");
+        if (dk_json_parse(&schema, &t->ar, ss->u.str, ss->len, err)) return 0;
+        const dk_json_value *fields = dk_json_get(schema, "fields");
         t->ncols = (int)pc->len;
         for (uint32_t c = 0; c < pc->len && c < MAXC; c++) {
           snprintf(t->cols[c], sizeof t->cols[c], "%s", pc->u.items[c].u.str);
           for (uint32_t f = 0; f < fields->len; f++)
-            if (!strcmp(tjson_get(&fields->u.items[f], "name")->u.str, t->cols[c]))
+            if (!strcmp(dk_json_get(&fields->u.items[f], "name")->u.str, t->cols[c]))
               snprintf(t->types[c], sizeof t->types[c], "%s",
-                       tjson_get(&fields->u.items[f], "type")->u.str);
+                       dk_json_get(&fields->u.items[f], "type")->u.str);
         }
       }
       if (add && t->nfiles < MAXF) {
-        const dk_json_value *pv = tjson_get(add, "partitionValues");
-        for (int c = 0; c < t->ncols; c++) t->vals[t->nfiles][c] = json_text(&t->ar, tjson_get(pv, t->cols[c]));
+        const dk_json_value *pv = dk_json_get(add, "partitionValues");
+        for (int c = 0; c < t->ncols; c++) t->vals[t->nfiles][c] = json_text(&t->ar, dk_json_get(pv, t->cols[c]));
         t->nfiles++;
       }
     }
@@ -232,7 +232,7 @@ static void check_table(const char *name) {
     pos += n + 1;
     if (!n) continue;
     dk_json_value *r;
-    if (tjson_parse(&r, &ar, s, n, &err)) break;
+    if (dk_json_parse(&r, &ar, s, n, &err)) break;
     rows[nrows++] = r;
   }
   CHECK(nrows > 0);
@@ -242,7 +242,7 @@ static void check_table(const char *name) {
     size_t k = 0;
     for (int c = 0; c < t.ncols; c++) {
       char v[256];
-      canon_json(v, sizeof v, tjson_get(rows[r], t.cols[c]), &types[c]);
+      canon_json(v, sizeof v, dk_json_get(rows[r], t.cols[c]), &types[c]);
       k += (size_t)snprintf(tup + k, sizeof tup - k, "%s|", v);
     }
     bool found = false;
@@ -260,7 +260,7 @@ static void check_table(const char *name) {
       size_t k = 0;
       for (int c = 0; c < t.ncols; c++) {
         char v[256];
-        canon_json(v, sizeof v, tjson_get(rows[r], t.cols[c]), &types[c]);
+        canon_json(v, sizeof v, dk_json_get(rows[r], t.cols[c]), &types[c]);
         k += (size_t)snprintf(tup + k, sizeof tup - k, "%s|", v);
       }
       found = !strcmp(tup, dk_tuples[f]);
@@ -273,7 +273,7 @@ static void check_table(const char *name) {
   uint8_t mask[MAXF];
   for (int c = 0; c < t.ncols; c++) {
     for (int r = 0; r <= nrows; r++) {
-      const dk_json_value *v = r < nrows ? tjson_get(rows[r], t.cols[c]) : NULL;
+      const dk_json_value *v = r < nrows ? dk_json_get(rows[r], t.cols[c]) : NULL;
       const char *path[] = {t.cols[c]};
       dk_expr *col, *lit = NULL, *pred, *bound;
       CHECK_OK(dk_expr_column(&col, path, 1, &err), &err);

@@ -9,7 +9,7 @@
 #include "dk/expr.h"
 #include "expr/skip.h"
 #include "test.h"
-#include "test_expr_json.h"
+#include "codec/json/json.h"
 
 static void add_field(struct ArrowSchema *s, const char *fmt, const char *name, int nkids) {
   dk_atype t;
@@ -54,7 +54,7 @@ static int skip(const struct ArrowSchema *schema, const char *stats, const char 
   dk_json_value *root = NULL;
   int r = -1;
   dk_expr *e = NULL, *b = NULL;
-  if (stats && tjson_parse(&root, &ar, stats, strlen(stats), &err)) goto done;
+  if (stats && dk_json_parse(&root, &ar, stats, strlen(stats), &err)) goto done;
   fs.root = root;
   if (dk_expr_parse(&e, pred, &err) || dk_expr_bind(&b, e, schema, &err)) goto done;
   r = dk_skip_eval(b, &fs) == DK_SKIP_CAN_SKIP;

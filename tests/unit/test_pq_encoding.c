@@ -714,6 +714,17 @@ static size_t compress_with(int codec, int variant, const uint8_t *src, size_t n
       return BrotliEncoderCompress(5, 22, BROTLI_MODE_GENERIC, n, src, &len, dst) ? len : 0;
     }
     case DK_PQ_CODEC_ZSTD: {
+      if (variant == 1) { /* streaming, so the frame header has no content size */
+        ZSTD_CCtx *cc = ZSTD_createCCtx();
+        ZSTD_inBuffer ib = {src, n, 0};
+        ZSTD_outBuffer ob = {dst, cap, 0};
+        size_t r = ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_continue);
+        if (!ZSTD_isError(r)) r = ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_end);
+        ZSTD_freeCCtx(cc);
+        if (ZSTD_isError(r) || r != 0) return 0;
+        if (ZSTD_getFrameContentSize(dst, ob.pos) != ZSTD_CONTENTSIZE_UNKNOWN) return 0;
+        return ob.pos;
+      }
       size_t r = ZSTD_compress(dst, cap, src, n, 3);
       return ZSTD_isError(r) ? 0 : r;
     }
@@ -725,6 +736,19 @@ static size_t compress_with(int codec, int variant, const uint8_t *src, size_t n
       if (variant == 2) { /* LZ4 frame format */
         size_t r = LZ4F_compressFrame(dst, cap, src, n, NULL);
         return LZ4F_isError(r) ? 0 : r;
+      }
+      if (variant == 3) { /* one Hadoop block split into chunks of at most 3000 bytes */
+        size_t in = 0, out = 4;
+        put_be32(dst, (uint32_t)n);
+        do {
+          size_t k = DK_MIN(n - in, (size_t)3000);
+          int c = LZ4_compress_default((const char *)src + in, (char *)dst + out + 4, (int)k,
+                                       (int)(cap - out - 4));
+          put_be32(dst + out, (uint32_t)c);
+          out += 4 + (size_t)c;
+          in += k;
+        } while (in < n);
+        return out;
       }
       /* Hadoop framing: frames of at most 4000 input bytes */
       size_t in = 0, out = 0;
@@ -748,8 +772,8 @@ DK_TEST(pq_encoding__codec_roundtrips) {
     int codec, variant;
   } cases[] = {{DK_PQ_CODEC_UNCOMPRESSED, 0}, {DK_PQ_CODEC_SNAPPY, 0}, {DK_PQ_CODEC_GZIP, 0},
                {DK_PQ_CODEC_GZIP, 1},         {DK_PQ_CODEC_GZIP, 2},   {DK_PQ_CODEC_BROTLI, 0},
-               {DK_PQ_CODEC_ZSTD, 0},         {DK_PQ_CODEC_LZ4_RAW, 0}, {DK_PQ_CODEC_LZ4, 0},
-               {DK_PQ_CODEC_LZ4, 1},          {DK_PQ_CODEC_LZ4, 2}};
+               {DK_PQ_CODEC_ZSTD, 0},         {DK_PQ_CODEC_ZSTD, 1},   {DK_PQ_CODEC_LZ4_RAW, 0}, {DK_PQ_CODEC_LZ4, 0},
+               {DK_PQ_CODEC_LZ4, 1},          {DK_PQ_CODEC_LZ4, 2},    {DK_PQ_CODEC_LZ4, 3}};
   static const size_t sizes[] = {1, 100, 4000, 4001, 70000};
   uint8_t *src = malloc(70000), *comp = malloc(200000);
   for (size_t c = 0; c < DK_ARRAY_LEN(cases); c++) {
@@ -816,4 +840,66 @@ DK_TEST(pq_encoding__codec_garbage) {
   }
   free(out);
   free(junk);
+}
+
+/* ---- BYTE_STREAM_SPLIT and gather by definition ------------------------------------------ */
+
+DK_TEST(pq_encoding__bss_all_widths) {
+  /* Encodings.md: byte k of value i is at position k * count + i */
+  static const int64_t counts[] = {1, 15, 16, 17, 33, 100, 257};
+  for (int w = 1; w <= 20; w++) {
+    for (size_t c = 0; c < DK_ARRAY_LEN(counts); c++) {
+      int64_t cnt = counts[c];
+      size_t bytes = (size_t)cnt * (size_t)w;
+      uint8_t *vals = malloc(bytes), *enc = malloc(bytes), *out = malloc(bytes + 1);
+      for (size_t i = 0; i < bytes; i++) vals[i] = (uint8_t)rng();
+      for (int64_t i = 0; i < cnt; i++)
+        for (int k = 0; k < w; k++) enc[(size_t)k * (size_t)cnt + (size_t)i] = vals[(size_t)i * (size_t)w + (size_t)k];
+      dk_error err = {0};
+      for (int64_t first = 0; first < cnt; first += 1 + cnt / 3) {
+        int64_t n = cnt - first;
+        out[(size_t)n * (size_t)w] = 0x5a;
+        CHECK_OK(dk_pq_byte_stream_split(enc, bytes, w, cnt, first, n, out, &err), &err);
+        CHECK(memcmp(out, vals + (size_t)first * (size_t)w, (size_t)n * (size_t)w) == 0);
+        CHECK(out[(size_t)n * (size_t)w] == 0x5a);
+      }
+      free(out);
+      free(enc);
+      free(vals);
+    }
+  }
+}
+
+DK_TEST(pq_encoding__gather_widths) {
+  static const int widths[] = {1, 2, 3, 4, 5, 8, 12, 16, 17};
+  uint8_t dict[17 * 50];
+  for (size_t i = 0; i < sizeof dict; i++) dict[i] = (uint8_t)rng();
+  uint32_t idx[300];
+  for (int i = 0; i < 300; i++) idx[i] = (uint32_t)(rng() % 50);
+  for (size_t k = 0; k < DK_ARRAY_LEN(widths); k++) {
+    size_t w = (size_t)widths[k];
+    uint8_t out[17 * 300];
+    dk_pq_gather(dict, (int)w, idx, 300, out);
+    for (int i = 0; i < 300; i++) CHECK(memcmp(out + (size_t)i * w, dict + idx[i] * w, w) == 0);
+  }
+}
+
+DK_TEST(pq_encoding__bitpacked_msb_spec_example) {
+  /* Encodings.md, deprecated BIT_PACKED: 0..7 with bit width 3 -> 00000101 00111001 01110111 */
+  static const uint8_t in[] = {0x05, 0x39, 0x77};
+  uint32_t out[8];
+  size_t used = 0;
+  dk_error err = {0};
+  CHECK_OK(dk_pq_bitpacked_msb(in, sizeof in, 3, out, 8, &used, &err), &err);
+  for (int i = 0; i < 8; i++) CHECK_EQ_INT(out[i], i);
+  CHECK_EQ_INT(used, 3);
+  dk_error e2 = {0};
+  CHECK_STATUS(dk_pq_bitpacked_msb(in, 2, 3, out, 8, &used, &e2), DK_CORRUPT);
+  /* a partial last byte (13 values of 2 bits): 00011011 11111001 01000000 01000000 */
+  static const uint8_t in2[] = {0x1B, 0xF9, 0x40, 0x40};
+  static const uint32_t want2[] = {0, 1, 2, 3, 3, 3, 2, 1, 1, 0, 0, 0, 1};
+  uint32_t out2[13];
+  CHECK_OK(dk_pq_bitpacked_msb(in2, sizeof in2, 2, out2, 13, &used, &err), &err);
+  CHECK(memcmp(out2, want2, sizeof want2) == 0);
+  CHECK_EQ_INT(used, 4);
 }

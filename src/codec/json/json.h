@@ -80,10 +80,10 @@ dk_status dk_json_write_value(dk_buf *b, const dk_json_value *v, dk_error *err);
  * NaN/+Inf/-Inf are not JSON numbers: they are written as the JSON strings "NaN",
  * "Infinity", "-Infinity". Output is locale-independent. */
 dk_status dk_json_write_double(dk_buf *b, double d, dk_error *err);
-/* A float is widened to double and printed by the double rule above, i.e. the text of
- * repr(float(numpy.float32(x))) (0.234f -> 0.23399999737739563), as the expected-value
- * encoding of the shared test corpus prescribes; parsing it back and narrowing with a cast
- * gives the same float. */
+/* A float prints as the shortest decimal that reads back as the same float32 (through
+ * strtof), in the double rule's notation: 0.234f -> 0.234, as Spark, DuckDB and Arrow print
+ * FLOAT values. (The shared corpus's expected files widen floats to double; test harnesses
+ * convert.) NaN/Inf and integral values print as for doubles. */
 dk_status dk_json_write_float(dk_buf *b, float f, dk_error *err);
 
 #endif /* DK_CODEC_JSON_H */

@@ -293,6 +293,35 @@ dk_status dk_json_write_double(dk_buf *b, double d, dk_error *err) {
   return dk_buf_append(b, tmp, n, err);
 }
 
+static bool same_float(double a, float f) {
+  float g = (float)a;
+  return memcmp(&g, &f, sizeof f) == 0;
+}
+
+/* Shortest decimal that reads back as f through float32 rounding (at most 9 digits). */
+static void shortest_float(float f, decimal *d) {
+  double x = (double)f;
+  for (int p = 1; p < 9; p++) {
+    round_digits(x, p, d);
+    double y = decimal_value(d);
+    if (same_float(y, f)) return;
+    decimal nb = *d;
+    step_decimal(&nb, p, y < x);
+    if (same_float(decimal_value(&nb), f)) {
+      *d = nb;
+      return;
+    }
+  }
+  round_digits(x, 9, d);
+}
+
 dk_status dk_json_write_float(dk_buf *b, float f, dk_error *err) {
-  return dk_json_write_double(b, (double)f, err);
+  double x = (double)f;
+  if (!isfinite(x) || x == 0 || (fabs(x) < 16777216.0 && x == (double)(int64_t)x))
+    return dk_json_write_double(b, x, err); /* same text for these */
+  char tmp[64];
+  decimal d;
+  shortest_float(fabsf(f), &d);
+  size_t n = format_repr(&d, signbit(x) != 0, tmp);
+  return dk_buf_append(b, tmp, n, err);
 }

@@ -76,7 +76,7 @@ static void i64_to_dec128(uint8_t *out, int64_t v) {
 /* Converts one dense physical value (index j) to its Arrow bytes at out. */
 static dk_status convert_one(const pq_anode *n, const pq_leaf_batch *b, int64_t j, uint8_t *out,
                              int w_in, int w_out, dk_error *err) {
-  const uint8_t *in = (const uint8_t *)b->vals.data + (size_t)j * (size_t)w_in;
+  const uint8_t *in = b->vals.data + (size_t)j * (size_t)w_in;
   switch (n->conv) {
     case PQ_CONV_COPY: memcpy(out, in, (size_t)w_out); return DK_OK;
     case PQ_CONV_I8: *(int8_t *)out = (int8_t)load_i32(in); return DK_OK;
@@ -100,7 +100,7 @@ static dk_status convert_one(const pq_anode *n, const pq_leaf_batch *b, int64_t 
     case PQ_CONV_DEC_FIXED: return be_to_dec128(out, in, (size_t)w_in, err);
     case PQ_CONV_DEC_BYTES: {
       const int32_t *o = (const int32_t *)(const void *)b->offs.data;
-      return be_to_dec128(out, (const uint8_t *)b->data.data + o[j], (size_t)(o[j + 1] - o[j]), err);
+      return be_to_dec128(out, b->data.data + o[j], (size_t)(o[j + 1] - o[j]), err);
     }
     default: return dk__error_set(err, DK_INTERNAL, "bad conversion %d", n->conv);
   }
@@ -119,7 +119,7 @@ static int phys_width(const pq_anode *n) {
   }
 }
 
-static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch *b,
+static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
                                dk_buf *scratch, dk_error *err) {
   levels l = batch_levels(b);
   int16_t max_def = n->pq->max_def;
@@ -150,6 +150,25 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     dk_arr_advance(a, n_slots, n_slots);
     return DK_OK;
   }
+  if (n->conv == PQ_CONV_COPY && !a->values.data && a->length == 0 && n_slots > 0) {
+    /* zero copy: the dense values become the Arrow values buffer, spread in place */
+    int64_t w = dk_atype_width(&a->type);
+    DK_RETURN_NOT_OK(dk_abuf_reserve(&b->vals, b->alloc, n_slots * w - b->vals.len, err));
+    a->values = b->vals;
+    memset(&b->vals, 0, sizeof b->vals);
+    DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
+    if (valid) {
+      uint8_t *d = a->values.data;
+      int64_t j = b->n_dense;
+      for (int64_t k = n_slots - 1; k >= 0; k--) {
+        if (valid[k]) memmove(d + k * w, d + (--j) * w, (size_t)w);
+        else memset(d + k * w, 0, (size_t)w);
+      }
+    }
+    a->values.len = n_slots * w;
+    dk_arr_advance(a, n_slots, nulls);
+    return DK_OK;
+  }
   DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
   DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
   int64_t base = a->length;
@@ -157,10 +176,14 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     const int32_t *src = (const int32_t *)(const void *)b->offs.data;
     int32_t *dst = (int32_t *)(void *)a->values.data + base; /* dst[0] is the current end */
     int64_t data_base = a->data.len;
-    if (data_base + (int64_t)b->data.len > INT32_MAX)
+    if (data_base + b->data.len > INT32_MAX)
       return dk__error_set(err, DK_UNSUPPORTED, "array exceeds 2 GiB of strings; use smaller batches");
-    if (b->data.len > 0)
-      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, (int64_t)b->data.len, err));
+    if (!a->data.data && b->data.data) { /* zero copy: the batch's bytes become the Arrow data */
+      a->data = b->data;
+      memset(&b->data, 0, sizeof b->data);
+    } else if (b->data.len > 0) {
+      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, b->data.len, err));
+    }
     int32_t db = (int32_t)data_base;
     if (!valid) {
       for (int64_t k = 0; k < n_slots; k++) dst[k + 1] = db + src[k + 1];
@@ -173,7 +196,7 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, const pq_leaf_batch
     }
     a->values.len += n_slots * 4;
   } else if (n->conv == PQ_CONV_BOOL) {
-    const uint8_t *src = (const uint8_t *)b->vals.data;
+    const uint8_t *src = b->vals.data;
     uint8_t *bits = a->values.data;
     int64_t j = 0;
     for (int64_t k = 0; k < n_slots; k++) {
@@ -214,38 +237,54 @@ static dk_status assemble_group(dk_arr *a, const pq_anode *n, pq_leaf_batch *con
   const pq_anode *child = list ? n->children[0] : NULL;
   /* count slots and nulls */
   int64_t n_slots = 0, nulls = 0;
+  uint32_t dv = (uint32_t)n->def_valid;
   if (!l.def) {
     n_slots = l.n;
+  } else if (!l.rep) { /* no repetition: every level is a slot */
+    n_slots = l.n;
+    for (int64_t i = 0; i < l.n; i++) nulls += l.def[i] < dv;
   } else {
     for (int64_t i = 0; i < l.n; i++)
       if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
         n_slots++;
-        nulls += l.def[i] < (uint32_t)n->def_valid;
+        nulls += l.def[i] < dv;
       }
   }
   if (nulls) {
     DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n_slots, err));
     uint8_t *bits = a->validity.data;
     int64_t k = a->length;
-    for (int64_t i = 0; i < l.n; i++)
-      if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
-        if (l.def[i] >= (uint32_t)n->def_valid) dk_bit_set(bits, k);
+    if (!l.rep) {
+      for (int64_t i = 0; i < l.n; i++, k++) {
+        if (l.def[i] >= dv) dk_bit_set(bits, k);
         else dk_bit_clear(bits, k);
-        k++;
       }
+    } else {
+      for (int64_t i = 0; i < l.n; i++)
+        if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
+          if (l.def[i] >= dv) dk_bit_set(bits, k);
+          else dk_bit_clear(bits, k);
+          k++;
+        }
+    }
   } else {
     DK_RETURN_NOT_OK(put_validity(a, NULL, n_slots, 0, err));
   }
   if (list) {
+    if (l.n > 0 && (!l.rep || !l.def))
+      return dk__error_set(err, DK_INTERNAL, "list without repetition levels");
     DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
     int32_t *off = (int32_t *)(void *)a->values.data + a->length;
     int64_t elems = a->children[0].length, k = 0;
+    uint32_t sr = (uint32_t)n->slot_rep, sd = (uint32_t)n->slot_def;
+    uint32_t cr = (uint32_t)child->slot_rep, cd = (uint32_t)child->slot_def;
     for (int64_t i = 0; i < l.n; i++) {
-      if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
+      uint32_t r = l.rep[i], d = l.def[i];
+      if (r <= sr && d >= sd) {
         if (k > 0) off[k] = (int32_t)elems;
         k++;
       }
-      if (is_slot(&l, i, child->slot_rep, child->slot_def)) elems++;
+      elems += r <= cr && d >= cd;
     }
     if (elems > INT32_MAX)
       return dk__error_set(err, DK_UNSUPPORTED, "list exceeds 2^31 elements; use smaller batches");
@@ -262,6 +301,15 @@ static dk_status assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *lb
                           dk_buf *scratch, dk_error *err) {
   if (n->kind == PQ_AN_LEAF) return assemble_leaf(a, n, lb[n->leaf], scratch, err);
   return assemble_group(a, n, lb, rows, scratch, err);
+}
+
+dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
+                                int64_t rows, dk_error *err) {
+  dk_buf scratch;
+  dk_buf_init(&scratch, a->alloc);
+  dk_status st = assemble(a, field, lb, rows, &scratch, err);
+  dk_buf_dispose(&scratch);
+  return st;
 }
 
 dk_status dk_pq__assemble(dk_arr *a, const pq_anode *root, pq_leaf_batch *const *lb, int64_t rows,

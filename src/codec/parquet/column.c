@@ -6,6 +6,7 @@
 ** claimed in the file.
 */
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "codec/parquet/reader.h"
 
@@ -45,17 +46,16 @@ void dk_pq__leaf_batch_init(pq_leaf_batch *b, const dk_allocator *a) {
   memset(b, 0, sizeof *b);
   dk_buf_init(&b->def, a);
   dk_buf_init(&b->rep, a);
-  dk_buf_init(&b->vals, a);
+  b->alloc = a;
   dk_buf_init(&b->offs, a);
-  dk_buf_init(&b->data, a);
 }
 
 void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
   dk_buf_dispose(&b->def);
   dk_buf_dispose(&b->rep);
-  dk_buf_dispose(&b->vals);
+  dk_abuf_free(&b->vals, b->alloc);
   dk_buf_dispose(&b->offs);
-  dk_buf_dispose(&b->data);
+  dk_abuf_free(&b->data, b->alloc);
 }
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
@@ -92,6 +92,13 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
   if (!f->map) {
     c->owned = dk__malloc(f->alloc, c->chunk_len ? c->chunk_len : 1);
     if (!c->owned) return dk__error_set(err, DK_NOMEM, "out of memory (column chunk)");
+#ifdef MADV_HUGEPAGE
+    if (c->chunk_len >= (4u << 20)) { /* fewer page faults for big chunks (a hint only) */
+      uintptr_t lo = ((uintptr_t)c->owned + 4095) & ~(uintptr_t)4095;
+      uintptr_t hi = ((uintptr_t)c->owned + c->chunk_len) & ~(uintptr_t)4095;
+      if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
   }
   DK_RETURN_NOT_OK(dk_pq__file_read(f, start, c->chunk_len, c->owned, &c->chunk, err));
   return DK_OK;
@@ -248,17 +255,30 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
   }
 }
 
-/* v1 level stream: 4-byte length, then RLE/bit-packed hybrid. */
-static dk_status v1_levels(pq_col *c, int enc, int max_level, const uint8_t **p, const uint8_t *end,
-                           dk_pq_rle *dec, dk_error *err) {
+/* v1 level stream: 4-byte length then RLE/bit-packed hybrid, or (deprecated) BIT_PACKED:
+** MSB-first packed levels without a length. */
+static dk_status v1_levels(pq_col *c, int enc, int max_level, int64_t num_values, const uint8_t **p,
+                           const uint8_t *end, dk_pq_rle *dec, int *msb, const uint8_t **bp,
+                           size_t *bp_len, int *bw_out, dk_error *err) {
+  int bw = 0;
+  while ((1 << bw) <= max_level) bw++;
+  *bw_out = bw;
+  *msb = 0;
+  if (enc == PQ_ENC_BIT_PACKED) {
+    uint64_t need = ((uint64_t)num_values * (uint64_t)bw + 7) / 8;
+    if (need > (uint64_t)(end - *p)) return col_fail(c, err, "BIT_PACKED levels exceed the page");
+    *msb = 1;
+    *bp = *p;
+    *bp_len = (size_t)need;
+    *p += need;
+    return DK_OK;
+  }
   if (enc != PQ_ENC_RLE)
     return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: level encoding %s",
                          (long long)c->page_off, dk_pq__encoding_name(enc));
   if (end - *p < 4) return col_fail(c, err, "truncated level length");
   uint32_t l = le32(*p);
   if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length %u exceeds the page", l);
-  int bw = 0;
-  while ((1 << bw) <= max_level) bw++;
   dk_pq_rle_init(dec, *p + 4, l, bw);
   *p += 4 + l;
   return DK_OK;
@@ -300,8 +320,13 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       size_t n;
       DK_RETURN_NOT_OK(page_body(c, &c->page, body, blen, h.uncompressed_size, 1, &p, &n, err));
       const uint8_t *end = p + n;
-      if (c->max_rep > 0) DK_RETURN_NOT_OK(v1_levels(c, h.rep_encoding, c->max_rep, &p, end, &c->rep_dec, err));
-      if (c->max_def > 0) DK_RETURN_NOT_OK(v1_levels(c, h.def_encoding, c->max_def, &p, end, &c->def_dec, err));
+      c->page_lv_pos = 0;
+      if (c->max_rep > 0)
+        DK_RETURN_NOT_OK(v1_levels(c, h.rep_encoding, c->max_rep, h.num_values, &p, end, &c->rep_dec,
+                                   &c->rep_msb, &c->rep_bp, &c->rep_bp_len, &c->rep_bw, err));
+      if (c->max_def > 0)
+        DK_RETURN_NOT_OK(v1_levels(c, h.def_encoding, c->max_def, h.num_values, &p, end, &c->def_dec,
+                                   &c->def_msb, &c->def_bp, &c->def_bp_len, &c->def_bw, err));
       c->vp = p;
       c->vend = end;
       c->page_left = h.num_values;
@@ -314,6 +339,8 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       if ((int64_t)h.rep_bytes + h.def_bytes > (int64_t)blen)
         return col_fail(c, err, "level lengths exceed the page");
       const uint8_t *lv = body;
+      c->def_msb = c->rep_msb = 0;
+      c->page_lv_pos = 0;
       if (c->max_rep > 0) dk_pq_rle_init(&c->rep_dec, lv, (size_t)h.rep_bytes, bit_width_of(c->max_rep));
       if (c->max_def > 0)
         dk_pq_rle_init(&c->def_dec, lv + h.rep_bytes, (size_t)h.def_bytes, bit_width_of(c->max_def));
@@ -342,12 +369,21 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
   if (c->type == PQ_BYTE_ARRAY) {
     DK_RETURN_NOT_OK(dk_buf_reserve(&b->offs, (size_t)n * 4, err));
     int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
-    dk_pq_bytes_out o = {offs, &b->data};
     switch (c->encoding) {
       case PQ_ENC_PLAIN: {
+        /* the values cannot exceed the page's remaining bytes: reserve that much in the
+        ** aligned buffer and let the decoder append through a dk_buf view that never grows */
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)avail + 1, err));
+        dk_buf view = {(char *)b->data.data, (size_t)b->data.len, (size_t)b->data.cap - 1, b->alloc};
+        dk_pq_bytes_out o = {offs, &view};
         size_t used;
         st = dk_pq_plain_byte_array(c->vp, avail, n, &o, &used, err);
-        if (!st) c->vp += used;
+        if (view.data != (char *)b->data.data)
+          return dk__error_set(err, DK_INTERNAL, "PLAIN BYTE_ARRAY output outgrew its reservation");
+        if (!st) {
+          c->vp += used;
+          b->data.len = (int64_t)view.len;
+        }
         break;
       }
       case PQ_ENC_PLAIN_DICT:
@@ -362,8 +398,8 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if (total > (uint64_t)(INT32_MAX - base))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_buf_reserve(&b->data, (size_t)total, err));
-        uint8_t *dst = (uint8_t *)b->data.data + b->data.len;
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total, err));
+        uint8_t *dst = b->data.data + b->data.len;
         const uint8_t *dict = c->dict_page_ptr;
         int32_t end = base;
         for (int64_t i = 0; i < n; i++) {
@@ -373,7 +409,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
           end += (int32_t)l;
           offs[i] = end;
         }
-        b->data.len += (size_t)total;
+        b->data.len += (int64_t)total;
         break;
       }
       case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
@@ -384,7 +420,8 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if ((int64_t)to - from > (int64_t)INT32_MAX - base)
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        if (to > from) DK_RETURN_NOT_OK(dk_buf_append(&b->data, c->mat_data.data + from, (size_t)(to - from), err));
+        if (to > from)
+          DK_RETURN_NOT_OK(dk_abuf_append(&b->data, b->alloc, c->mat_data.data + from, to - from, err));
         for (int64_t i = 0; i < n; i++) offs[i] = base + (mo[i + 1] - from);
         c->mat_next += n;
         break;
@@ -397,8 +434,8 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
     return DK_OK;
   }
   size_t w = (size_t)c->width;
-  DK_RETURN_NOT_OK(dk_buf_reserve(&b->vals, (size_t)n * w, err));
-  uint8_t *out = (uint8_t *)b->vals.data + b->vals.len;
+  DK_RETURN_NOT_OK(dk_abuf_reserve(&b->vals, b->alloc, (int64_t)((size_t)n * w), err));
+  uint8_t *out = b->vals.data + b->vals.len;
   switch (c->encoding) {
     case PQ_ENC_PLAIN:
       if (c->type == PQ_BOOLEAN) {
@@ -445,7 +482,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
     default: return col_fail(c, err, "unexpected encoding %s", dk_pq__encoding_name(c->encoding));
   }
   if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
-  b->vals.len += (size_t)n * w;
+  b->vals.len += (int64_t)((size_t)n * w);
   b->n_dense += n;
   return DK_OK;
 }
@@ -453,16 +490,31 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
 static void batch_clear(pq_leaf_batch *b, int byte_array) {
   dk_buf_clear(&b->def);
   dk_buf_clear(&b->rep);
-  dk_buf_clear(&b->vals);
+  b->vals.len = 0;
   dk_buf_clear(&b->offs);
-  dk_buf_clear(&b->data);
+  b->data.len = 0;
   b->n_levels = 0;
   b->n_dense = 0;
+  /* failures are ignored here: the decoder's own reserve reports them */
+  if (!b->vals.data && b->hint_vals > 0) (void)dk_abuf_reserve(&b->vals, b->alloc, b->hint_vals, NULL);
+  if (!b->data.data && b->hint_data > 0)
+    (void)dk_abuf_reserve(&b->data, b->alloc, b->hint_data + b->hint_data / 8 + 64, NULL);
   if (byte_array) {
     int32_t zero = 0;
     /* cannot fail after the first batch; checked by the caller through reserve below */
     (void)dk_buf_append(&b->offs, &zero, 4, NULL);
   }
+}
+
+/* Next n levels of a stream; BIT_PACKED streams are addressed from the page's level position
+** (LA_CHUNK is a multiple of 8, so every chunk starts on a byte). */
+static dk_status level_get(pq_col *c, dk_pq_rle *dec, int msb, const uint8_t *bp, size_t bp_len,
+                           int bw, uint32_t *out, int64_t n, dk_error *err) {
+  if (!msb) return dk_pq_rle_get(dec, out, n, err);
+  size_t at = (size_t)(((uint64_t)c->page_lv_pos * (uint64_t)bw) / 8);
+  if (at > bp_len) return col_fail(c, err, "BIT_PACKED levels exhausted");
+  size_t used;
+  return dk_pq_bitpacked_msb(bp + at, bp_len - at, bw, out, n, &used, err);
 }
 
 static dk_status refill(pq_col *c, dk_error *err) {
@@ -472,11 +524,14 @@ static dk_status refill(pq_col *c, dk_error *err) {
   dk_buf_clear(&c->la_def);
   dk_buf_clear(&c->la_rep);
   DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_def, (size_t)n * 4, err));
-  dk_status st = dk_pq_rle_get(&c->def_dec, (uint32_t *)c->la_def.data, n, err);
+  dk_status st = level_get(c, &c->def_dec, c->def_msb, c->def_bp, c->def_bp_len, c->def_bw,
+                           (uint32_t *)c->la_def.data, n, err);
   if (!st && c->max_rep > 0) {
     DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_rep, (size_t)n * 4, err));
-    st = dk_pq_rle_get(&c->rep_dec, (uint32_t *)c->la_rep.data, n, err);
+    st = level_get(c, &c->rep_dec, c->rep_msb, c->rep_bp, c->rep_bp_len, c->rep_bw,
+                   (uint32_t *)c->la_rep.data, n, err);
   }
+  c->page_lv_pos += n;
   if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
   const uint32_t *d = (const uint32_t *)c->la_def.data;
   for (int64_t i = 0; i < n; i++)
@@ -512,6 +567,8 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
                            "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                            (long long)c->chunk_off, (long long)left);
     b->n_levels = rows;
+    b->hint_vals = b->vals.len;
+    b->hint_data = b->data.len;
     return DK_OK;
   }
   int64_t started = 0;
@@ -558,5 +615,7 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
     return dk__error_set(err, DK_CORRUPT,
                          "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                          (long long)c->chunk_off, (long long)(rows - started));
+  b->hint_vals = b->vals.len;
+  b->hint_data = b->data.len;
   return DK_OK;
 }

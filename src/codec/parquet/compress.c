@@ -175,22 +175,32 @@ static uint32_t load_be32(const uint8_t *p) {
   return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-/* Hadoop's LZ4 codec: frames of [BE32 uncompressed size][BE32 compressed size][LZ4 block].
+/* Hadoop's LZ4 codec: blocks of [BE32 uncompressed size] then one or more
+** [BE32 compressed size][LZ4 block] chunks that together produce that size (Hadoop splits a
+** block larger than its buffer; Arrow and parquet-mr write one chunk per block).
 ** Returns false (without recording an error) when the input does not parse that way. */
 static bool try_lz4_hadoop(const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len) {
   size_t in = 0, out = 0;
   if (src_len < 8) return false;
-  while (src_len - in >= 8) {
-    uint32_t ulen = load_be32(src + in), clen = load_be32(src + in + 4);
-    in += 8;
-    if (clen > src_len - in || ulen > dst_len - out || clen > INT_MAX || ulen > INT_MAX)
-      return false;
-    int r = LZ4_decompress_safe((const char *)src + in, (char *)dst + out, (int)clen, (int)ulen);
-    if (r < 0 || (uint32_t)r != ulen) return false;
-    in += clen;
-    out += ulen;
+  while (in < src_len) {
+    if (src_len - in < 8) return false;
+    uint32_t ulen = load_be32(src + in);
+    in += 4;
+    if (ulen > dst_len - out || ulen > INT_MAX) return false;
+    size_t block_end = out + ulen;
+    do {
+      if (src_len - in < 4) return false;
+      uint32_t clen = load_be32(src + in);
+      in += 4;
+      if (clen > src_len - in || clen > INT_MAX) return false;
+      int r = LZ4_decompress_safe((const char *)src + in, (char *)dst + out, (int)clen,
+                                  (int)(block_end - out));
+      if (r < 0 || (r == 0 && ulen != 0)) return false;
+      in += clen;
+      out += (size_t)r;
+    } while (out < block_end);
   }
-  return in == src_len && out == dst_len;
+  return out == dst_len;
 }
 
 /* The LZ4 frame format (magic 0x184D2204), which some old writers used for this codec. */

@@ -52,6 +52,7 @@ void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64
 
 typedef struct dk_pq_rle {
   const uint8_t *p, *end;  /* remaining input */
+  const uint8_t *start;    /* start of the stream (for byte offsets in messages) */
   int bit_width;           /* 0..32 */
   uint32_t rle_value;      /* current RLE run value */
   int64_t rle_left;        /* values left in the current RLE run */
@@ -62,12 +63,19 @@ typedef struct dk_pq_rle {
 
 /* Initialises over p[0..len) (without the 4-byte length prefix of v1 level data). */
 void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width);
-/* Decodes exactly n values into out. Input exhausted before n values, or a run that
-** claims more bytes than remain, is DK_CORRUPT. */
+/* Decodes exactly n values into out; calls may split a run anywhere. Input exhausted before
+** n values is DK_CORRUPT (a bit-packed run cut short by the end of the input yields just the
+** values its bytes hold, as some writers drop the padding of the last group). */
 dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err);
 /* Decodes n dictionary indices and checks each is < dict_len (else DK_CORRUPT). */
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err);
+
+/* Deprecated BIT_PACKED (= 4) level encoding of old writers: n values of bit_width (0..32)
+** bits packed from the most significant bit of each byte down, with no header. Needs
+** ceil(n*bit_width/8) bytes of in[0..len), else DK_CORRUPT. *consumed gets those bytes. */
+dk_status dk_pq_bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
+                              int64_t n, size_t *consumed, dk_error *err);
 
 /* ---- PLAIN ------------------------------------------------------------------------------- */
 

@@ -188,10 +188,8 @@ dk_status dk_pq_delta_get64(dk_pq_delta *d, int64_t *out, int64_t n, dk_error *e
     uint64_t *u = (uint64_t *)out;
     delta_unpack64(d, u, k);
     const uint64_t md = (uint64_t)d->min_delta;
-    for (uint64_t i = 0; i < k; i++) {
-      last += md + u[i];
-      u[i] = last;
-    }
+    for (uint64_t i = 0; i < k; i++) u[i] += md; /* vectorised, off the dependency chain */
+    for (uint64_t i = 0; i < k; i++) u[i] = last += u[i];
     out += k;
     n -= (int64_t)k;
     d->read += (int64_t)k;
@@ -218,10 +216,8 @@ dk_status dk_pq_delta_get32(dk_pq_delta *d, int32_t *out, int64_t n, dk_error *e
     uint32_t *u = (uint32_t *)out;
     if (d->widths[d->mb_index] <= 32) {
       delta_unpack32(d, u, k);
-      for (uint64_t i = 0; i < k; i++) {
-        last += md + u[i];
-        u[i] = last;
-      }
+      for (uint64_t i = 0; i < k; i++) u[i] += md;
+      for (uint64_t i = 0; i < k; i++) u[i] = last += u[i];
     } else {
       uint64_t tmp[64];
       for (uint64_t done = 0; done < k;) {

@@ -6,6 +6,10 @@
 */
 #include "codec/parquet/encoding.h"
 
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
+
 static inline uint32_t load_le32(const uint8_t *p) {
   uint32_t v;
   memcpy(&v, p, 4); /* little-endian host (checked in bitpack.c) */
@@ -107,9 +111,25 @@ dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int6
                (long long)total, width, len);
   const size_t stride = (size_t)total;
   const uint8_t *s = in + first;
+  int64_t i = 0;
   if (width == 4) {
     const uint8_t *s0 = s, *s1 = s + stride, *s2 = s + 2 * stride, *s3 = s + 3 * stride;
-    for (int64_t i = 0; i < n; i++) {
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) { /* 16 values: a 4x16 byte transpose */
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s2 + i));
+      __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(s3 + i));
+      __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+      __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+      __m128i *o = (__m128i *)(void *)(out + 4 * i);
+      _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    }
+#endif
+    for (; i < n; i++) {
       uint32_t v = (uint32_t)s0[i] | ((uint32_t)s1[i] << 8) | ((uint32_t)s2[i] << 16) |
                    ((uint32_t)s3[i] << 24);
       memcpy(out + 4 * i, &v, 4);
@@ -117,25 +137,80 @@ dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int6
   } else if (width == 8) {
     const uint8_t *sp[8];
     for (int k = 0; k < 8; k++) sp[k] = s + (size_t)k * stride;
-    for (int64_t i = 0; i < n; i++) {
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) { /* 16 values: an 8x16 byte transpose */
+#  define BSS_LD(k) _mm_loadu_si128((const __m128i *)(const void *)(sp[k] + i))
+      __m128i v0 = BSS_LD(0), v1 = BSS_LD(1), v2 = BSS_LD(2), v3 = BSS_LD(3);
+      __m128i v4 = BSS_LD(4), v5 = BSS_LD(5), v6 = BSS_LD(6), v7 = BSS_LD(7);
+#  undef BSS_LD
+      __m128i p01l = _mm_unpacklo_epi8(v0, v1), p01h = _mm_unpackhi_epi8(v0, v1);
+      __m128i p23l = _mm_unpacklo_epi8(v2, v3), p23h = _mm_unpackhi_epi8(v2, v3);
+      __m128i p45l = _mm_unpacklo_epi8(v4, v5), p45h = _mm_unpackhi_epi8(v4, v5);
+      __m128i p67l = _mm_unpacklo_epi8(v6, v7), p67h = _mm_unpackhi_epi8(v6, v7);
+      __m128i *o = (__m128i *)(void *)(out + 8 * i);
+      /* bytes 0-3 (q) and 4-7 (r) of values 0-3, then 4-7, 8-11, 12-15 */
+      __m128i q = _mm_unpacklo_epi16(p01l, p23l), r = _mm_unpacklo_epi16(p45l, p67l);
+      _mm_storeu_si128(o + 0, _mm_unpacklo_epi32(q, r));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(q, r));
+      q = _mm_unpackhi_epi16(p01l, p23l);
+      r = _mm_unpackhi_epi16(p45l, p67l);
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(q, r));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(q, r));
+      q = _mm_unpacklo_epi16(p01h, p23h);
+      r = _mm_unpacklo_epi16(p45h, p67h);
+      _mm_storeu_si128(o + 4, _mm_unpacklo_epi32(q, r));
+      _mm_storeu_si128(o + 5, _mm_unpackhi_epi32(q, r));
+      q = _mm_unpackhi_epi16(p01h, p23h);
+      r = _mm_unpackhi_epi16(p45h, p67h);
+      _mm_storeu_si128(o + 6, _mm_unpacklo_epi32(q, r));
+      _mm_storeu_si128(o + 7, _mm_unpackhi_epi32(q, r));
+    }
+#endif
+    for (; i < n; i++) {
       uint64_t v = (uint64_t)sp[0][i] | ((uint64_t)sp[1][i] << 8) | ((uint64_t)sp[2][i] << 16) |
                    ((uint64_t)sp[3][i] << 24) | ((uint64_t)sp[4][i] << 32) |
                    ((uint64_t)sp[5][i] << 40) | ((uint64_t)sp[6][i] << 48) |
                    ((uint64_t)sp[7][i] << 56);
       memcpy(out + 8 * i, &v, 8);
     }
-  } else if (width == 2) {
-    const uint8_t *s0 = s, *s1 = s + stride;
-    for (int64_t i = 0; i < n; i++) {
-      out[2 * i] = s0[i];
-      out[2 * i + 1] = s1[i];
-    }
   } else {
-    /* any FLBA width: one stream at a time, strided stores */
-    for (int k = 0; k < width; k++) {
-      const uint8_t *sk = s + (size_t)k * stride;
-      uint8_t *o = out + k;
-      for (int64_t i = 0; i < n; i++) o[(size_t)i * (size_t)width] = sk[i];
+    const size_t w = (size_t)width;
+#if defined(__SSE2__)
+    /* any width: 16 values at a time, streams four at a time through a 4x16 transpose whose
+    ** 4-byte words land at byte k of each value */
+    for (; i + 16 <= n; i += 16) {
+      uint8_t *o = out + (size_t)i * w;
+      size_t k = 0;
+      for (; k + 4 <= w; k += 4) {
+        const uint8_t *sk = s + k * stride + i;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)sk);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(sk + stride));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(sk + 2 * stride));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(sk + 3 * stride));
+        __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+        __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        uint32_t words[16];
+        __m128i *wv = (__m128i *)(void *)words;
+        _mm_storeu_si128(wv, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(wv + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(wv + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(wv + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+        for (size_t j = 0; j < 16; j++) memcpy(o + j * w + k, &words[j], 4);
+      }
+      for (; k < w; k++) {
+        const uint8_t *sk = s + k * stride + i;
+        for (size_t j = 0; j < 16; j++) o[j * w + k] = sk[j];
+      }
+    }
+#endif
+    /* (the rest) tiles of 64 values so the strided stores stay in L1 */
+    for (; i < n; i += 64) {
+      const int64_t m = n - i < 64 ? n - i : 64;
+      uint8_t *tile = out + (size_t)i * w;
+      for (size_t k = 0; k < w; k++) {
+        const uint8_t *sk = s + k * stride + i;
+        for (int64_t j = 0; j < m; j++) tile[(size_t)j * w + k] = sk[j];
+      }
     }
   }
   return DK_OK;

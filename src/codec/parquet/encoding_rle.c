@@ -12,36 +12,38 @@
 ** A bit-packed run whose bytes are cut short by the end of the input is accepted for the
 ** values its bytes fully hold (the last run is padded to a group of 8, and some writers omit
 ** trailing padding); asking for more values than the stream holds is DK_CORRUPT.
+**
+** Also the deprecated BIT_PACKED (= 4) level encoding ("Bit-packed (Deprecated)"): values
+** packed MSB first, without a header.
 */
 #include "codec/parquet/encoding.h"
 
 void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width) {
   memset(d, 0, sizeof *d);
-  d->p = p;
+  d->start = d->p = p;
   d->end = p + len;
   d->bit_width = bit_width;
 }
 
-/* Offset of the read position from the start is unknown to the struct; messages give the
-** bytes remaining instead, which with the caller's prefix locates the fault. */
 static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
   const uint8_t *p = d->p;
   uint64_t header = 0;
   int shift = 0;
   for (;;) {
     DK_RETURN_IF(p >= d->end, DK_CORRUPT, err,
-                 "RLE/bit-packed hybrid: stream ends inside a run header (%zu bytes left)",
-                 (size_t)(d->end - d->p));
+                 "RLE/bit-packed hybrid: stream of %zu bytes ends inside the run header at "
+                 "byte %zu", (size_t)(d->end - d->start), (size_t)(d->p - d->start));
     uint8_t b = *p++;
     header |= (uint64_t)(b & 0x7f) << shift;
     if (!(b & 0x80)) break;
     shift += 7;
     DK_RETURN_IF(shift > 35, DK_CORRUPT, err,
-                 "RLE/bit-packed hybrid: run header varint longer than 5 bytes");
+                 "RLE/bit-packed hybrid: run header varint at byte %zu is longer than 5 bytes",
+                 (size_t)(d->p - d->start));
   }
   DK_RETURN_IF(header > 0xffffffffu, DK_CORRUPT, err,
-               "RLE/bit-packed hybrid: run header %llu exceeds 32 bits",
-               (unsigned long long)header);
+               "RLE/bit-packed hybrid: run header %llu at byte %zu exceeds 32 bits",
+               (unsigned long long)header, (size_t)(d->p - d->start));
   const int bw = d->bit_width;
   const size_t left = (size_t)(d->end - p);
   if (header & 1) {
@@ -61,11 +63,13 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
   } else {
     size_t vbytes = ((size_t)bw + 7) / 8;
     DK_RETURN_IF(vbytes > left, DK_CORRUPT, err,
-                 "RLE/bit-packed hybrid: RLE run value needs %zu bytes, %zu left", vbytes, left);
+                 "RLE/bit-packed hybrid: RLE run value at byte %zu needs %zu bytes, %zu left",
+                 (size_t)(p - d->start), vbytes, left);
     uint32_t v = 0;
     for (size_t i = 0; i < vbytes; i++) v |= (uint32_t)p[i] << (8 * i);
     DK_RETURN_IF(bw < 32 && (v >> bw) != 0, DK_CORRUPT, err,
-                 "RLE/bit-packed hybrid: RLE run value %u does not fit bit width %d", v, bw);
+                 "RLE/bit-packed hybrid: RLE run value %u at byte %zu does not fit bit width %d",
+                 v, (size_t)(p - d->start), bw);
     d->rle_value = v;
     d->rle_left = (int64_t)(header >> 1);
     d->bp_left = 0;
@@ -117,9 +121,9 @@ dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
     } else {
       if (DK_UNLIKELY(d->p >= d->end))
         return dk__error_set(err, DK_CORRUPT,
-                             "RLE/bit-packed hybrid: stream exhausted with %lld values still "
-                             "expected",
-                             (long long)n);
+                             "RLE/bit-packed hybrid: stream of %zu bytes exhausted with %lld "
+                             "values still expected",
+                             (size_t)(d->end - d->start), (long long)n);
       DK_RETURN_NOT_OK(rle_next_run(d, err));
     }
   }
@@ -128,6 +132,7 @@ dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
 
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err) {
+  const int bw = d->bit_width;
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
                "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
   while (n > 0) {
@@ -143,22 +148,46 @@ dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t
     } else if (d->bp_left > 0) {
       int64_t k = DK_MIN(d->bp_left, n);
       rle_take_packed(d, out, k);
-      uint32_t mx = 0;
-      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
-      if (DK_UNLIKELY(mx >= dict_len))
-        return dk__error_set(err, DK_CORRUPT,
-                             "dictionary index %u out of range (dictionary has %u entries)", mx,
-                             dict_len);
+      if (bw >= 32 || dict_len < (1u << bw)) { /* else no bw-bit value can be out of range */
+        uint32_t bad = 0;
+        for (int64_t i = 0; i < k; i++) bad |= out[i] >= dict_len;
+        if (DK_UNLIKELY(bad)) {
+          uint32_t mx = 0;
+          for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+          return dk__error_set(err, DK_CORRUPT,
+                               "dictionary index %u out of range (dictionary has %u entries)",
+                               mx, dict_len);
+        }
+      }
       out += k;
       n -= k;
     } else {
       if (DK_UNLIKELY(d->p >= d->end))
         return dk__error_set(err, DK_CORRUPT,
-                             "RLE/bit-packed hybrid: stream exhausted with %lld dictionary "
-                             "indices still expected",
-                             (long long)n);
+                             "RLE/bit-packed hybrid: stream of %zu bytes exhausted with %lld "
+                             "dictionary indices still expected",
+                             (size_t)(d->end - d->start), (long long)n);
       DK_RETURN_NOT_OK(rle_next_run(d, err));
     }
   }
+  return DK_OK;
+}
+
+dk_status dk_pq_bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
+                              int64_t n, size_t *consumed, dk_error *err) {
+  DK_RETURN_IF(bit_width < 0 || bit_width > 32 || n < 0, DK_CORRUPT, err,
+               "BIT_PACKED: bit width %d out of range 0..32", bit_width);
+  const uint64_t bits = (uint64_t)n * (uint64_t)bit_width;
+  DK_RETURN_IF((bits + 7) / 8 > len, DK_CORRUPT, err,
+               "BIT_PACKED: %lld values of %d bits need %llu bytes, %zu present", (long long)n,
+               bit_width, (unsigned long long)((bits + 7) / 8), len);
+  uint64_t bit = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t v = 0;
+    for (int j = 0; j < bit_width; j++, bit++)
+      v = (v << 1) | ((in[bit >> 3] >> (7 - (bit & 7))) & 1u);
+    out[i] = v;
+  }
+  if (consumed) *consumed = (size_t)((bits + 7) / 8);
   return DK_OK;
 }

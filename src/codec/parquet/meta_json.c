@@ -76,6 +76,61 @@ static dk_status put_stat(dk_buf *b, int type, const uint8_t *p, uint32_t n, dk_
   return dk_buf_putc(b, '"', err);
 }
 
+/* Page index of a column chunk (OffsetIndex + ColumnIndex) when the writer stored one. */
+static dk_status put_page_index(dk_buf *b, const dk_parquet_file *f, const pq_column_meta *cm,
+                                dk_error *err) {
+  dk_arena ar;
+  dk_arena_init(&ar, f->alloc, 4096);
+  uint8_t *buf = NULL;
+  dk_status st = DK_OK;
+  if (cm->offset_index_offset >= 0 && cm->offset_index_length > 0) {
+    size_t len = (size_t)cm->offset_index_length;
+    const uint8_t *v;
+    buf = dk__malloc(f->alloc, len);
+    if (!buf) {
+      st = dk__error_set(err, DK_NOMEM, "out of memory");
+      goto cleanup;
+    }
+    pq_page_location *loc;
+    int n;
+    DK_CHECK_GOTO(dk_pq__file_read(f, cm->offset_index_offset, len, buf, &v, err));
+    DK_CHECK_GOTO(dk_pq__parse_offset_index(&loc, &n, &ar, v, len, cm->offset_index_offset, err));
+    DK_CHECK_GOTO(dk_buf_puts(b, ",\"pages\":[", err));
+    for (int i = 0; i < n; i++)
+      DK_CHECK_GOTO(dk_buf_printf(b, err, "%s{\"offset\":%lld,\"compressed_size\":%d,\"first_row\":%lld}",
+                                  i ? "," : "", (long long)loc[i].offset, loc[i].compressed_size,
+                                  (long long)loc[i].first_row));
+    DK_CHECK_GOTO(dk_buf_putc(b, ']', err));
+    dk__free(f->alloc, buf);
+    buf = NULL;
+  }
+  if (cm->column_index_offset >= 0 && cm->column_index_length > 0) {
+    size_t len = (size_t)cm->column_index_length;
+    const uint8_t *v;
+    buf = dk__malloc(f->alloc, len);
+    if (!buf) {
+      st = dk__error_set(err, DK_NOMEM, "out of memory");
+      goto cleanup;
+    }
+    pq_column_index ci;
+    DK_CHECK_GOTO(dk_pq__file_read(f, cm->column_index_offset, len, buf, &v, err));
+    DK_CHECK_GOTO(dk_pq__parse_column_index(&ci, &ar, v, len, cm->column_index_offset, err));
+    int null_pages = 0;
+    int64_t nulls = 0;
+    for (int i = 0; i < ci.n_pages; i++) {
+      null_pages += ci.null_pages[i];
+      if (ci.null_counts) nulls += ci.null_counts[i];
+    }
+    DK_CHECK_GOTO(dk_buf_printf(b, err, ",\"column_index\":{\"pages\":%d,\"null_pages\":%d", ci.n_pages, null_pages));
+    if (ci.null_counts) DK_CHECK_GOTO(dk_buf_printf(b, err, ",\"null_count\":%lld", (long long)nulls));
+    DK_CHECK_GOTO(dk_buf_putc(b, '}', err));
+  }
+cleanup:
+  dk__free(f->alloc, buf);
+  dk_arena_dispose(&ar);
+  return st;
+}
+
 static dk_status build(dk_buf *b, const dk_parquet_file *f, dk_error *err) {
   const pq_file_meta *m = &f->meta;
   DK_RETURN_NOT_OK(dk_buf_printf(b, err, "{\"version\":%d,\"num_rows\":%lld,\"created_by\":", m->version,
@@ -153,6 +208,7 @@ static dk_status build(dk_buf *b, const dk_parquet_file *f, dk_error *err) {
         }
         DK_RETURN_NOT_OK(dk_buf_putc(b, '}', err));
       }
+      DK_RETURN_NOT_OK(put_page_index(b, f, cm, err));
       DK_RETURN_NOT_OK(dk_buf_putc(b, '}', err));
     }
     DK_RETURN_NOT_OK(dk_buf_puts(b, "]}", err));

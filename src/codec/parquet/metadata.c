@@ -241,8 +241,15 @@ static dk_status parse_column_chunk(dk_tp *t, dk_arena *ar, pq_column_meta *c) {
   int has_meta = 0;
   FIELD_LOOP(t, s, ft, id)
     switch (id) {
-      case 1: return dk__error_set(t->err, DK_UNSUPPORTED,
-                                   "column chunks in other files (file_path) are not supported");
+      case 1: {
+        const uint8_t *fp;
+        uint32_t fl = 0;
+        DK_RETURN_NOT_OK(dk_tp_binary(t, ft, &fp, &fl));
+        if (fl > 0)
+          return dk__error_set(t->err, DK_UNSUPPORTED,
+                               "column chunks in other files (file_path) are not supported");
+        break;
+      }
       case 3:
         if (ft != DK_TP_STRUCT) return dk_tp_fail(t, "ColumnMetaData is not a struct");
         DK_RETURN_NOT_OK(parse_column_meta(t, ar, c));

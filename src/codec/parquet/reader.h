@@ -77,10 +77,14 @@ dk_status dk_pq__anode_schema(struct ArrowSchema *out, const pq_anode *n, dk_err
 typedef struct pq_leaf_batch {
   dk_buf def, rep;         /* uint32 levels (empty when the max level is 0) */
   int64_t n_levels;
-  dk_buf vals;             /* dense fixed-width physical values (bool: 1 byte each) */
+  dk_abuf vals;            /* dense fixed-width physical values (bool: 1 byte each); aligned so
+                              it can be handed to Arrow without a copy */
+  const dk_allocator *alloc;
   dk_buf offs;             /* BYTE_ARRAY: int32 offsets, n_dense + 1 */
-  dk_buf data;             /* BYTE_ARRAY bytes */
+  dk_abuf data;            /* BYTE_ARRAY bytes (aligned: handed to Arrow without a copy) */
   int64_t n_dense;
+  int64_t hint_vals, hint_data; /* sizes of the previous batch: pre-reserved, so buffers handed
+                                   to Arrow are rebuilt without growth copies */
 } pq_leaf_batch;
 
 typedef struct pq_col {
@@ -107,6 +111,11 @@ typedef struct pq_col {
   int64_t page_off;        /* file offset of the current page header */
   int64_t page_left;       /* levels left in the page */
   dk_pq_rle def_dec, rep_dec;
+  int def_msb, rep_msb;    /* deprecated BIT_PACKED level streams (v1 pages) */
+  const uint8_t *def_bp, *rep_bp;
+  size_t def_bp_len, rep_bp_len;
+  int def_bw, rep_bw;
+  int64_t page_lv_pos;     /* levels of the page decoded so far */
   int encoding;
   const uint8_t *vp, *vend;
   int64_t bool_bit;        /* PLAIN booleans: next bit */
@@ -137,5 +146,10 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b);
 /* Builds the node's Arrow data for one batch into `a` from the leaves' batches. */
 dk_status dk_pq__assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *leaf_batches,
                           int64_t rows, dk_error *err);
+
+/* Same for one top-level field (child of the root struct) into its builder; thread-safe
+** across different fields. */
+dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
+                                int64_t rows, dk_error *err);
 
 #endif /* DK_PARQUET_READER_H */

@@ -3,6 +3,7 @@
 ** byte-range selection (row groups whose first page lies in [start, end)), and an
 ** ArrowArrayStream that decodes one batch at a time, column by column.
 */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "codec/parquet/reader.h"
@@ -25,7 +26,85 @@ typedef struct pq_stream {
   int cur_rg;
   dk_arr builder;
   int builder_ready;
+  int threads;             /* decode threads (1 = inline) */
+  int need_open;           /* columns of the current row group not opened yet */
+  int64_t batch_rows;      /* rows of the batch being decoded */
 } pq_stream;
+
+/* ---- parallel decode: tasks are columns (open + read), then top-level fields (assembly) --- */
+
+typedef struct pq_job {
+  pq_stream *s;
+  int phase;               /* 0 = read columns, 1 = assemble fields */
+  int n_tasks;
+  int next;                /* atomic task counter */
+  dk_status status;        /* first failure */
+  dk_error err;
+  pthread_mutex_t mu;
+} pq_job;
+
+static dk_status col_task(pq_stream *s, int i, dk_error *err) {
+  if (s->need_open) DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], err));
+  dk_status st = dk_pq__col_read(&s->cols[i], s->batch_rows, &s->batches[i], err);
+  if (st) {
+    const pq_column_meta *cm = s->cols[i].cm;
+    char path[512];
+    size_t pl = 0;
+    path[0] = 0;
+    for (int k = 0; k < cm->n_path && pl < sizeof path - 1; k++)
+      pl += (size_t)snprintf(path + pl, sizeof path - pl, "%s%s", k ? "." : "", cm->path[k]);
+    dk__error_prefix(err, "column '%s' (row group %d)", path, s->cur_rg);
+  }
+  return st;
+}
+
+static void *job_worker(void *arg) {
+  pq_job *j = arg;
+  dk_error err;
+  dk_error_init(&err);
+  for (;;) {
+    int i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+    if (i >= j->n_tasks) break;
+    dk_status st = j->phase == 0
+                       ? col_task(j->s, i, &err)
+                       : dk_pq__assemble_field(&j->s->builder.children[i], j->s->root->children[i],
+                                               j->s->lb, j->s->batch_rows, &err);
+    if (st) {
+      pthread_mutex_lock(&j->mu);
+      if (j->status == DK_OK) {
+        j->status = st;
+        j->err = err;
+      }
+      pthread_mutex_unlock(&j->mu);
+      __atomic_store_n(&j->next, j->n_tasks, __ATOMIC_RELAXED);
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Runs n tasks of a phase on up to s->threads threads (the caller is one of them). */
+static dk_status run_phase(pq_stream *s, int phase, int n, dk_error *err) {
+  pq_job j;
+  memset(&j, 0, sizeof j);
+  j.s = s;
+  j.phase = phase;
+  j.n_tasks = n;
+  pthread_mutex_init(&j.mu, NULL);
+  pthread_t tids[64];
+  int nt = 0;
+  int want = DK_MIN(DK_MIN(s->threads, n), 64) - 1;
+  for (int k = 0; k < want; k++)
+    if (pthread_create(&tids[nt], NULL, job_worker, &j) == 0) nt++;
+  job_worker(&j);
+  for (int k = 0; k < nt; k++) pthread_join(tids[k], NULL);
+  pthread_mutex_destroy(&j.mu);
+  if (j.status) {
+    if (err) *err = j.err;
+    return j.status;
+  }
+  return DK_OK;
+}
 
 /* ---- projection ------------------------------------------------------------------------ */
 
@@ -43,7 +122,8 @@ static dk_status merge_chain(pq_stream *s, const pq_anode *const *chain, int len
   pq_anode *parent = s->root;
   for (int t = 1; t < len; t++) {
     const pq_anode *orig = chain[t];
-    int whole = t == len - 1 || orig->kind != PQ_AN_STRUCT;
+    /* structs and lists are pruned to the selected fields; maps and leaves are taken whole */
+    int whole = t == len - 1 || orig->kind == PQ_AN_MAP || orig->kind == PQ_AN_LEAF;
     int found = -1;
     for (int i = 0; i < parent->n_children; i++)
       if (parent->children[i] == orig || parent->children[i]->src == orig) found = i;
@@ -70,9 +150,25 @@ static dk_status merge_chain(pq_stream *s, const pq_anode *const *chain, int len
   return DK_OK;
 }
 
-static void fix_first_leaf(pq_anode *n) {
+static int child_pos(const pq_anode *parent_src, const pq_anode *child) {
+  const pq_anode *orig = child->src ? child->src : child;
+  for (int i = 0; i < parent_src->n_children; i++)
+    if (parent_src->children[i] == orig) return i;
+  return 0;
+}
+
+/* Nested pruned structs keep file order (top level keeps request order); each pruned node
+** takes its levels from its first remaining leaf. */
+static void fix_pruned(pq_anode *n, int top) {
   if (n->kind == PQ_AN_LEAF || !n->src) return;
-  for (int i = 0; i < n->n_children; i++) fix_first_leaf(n->children[i]);
+  for (int i = 0; i < n->n_children; i++) fix_pruned(n->children[i], 0);
+  if (!top)
+    for (int i = 1; i < n->n_children; i++) /* insertion sort: a handful of fields */
+      for (int j = i; j > 0 && child_pos(n->src, n->children[j - 1]) > child_pos(n->src, n->children[j]); j--) {
+        pq_anode *x = n->children[j];
+        n->children[j] = n->children[j - 1];
+        n->children[j - 1] = x;
+      }
   if (n->n_children > 0) n->leaf = n->children[0]->leaf;
 }
 
@@ -95,8 +191,21 @@ static int resolve_path(const pq_anode *root, const char *path, const pq_anode *
       for (int i = 0; i < cur->n_children; i++)
         if (strlen(cur->children[i]->name) == l && !memcmp(cur->children[i]->name, p, l))
           next = cur->children[i];
+    } else if (cur->kind == PQ_AN_LIST) {
+      /* "l.element.x" or "l.x": step into the element, naming it or not */
+      const pq_anode *el = cur->children[0];
+      if (len >= max) return 0;
+      chain[len++] = el;
+      cur = el;
+      if (strlen(el->name) == l && !memcmp(el->name, p, l)) {
+        p = dot ? dot + 1 : p + l;
+        if (!dot) return len;
+      }
+      continue;
+    } else if (cur->kind == PQ_AN_MAP) {
+      return len; /* inside a map: the whole map is selected */
     } else {
-      return len; /* inside a list or map: the whole list/map is selected */
+      return 0; /* a path below a leaf */
     }
     if (!next || len >= max) return 0;
     chain[len++] = next;
@@ -141,32 +250,23 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     if (s->rg_pos >= s->n_rgs) return DK_OK; /* end: out->release stays NULL */
     int rg = s->rgs[s->rg_pos++];
     s->cur_rg = rg;
-    s->cols_open = 1;
-    for (int i = 0; i < s->n_sel; i++) {
-      dk_status st = dk_pq__col_open(&s->cols[i], s->f, rg, s->sel[i], err);
-      if (st) {
-        for (int j = i + 1; j < s->n_sel; j++) memset(&s->cols[j], 0, sizeof s->cols[j]);
-        return st;
-      }
-    }
+    s->cols_open = 1; /* col_close accepts never-opened (zeroed) columns */
+    for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
+    s->need_open = 1;
     s->rows_left = s->f->meta.row_groups[rg].num_rows;
   }
   int64_t n = DK_MIN(s->batch, s->rows_left);
-  for (int i = 0; i < s->n_sel; i++) {
-    dk_status st = dk_pq__col_read(&s->cols[i], n, &s->batches[i], err);
-    if (st) {
-      const pq_node *lf = s->f->leaves[s->sel[i]];
-      const pq_column_meta *cm = s->cols[i].cm;
-      char path[512];
-      size_t pl = 0;
-      path[0] = 0;
-      for (int k = 0; k < cm->n_path && pl < sizeof path - 1; k++)
-        pl += (size_t)snprintf(path + pl, sizeof path - pl, "%s%s", k ? "." : "", cm->path[k]);
-      dk__error_prefix(err, "column '%s' (row group %d)", cm->n_path ? path : lf->el->name, s->cur_rg);
-      return st;
-    }
+  s->batch_rows = n;
+  if (s->threads > 1) {
+    DK_RETURN_NOT_OK(run_phase(s, 0, s->n_sel, err));
+    s->need_open = 0;
+    DK_RETURN_NOT_OK(run_phase(s, 1, s->root->n_children, err));
+    dk_arr_advance(&s->builder, n, 0);
+  } else {
+    for (int i = 0; i < s->n_sel; i++) DK_RETURN_NOT_OK(col_task(s, i, err));
+    s->need_open = 0;
+    DK_RETURN_NOT_OK(dk_pq__assemble(&s->builder, s->root, s->lb, n, err));
   }
-  DK_RETURN_NOT_OK(dk_pq__assemble(&s->builder, s->root, s->lb, n, err));
   DK_RETURN_NOT_OK(dk_arr_finish(&s->builder, out, err));
   s->rows_left -= n;
   return DK_OK;
@@ -223,6 +323,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   dk_pq__file_ref(f);
   dk_arena_init(&s->arena, f->alloc, 4096);
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
+  s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
 
   /* projection */
@@ -249,7 +350,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
       }
       DK_CHECK_GOTO(merge_chain(s, chain, len, err));
     }
-    fix_first_leaf(s->root);
+    fix_pruned(s->root, 1);
   }
 
   /* row groups */
