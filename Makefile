@@ -34,6 +34,7 @@ test-fuzz:
 
 # pytest exits 5 when it collects nothing; that is not a failure while a suite is empty.
 test-python:
+	@DK_BUILD=$(BUILD) $(PY) -m pip install -q ./python
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
 

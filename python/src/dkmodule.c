@@ -1,0 +1,1315 @@
+/*
+ * dk._dk — the CPython extension module over libdk (project issue #6).
+ *
+ * Implements the Python types Table, Snapshot, Schema and Scan over include/dk/snapshot.h and
+ * (when the library has them) include/dk/scan.h + include/dk/expr.h. Arrow data leaves through
+ * the Arrow PyCapsule Interface (arrow.apache.org/docs/format/CDataInterface/
+ * PyCapsuleInterface.html): `__arrow_c_schema__` returns a capsule named "arrow_schema",
+ * `__arrow_c_stream__` one named "arrow_array_stream"; each capsule's destructor releases the
+ * struct if the consumer did not move it out. dk errors become instances of the exception
+ * classes created here (re-exported by dk/__init__.py) carrying dk's message.
+ *
+ * The GIL is released around every call into dk that may do I/O or decoding (table open,
+ * snapshot load, history, scan planning, and each get_schema/get_next of a scan stream: the
+ * stream handed to consumers is a thin wrapper that drops the GIL when its caller holds it).
+ * Calls on one Table are serialised by a per-table lock taken with the GIL released.
+ *
+ * DK_PY_HAVE_SCAN / DK_PY_HAVE_EXPR are set by setup.py from the symbols the linked library
+ * actually defines; without them scans raise dk.UnsupportedFeature and `_dk.HAVE_SCAN` is False.
+ * All memory dk allocates for objects of this module goes through a counting allocator whose
+ * live-block count `_dk._live_allocations()` exposes (a leak check that needs no sanitizer).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dk/arrow.h"
+#include "dk/common.h"
+#include "dk/snapshot.h"
+
+#ifndef DK_PY_HAVE_SCAN
+#define DK_PY_HAVE_SCAN 0
+#endif
+#ifndef DK_PY_HAVE_EXPR
+#define DK_PY_HAVE_EXPR 0
+#endif
+#if DK_PY_HAVE_SCAN
+#include "dk/expr.h"
+#include "dk/scan.h"
+#elif DK_PY_HAVE_EXPR
+#include "dk/expr.h"
+#endif
+
+PyMODINIT_FUNC PyInit__dk(void);
+
+/* keyword lists: CPython takes char *[] while -Wwrite-strings makes literals const */
+#define K(s) ((char *)(s))
+
+/* ---- counting allocator ------------------------------------------------------------------ */
+
+static atomic_llong g_live_blocks;
+
+static void *count_malloc(void *ctx, size_t size) {
+  (void)ctx;
+  void *p = malloc(size ? size : 1);
+  if (p) atomic_fetch_add(&g_live_blocks, 1);
+  return p;
+}
+
+static void *count_realloc(void *ctx, void *ptr, size_t size) {
+  (void)ctx;
+  void *p = realloc(ptr, size ? size : 1);
+  if (p && !ptr) atomic_fetch_add(&g_live_blocks, 1);
+  return p;
+}
+
+static void count_free(void *ctx, void *ptr) {
+  (void)ctx;
+  if (ptr) {
+    atomic_fetch_sub(&g_live_blocks, 1);
+    free(ptr);
+  }
+}
+
+static const dk_allocator g_alloc = {NULL, count_malloc, count_realloc, count_free};
+
+/* ---- exceptions -------------------------------------------------------------------------- */
+
+static PyObject *DkError, *TableNotFound, *VersionNotFound, *ColumnNotFound, *UnsupportedFeature,
+    *CorruptTable, *DkIOError, *InvalidArgument, *DkMemoryError, *Cancelled, *InternalError,
+    *Conflict;
+
+/* Raises `type` (NULL: chosen from err->code) with dk's message; attributes .status (the
+ * status name) and .code (its number). Returns NULL for `return raise_dk(...)`. */
+static PyObject *raise_dk(PyObject *type, const dk_error *err) {
+  dk_status code = err->code;
+  if (!type) {
+    switch (code) {
+      case DK_NOMEM: type = DkMemoryError; break;
+      case DK_INVALID: type = InvalidArgument; break;
+      case DK_IO: type = DkIOError; break;
+      case DK_NOT_FOUND: type = TableNotFound; break;
+      case DK_CORRUPT: type = CorruptTable; break;
+      case DK_UNSUPPORTED: type = UnsupportedFeature; break;
+      case DK_CONFLICT: type = Conflict; break;
+      case DK_CANCELLED: type = Cancelled; break;
+      case DK_OUT_OF_RANGE: type = VersionNotFound; break;
+      default: type = InternalError; break;
+    }
+  }
+  const char *msg = err->message[0] ? err->message : dk_status_str(code);
+  PyObject *inst = PyObject_CallFunction(type, "s", msg);
+  if (!inst) return NULL;
+  PyObject *status = PyUnicode_FromString(dk_status_str(code));
+  PyObject *num = PyLong_FromLong((long)code);
+  if (!status || !num || PyObject_SetAttrString(inst, "status", status) < 0 ||
+      PyObject_SetAttrString(inst, "code", num) < 0) {
+    Py_XDECREF(status);
+    Py_XDECREF(num);
+    Py_DECREF(inst);
+    return NULL;
+  }
+  Py_DECREF(status);
+  Py_DECREF(num);
+  PyErr_SetObject(type, inst);
+  Py_DECREF(inst);
+  return NULL;
+}
+
+static PyObject *raise_msg(PyObject *type, dk_status code, const char *msg) {
+  dk_error err;
+  dk_error_init(&err);
+  err.code = code;
+  snprintf(err.message, sizeof err.message, "%s", msg);
+  return raise_dk(type, &err);
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static PyObject *str_or_none(const char *s) {
+  if (!s) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+}
+
+static PyObject *g_json_loads; /* json.loads, imported at module init */
+
+static PyObject *json_or_none(const char *s) {
+  if (!s) Py_RETURN_NONE;
+  return PyObject_CallFunction(g_json_loads, "s", s);
+}
+
+/* Sets d[key] = v and drops the reference to v; -1 on error (also when v is NULL). */
+static int dict_steal(PyObject *d, const char *key, PyObject *v) {
+  if (!v) return -1;
+  int rc = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+static PyObject *str_list(const char *const *items, size_t n) {
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *s = str_or_none(items[i]);
+    if (!s) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, s);
+  }
+  return l;
+}
+
+/* ---- Table ------------------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  dk_table *t;
+  PyObject *path;
+  PyThread_type_lock lock;
+} TableObject;
+
+typedef struct {
+  PyObject_HEAD
+  TableObject *table;
+  dk_snapshot *s;
+} SnapshotObject;
+
+typedef struct {
+  PyObject_HEAD
+  SnapshotObject *snap;
+} SchemaObject;
+
+static PyTypeObject TableType, SnapshotType, SchemaType;
+
+#define LOCKED_CALL(tbl, stmt)                                    \
+  do {                                                            \
+    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock((tbl)->lock, WAIT_LOCK); \
+    stmt;                                                         \
+    PyThread_release_lock((tbl)->lock);                           \
+    Py_END_ALLOW_THREADS                                          \
+  } while (0)
+
+static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("path"), K("storage_options"), NULL};
+  PyObject *path_obj = NULL, *storage = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:Table", kwlist, &path_obj, &storage)) return -1;
+  if (self->t) {
+    PyErr_SetString(PyExc_RuntimeError, "dk.Table is already initialised");
+    return -1;
+  }
+  if (storage != Py_None) {
+    if (!PyDict_Check(storage)) {
+      PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
+      return -1;
+    }
+    if (PyDict_Size(storage) > 0) {
+      PyObject *key = NULL, *val = NULL;
+      Py_ssize_t pos = 0;
+      PyDict_Next(storage, &pos, &key, &val);
+      PyObject *ks = PyObject_Str(key);
+      if (!ks) return -1;
+      char msg[512];
+      snprintf(msg, sizeof msg,
+               "storage option '%s' is not supported: this dk build reads local tables only",
+               PyUnicode_AsUTF8(ks) ? PyUnicode_AsUTF8(ks) : "?");
+      Py_DECREF(ks);
+      PyErr_Clear();
+      raise_msg(UnsupportedFeature, DK_UNSUPPORTED, msg);
+      return -1;
+    }
+  }
+  PyObject *fs = NULL;
+  if (!PyUnicode_FSConverter(path_obj, &fs)) return -1;
+  self->lock = PyThread_allocate_lock();
+  if (!self->lock) {
+    Py_DECREF(fs);
+    PyErr_NoMemory();
+    return -1;
+  }
+  const char *path = PyBytes_AS_STRING(fs);
+  dk_table_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.version = DK_TABLE_OPTIONS_VERSION;
+  opts.alloc = &g_alloc;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  dk_table *t = NULL;
+  Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &opts, &err);
+  Py_END_ALLOW_THREADS
+  if (st != DK_OK) {
+    Py_DECREF(fs);
+    raise_dk(st == DK_NOT_FOUND ? TableNotFound : NULL, &err);
+    return -1;
+  }
+  self->t = t;
+  self->path = PyUnicode_DecodeFSDefault(dk_table_root(t));
+  Py_DECREF(fs);
+  return self->path ? 0 : -1;
+}
+
+static void table_dealloc(TableObject *self) {
+  dk_table_free(self->t);
+  if (self->lock) PyThread_free_lock(self->lock);
+  Py_XDECREF(self->path);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *table_get_path(TableObject *self, void *closure) {
+  (void)closure;
+  if (!self->path) Py_RETURN_NONE;
+  Py_INCREF(self->path);
+  return self->path;
+}
+
+static int check_table(TableObject *self) {
+  if (!self->t) {
+    PyErr_SetString(PyExc_RuntimeError, "dk.Table was not initialised");
+    return -1;
+  }
+  return 0;
+}
+
+/* timestamp argument: int (ms since the epoch, UTC), datetime (naive = UTC) or ISO-8601 str;
+ * non-int values are converted exactly by dk._util.timestamp_ms. */
+static int timestamp_to_ms(PyObject *ts, int64_t *out) {
+  PyObject *ms;
+  if (PyLong_Check(ts)) {
+    Py_INCREF(ts);
+    ms = ts;
+  } else {
+    PyObject *util = PyImport_ImportModule("dk._util");
+    if (!util) return -1;
+    ms = PyObject_CallMethod(util, "timestamp_ms", "O", ts);
+    Py_DECREF(util);
+    if (!ms) return -1;
+  }
+  long long v = PyLong_AsLongLong(ms);
+  Py_DECREF(ms);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+static PyObject *snapshot_wrap(TableObject *table, dk_snapshot *s) {
+  SnapshotObject *so = PyObject_New(SnapshotObject, &SnapshotType);
+  if (!so) {
+    dk_snapshot_free(s);
+    return NULL;
+  }
+  Py_INCREF(table);
+  so->table = table;
+  so->s = s;
+  return (PyObject *)so;
+}
+
+static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), K("timestamp"), NULL};
+  PyObject *version = Py_None, *timestamp = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:snapshot", kwlist, &version, &timestamp))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_snapshot_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.version = DK_SNAPSHOT_OPTIONS_VERSION;
+  opts.at_version = -1;
+  if (version != Py_None && timestamp != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "give version or timestamp, not both");
+    return NULL;
+  }
+  if (version != Py_None) {
+    if (!PyLong_Check(version)) {
+      PyErr_SetString(PyExc_TypeError, "version must be an int");
+      return NULL;
+    }
+    long long v = PyLong_AsLongLong(version);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < 0) {
+      PyErr_SetString(PyExc_ValueError, "version must be >= 0");
+      return NULL;
+    }
+    opts.at_version = (int64_t)v;
+  } else if (timestamp != Py_None) {
+    if (timestamp_to_ms(timestamp, &opts.timestamp_ms) < 0) return NULL;
+    opts.by_timestamp = 1;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  dk_snapshot *s = NULL;
+  LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
+  if (st != DK_OK) {
+    PyObject *type = NULL;
+    if (st == DK_NOT_FOUND)
+      type = (opts.at_version >= 0 || opts.by_timestamp) &&
+                     !strstr(err.message, "not a Delta table")
+                 ? VersionNotFound
+                 : TableNotFound;
+    return raise_dk(type, &err);
+  }
+  return snapshot_wrap(self, s);
+}
+
+static PyObject *history_list(TableObject *table, int64_t max_version, int64_t limit) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  dk_history *h = NULL;
+  /* a snapshot's history is the table's, cut at the snapshot's version */
+  int64_t want = max_version >= 0 ? 0 : limit;
+  LOCKED_CALL(table, st = dk_history_open(&h, table->t, want, &err));
+  if (st != DK_OK) return raise_dk(NULL, &err);
+  PyObject *list = PyList_New(0);
+  if (!list) goto fail;
+  for (size_t i = 0, n = dk_history_count(h); i < n; i++) {
+    int64_t version, ts;
+    const char *json;
+    dk_history_entry(h, i, &version, &ts, &json);
+    if (max_version >= 0 && version > max_version) continue;
+    if (limit > 0 && PyList_GET_SIZE(list) >= limit) break;
+    PyObject *d = json_or_none(json);
+    if (!d) goto fail;
+    if (!PyDict_Check(d)) {
+      Py_DECREF(d);
+      d = PyDict_New();
+      if (!d) goto fail;
+    }
+    PyObject *tsobj = PyLong_FromLongLong(ts);
+    if (!tsobj || dict_steal(d, "version", PyLong_FromLongLong(version)) < 0 ||
+        PyDict_SetItemString(d, "commit_timestamp", tsobj) < 0 ||
+        (!PyDict_GetItemString(d, "timestamp") && PyDict_SetItemString(d, "timestamp", tsobj) < 0) ||
+        PyList_Append(list, d) < 0) {
+      Py_XDECREF(tsobj);
+      Py_DECREF(d);
+      goto fail;
+    }
+    Py_DECREF(tsobj);
+    Py_DECREF(d);
+  }
+  dk_history_free(h);
+  return list;
+fail:
+  dk_history_free(h);
+  Py_XDECREF(list);
+  return NULL;
+}
+
+static int parse_limit(PyObject *obj, int64_t *out) {
+  *out = 0;
+  if (obj == Py_None) return 0;
+  long long v = PyLong_AsLongLong(obj);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 0) {
+    PyErr_SetString(PyExc_ValueError, "limit must be >= 0");
+    return -1;
+  }
+  *out = (int64_t)v;
+  return 0;
+}
+
+static PyObject *table_history(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("limit"), NULL};
+  PyObject *limit_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:history", kwlist, &limit_obj)) return NULL;
+  int64_t limit;
+  if (check_table(self) < 0 || parse_limit(limit_obj, &limit) < 0) return NULL;
+  return history_list(self, -1, limit);
+}
+
+static PyObject *table_repr(TableObject *self) {
+  return PyUnicode_FromFormat("dk.Table(%R)", self->path ? self->path : Py_None);
+}
+
+static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw);
+
+static PyObject *table_scan(TableObject *self, PyObject *args, PyObject *kw) {
+  PyObject *noargs = PyTuple_New(0);
+  if (!noargs) return NULL;
+  PyObject *snap = table_snapshot(self, noargs, NULL);
+  Py_DECREF(noargs);
+  if (!snap) return NULL;
+  PyObject *res = snapshot_scan((SnapshotObject *)snap, args, kw);
+  Py_DECREF(snap);
+  return res;
+}
+
+static PyMethodDef table_methods[] = {
+    {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
+     "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
+     "to a version or to the latest commit at or before timestamp (int ms since the epoch, "
+     "datetime (naive = UTC) or ISO-8601 string)."},
+    {"history", (PyCFunction)(void (*)(void))table_history, METH_VARARGS | METH_KEYWORDS,
+     "history(limit=None) -> list[dict]\n\ncommitInfo of each version, newest first, with "
+     "'version' and 'commit_timestamp' added."},
+    {"scan", (PyCFunction)(void (*)(void))table_scan, METH_VARARGS | METH_KEYWORDS,
+     "scan(...) -> Scan: shorthand for snapshot().scan(...)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef table_getset[] = {
+    {"path", (getter)table_get_path, NULL, "the table root", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Table",
+    .tp_basicsize = sizeof(TableObject),
+    .tp_dealloc = (destructor)table_dealloc,
+    .tp_repr = (reprfunc)table_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Table(path, storage_options=None): a Delta table on the local filesystem.",
+    .tp_methods = table_methods,
+    .tp_getset = table_getset,
+    .tp_init = (initproc)table_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---- Schema ------------------------------------------------------------------------------ */
+
+static void schema_capsule_free(PyObject *cap) {
+  struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
+  if (!s) {
+    PyErr_WriteUnraisable(cap);
+    return;
+  }
+  if (s->release) s->release(s);
+  free(s);
+}
+
+static PyObject *schema_capsule(struct ArrowSchema *src) {
+  struct ArrowSchema *s = malloc(sizeof *s);
+  if (!s) {
+    src->release(src);
+    return PyErr_NoMemory();
+  }
+  *s = *src; /* move */
+  src->release = NULL;
+  PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+static PyObject *schema_arrow_c_schema(SchemaObject *self, PyObject *noargs) {
+  (void)noargs;
+  struct ArrowSchema out;
+  memset(&out, 0, sizeof out);
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_snapshot_arrow_schema(&out, self->snap->s, 0, &err) != DK_OK) return raise_dk(NULL, &err);
+  return schema_capsule(&out);
+}
+
+static void schema_dealloc(SchemaObject *self) {
+  Py_XDECREF(self->snap);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *schema_fields(SchemaObject *self, void *closure) {
+  (void)closure;
+  const dk_type *st = dk_snapshot_schema(self->snap->s);
+  size_t n = st ? st->n_fields : 0;
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    const dk_field *f = &st->fields[i];
+    size_t need = dk_type_to_string(NULL, 0, f->type);
+    char *buf = PyMem_Malloc(need + 1);
+    if (!buf) {
+      Py_DECREF(l);
+      return PyErr_NoMemory();
+    }
+    dk_type_to_string(buf, need + 1, f->type);
+    PyObject *t = Py_BuildValue("(NsO)", str_or_none(f->name), buf, f->nullable ? Py_True : Py_False);
+    PyMem_Free(buf);
+    if (!t) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, t);
+  }
+  return l;
+}
+
+static PyObject *schema_names(SchemaObject *self, void *closure) {
+  (void)closure;
+  const dk_type *st = dk_snapshot_schema(self->snap->s);
+  size_t n = st ? st->n_fields : 0;
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *s = str_or_none(st->fields[i].name);
+    if (!s) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, s);
+  }
+  return l;
+}
+
+static PyObject *schema_json(SchemaObject *self, void *closure) {
+  (void)closure;
+  return str_or_none(dk_snapshot_metadata(self->snap->s)->schema_string);
+}
+
+static PyObject *call_pyarrow(const char *fn, PyObject *arg) {
+  PyObject *pa = PyImport_ImportModule("pyarrow");
+  if (!pa) return NULL;
+  PyObject *res = PyObject_CallMethod(pa, fn, "O", arg);
+  Py_DECREF(pa);
+  return res;
+}
+
+static PyObject *schema_to_pyarrow(SchemaObject *self, PyObject *noargs) {
+  (void)noargs;
+  return call_pyarrow("schema", (PyObject *)self);
+}
+
+static PyObject *schema_repr(SchemaObject *self) {
+  PyObject *f = schema_fields(self, NULL);
+  if (!f) return NULL;
+  PyObject *r = PyUnicode_FromFormat("dk.Schema(%R)", f);
+  Py_DECREF(f);
+  return r;
+}
+
+static PyMethodDef schema_methods[] = {
+    {"__arrow_c_schema__", (PyCFunction)schema_arrow_c_schema, METH_NOARGS,
+     "The logical schema as a PyCapsule 'arrow_schema' (Arrow PyCapsule Interface)."},
+    {"to_pyarrow", (PyCFunction)schema_to_pyarrow, METH_NOARGS, "pyarrow.schema(self)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef schema_getset[] = {
+    {"fields", (getter)schema_fields, NULL, "[(name, delta type string, nullable)]", NULL},
+    {"names", (getter)schema_names, NULL, "top-level column names", NULL},
+    {"json", (getter)schema_json, NULL, "the schemaString of the table metadata", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject SchemaType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Schema",
+    .tp_basicsize = sizeof(SchemaObject),
+    .tp_dealloc = (destructor)schema_dealloc,
+    .tp_repr = (reprfunc)schema_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The logical schema of a snapshot; implements __arrow_c_schema__.",
+    .tp_methods = schema_methods,
+    .tp_getset = schema_getset,
+};
+
+/* ---- Snapshot ---------------------------------------------------------------------------- */
+
+static void snapshot_dealloc(SnapshotObject *self) {
+  dk_snapshot_free(self->s);
+  Py_XDECREF(self->table);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *snapshot_version(SnapshotObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLongLong(dk_snapshot_version(self->s));
+}
+
+static PyObject *snapshot_timestamp(SnapshotObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLongLong(dk_snapshot_timestamp(self->s));
+}
+
+static PyObject *snapshot_table(SnapshotObject *self, void *closure) {
+  (void)closure;
+  Py_INCREF(self->table);
+  return (PyObject *)self->table;
+}
+
+static PyObject *snapshot_schema(SnapshotObject *self, void *closure) {
+  (void)closure;
+  SchemaObject *so = PyObject_New(SchemaObject, &SchemaType);
+  if (!so) return NULL;
+  Py_INCREF(self);
+  so->snap = self;
+  return (PyObject *)so;
+}
+
+static PyObject *snapshot_partition_columns(SnapshotObject *self, void *closure) {
+  (void)closure;
+  const dk_metadata *m = dk_snapshot_metadata(self->s);
+  return str_list(m->partition_columns, m->n_partition_columns);
+}
+
+static PyObject *snapshot_properties(SnapshotObject *self, void *closure) {
+  (void)closure;
+  const dk_metadata *m = dk_snapshot_metadata(self->s);
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  for (size_t i = 0; i < m->n_configuration; i++) {
+    PyObject *v = str_or_none(m->config_values[i]);
+    if (!v) goto fail;
+    int rc = PyDict_SetItemString(d, m->config_keys[i], v);
+    Py_DECREF(v);
+    if (rc < 0) goto fail;
+  }
+  return d;
+fail:
+  Py_DECREF(d);
+  return NULL;
+}
+
+static PyObject *snapshot_protocol(SnapshotObject *self, void *closure) {
+  (void)closure;
+  const dk_protocol *p = dk_snapshot_protocol(self->s);
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  PyObject *rf = NULL, *wf = NULL;
+  if (p->has_reader_features) {
+    rf = str_list(p->reader_features, p->n_reader_features);
+  } else {
+    Py_INCREF(Py_None);
+    rf = Py_None;
+  }
+  if (p->has_writer_features) {
+    wf = str_list(p->writer_features, p->n_writer_features);
+  } else {
+    Py_INCREF(Py_None);
+    wf = Py_None;
+  }
+  if (dict_steal(d, "min_reader_version", PyLong_FromLong(p->min_reader_version)) < 0 ||
+      dict_steal(d, "min_writer_version", PyLong_FromLong(p->min_writer_version)) < 0 ||
+      dict_steal(d, "reader_features", rf) < 0 || dict_steal(d, "writer_features", wf) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyObject *snapshot_metadata(SnapshotObject *self, void *closure) {
+  (void)closure;
+  const dk_metadata *m = dk_snapshot_metadata(self->s);
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  if (dict_steal(d, "id", str_or_none(m->id)) < 0 ||
+      dict_steal(d, "name", str_or_none(m->name)) < 0 ||
+      dict_steal(d, "description", str_or_none(m->description)) < 0 ||
+      dict_steal(d, "format_provider", str_or_none(m->format_provider)) < 0 ||
+      dict_steal(d, "schema_string", str_or_none(m->schema_string)) < 0 ||
+      dict_steal(d, "created_time",
+                 m->created_time < 0 ? (Py_INCREF(Py_None), Py_None)
+                                     : PyLong_FromLongLong(m->created_time)) < 0 ||
+      dict_steal(d, "partition_columns", str_list(m->partition_columns, m->n_partition_columns)) < 0 ||
+      dict_steal(d, "configuration", snapshot_properties(self, NULL)) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyObject *snapshot_num_files(SnapshotObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLongLong(dk_snapshot_num_files(self->s));
+}
+
+static PyObject *dv_dict(const dk_dv_descriptor *dv) {
+  if (!dv) Py_RETURN_NONE;
+  char st[2] = {dv->storage_type, 0};
+  return Py_BuildValue("{s:s,s:N,s:N,s:i,s:L}", "storage_type", st, "path_or_inline_dv",
+                       str_or_none(dv->path_or_inline_dv), "offset",
+                       dv->offset < 0 ? (Py_INCREF(Py_None), Py_None) : PyLong_FromLong(dv->offset),
+                       "size_in_bytes", (int)dv->size_in_bytes, "cardinality",
+                       (long long)dv->cardinality);
+}
+
+static PyObject *file_dict(SnapshotObject *self, const dk_file_entry *f, int64_t num_records) {
+  const dk_metadata *m = dk_snapshot_metadata(self->s);
+  PyObject *d = PyDict_New();
+  PyObject *pv = PyDict_New();
+  if (!d || !pv) goto fail;
+  for (size_t k = 0; k < m->n_partition_columns; k++) {
+    int is_null = 0;
+    const char *v = dk_file_partition_value(self->s, f, m->partition_columns[k], &is_null);
+    PyObject *vo = is_null ? (Py_INCREF(Py_None), Py_None) : str_or_none(v);
+    if (!vo) goto fail;
+    int rc = PyDict_SetItemString(pv, m->partition_columns[k], vo);
+    Py_DECREF(vo);
+    if (rc < 0) goto fail;
+  }
+  if (dict_steal(d, "path", str_or_none(f->path)) < 0 ||
+      dict_steal(d, "size", PyLong_FromLongLong(f->size)) < 0 ||
+      dict_steal(d, "modification_time", PyLong_FromLongLong(f->modification_time)) < 0 ||
+      PyDict_SetItemString(d, "partition_values", pv) < 0 ||
+      dict_steal(d, "stats", str_or_none(f->stats)) < 0 ||
+      dict_steal(d, "tags", json_or_none(f->tags_json)) < 0 ||
+      dict_steal(d, "deletion_vector", dv_dict(f->dv)) < 0 ||
+      dict_steal(d, "base_row_id", f->has_base_row_id ? PyLong_FromLongLong(f->base_row_id)
+                                                       : (Py_INCREF(Py_None), Py_None)) < 0 ||
+      dict_steal(d, "default_row_commit_version",
+                 f->has_default_row_commit_version
+                     ? PyLong_FromLongLong(f->default_row_commit_version)
+                     : (Py_INCREF(Py_None), Py_None)) < 0)
+    goto fail;
+  if (num_records >= -1 &&
+      dict_steal(d, "num_records", num_records >= 0 ? PyLong_FromLongLong(num_records)
+                                                     : (Py_INCREF(Py_None), Py_None)) < 0)
+    goto fail;
+  Py_DECREF(pv);
+  return d;
+fail:
+  Py_XDECREF(d);
+  Py_XDECREF(pv);
+  return NULL;
+}
+
+#if DK_PY_HAVE_SCAN
+static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter);
+#endif
+
+static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("filter"), NULL};
+  PyObject *filter = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:files", kwlist, &filter)) return NULL;
+  if (filter != Py_None) {
+#if DK_PY_HAVE_SCAN
+    return snapshot_files_filtered(self, filter);
+#else
+    return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
+                     "files(filter=...) needs the scan layer, which this dk build lacks");
+#endif
+  }
+  int64_t n = dk_snapshot_num_files(self->s);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    dk_file_entry f;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_snapshot_file(&f, self->s, i, &err) != DK_OK) {
+      Py_DECREF(l);
+      return raise_dk(NULL, &err);
+    }
+    PyObject *d = file_dict(self, &f, -2);
+    if (!d) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  return l;
+}
+
+static PyObject *snapshot_history(SnapshotObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("limit"), NULL};
+  PyObject *limit_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:history", kwlist, &limit_obj)) return NULL;
+  int64_t limit;
+  if (parse_limit(limit_obj, &limit) < 0) return NULL;
+  return history_list(self->table, dk_snapshot_version(self->s), limit);
+}
+
+static PyObject *snapshot_repr(SnapshotObject *self) {
+  return PyUnicode_FromFormat("dk.Snapshot(%R, version=%lld)", self->table->path,
+                              (long long)dk_snapshot_version(self->s));
+}
+
+/* ---- Scan -------------------------------------------------------------------------------- */
+
+#if DK_PY_HAVE_SCAN
+
+typedef struct {
+  PyObject_HEAD
+  SnapshotObject *snap;
+  dk_scan *scan;
+} ScanObject;
+
+static PyTypeObject ScanType;
+
+/* The stream handed to consumers: forwards to dk's stream, dropping the GIL around the calls
+ * that decode when the calling thread holds it. It owns a reference to the Python Scan, so the
+ * dk_scan the inner stream reads outlives it however long the consumer keeps the stream. */
+typedef struct {
+  struct ArrowArrayStream inner;
+  PyObject *owner;
+} gil_stream;
+
+static int gil_held(void) { return Py_IsInitialized() && PyGILState_Check(); }
+
+static int gs_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  gil_stream *g = s->private_data;
+  if (!gil_held()) return g->inner.get_schema(&g->inner, out);
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = g->inner.get_schema(&g->inner, out);
+  Py_END_ALLOW_THREADS return rc;
+}
+
+static int gs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  gil_stream *g = s->private_data;
+  if (!gil_held()) return g->inner.get_next(&g->inner, out);
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = g->inner.get_next(&g->inner, out);
+  Py_END_ALLOW_THREADS return rc;
+}
+
+static const char *gs_get_last_error(struct ArrowArrayStream *s) {
+  gil_stream *g = s->private_data;
+  return g->inner.get_last_error(&g->inner);
+}
+
+static void gs_release(struct ArrowArrayStream *s) {
+  gil_stream *g = s->private_data;
+  if (g->inner.release) g->inner.release(&g->inner);
+  PyObject *owner = g->owner;
+  free(g);
+  s->release = NULL;
+  s->private_data = NULL;
+  /* consumers may release from any thread, with or without the GIL (after interpreter
+   * shutdown the reference is left: the process is ending) */
+  if (owner && Py_IsInitialized()) {
+    PyGILState_STATE gs = PyGILState_Ensure();
+    Py_DECREF(owner);
+    PyGILState_Release(gs);
+  }
+}
+
+static void stream_capsule_free(PyObject *cap) {
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (!s) {
+    PyErr_WriteUnraisable(cap);
+    return;
+  }
+  if (s->release) s->release(s);
+  free(s);
+}
+
+static PyObject *scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("requested_schema"), NULL};
+  PyObject *requested = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__arrow_c_stream__", kwlist, &requested))
+    return NULL;
+  /* requested_schema is a hint (PyCapsule Interface); dk produces its own schema */
+  struct ArrowArrayStream *outer = calloc(1, sizeof *outer);
+  gil_stream *g = calloc(1, sizeof *g);
+  if (!outer || !g) {
+    free(outer);
+    free(g);
+    return PyErr_NoMemory();
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS st = dk_scan_read(&g->inner, self->scan, &err);
+  Py_END_ALLOW_THREADS
+  if (st != DK_OK) {
+    free(outer);
+    free(g);
+    return raise_dk(NULL, &err);
+  }
+  outer->get_schema = gs_get_schema;
+  outer->get_next = gs_get_next;
+  outer->get_last_error = gs_get_last_error;
+  outer->release = gs_release;
+  outer->private_data = g;
+  Py_INCREF(self);
+  g->owner = (PyObject *)self;
+  PyObject *cap = PyCapsule_New(outer, "arrow_array_stream", stream_capsule_free);
+  if (!cap) {
+    outer->release(outer);
+    free(outer);
+  }
+  return cap;
+}
+
+static PyObject *scan_arrow_c_schema(ScanObject *self, PyObject *noargs) {
+  (void)noargs;
+  struct ArrowSchema out;
+  memset(&out, 0, sizeof out);
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_scan_schema(&out, self->scan, &err) != DK_OK) return raise_dk(NULL, &err);
+  return schema_capsule(&out);
+}
+
+static PyObject *scan_to_pyarrow(ScanObject *self, PyObject *noargs) {
+  (void)noargs;
+  return call_pyarrow("table", (PyObject *)self);
+}
+
+static PyObject *scan_to_reader(ScanObject *self, PyObject *noargs) {
+  (void)noargs;
+  PyObject *pa = PyImport_ImportModule("pyarrow");
+  if (!pa) return NULL;
+  PyObject *cls = PyObject_GetAttrString(pa, "RecordBatchReader");
+  Py_DECREF(pa);
+  if (!cls) return NULL;
+  PyObject *res = PyObject_CallMethod(cls, "from_stream", "O", (PyObject *)self);
+  Py_DECREF(cls);
+  return res;
+}
+
+static PyObject *scan_stats(ScanObject *self, void *closure) {
+  (void)closure;
+  dk_scan_stats s;
+  dk_scan_stats_get(&s, self->scan);
+  return Py_BuildValue(
+      "{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "files_total",
+      (long long)s.files_total, "files_pruned_partition", (long long)s.files_pruned_partition,
+      "files_pruned_stats", (long long)s.files_pruned_stats, "files_pruned_limit",
+      (long long)s.files_pruned_limit, "files_selected", (long long)s.files_selected,
+      "bytes_selected", (long long)s.bytes_selected, "rows_estimated",
+      (long long)s.rows_estimated, "row_groups_total", (long long)s.row_groups_total,
+      "row_groups_skipped", (long long)s.row_groups_skipped, "pages_skipped",
+      (long long)s.pages_skipped, "rows_decoded", (long long)s.rows_decoded, "rows_deleted",
+      (long long)s.rows_deleted, "rows_filtered", (long long)s.rows_filtered, "rows_returned",
+      (long long)s.rows_returned);
+}
+
+static PyObject *scan_files(ScanObject *self, PyObject *noargs) {
+  (void)noargs;
+  int64_t n = dk_scan_num_files(self->scan);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    dk_scan_file f;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK) {
+      Py_DECREF(l);
+      return raise_dk(NULL, &err);
+    }
+    PyObject *d = file_dict(self->snap, &f.entry, f.num_records);
+    if (!d) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  return l;
+}
+
+static void scan_dealloc(ScanObject *self) {
+  dk_scan_free(self->scan);
+  Py_XDECREF(self->snap);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *scan_repr(ScanObject *self) {
+  return PyUnicode_FromFormat("dk.Scan(%R, version=%lld, files=%lld)", self->snap->table->path,
+                              (long long)dk_snapshot_version(self->snap->s),
+                              (long long)dk_scan_num_files(self->scan));
+}
+
+static PyMethodDef scan_methods[] = {
+    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))scan_arrow_c_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "A new PyCapsule 'arrow_array_stream' over the whole scan (each call reads afresh)."},
+    {"__arrow_c_schema__", (PyCFunction)scan_arrow_c_schema, METH_NOARGS,
+     "The scan's output schema as a PyCapsule 'arrow_schema'."},
+    {"to_pyarrow", (PyCFunction)scan_to_pyarrow, METH_NOARGS, "pyarrow.table(self)"},
+    {"to_reader", (PyCFunction)scan_to_reader, METH_NOARGS,
+     "pyarrow.RecordBatchReader.from_stream(self)"},
+    {"files", (PyCFunction)scan_files, METH_NOARGS, "the files this scan reads"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef scan_getset[] = {
+    {"stats", (getter)scan_stats, NULL, "pushdown and read counters (dk_scan_stats)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject ScanType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Scan",
+    .tp_basicsize = sizeof(ScanObject),
+    .tp_dealloc = (destructor)scan_dealloc,
+    .tp_repr = (reprfunc)scan_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A planned scan; implements __arrow_c_stream__ (each call yields a new stream).",
+    .tp_methods = scan_methods,
+    .tp_getset = scan_getset,
+};
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} meta_names[] = {{"file_path", DK_META_FILE_PATH},
+                  {"file_name", DK_META_FILE_NAME},
+                  {"file_size", DK_META_FILE_SIZE},
+                  {"file_block_start", DK_META_FILE_BLOCK_START},
+                  {"file_block_length", DK_META_FILE_BLOCK_LENGTH},
+                  {"file_modification_time", DK_META_FILE_MODIFICATION_TIME},
+                  {"row_index", DK_META_ROW_INDEX},
+                  {"row_id", DK_META_ROW_ID},
+                  {"row_commit_version", DK_META_ROW_COMMIT_VERSION}};
+
+/* with_metadata: False/None, True (every field the table can produce: the row-tracking ones
+ * only with the rowTracking feature) or a list of field names. */
+static int parse_metadata_fields(PyObject *obj, const dk_snapshot *snap, unsigned *out) {
+  *out = 0;
+  if (obj == Py_None || obj == Py_False) return 0;
+  if (obj == Py_True) {
+    *out = DK_META_ALL;
+    if (!dk_snapshot_has_feature(snap, "rowTracking"))
+      *out &= ~(unsigned)(DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION);
+    return 0;
+  }
+  PyObject *seq = PySequence_Fast(obj, "with_metadata must be a bool or a list of field names");
+  if (!seq) return -1;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+    const char *name = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+    if (!name) goto fail;
+    size_t k = 0;
+    for (; k < sizeof meta_names / sizeof meta_names[0]; k++)
+      if (!strcmp(name, meta_names[k].name)) break;
+    if (k == sizeof meta_names / sizeof meta_names[0]) {
+      PyErr_Format(PyExc_ValueError, "unknown _metadata field '%s'", name);
+      goto fail;
+    }
+    *out |= meta_names[k].bit;
+  }
+  Py_DECREF(seq);
+  return 0;
+fail:
+  Py_DECREF(seq);
+  return -1;
+}
+
+/* Builds a dk_scan; columns/filter may be Py_None. */
+static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *filter, int64_t limit,
+                          unsigned meta, int threads) {
+  dk_scan_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.version = DK_SCAN_OPTIONS_VERSION;
+  opts.limit = limit;
+  opts.metadata_fields = meta;
+  opts.threads = threads;
+  const char **names = NULL;
+  PyObject *seq = NULL;
+  dk_expr *expr = NULL;
+  dk_scan *scan = NULL;
+  dk_error err;
+  dk_error_init(&err);
+  if (columns != Py_None) {
+    if (PyUnicode_Check(columns)) {
+      PyErr_SetString(PyExc_TypeError, "columns must be a list of names, not a str");
+      return NULL;
+    }
+    seq = PySequence_Fast(columns, "columns must be a list of names");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    names = PyMem_Calloc((size_t)n + 1, sizeof *names);
+    if (!names) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+      names[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+      if (!names[i]) goto done;
+    }
+    opts.columns = names;
+    opts.n_columns = (size_t)n;
+  }
+  if (filter != Py_None) {
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(filter, &len);
+    if (!text) goto done;
+    if (dk_expr_parsen(&expr, text, (size_t)len, &err) != DK_OK) {
+      raise_dk(err.code == DK_UNSUPPORTED ? UnsupportedFeature : InvalidArgument, &err);
+      goto done;
+    }
+    opts.filter = expr;
+  }
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_scan_new(&scan, self->s, &opts, &err));
+  if (st != DK_OK) {
+    scan = NULL;
+    raise_dk(st == DK_NOT_FOUND ? ColumnNotFound : NULL, &err);
+  }
+done:
+  dk_expr_free(expr);
+  PyMem_Free(names);
+  Py_XDECREF(seq);
+  return scan;
+}
+
+static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("columns"), K("filter"), K("limit"), K("with_metadata"), K("threads"), NULL};
+  PyObject *columns = Py_None, *filter = Py_None, *limit_obj = Py_None, *meta_obj = Py_False,
+           *threads_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOO:scan", kwlist, &columns, &filter,
+                                   &limit_obj, &meta_obj, &threads_obj))
+    return NULL;
+  int64_t limit = -1;
+  if (limit_obj != Py_None && parse_limit(limit_obj, &limit) < 0) return NULL;
+  unsigned meta;
+  if (parse_metadata_fields(meta_obj, self->s, &meta) < 0) return NULL;
+  int threads = 0;
+  if (threads_obj != Py_None) {
+    long v = PyLong_AsLong(threads_obj);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v < 0 || v > 1024) {
+      PyErr_SetString(PyExc_ValueError, "threads must be between 0 and 1024");
+      return NULL;
+    }
+    threads = (int)v;
+  }
+  if (filter != Py_None && !PyUnicode_Check(filter)) {
+    PyErr_SetString(PyExc_TypeError, "filter must be a str (dk expression) or None");
+    return NULL;
+  }
+  dk_scan *scan = make_scan(self, columns, filter, limit, meta, threads);
+  if (!scan) return NULL;
+  ScanObject *so = PyObject_New(ScanObject, &ScanType);
+  if (!so) {
+    dk_scan_free(scan);
+    return NULL;
+  }
+  Py_INCREF(self);
+  so->snap = self;
+  so->scan = scan;
+  return (PyObject *)so;
+}
+
+static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter) {
+  if (!PyUnicode_Check(filter)) {
+    PyErr_SetString(PyExc_TypeError, "filter must be a str (dk expression) or None");
+    return NULL;
+  }
+  dk_scan *scan = make_scan(self, Py_None, filter, -1, 0, 0);
+  if (!scan) return NULL;
+  ScanObject tmp; /* only scan_files' fields are used */
+  tmp.snap = self;
+  tmp.scan = scan;
+  PyObject *res = scan_files(&tmp, NULL);
+  dk_scan_free(scan);
+  return res;
+}
+
+#else /* !DK_PY_HAVE_SCAN */
+
+static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
+  (void)self;
+  (void)args;
+  (void)kw;
+  return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
+                   "scans need the scan layer (dk/scan.h), which this dk build lacks");
+}
+
+#endif
+
+static PyMethodDef snapshot_methods[] = {
+    {"files", (PyCFunction)(void (*)(void))snapshot_files, METH_VARARGS | METH_KEYWORDS,
+     "files(filter=None) -> list[dict]: the active data files (path relative to the root "
+     "unless absolute, size, modification_time, partition_values, stats, tags, "
+     "deletion_vector, row tracking)."},
+    {"history", (PyCFunction)(void (*)(void))snapshot_history, METH_VARARGS | METH_KEYWORDS,
+     "history(limit=None) -> list[dict]: commitInfo of versions up to this one, newest first."},
+    {"scan", (PyCFunction)(void (*)(void))snapshot_scan, METH_VARARGS | METH_KEYWORDS,
+     "scan(columns=None, filter=None, limit=None, with_metadata=False, threads=None) -> Scan"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef snapshot_getset[] = {
+    {"version", (getter)snapshot_version, NULL, "the snapshot's version", NULL},
+    {"timestamp", (getter)snapshot_timestamp, NULL, "commit time of the version (ms)", NULL},
+    {"table", (getter)snapshot_table, NULL, "the Table", NULL},
+    {"schema", (getter)snapshot_schema, NULL, "the logical schema (dk.Schema)", NULL},
+    {"partition_columns", (getter)snapshot_partition_columns, NULL, "list of names", NULL},
+    {"properties", (getter)snapshot_properties, NULL, "table properties (configuration)", NULL},
+    {"protocol", (getter)snapshot_protocol, NULL, "the protocol action as a dict", NULL},
+    {"metadata", (getter)snapshot_metadata, NULL, "the metadata action as a dict", NULL},
+    {"num_files", (getter)snapshot_num_files, NULL, "number of active files", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject SnapshotType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Snapshot",
+    .tp_basicsize = sizeof(SnapshotObject),
+    .tp_dealloc = (destructor)snapshot_dealloc,
+    .tp_repr = (reprfunc)snapshot_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An immutable snapshot of a table at one version.",
+    .tp_methods = snapshot_methods,
+    .tp_getset = snapshot_getset,
+};
+
+/* ---- module ------------------------------------------------------------------------------ */
+
+static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
+  (void)m;
+  (void)noargs;
+  return PyLong_FromLongLong(atomic_load(&g_live_blocks));
+}
+
+static PyMethodDef module_methods[] = {
+    {"_live_allocations", mod_live_allocations, METH_NOARGS,
+     "blocks dk currently holds through this module's allocator (leak checks)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef dk_module = {PyModuleDef_HEAD_INIT, "dk._dk",
+                                       "CPython binding of libdk (see the dk package).", -1,
+                                       module_methods, NULL, NULL, NULL, NULL};
+
+static PyObject *new_exc(PyObject *m, const char *name, PyObject *base1, PyObject *base2,
+                         const char *doc) {
+  char full[64];
+  snprintf(full, sizeof full, "dk.%s", name);
+  PyObject *bases = base2 ? PyTuple_Pack(2, base1, base2) : PyTuple_Pack(1, base1);
+  if (!bases) return NULL;
+  PyObject *e = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+  Py_DECREF(bases);
+  if (!e) return NULL;
+  if (PyModule_AddObject(m, name, e) < 0) {
+    Py_DECREF(e);
+    return NULL;
+  }
+  Py_INCREF(e); /* the module owns one reference, the static pointer another */
+  return e;
+}
+
+PyMODINIT_FUNC PyInit__dk(void) {
+  PyObject *m = PyModule_Create(&dk_module);
+  if (!m) return NULL;
+  PyObject *json = PyImport_ImportModule("json");
+  if (!json) goto fail;
+  g_json_loads = PyObject_GetAttrString(json, "loads");
+  Py_DECREF(json);
+  if (!g_json_loads) goto fail;
+  if (!(DkError = new_exc(m, "DkError", PyExc_Exception, NULL,
+                          "Base of dk's errors; .status is dk's status name, .code its number.")) ||
+      !(TableNotFound = new_exc(m, "TableNotFound", DkError, NULL, "No Delta table at the path.")) ||
+      !(VersionNotFound = new_exc(m, "VersionNotFound", DkError, NULL,
+                                  "The version or timestamp is outside the table's history.")) ||
+      !(ColumnNotFound = new_exc(m, "ColumnNotFound", DkError, PyExc_LookupError,
+                                 "A column named in a scan does not exist.")) ||
+      !(UnsupportedFeature = new_exc(m, "UnsupportedFeature", DkError, NULL,
+                                     "A table feature, type or encoding dk does not implement.")) ||
+      !(CorruptTable = new_exc(m, "CorruptTable", DkError, NULL,
+                               "A log, checkpoint, Parquet or DV file is malformed.")) ||
+      !(DkIOError = new_exc(m, "DkIOError", DkError, PyExc_OSError, "Storage failed.")) ||
+      !(InvalidArgument = new_exc(m, "InvalidArgument", DkError, PyExc_ValueError,
+                                  "A bad argument, option or filter expression.")) ||
+      !(DkMemoryError = new_exc(m, "DkMemoryError", DkError, PyExc_MemoryError,
+                                "An allocation inside dk failed.")) ||
+      !(Cancelled = new_exc(m, "Cancelled", DkError, NULL, "The operation was cancelled.")) ||
+      !(Conflict = new_exc(m, "Conflict", DkError, NULL, "A concurrent commit won.")) ||
+      !(InternalError = new_exc(m, "InternalError", DkError, NULL, "A bug in dk.")))
+    goto fail;
+  if (PyType_Ready(&TableType) < 0 || PyType_Ready(&SnapshotType) < 0 ||
+      PyType_Ready(&SchemaType) < 0)
+    goto fail;
+  Py_INCREF(&TableType);
+  if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) goto fail;
+  Py_INCREF(&SnapshotType);
+  if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapshotType) < 0) goto fail;
+  Py_INCREF(&SchemaType);
+  if (PyModule_AddObject(m, "Schema", (PyObject *)&SchemaType) < 0) goto fail;
+#if DK_PY_HAVE_SCAN
+  if (PyType_Ready(&ScanType) < 0) goto fail;
+  Py_INCREF(&ScanType);
+  if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0) goto fail;
+#endif
+  if (PyModule_AddObject(m, "HAVE_SCAN", PyBool_FromLong(DK_PY_HAVE_SCAN)) < 0 ||
+      PyModule_AddObject(m, "HAVE_EXPR", PyBool_FromLong(DK_PY_HAVE_EXPR)) < 0 ||
+      PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
+    goto fail;
+  return m;
+fail:
+  Py_DECREF(m);
+  return NULL;
+}
