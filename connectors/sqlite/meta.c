@@ -149,7 +149,7 @@ static int meta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
   }
   c->path = sqlite3_mprintf("%s", sqlite3_value_text(argv[0]));
   if (!c->path) return SQLITE_NOMEM;
-  dk_snapshot_options so = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0};
+  dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   if (idx_num & 2) {
     if (argc < 2 || sqlite3_value_type(argv[1]) != SQLITE_INTEGER ||
         sqlite3_value_int64(argv[1]) < 0) {

@@ -222,7 +222,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
   t->ctx = ctx;
-  dk_snapshot_options so = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 0, 0};
+  dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   char *path = unquote(argv[3]);
   int rc = SQLITE_ERROR;
   dk_error err;
