@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dk/parquet.h"
+#include "dk/variant.h"
 #include "dk_sqlite.h"
 
 void dks_buf_put(dks_buf *b, const void *p, size_t n) {
@@ -285,6 +287,48 @@ static void json_base64(dks_buf *b, const uint8_t *p, size_t n) {
 static void json_value(dks_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
                        int64_t i, int depth);
 
+/* True when the field is tagged ARROW:extension:name = "parquet.variant" (Arrow's binary
+ * key/value metadata encoding: int32 count, then int32-length-prefixed keys and values). */
+static int is_variant_field(const struct ArrowSchema *s) {
+  const char *md = s->metadata;
+  if (!md || s->n_children != 2) return 0;
+  int32_t n, kl, vl;
+  memcpy(&n, md, 4);
+  md += 4;
+  for (int32_t k = 0; k < n; k++) {
+    memcpy(&kl, md, 4);
+    const char *key = md + 4;
+    md = key + kl;
+    memcpy(&vl, md, 4);
+    const char *val = md + 4;
+    md = val + vl;
+    if (kl == 20 && !memcmp(key, "ARROW:extension:name", 20))
+      return vl == 15 && !memcmp(val, "parquet.variant", 15);
+  }
+  return 0;
+}
+
+/* binary child value at i: pointer and length */
+static const uint8_t *binary_at(const struct ArrowArray *a, int64_t i, size_t *n) {
+  int64_t j = i + a->offset;
+  const int32_t *o = a->buffers[1];
+  *n = (size_t)(o[j + 1] - o[j]);
+  return (const uint8_t *)a->buffers[2] + o[j];
+}
+
+/* A variant as decoded JSON (dk_variant_json); malformed bytes print as null. */
+static void json_variant(dks_buf *b, const struct ArrowArray *a, int64_t i) {
+  size_t ml, vl, n;
+  const uint8_t *m = binary_at(a->children[0], i, &ml), *v = binary_at(a->children[1], i, &vl);
+  char *text = NULL;
+  if (dk_variant_json(&text, &n, m, ml, v, vl, NULL) == DK_OK) {
+    dks_buf_put(b, text, n);
+  } else {
+    buf_puts(b, "null");
+  }
+  dk_free(text);
+}
+
 static void json_value(dks_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
                        int64_t row, int depth) {
   int64_t i = row + a->offset;
@@ -355,6 +399,10 @@ static void json_value(dks_buf *b, const struct ArrowSchema *s, const struct Arr
     default:
       buf_puts(b, "null");
       return;
+  }
+  if (!strcmp(f, "+s") && is_variant_field(s)) {
+    json_variant(b, a, i);
+    return;
   }
   if (!strcmp(f, "+s")) {
     dks_buf_put(b, "{", 1);

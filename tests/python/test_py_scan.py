@@ -59,8 +59,15 @@ def _schema_and_expected(case):
     return sub, dkharness.canon_manifest_rows(dkharness.expected_rows(case), sub)
 
 
+def _has_variant(case):
+    return "variant" in json.dumps(dkharness.case_schema(case))
+
+
 @pytest.mark.parametrize("case", READ)
 def test_pyarrow_table_equals_expected_rows(case):
+    if _has_variant(case):
+        pytest.xfail("variant columns reach pyarrow as struct<metadata, value> (parquet.variant); "
+                     "the test kit has no variant decoder to compare them with the expected JSON")
     scan = _scan(case)
     schema, expected = _schema_and_expected(case)
     table = pa.table(scan)

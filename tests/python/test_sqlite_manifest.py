@@ -17,11 +17,7 @@ import pytest
 
 import dkharness as h
 
-KNOWN_UNSUPPORTED = {
-    "delta-golden/spark-variant-checkpoint@latest": "variant values are not decoded yet",
-    "delta-kernel-defaults/spark-shredded-variant-preview-delta@latest":
-        "variant values (and shredding) are not decoded yet",
-}
+KNOWN_UNSUPPORTED = {}  # variant columns arrive as decoded JSON text (dk_variant_json)
 
 READ_CASES = h.cases("read")
 NESTED = ("array", "struct", "map", "variant")
