@@ -12,13 +12,13 @@
 **
 ** Memory: file entries (64 bytes) live in one growable array and their paths in one arena;
 ** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
-** zstd-compressed when full and decompressed on demand, one block per reading thread; the
+** LZ4-compressed when full and decompressed on demand, one block per reading thread; the
 ** (path, DV id) index holds 8 bytes per file and exists only while replaying.
 */
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <zstd.h>
+#include <lz4.h>
 
 #include "log/log.h"
 
@@ -198,11 +198,15 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
   dk__sblock *b = st->cur_sblock;
   if (!b) return DK_OK;
   size_t n = st->pending.len;
-  size_t cap = ZSTD_compressBound(n);
-  void *dst = dk__malloc(st->alloc, cap ? cap : 1);
+  /* LZ4 rather than zstd: on Spark-style stats text it compresses ~1.6x and decompresses
+  ** ~2.6x faster for a ratio of ~3.3 instead of ~5.8 (zstd was ~29% of the instructions of
+  ** loading and listing a big table) */
+  int cap = LZ4_compressBound((int)n);
+  void *dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
   if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
-  size_t c = ZSTD_compress(dst, cap, st->pending.data, n, 1);
-  if (ZSTD_isError(c) || c >= n) {
+  int cl = n ? LZ4_compress_default(st->pending.data, dst, (int)n, cap) : 0;
+  size_t c = cl > 0 ? (size_t)cl : 0;
+  if (cl <= 0 || c >= n) {
     /* keep it raw */
     void *raw = dk__realloc(st->alloc, dst, n ? n : 1);
     if (!raw) {
@@ -299,8 +303,8 @@ const char *dk_log__file_stats(const dk__file *f) {
       c->buf = p;
       c->cap = b->usize;
     }
-    size_t r = ZSTD_decompress(c->buf, c->cap, b->data, b->csize);
-    if (ZSTD_isError(r) || r != b->usize) {
+    int r = LZ4_decompress_safe(b->data, c->buf, (int)b->csize, (int)c->cap);
+    if (r < 0 || (uint32_t)r != b->usize) {
       c->serial = 0;
       return NULL;
     }

@@ -70,7 +70,7 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
 
 enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4 };
 
-/* Stats text is stored zstd-compressed in blocks of about 128 KiB (stats are the bulk of a
+/* Stats text is stored LZ4-compressed in blocks of about 128 KiB (stats are the bulk of a
  * big table's log); a reader decompresses one block at a time into a per-thread cache. */
 typedef struct dk__sblock {
   uint64_t serial;           /* process-unique id (cache key) */

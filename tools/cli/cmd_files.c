@@ -12,13 +12,41 @@
 
 /* Fast JSON string writer for the bulk output (a million paths and stats texts): one reserve,
  * then plain byte copies with the few escapes JSON needs. */
+/* Bit 7 of each byte of the result is set where x has a byte that JSON must escape ('"', '\\'
+** or a control character). Bytes above the first such byte may be falsely flagged (borrows
+** carry upward), so only the lowest flag is exact, which is all put_jstr uses. */
+static inline uint64_t esc_mask(uint64_t x) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\');
+  return (((q - ones) & ~q) | ((bs - ones) & ~bs) | ((x - ones * 0x20) & ~x)) & high;
+}
+
 static void put_jstr(dk_buf *b, const char *s, size_t n) {
   if (dk_buf_reserve(b, n * 6 + 2, NULL) != DK_OK) return;
   char *o = b->data + b->len;
   *o++ = '"';
   static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
+  size_t i = 0;
+  for (;;) {
+    /* 8 bytes at a time up to the first byte needing an escape: the word is stored whole
+    ** (the reservation leaves room) and the output advances past the clean bytes only */
+    while (i + 8 <= n) {
+      uint64_t x;
+      memcpy(&x, s + i, 8);
+      memcpy(o, &x, 8);
+      uint64_t m = esc_mask(x);
+      if (!m) {
+        o += 8;
+        i += 8;
+        continue;
+      }
+      unsigned k = (unsigned)__builtin_ctzll(m) >> 3;
+      o += k;
+      i += k;
+      break;
+    }
+    if (i >= n) break;
+    unsigned char c = (unsigned char)s[i++];
     if (c >= 0x20 && c != '"' && c != '\\') {
       *o++ = (char)c;
     } else if (c == '"' || c == '\\') {

@@ -6,7 +6,6 @@
 ** claimed in the file.
 */
 #include <stdio.h>
-#include <sys/mman.h>
 
 #include "codec/parquet/reader.h"
 
@@ -89,18 +88,42 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
                          (long long)start, (long long)len, (long long)f->size);
   c->chunk_off = start;
   c->chunk_len = (size_t)len;
-  if (!f->map) {
-    c->owned = dk__malloc(f->alloc, c->chunk_len ? c->chunk_len : 1);
-    if (!c->owned) return dk__error_set(err, DK_NOMEM, "out of memory (column chunk)");
-#ifdef MADV_HUGEPAGE
-    if (c->chunk_len >= (4u << 20)) { /* fewer page faults for big chunks (a hint only) */
-      uintptr_t lo = ((uintptr_t)c->owned + 4095) & ~(uintptr_t)4095;
-      uintptr_t hi = ((uintptr_t)c->owned + c->chunk_len) & ~(uintptr_t)4095;
-      if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
+  if (f->map) return dk_pq__file_read(f, start, c->chunk_len, NULL, &c->chunk, err);
+  /* without an mmap the chunk is read page by page (win_get): memory is bounded by the
+  ** largest page, not by the chunk */
+  return DK_OK;
+}
+
+/* Makes chunk bytes [pos, pos + need) addressable and points *p at them. need must not pass
+** the chunk's end. Without an mmap the bytes come into the window, read from the file in
+** pieces of at least WIN_MIN bytes; pointers into the window stay valid until the next call. */
+#define WIN_MIN ((size_t)1 << 20)
+
+static dk_status win_get(pq_col *c, size_t need, const uint8_t **p, dk_error *err) {
+  if (!c->owned && c->chunk) {
+    *p = c->chunk + c->pos;
+    return DK_OK;
   }
-  DK_RETURN_NOT_OK(dk_pq__file_read(f, start, c->chunk_len, c->owned, &c->chunk, err));
+  if (c->owned && c->pos >= c->win_lo && need <= c->win_len - (c->pos - c->win_lo)) {
+    *p = c->owned + (c->pos - c->win_lo);
+    return DK_OK;
+  }
+  size_t left = c->chunk_len - c->pos;
+  size_t want = DK_MIN(DK_MAX(need, WIN_MIN), left);
+  if (want > c->win_cap || !c->owned) {
+    size_t cap = DK_MAX(want, c->win_cap);
+    dk__free(c->alloc, c->owned);
+    c->win_cap = c->win_len = 0;
+    c->owned = dk__malloc(c->alloc, cap ? cap : 1);
+    if (!c->owned) return dk__error_set(err, DK_NOMEM, "out of memory (column chunk window)");
+    c->win_cap = cap;
+  }
+  const uint8_t *view = NULL;
+  c->win_len = 0;
+  DK_RETURN_NOT_OK(dk_pq__file_read(c->f, c->chunk_off + (int64_t)c->pos, want, c->owned, &view, err));
+  c->win_lo = c->pos;
+  c->win_len = want;
+  *p = c->owned;
   return DK_OK;
 }
 
@@ -158,6 +181,12 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
     uint32_t *starts = (uint32_t *)c->dict_vals.data, *lens = starts + cnt;
     dk_status st = dk_pq_plain_byte_array_index(p, n, cnt, starts, lens, err);
     if (st) return dk__error_prefix(err, "dictionary page at offset %lld", (long long)c->page_off), st;
+    if (p != (const uint8_t *)c->dict_page.data) {
+      /* an uncompressed page is a view into the chunk window: keep a copy */
+      dk_buf_clear(&c->dict_page);
+      DK_RETURN_NOT_OK(dk_buf_append(&c->dict_page, p, n, err));
+      p = (const uint8_t *)c->dict_page.data;
+    }
     c->dict_page_ptr = p;
   } else if (c->type == PQ_BOOLEAN) {
     if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
@@ -301,14 +330,29 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
     pq_page_header h;
     size_t hl;
     c->page_off = c->chunk_off + (int64_t)c->pos;
-    DK_RETURN_NOT_OK(dk_pq__parse_page_header(&h, c->chunk + c->pos, c->chunk_len - c->pos,
-                                              c->page_off, &hl, err));
-    c->pos += hl;
-    if ((size_t)h.compressed_size > c->chunk_len - c->pos)
+    /* the header's size is unknown: parse from a probe that doubles until the header fits
+    ** (or the probe reaches the chunk's end, whose error then stands) */
+    size_t left = c->chunk_len - c->pos, probe = DK_MIN(left, (size_t)64 << 10);
+    for (;;) {
+      const uint8_t *hp;
+      DK_RETURN_NOT_OK(win_get(c, probe, &hp, err));
+      dk_error pe; /* a short probe's error must not leak into err */
+      dk_error_init(&pe);
+      dk_status hs = dk_pq__parse_page_header(&h, hp, probe, c->page_off, &hl, &pe);
+      if (hs == DK_OK) break;
+      if (probe == left || hs != DK_CORRUPT) {
+        if (err) *err = pe;
+        return hs;
+      }
+      probe = probe > left / 2 ? left : probe * 2;
+    }
+    if ((size_t)h.compressed_size > left - hl)
       return col_fail(c, err, "page of %d bytes extends past the column chunk", h.compressed_size);
-    const uint8_t *body = c->chunk + c->pos;
     size_t blen = (size_t)h.compressed_size;
-    c->pos += blen;
+    const uint8_t *hdr;
+    DK_RETURN_NOT_OK(win_get(c, hl + blen, &hdr, err));
+    const uint8_t *body = hdr + hl;
+    c->pos += hl + blen;
     if (h.type == PQ_PAGE_DICT) {
       if (!h.has_dict) return col_fail(c, err, "dictionary page without its header");
       DK_RETURN_NOT_OK(load_dict(c, &h, body, blen, err));

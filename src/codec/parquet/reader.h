@@ -94,10 +94,13 @@ typedef struct pq_col {
   const pq_column_meta *cm;
   int type, width;         /* physical type, bytes per value (0 for BYTE_ARRAY, 1 for bool) */
   int16_t max_def, max_rep;
-  /* chunk bytes */
+  /* chunk bytes: with an mmap, `chunk` views the whole chunk; otherwise the chunk is read
+  ** page by page into the window `owned` (win_cap bytes), which holds chunk bytes
+  ** [win_lo, win_lo + win_len) and grows only to the largest page */
   uint8_t *owned;
   const uint8_t *chunk;
   size_t chunk_len, pos;
+  size_t win_cap, win_lo, win_len;
   int64_t chunk_off;
   int64_t max_page_bytes;  /* bound on one page's decompressed size */
   /* dictionary */
