@@ -33,13 +33,13 @@ def sql(spark, text):
 # generators: fn(spark, path) -> dict (extra info stored in gen.json)
 
 def gen_appends(spark, path):
-    """15 single-file appends; default checkpointInterval (10) -> classic checkpoint at v10."""
-    for i in range(15):
+    """11 single-file appends; default checkpointInterval (10) -> classic checkpoint at v10."""
+    for i in range(11):
         df = spark.range(i * 100, (i + 1) * 100, 1, 1).selectExpr(
             "id", "cast(id % 7 as int) as k", "concat('s', cast(id as string)) as s",
             "cast(id as double) * 1.5 as d")
         df.write.format("delta").mode("append").save(path)
-    return {"steps": ["15 appends of 100 rows (1 file each)"]}
+    return {"steps": ["11 appends of 100 rows (1 file each)"]}
 
 
 def gen_dml(spark, path):
@@ -123,11 +123,12 @@ def _append_range(spark, path, lo, hi, nfiles):
 def gen_ckpt_classic(spark, path):
     sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, part INT, s STRING) USING delta "
                "TBLPROPERTIES ('delta.checkpointInterval'='3')")
-    for i in range(7):
+    for i in range(5):
         _append_range(spark, path, i * 50, (i + 1) * 50, 1)
-        if i % 3 == 2:
+        if i == 2:
             sql(spark, f"DELETE FROM {q(path)} WHERE id % 13 = {i}")
-    return {"steps": ["checkpointInterval=3; appends with periodic deletes"]}
+    return {"steps": ["checkpointInterval=3 (checkpoints at v3, v6)", "5 appends",
+                      "delete after the 3rd"]}
 
 
 def _with_conf(spark, conf, fn):
@@ -148,25 +149,27 @@ def gen_ckpt_multipart(spark, path):
     def run():
         sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, part INT, s STRING) USING delta "
                    "PARTITIONED BY (part) TBLPROPERTIES ('delta.checkpointInterval'='5')")
-        for i in range(11):
+        for i in range(5):
             _append_range(spark, path, i * 40, (i + 1) * 40, 2)
-            if i == 6:
+            if i == 3:
                 sql(spark, f"DELETE FROM {q(path)} WHERE part = 4")
-    _with_conf(spark, {"spark.databricks.delta.checkpoint.partSize": "4"}, run)
-    return {"steps": ["checkpoint.partSize=4, checkpointInterval=5, partitioned appends"]}
+    _with_conf(spark, {"spark.databricks.delta.checkpoint.partSize": "10"}, run)
+    return {"steps": ["checkpoint.partSize=10, checkpointInterval=5 (multi-part at v5)",
+                      "4 partitioned appends", "delete part=4", "append"]}
 
 
 def _gen_ckpt_v2(spark, path, fmt):
     def run():
         sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, part INT, s STRING) USING delta "
-                   "TBLPROPERTIES ('delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='4')")
-        for i in range(10):
+                   "TBLPROPERTIES ('delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='3')")
+        for i in range(5):
             _append_range(spark, path, i * 30, (i + 1) * 30, 2)
-            if i == 5:
+            if i == 3:
                 sql(spark, f"DELETE FROM {q(path)} WHERE id % 7 = 0")
-    _with_conf(spark, {"spark.databricks.delta.checkpoint.partSize": "3",
+    _with_conf(spark, {"spark.databricks.delta.checkpoint.partSize": "4",
                        "spark.databricks.delta.checkpointV2.topLevelFileFormat": fmt}, run)
-    return {"steps": [f"checkpointPolicy=v2, top-level {fmt}, partSize=3 (sidecars), interval 4"]}
+    return {"steps": [f"checkpointPolicy=v2, top-level {fmt}, partSize=4 (sidecars), "
+                      "interval 3 (checkpoints at v3, v6)", "5 appends, delete after the 4th"]}
 
 
 def gen_ckpt_v2_parquet(spark, path):
@@ -256,6 +259,9 @@ def gen_row_tracking_dv(spark, path):
 # Controlled commit times for timestamp time travel (ms since epoch, UTC).
 TT_BASE_MS = 1704067200000  # 2024-01-01T00:00:00Z
 TT_STEP_MS = 3600 * 1000    # commits one hour apart
+# Spark refuses time travel beyond deletedFileRetentionDuration (default 7 days before now).
+TT_PROPS = ("'delta.deletedFileRetentionDuration'='interval 36500 days', "
+            "'delta.logRetentionDuration'='interval 36500 days'")
 
 
 def _tt_commits(spark, path, n):
@@ -267,7 +273,7 @@ def _tt_commits(spark, path, n):
 def gen_tt_mtime(spark, path):
     """Commit-file mtimes set to TT_BASE_MS + v * TT_STEP_MS (Spark uses file mtimes without ICT)."""
     sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, commit_idx INT) USING delta "
-               "TBLPROPERTIES ('delta.enableInCommitTimestamps'='false')")
+               f"TBLPROPERTIES ('delta.enableInCommitTimestamps'='false', {TT_PROPS})")
     _tt_commits(spark, path, 5)  # versions 1..5 (v0 = create)
     log = os.path.join(path, "_delta_log")
     times = {}
@@ -283,7 +289,7 @@ def gen_tt_mtime(spark, path):
 
 def gen_ict(spark, path):
     sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, commit_idx INT) USING delta "
-               "TBLPROPERTIES ('delta.enableInCommitTimestamps'='true')")
+               f"TBLPROPERTIES ('delta.enableInCommitTimestamps'='true', {TT_PROPS})")
     _tt_commits(spark, path, 4)
     # mtimes deliberately scrambled: with ICT the commit timestamps must come from the log.
     log = os.path.join(path, "_delta_log")
@@ -295,7 +301,7 @@ def gen_ict(spark, path):
 
 def gen_ict_enabled_later(spark, path):
     sql(spark, f"CREATE TABLE {q(path)} (id BIGINT, commit_idx INT) USING delta "
-               "TBLPROPERTIES ('delta.enableInCommitTimestamps'='false')")
+               f"TBLPROPERTIES ('delta.enableInCommitTimestamps'='false', {TT_PROPS})")
     _tt_commits(spark, path, 2)
     sql(spark, f"ALTER TABLE {q(path)} SET TBLPROPERTIES ('delta.enableInCommitTimestamps'='true')")
     spark.range(100, 110, 1, 1).selectExpr("id", "9 as commit_idx") \
