@@ -33,6 +33,11 @@ def main(argv):
     import gen_tables
     import dump_oracle
     from sparkenv import get_spark
+    todo = [n for n in gen_tables.table_names() if (not names or n in names) and not all(
+        os.path.exists(os.path.join(outdir, n, f)) for f in ("DONE", "oracle.json"))]
+    if not todo:
+        print("interop build: all tables and oracles present in %s" % outdir)
+        return 0
     t0 = time.time()
     spark = get_spark("dk-interop")
     t1 = time.time()

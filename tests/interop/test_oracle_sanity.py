@@ -130,19 +130,22 @@ def test_time_travel_oracle(oracle_dir, name):
     assert tt
     hist = {h["version"]: h["timestamp_ms"] for h in o["history"]}
     for e in tt:
-        if e["read_error"] is None:
-            assert e["read_version"] is not None
-            assert e["read_version"] == e["history_version"], e
-            # the resolved version is the last commit at or before the timestamp
-            v = e["read_version"]
-            assert hist[v] <= e["timestamp_ms"]
-            if v + 1 in hist:
-                assert hist[v + 1] > e["timestamp_ms"]
+        if e.get("read_done", True) and e["read_error"] is None:
+            # the rows the timestampAsOf read returned are those of the version the history
+            # manager resolves (several versions can hold identical rows, e.g. SET TBLPROPERTIES)
+            assert e["history_version"] in e["read_version_candidates"], e
+        if e.get("read_done", True):
+            assert (e["read_error"] is None) == (e["history_version"] is not None), e
     if name == "tt_mtime":
         mt = o["generator"]["commit_mtimes_ms"]
         for s in o["snapshots"]:
             assert s["timestamp_ms"] == mt[str(s["version"])]
         assert any(e["read_error"] for e in tt)  # before-first / after-last are errors
+    for e in tt:  # getActiveCommitAtTime: last commit at or before the timestamp
+        if e["history_version"] is not None:
+            v = e["history_version"]
+            assert hist[v] <= e["timestamp_ms"] and (v + 1 not in hist
+                                                     or hist[v + 1] > e["timestamp_ms"]), e
 
 
 @pytest.mark.parametrize("name", [t["name"] for t in gen_tables.TABLES if t.get("row_tracking")])
@@ -264,7 +267,18 @@ def _enc(v, t):
     raise TypeError(t)
 
 
-@pytest.mark.parametrize("name", TABLES)
+# Known delta-rs 1.6.6 read bugs, found by this harness (Spark's answer is self-consistent there):
+DELTARS_READ_BUGS = {
+    "colmap_name": "delta-rs to_pyarrow_table ignores column mapping after renames/drops "
+                   "(returns NULL for every data column)",
+    "colmap_id": "delta-rs to_pyarrow_table ignores column mapping after renames/drops "
+                 "(returns NULL for every data column)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=DELTARS_READ_BUGS[n], strict=False))
+    if n in DELTARS_READ_BUGS else n for n in TABLES])
 def test_deltars_rows_match_spark(oracle_dir, name):
     """delta-rs' read of the latest version == Spark's (checks the oracle's value encoding too)."""
     o = load(oracle_dir, name)
