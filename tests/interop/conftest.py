@@ -33,7 +33,7 @@ def oracle_dir():
         pytest.skip("pyspark/delta-spark not installed (run scripts/install_spark.sh)")
     out = interop_dir()
     r = subprocess.run([sys.executable, os.path.join(HERE, "build.py"), out],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=3600)
     if r.returncode != 0:
         pytest.fail("interop build failed:\n" + r.stdout[-6000:])
     return out
