@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python demo bench clean
+.PHONY: all deps build test test-c test-fuzz test-python test-interop demo bench clean
 
 all: build
 
@@ -37,6 +37,12 @@ test-python:
 	@DK_BUILD=$(BUILD) $(PY) -m pip install -q ./python
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
+
+# Spark + delta-rs interop oracle (tests/interop/README.md): installs pyspark/delta-spark, writes
+# the tables once into build/interop, checks the oracle's consistency. Not yet part of `test`.
+test-interop: deps
+	scripts/install_spark.sh
+	$(PY) -m pytest -q -m interop tests/interop
 
 demo: build
 	@scripts/demo.sh $(BUILD)
