@@ -39,10 +39,11 @@ test-python:
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
 
 # Spark + delta-rs interop oracle (tests/interop/README.md): installs pyspark/delta-spark, writes
-# the tables once into build/interop, checks the oracle's consistency. Not yet part of `test`.
-test-interop: deps
+# the tables once into $(DK_INTEROP_DIR) (default build/interop), checks the oracle's consistency
+# and dk against Spark at every version. .ci/run runs it once, on the release build.
+test-interop: build
 	scripts/install_spark.sh
-	$(PY) -m pytest -q -m interop tests/interop
+	DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop
 
 demo: build
 	@scripts/demo.sh $(BUILD)
