@@ -11,6 +11,7 @@
  * a stable error class.
  */
 #include <jni.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,52 @@
 #include "dk/snapshot.h"
 
 #include "io_dk_spark_DkNative.h"
+
+/* Executor reads allocate through this counting allocator, so tests can check that a failed
+ * or abandoned read returns every byte (DkDebug.nativeBytesOutstanding). 16-byte header. */
+static atomic_llong g_outstanding;
+
+static void *count_malloc(void *ctx, size_t size) {
+  (void)ctx;
+  if (size > SIZE_MAX - 16) return NULL;
+  unsigned char *p = malloc(size + 16);
+  if (!p) return NULL;
+  memcpy(p, &size, sizeof size);
+  atomic_fetch_add(&g_outstanding, (long long)size);
+  return p + 16;
+}
+
+static void count_free(void *ctx, void *ptr) {
+  (void)ctx;
+  if (!ptr) return;
+  unsigned char *p = (unsigned char *)ptr - 16;
+  size_t size;
+  memcpy(&size, p, sizeof size);
+  atomic_fetch_sub(&g_outstanding, (long long)size);
+  free(p);
+}
+
+static void *count_realloc(void *ctx, void *ptr, size_t size) {
+  if (!ptr) return count_malloc(ctx, size);
+  if (size > SIZE_MAX - 16) return NULL;
+  unsigned char *p = (unsigned char *)ptr - 16;
+  size_t old;
+  memcpy(&old, p, sizeof old);
+  unsigned char *q = realloc(p, size + 16);
+  if (!q) return NULL;
+  memcpy(q, &size, sizeof size);
+  atomic_fetch_add(&g_outstanding, (long long)size - (long long)old);
+  return q + 16;
+}
+
+static const dk_allocator g_count_alloc = {NULL, count_malloc, count_realloc, count_free};
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_nativeBytesOutstanding(JNIEnv *env,
+                                                                         jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)atomic_load(&g_outstanding);
+}
 
 /* A snapshot handle keeps its table alive. */
 typedef struct jni_snapshot {
@@ -360,7 +407,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitRead(JNIEnv *env, jclass c
   dk_error err;
   dk_error_init(&err);
   dk_status st = dk_split_read((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
-                               (size_t)len, NULL, &err);
+                               (size_t)len, &g_count_alloc, &err);
   (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
   if (st != DK_OK) throw_err(env, &err, st, 0);
 }

@@ -60,5 +60,7 @@ final class DkNative {
   static native byte[][] scanSplits(long scan);
 
   static native void splitRead(byte[] split, long arrowArrayStreamAddress);
+  /** Bytes currently held by executor-side reads (counting allocator in dk_jni.c). */
+  static native long nativeBytesOutstanding();
   static native String exprBindCheck(long snap, String filterText);
 }
