@@ -9,6 +9,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /** Columnar-only reader factory (executor side). */
 public final class DkReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
+  private final int[] keep;
+
+  DkReaderFactory(int[] keep) { this.keep = keep; }
 
   @Override public PartitionReader<InternalRow> createReader(InputPartition partition) {
     throw new UnsupportedOperationException("dk reads columnar batches only");
@@ -17,6 +20,6 @@ public final class DkReaderFactory implements PartitionReaderFactory {
   @Override public boolean supportColumnarReads(InputPartition partition) { return true; }
 
   @Override public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
-    return new DkColumnarReader(((DkInputPartition) p).split);
+    return new DkColumnarReader(((DkInputPartition) p).split, keep);
   }
 }

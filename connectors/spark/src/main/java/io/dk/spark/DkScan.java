@@ -58,13 +58,57 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
 
   private synchronized NativeScan native_() {
     if (nscan == null) {
-      nscan = new NativeScan(table.snapshot(), columns, filter, limit, meta, splitTarget, openCost);
+      try {
+        nscan = new NativeScan(table.snapshot(), columns, filter, limit, meta, splitTarget,
+            openCost);
+      } catch (DkException e) {
+        // Nested projection not available in this libdk: read whole top-level structs and
+        // let Spark prune.
+        if (e.getErrorClass() != DkException.ErrorClass.DK_UNSUPPORTED_FEATURE
+            || columns == null || Arrays.stream(columns).noneMatch(c -> c.contains(".")))
+          throw e;
+        nscan = new NativeScan(table.snapshot(), topLevel(columns), filter, limit, meta,
+            splitTarget, openCost);
+      }
     }
     return nscan;
   }
 
+  private static String[] topLevel(String[] cols) {
+    java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+    for (String c : cols) out.add(c.contains(".") ? c.substring(0, c.indexOf('.')) : c);
+    return out.toArray(new String[0]);
+  }
+
+  /** Output columns of libdk's batches that Spark asked for (libdk may add columns it
+   *  needs, e.g. partition columns); null = all. Dropping a column is free (no copy). */
+  private int[] keep;
+
   @Override public synchronized StructType readSchema() {
-    if (readSchema == null) readSchema = ArrowUtils.fromArrowSchema(native_().arrowSchema());
+    if (readSchema == null) {
+      StructType full = ArrowUtils.fromArrowSchema(native_().arrowSchema());
+      if (columns == null) {
+        readSchema = full;
+      } else {
+        Set<String> want = new HashSet<>();
+        for (String c : topLevel(columns)) want.add(c.toLowerCase(Locale.ROOT));
+        List<Integer> k = new ArrayList<>();
+        List<org.apache.spark.sql.types.StructField> f = new ArrayList<>();
+        for (int i = 0; i < full.fields().length; i++) {
+          String n = full.fields()[i].name();
+          if (want.contains(n.toLowerCase(Locale.ROOT)) || (meta != 0 && n.equals(DkTable.METADATA))) {
+            k.add(i);
+            f.add(full.fields()[i]);
+          }
+        }
+        if (k.size() != full.fields().length) {
+          keep = k.stream().mapToInt(Integer::intValue).toArray();
+          readSchema = new StructType(f.toArray(new org.apache.spark.sql.types.StructField[0]));
+        } else {
+          readSchema = full;
+        }
+      }
+    }
     return readSchema;
   }
 
@@ -106,15 +150,21 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
     return out;
   }
 
-  @Override public PartitionReaderFactory createReaderFactory() { return new DkReaderFactory(); }
+  @Override public PartitionReaderFactory createReaderFactory() {
+    readSchema();
+    return new DkReaderFactory(keep);
+  }
 
   // ---- dynamic partition pruning ----
 
   @Override public NamedReference[] filterAttributes() {
-    String[] p = table.partitionColumnNames();
-    NamedReference[] r = new NamedReference[p.length];
-    for (int i = 0; i < p.length; i++) r[i] = Expressions.column(p[i]);
-    return r;
+    // only partition columns the scan outputs (Spark resolves them against the output)
+    Set<String> out = new HashSet<>();
+    for (String n : readSchema().fieldNames()) out.add(n.toLowerCase(Locale.ROOT));
+    List<NamedReference> r = new ArrayList<>();
+    for (String p : table.partitionColumnNames())
+      if (out.contains(p.toLowerCase(Locale.ROOT))) r.add(Expressions.column(p));
+    return r.toArray(new NamedReference[0]);
   }
 
   @Override public synchronized void filter(Predicate[] predicates) {
