@@ -33,6 +33,25 @@ def assert_same(dk_df, delta_df, what=""):
         raise AssertionError(f"{what}: dk and delta differ\n only dk: {only_dk}\n only delta: {only_delta}")
 
 
+def rows_and_files(df):
+    """Collected rows (as in rows()) and numFiles of the file scans of that same execution."""
+    r = rows(df)
+    plan = executed_plan(df)
+    leaves = plan.collectLeaves()
+    total = 0
+    for i in range(leaves.size()):
+        m = leaves.apply(i).metrics()
+        if m.contains("numFiles"):
+            total += m.apply("numFiles").value()
+    return r, total
+
+
+def diff(a, b, what):
+    if a != b:
+        raise AssertionError(f"{what}: dk and delta differ\n only dk: {list((a - b).elements())[:5]}"
+                             f"\n only delta: {list((b - a).elements())[:5]}")
+
+
 def types_by_name(df):
     return {f.name: f.dataType.simpleString() for f in df.schema.fields}
 

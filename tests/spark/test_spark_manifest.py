@@ -41,6 +41,10 @@ KNOWN = {
         "collated strings: dk reports plain STRING (collation metadata not mapped yet)",
     "delta-golden/collations-table@latest":
         "collated strings: dk reports plain STRING (collation metadata not mapped yet)",
+    "delta-golden/spark-variant-checkpoint@latest":
+        "variant: dk reports struct<metadata,value> binaries, Spark wants VariantType (value first)",
+    "delta-kernel-defaults/spark-shredded-variant-preview-delta@latest":
+        "variant: dk reports struct<metadata,value> binaries, Spark wants VariantType (value first)",
 }
 
 
