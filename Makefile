@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python demo bench clean
+.PHONY: all deps build test test-c test-fuzz test-python test-spark demo bench clean
 
 all: build
 
@@ -36,6 +36,13 @@ test-fuzz:
 test-python:
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
+
+# Spark connector (connectors/spark): libdk_static.a, the jar (Maven), the interop tables,
+# then the pyspark suite comparing format("dk") with delta-spark (scripts/install_spark.sh).
+test-spark: build
+	@cd connectors/spark && mvn -q -B package -Ddk.build=$(abspath $(BUILD))
+	@$(PY) tests/interop/gen_tables.py build/interop >/dev/null
+	@$(PY) -m pytest -q tests/spark
 
 demo: build
 	@scripts/demo.sh $(BUILD)
