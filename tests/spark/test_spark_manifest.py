@@ -63,7 +63,8 @@ def test_manifest_read(spark, case):
         raise
     assert types_by_name(dk) == types_by_name(de)
     assert_same(dk, de, "full scan")
-    if case["version"] is not None:
+    # further queries where they exercise something: partitioned or featured tables
+    if case["version"] is not None or not (case["partition_columns"] or case["features"]):
         return
     n = sum(de_probe.values())
     # projected: last and first columns, reversed
