@@ -128,6 +128,7 @@ def main():
         sys.exit("build the connector first: make test-spark (or mvn package in connectors/spark)")
     spark = session(os.environ.get("DK_SPARK_JAR", jars[-1]))
     spark.conf.set("spark.sql.catalog.dk", "io.dk.spark.DkCatalog")
+    a.out = os.path.abspath(a.out)
     out = os.path.join(a.out, f"o{a.orders}")
     os.makedirs(out, exist_ok=True)
     li, o = generate(spark, out, a.orders)
