@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python test-interop demo bench clean
+.PHONY: all deps build test test-c test-fuzz test-python test-interop test-spark demo bench clean
 
 all: build
 
@@ -44,6 +44,14 @@ test-python:
 test-interop: build
 	scripts/install_spark.sh
 	DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop
+
+# Spark connector (connectors/spark): libdk_static.a, the jar (Maven), the interop tables,
+# then the pyspark suite comparing format("dk") with delta-spark (scripts/install_spark.sh).
+test-spark: build
+	@cd connectors/spark && mvn -q -B package -Ddk.build=$(abspath $(BUILD))
+	@scripts/install_spark.sh
+	@$(PY) tests/interop/build.py $${DK_INTEROP_DIR:-build/interop} >/dev/null
+	@$(PY) -m pytest -q tests/spark
 
 demo: build
 	@scripts/demo.sh $(BUILD)

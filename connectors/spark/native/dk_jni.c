@@ -1,0 +1,438 @@
+/*
+ * dk_jni.c - JNI glue between the dk Spark connector (io.dk.spark.DkNative) and libdk's
+ * public C API (include/dk/). Implements: snapshot open/close and metadata accessors, scan
+ * planning (columns, filter text, limit, _metadata bits, split sizes), statistics, split
+ * serialization, and split reads exported through the Arrow C Data Interface
+ * (ArrowSchema / ArrowArrayStream structs allocated on the Java side by arrow-c-data).
+ *
+ * Handles are plain pointers passed as jlong; the Java wrappers (NativeSnapshot,
+ * NativeScan) own them and free them exactly once. Every dk error is thrown as
+ * io.dk.spark.DkException(status, context, message); the Java side maps (status, context) to
+ * a stable error class.
+ */
+#include <jni.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dk/common.h"
+#include "dk/expr.h"
+#include "dk/parquet.h"
+#include "dk/scan.h"
+#include "dk/snapshot.h"
+
+#include "io_dk_spark_DkNative.h"
+
+/* Executor reads allocate through this counting allocator, so tests can check that a failed
+ * or abandoned read returns every byte (DkDebug.nativeBytesOutstanding). 16-byte header. */
+static atomic_llong g_outstanding;
+
+static void *count_malloc(void *ctx, size_t size) {
+  (void)ctx;
+  if (size > SIZE_MAX - 16) return NULL;
+  unsigned char *p = malloc(size + 16);
+  if (!p) return NULL;
+  memcpy(p, &size, sizeof size);
+  atomic_fetch_add(&g_outstanding, (long long)size);
+  return p + 16;
+}
+
+static void count_free(void *ctx, void *ptr) {
+  (void)ctx;
+  if (!ptr) return;
+  unsigned char *p = (unsigned char *)ptr - 16;
+  size_t size;
+  memcpy(&size, p, sizeof size);
+  atomic_fetch_sub(&g_outstanding, (long long)size);
+  free(p);
+}
+
+static void *count_realloc(void *ctx, void *ptr, size_t size) {
+  if (!ptr) return count_malloc(ctx, size);
+  if (size > SIZE_MAX - 16) return NULL;
+  unsigned char *p = (unsigned char *)ptr - 16;
+  size_t old;
+  memcpy(&old, p, sizeof old);
+  unsigned char *q = realloc(p, size + 16);
+  if (!q) return NULL;
+  memcpy(q, &size, sizeof size);
+  atomic_fetch_add(&g_outstanding, (long long)size - (long long)old);
+  return q + 16;
+}
+
+static const dk_allocator g_count_alloc = {NULL, count_malloc, count_realloc, count_free};
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_nativeBytesOutstanding(JNIEnv *env,
+                                                                         jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)atomic_load(&g_outstanding);
+}
+
+/* A snapshot handle keeps its table alive. */
+typedef struct jni_snapshot {
+  dk_table *table;
+  dk_snapshot *snap;
+} jni_snapshot;
+
+static void throw_dk(JNIEnv *env, int status, int context, const char *msg) {
+  if ((*env)->ExceptionCheck(env)) return;
+  jclass cls = (*env)->FindClass(env, "io/dk/spark/DkException");
+  if (!cls) return;
+  jmethodID ctor = (*env)->GetMethodID(env, cls, "<init>", "(IILjava/lang/String;)V");
+  if (!ctor) return;
+  jstring jmsg = (*env)->NewStringUTF(env, msg ? msg : "");
+  if (!jmsg) return;
+  jobject ex = (*env)->NewObject(env, cls, ctor, (jint)status, (jint)context, jmsg);
+  if (ex) (*env)->Throw(env, (jthrowable)ex);
+}
+
+static void throw_err(JNIEnv *env, const dk_error *err, dk_status st, int context) {
+  throw_dk(env, (int)st, context, err->message[0] ? err->message : dk_status_str(st));
+}
+
+/* Copies a Java string to a malloc'ed NUL-terminated UTF-8 string (NULL -> NULL). */
+static char *dup_jstring(JNIEnv *env, jstring s, int *failed) {
+  *failed = 0;
+  if (!s) return NULL;
+  const char *c = (*env)->GetStringUTFChars(env, s, NULL);
+  if (!c) {
+    *failed = 1;
+    return NULL;
+  }
+  size_t n = strlen(c);
+  char *out = malloc(n + 1);
+  if (out) memcpy(out, c, n + 1);
+  (*env)->ReleaseStringUTFChars(env, s, c);
+  if (!out) {
+    *failed = 1;
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+  }
+  return out;
+}
+
+static jobjectArray new_string_array(JNIEnv *env, jsize n) {
+  jclass scls = (*env)->FindClass(env, "java/lang/String");
+  if (!scls) return NULL;
+  return (*env)->NewObjectArray(env, n, scls, NULL);
+}
+
+static int set_string(JNIEnv *env, jobjectArray arr, jsize i, const char *v) {
+  jstring js = (*env)->NewStringUTF(env, v ? v : "");
+  if (!js) return -1;
+  (*env)->SetObjectArrayElement(env, arr, i, js);
+  (*env)->DeleteLocalRef(env, js);
+  return (*env)->ExceptionCheck(env) ? -1 : 0;
+}
+
+/* ---- snapshots --------------------------------------------------------------------------- */
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jclass cls,
+                                                                jstring uri, jint mode,
+                                                                jlong version, jlong ts_ms) {
+  (void)cls;
+  int failed = 0;
+  char *curi = dup_jstring(env, uri, &failed);
+  if (failed) return 0;
+  dk_error err;
+  dk_error_init(&err);
+  jni_snapshot *h = calloc(1, sizeof *h);
+  if (!h) {
+    free(curi);
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  dk_status st = dk_table_open(&h->table, curi, NULL, &err);
+  free(curi);
+  if (st != DK_OK) {
+    free(h);
+    throw_err(env, &err, st, 1);
+    return 0;
+  }
+  dk_snapshot_options so;
+  memset(&so, 0, sizeof so);
+  so.version = DK_SNAPSHOT_OPTIONS_VERSION;
+  so.at_version = mode == 1 ? (int64_t)version : -1;
+  so.by_timestamp = mode == 2;
+  so.timestamp_ms = (int64_t)ts_ms;
+  st = dk_snapshot_open(&h->snap, h->table, &so, &err);
+  if (st != DK_OK) {
+    dk_table_free(h->table);
+    free(h);
+    throw_err(env, &err, st, 2 + (int)mode);
+    return 0;
+  }
+  return (jlong)(intptr_t)h;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_snapshotFree(JNIEnv *env, jclass cls,
+                                                              jlong handle) {
+  (void)env;
+  (void)cls;
+  jni_snapshot *h = (jni_snapshot *)(intptr_t)handle;
+  if (!h) return;
+  dk_snapshot_free(h->snap);
+  dk_table_free(h->table);
+  free(h);
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotVersion(JNIEnv *env, jclass cls,
+                                                                  jlong handle) {
+  (void)env;
+  (void)cls;
+  return (jlong)dk_snapshot_version(((jni_snapshot *)(intptr_t)handle)->snap);
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotTimestamp(JNIEnv *env, jclass cls,
+                                                                    jlong handle) {
+  (void)env;
+  (void)cls;
+  return (jlong)dk_snapshot_timestamp(((jni_snapshot *)(intptr_t)handle)->snap);
+}
+
+JNIEXPORT jboolean JNICALL Java_io_dk_spark_DkNative_snapshotHasFeature(JNIEnv *env,
+                                                                        jclass cls,
+                                                                        jlong handle,
+                                                                        jstring name) {
+  (void)cls;
+  int failed = 0;
+  char *c = dup_jstring(env, name, &failed);
+  if (failed || !c) return JNI_FALSE;
+  int r = dk_snapshot_has_feature(((jni_snapshot *)(intptr_t)handle)->snap, c);
+  free(c);
+  return r ? JNI_TRUE : JNI_FALSE;
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_snapshotPartitionColumns(JNIEnv *env,
+                                                                                  jclass cls,
+                                                                                  jlong handle) {
+  (void)cls;
+  const dk_metadata *md = dk_snapshot_metadata(((jni_snapshot *)(intptr_t)handle)->snap);
+  jobjectArray arr = new_string_array(env, (jsize)md->n_partition_columns);
+  if (!arr) return NULL;
+  for (size_t i = 0; i < md->n_partition_columns; i++)
+    if (set_string(env, arr, (jsize)i, md->partition_columns[i]) != 0) return NULL;
+  return arr;
+}
+
+/* Table properties as alternating keys and values. */
+JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_snapshotProperties(JNIEnv *env,
+                                                                            jclass cls,
+                                                                            jlong handle) {
+  (void)cls;
+  const dk_metadata *md = dk_snapshot_metadata(((jni_snapshot *)(intptr_t)handle)->snap);
+  jobjectArray arr = new_string_array(env, (jsize)(2 * md->n_configuration));
+  if (!arr) return NULL;
+  for (size_t i = 0; i < md->n_configuration; i++) {
+    if (set_string(env, arr, (jsize)(2 * i), md->config_keys[i]) != 0) return NULL;
+    if (set_string(env, arr, (jsize)(2 * i + 1), md->config_values[i]) != 0) return NULL;
+  }
+  return arr;
+}
+
+/* Exports the logical schema into a Java-allocated ArrowSchema at address `out`. */
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_snapshotArrowSchema(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_snapshot_arrow_schema((struct ArrowSchema *)(intptr_t)out,
+                                          ((jni_snapshot *)(intptr_t)handle)->snap, 0, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+/* ---- scans --------------------------------------------------------------------------------- */
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_scanNew(JNIEnv *env, jclass cls,
+                                                          jlong handle, jobjectArray columns,
+                                                          jstring filter, jlong limit,
+                                                          jint meta, jlong split_target,
+                                                          jlong open_cost) {
+  (void)cls;
+  jni_snapshot *h = (jni_snapshot *)(intptr_t)handle;
+  dk_error err;
+  dk_error_init(&err);
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_SCAN_OPTIONS_VERSION;
+  o.limit = (int64_t)limit;
+  o.metadata_fields = (unsigned)meta;
+  o.split_target_bytes = (int64_t)split_target;
+  o.split_open_cost_bytes = (int64_t)open_cost;
+
+  jsize ncol = columns ? (*env)->GetArrayLength(env, columns) : 0;
+  char **cols = NULL;
+  dk_expr *expr = NULL;
+  dk_scan *scan = NULL;
+  int failed = 0;
+  if (columns) {
+    cols = calloc(ncol ? (size_t)ncol : 1, sizeof *cols);
+    if (!cols) {
+      throw_dk(env, DK_NOMEM, 0, "out of memory");
+      return 0;
+    }
+    for (jsize i = 0; i < ncol && !failed; i++) {
+      jstring js = (jstring)(*env)->GetObjectArrayElement(env, columns, i);
+      cols[i] = dup_jstring(env, js, &failed);
+      (*env)->DeleteLocalRef(env, js);
+    }
+    if (failed) goto done;
+    o.columns = (const char *const *)cols;
+    o.n_columns = (size_t)ncol;
+  }
+  if (filter) {
+    char *ftext = dup_jstring(env, filter, &failed);
+    if (failed) goto done;
+    dk_status st = dk_expr_parse(&expr, ftext, &err);
+    free(ftext);
+    if (st != DK_OK) {
+      throw_err(env, &err, st, 0);
+      goto done;
+    }
+    o.filter = expr;
+  }
+  {
+    dk_status st = dk_scan_new(&scan, h->snap, &o, &err);
+    if (st != DK_OK) {
+      scan = NULL;
+      throw_err(env, &err, st, 0);
+      goto done;
+    }
+    st = dk_scan_plan_splits(scan, &err);
+    if (st != DK_OK) {
+      dk_scan_free(scan);
+      scan = NULL;
+      throw_err(env, &err, st, 0);
+    }
+  }
+done:
+  dk_expr_free(expr);
+  if (cols) {
+    for (jsize i = 0; i < ncol; i++) free(cols[i]);
+    free(cols);
+  }
+  return (jlong)(intptr_t)scan;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_scanFree(JNIEnv *env, jclass cls, jlong scan) {
+  (void)env;
+  (void)cls;
+  dk_scan_free((dk_scan *)(intptr_t)scan);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_scanSchema(JNIEnv *env, jclass cls, jlong scan,
+                                                            jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st =
+      dk_scan_schema((struct ArrowSchema *)(intptr_t)out, (const dk_scan *)(intptr_t)scan, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_scanResidual(JNIEnv *env, jclass cls,
+                                                                 jlong scan) {
+  (void)cls;
+  const dk_expr *r = dk_scan_residual((const dk_scan *)(intptr_t)scan);
+  if (!r) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  char *s = NULL;
+  dk_status st = dk_expr_to_string(&s, r, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  jstring js = (*env)->NewStringUTF(env, s);
+  dk_expr_string_free(s);
+  return js;
+}
+
+/* files_total, pruned_partition, pruned_stats, pruned_limit, files_selected, bytes_selected,
+ * rows_estimated, splits */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_scanStats(JNIEnv *env, jclass cls,
+                                                                 jlong scan) {
+  (void)cls;
+  const dk_scan *s = (const dk_scan *)(intptr_t)scan;
+  dk_scan_stats st;
+  dk_scan_stats_get(&st, s);
+  jlong v[8] = {st.files_total,    st.files_pruned_partition, st.files_pruned_stats,
+                st.files_pruned_limit, st.files_selected,      st.bytes_selected,
+                st.rows_estimated, dk_scan_num_splits(s)};
+  jlongArray arr = (*env)->NewLongArray(env, 8);
+  if (!arr) return NULL;
+  (*env)->SetLongArrayRegion(env, arr, 0, 8, v);
+  return arr;
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_scanSplits(JNIEnv *env, jclass cls,
+                                                                    jlong scan) {
+  (void)cls;
+  const dk_scan *s = (const dk_scan *)(intptr_t)scan;
+  int64_t n = dk_scan_num_splits(s);
+  jclass bcls = (*env)->FindClass(env, "[B");
+  if (!bcls) return NULL;
+  jobjectArray arr = (*env)->NewObjectArray(env, (jsize)n, bcls, NULL);
+  if (!arr) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    dk_error err;
+    dk_error_init(&err);
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    dk_status st = dk_scan_split_serialize(&bytes, &len, s, i, &err);
+    if (st != DK_OK) {
+      throw_err(env, &err, st, 0);
+      return NULL;
+    }
+    jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
+    if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)bytes);
+    dk_free(bytes);
+    if (!b) return NULL;
+    (*env)->SetObjectArrayElement(env, arr, (jsize)i, b);
+    (*env)->DeleteLocalRef(env, b);
+  }
+  return arr;
+}
+
+/* ---- executor side ---------------------------------------------------------------------- */
+
+/* Opens a serialized split as an ArrowArrayStream written into Java-allocated memory `out`. */
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitRead(JNIEnv *env, jclass cls,
+                                                           jbyteArray split, jlong out) {
+  (void)cls;
+  jsize len = (*env)->GetArrayLength(env, split);
+  jbyte *bytes = (*env)->GetByteArrayElements(env, split, NULL);
+  if (!bytes) return;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_split_read((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
+                               (size_t)len, &g_count_alloc, &err);
+  (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+/* Parses a filter text and binds it against the snapshot's logical schema: returns NULL when
+ * dk can evaluate it, else dk's message (the predicate then stays a post-scan filter). */
+JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_exprBindCheck(JNIEnv *env, jclass cls,
+                                                                  jlong handle, jstring text) {
+  (void)cls;
+  int failed = 0;
+  char *c = dup_jstring(env, text, &failed);
+  if (failed || !c) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *e = NULL, *bound = NULL;
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  dk_status st = dk_expr_parse(&e, c, &err);
+  free(c);
+  if (st == DK_OK)
+    st = dk_snapshot_arrow_schema(&schema, ((jni_snapshot *)(intptr_t)handle)->snap, 0, &err);
+  if (st == DK_OK) st = dk_expr_bind(&bound, e, &schema, &err);
+  if (schema.release) schema.release(&schema);
+  dk_expr_free(bound);
+  dk_expr_free(e);
+  if (st == DK_OK) return NULL;
+  return (*env)->NewStringUTF(env, err.message[0] ? err.message : dk_status_str(st));
+}

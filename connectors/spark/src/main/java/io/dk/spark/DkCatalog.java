@@ -1,0 +1,87 @@
+package io.dk.spark;
+
+import java.io.File;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Path-based catalog: with {@code spark.sql.catalog.dk=io.dk.spark.DkCatalog},
+ * {@code SELECT ... FROM dk.`/path/to/table` [VERSION AS OF n | TIMESTAMP AS OF ts]}.
+ * Read-only for now (create/alter/drop arrive with writes).
+ */
+public class DkCatalog implements TableCatalog {
+  private String name = "dk";
+
+  @Override public void initialize(String n, CaseInsensitiveStringMap options) { this.name = n; }
+
+  @Override public String name() { return name; }
+
+  private static String path(Identifier ident) throws NoSuchTableException {
+    String p = ident.name();
+    if (ident.namespace().length != 0 || !new File(p).isAbsolute()) throw new NoSuchTableException(ident);
+    return p;
+  }
+
+  private static Table open(Identifier ident, long version, Long tsMs) throws NoSuchTableException {
+    String p = path(ident);
+    try {
+      return new DkTable(NativeSnapshot.open(p, version, tsMs));
+    } catch (DkException e) {
+      if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
+        NoSuchTableException n = new NoSuchTableException(ident);
+        n.initCause(e);
+        throw n;
+      }
+      throw e;
+    }
+  }
+
+  @Override public Table loadTable(Identifier ident) throws NoSuchTableException {
+    return open(ident, -1, null);
+  }
+
+  @Override public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    long v;
+    try {
+      v = Long.parseLong(version.trim());
+    } catch (NumberFormatException e) {
+      throw new DkException(DkException.ErrorClass.DK_INVALID_ARGUMENT, 2,
+          "VERSION AS OF needs an integer, got '" + version + "'");
+    }
+    if (v < 0)
+      throw new DkException(DkException.ErrorClass.DK_VERSION_NOT_FOUND, 4,
+          "version " + v + " does not exist");
+    return open(ident, v, null);
+  }
+
+  /** timestamp: microseconds since the epoch (Spark's TIMESTAMP AS OF). */
+  @Override public Table loadTable(Identifier ident, long timestamp) throws NoSuchTableException {
+    return open(ident, -1, Math.floorDiv(timestamp, 1000L));
+  }
+
+  @Override public boolean tableExists(Identifier ident) {
+    try {
+      return new File(path(ident), "_delta_log").isDirectory();
+    } catch (NoSuchTableException e) {
+      return false;
+    }
+  }
+
+  @Override public Identifier[] listTables(String[] namespace) { return new Identifier[0]; }
+
+  @Override public Table alterTable(Identifier ident, TableChange... changes) {
+    throw new UnsupportedOperationException("dk catalog is read-only");
+  }
+
+  @Override public boolean dropTable(Identifier ident) {
+    throw new UnsupportedOperationException("dk catalog is read-only");
+  }
+
+  @Override public void renameTable(Identifier from, Identifier to) {
+    throw new UnsupportedOperationException("dk catalog is read-only");
+  }
+}

@@ -1,0 +1,97 @@
+package io.dk.spark;
+
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
+import java.time.format.DateTimeParseException;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * {@code spark.read.format("dk").load(path)} with options {@code versionAsOf} and
+ * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone).
+ */
+public class DkDataSource implements TableProvider, DataSourceRegister {
+  private DkTable table;
+
+  @Override public String shortName() { return "dk"; }
+
+  @Override public StructType inferSchema(CaseInsensitiveStringMap options) {
+    return load(options).schema();
+  }
+
+  @Override public Transform[] inferPartitioning(CaseInsensitiveStringMap options) {
+    return load(options).partitioning();
+  }
+
+  @Override public Table getTable(StructType schema, Transform[] partitioning,
+      Map<String, String> properties) {
+    return load(new CaseInsensitiveStringMap(properties));
+  }
+
+  private synchronized DkTable load(CaseInsensitiveStringMap o) {
+    if (table != null) return table;
+    String path = o.get("path");
+    if (path == null) {
+      throw new DkException(DkException.ErrorClass.DK_INVALID_ARGUMENT, 2,
+          "format(\"dk\") needs a path: spark.read.format(\"dk\").load(\"/path/to/table\")");
+    }
+    long version = -1;
+    Long ts = null;
+    if (o.containsKey("versionAsOf")) {
+      try {
+        version = Long.parseLong(o.get("versionAsOf").trim());
+      } catch (NumberFormatException e) {
+        throw new DkException(DkException.ErrorClass.DK_INVALID_ARGUMENT, 2,
+            "versionAsOf must be a non-negative integer, got '" + o.get("versionAsOf") + "'");
+      }
+      if (version < 0)
+        throw new DkException(DkException.ErrorClass.DK_VERSION_NOT_FOUND, 4,
+            "version " + version + " does not exist in " + path);
+    }
+    if (o.containsKey("timestampAsOf")) {
+      if (version >= 0)
+        throw new DkException(DkException.ErrorClass.DK_INVALID_ARGUMENT, 2,
+            "give either versionAsOf or timestampAsOf, not both");
+      ts = parseTimestampMs(o.get("timestampAsOf"));
+    }
+    table = new DkTable(NativeSnapshot.open(path, version, ts));
+    return table;
+  }
+
+  static ZoneId sessionZone() {
+    SparkSession s = SparkSession.getActiveSession().getOrElse(() -> null);
+    String z = s == null ? null : s.conf().get("spark.sql.session.timeZone", null);
+    return z == null ? ZoneId.systemDefault() : ZoneId.of(z);
+  }
+
+  /** "2024-01-01", "2024-01-01 10:00:00[.ffffff]", ISO with T and optional offset/Z. */
+  static long parseTimestampMs(String text) {
+    String t = text.trim();
+    ZoneId zone = sessionZone();
+    try {
+      if (t.length() == 10) return LocalDate.parse(t).atStartOfDay(zone).toInstant().toEpochMilli();
+      String iso = t.replace(' ', 'T');
+      try {
+        return OffsetDateTime.parse(iso).toInstant().toEpochMilli();
+      } catch (DateTimeParseException e) {
+        try {
+          return Instant.parse(iso).toEpochMilli();
+        } catch (DateTimeParseException e2) {
+          return LocalDateTime.parse(iso).atZone(zone).toInstant().toEpochMilli();
+        }
+      }
+    } catch (DateTimeParseException e) {
+      throw new DkException(DkException.ErrorClass.DK_INVALID_ARGUMENT, 2,
+          "timestampAsOf: cannot parse '" + text + "' as a timestamp");
+    }
+  }
+}

@@ -1,0 +1,66 @@
+package io.dk.spark;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * JNI entry points into libdk (native/dk_jni.c). The library is extracted from the jar to a
+ * temporary directory once per JVM (driver and executors alike) and loaded from there; setting
+ * the system property {@code dk.jni.path} loads a given file instead.
+ */
+final class DkNative {
+  private DkNative() {}
+
+  private static volatile boolean loaded;
+
+  static void ensureLoaded() {
+    if (loaded) return;
+    synchronized (DkNative.class) {
+      if (loaded) return;
+      String explicit = System.getProperty("dk.jni.path");
+      if (explicit != null) {
+        System.load(explicit);
+      } else {
+        String res = "/native/linux-x86_64/libdk_jni.so";
+        try (InputStream in = DkNative.class.getResourceAsStream(res)) {
+          if (in == null) throw new UnsatisfiedLinkError("dk: " + res + " is not in the jar");
+          Path dir = Files.createTempDirectory("dk-jni");
+          Path lib = dir.resolve("libdk_jni.so");
+          Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
+          lib.toFile().deleteOnExit();
+          dir.toFile().deleteOnExit();
+          System.load(lib.toAbsolutePath().toString());
+        } catch (IOException e) {
+          throw new UnsatisfiedLinkError("dk: cannot extract " + res + ": " + e);
+        }
+      }
+      loaded = true;
+    }
+  }
+
+  /** mode: 0 latest, 1 version, 2 timestamp (ms). */
+  static native long snapshotOpen(String uri, int mode, long version, long timestampMs);
+  static native void snapshotFree(long snap);
+  static native long snapshotVersion(long snap);
+  static native long snapshotTimestamp(long snap);
+  static native boolean snapshotHasFeature(long snap, String feature);
+  static native String[] snapshotPartitionColumns(long snap);
+  static native String[] snapshotProperties(long snap);
+  static native void snapshotArrowSchema(long snap, long arrowSchemaAddress);
+
+  static native long scanNew(long snap, String[] columns, String filter, long limit,
+      int metadataFields, long splitTargetBytes, long openCostBytes);
+  static native void scanFree(long scan);
+  static native void scanSchema(long scan, long arrowSchemaAddress);
+  static native String scanResidual(long scan);
+  static native long[] scanStats(long scan);
+  static native byte[][] scanSplits(long scan);
+
+  static native void splitRead(byte[] split, long arrowArrayStreamAddress);
+  /** Bytes currently held by executor-side reads (counting allocator in dk_jni.c). */
+  static native long nativeBytesOutstanding();
+  static native String exprBindCheck(long snap, String filterText);
+}

@@ -1,0 +1,25 @@
+package io.dk.spark;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/** Columnar-only reader factory (executor side). */
+public final class DkReaderFactory implements PartitionReaderFactory {
+  private static final long serialVersionUID = 1L;
+  private final int[] keep;
+
+  DkReaderFactory(int[] keep) { this.keep = keep; }
+
+  @Override public PartitionReader<InternalRow> createReader(InputPartition partition) {
+    throw new UnsupportedOperationException("dk reads columnar batches only");
+  }
+
+  @Override public boolean supportColumnarReads(InputPartition partition) { return true; }
+
+  @Override public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
+    return new DkColumnarReader(((DkInputPartition) p).split, keep);
+  }
+}

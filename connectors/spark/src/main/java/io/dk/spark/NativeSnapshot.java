@@ -1,0 +1,76 @@
+package io.dk.spark;
+
+import java.io.File;
+import java.lang.ref.Cleaner;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/** Owns a libdk table + snapshot pair (driver side). Freed on close() or, failing that, by GC. */
+public final class NativeSnapshot implements AutoCloseable {
+  static final Cleaner CLEANER = Cleaner.create();
+
+  private static final class Free implements Runnable {
+    private final long handle;
+    Free(long handle) { this.handle = handle; }
+    @Override public void run() { DkNative.snapshotFree(handle); }
+  }
+
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+  private final String path;
+
+  private NativeSnapshot(long handle, String path) {
+    this.handle = handle;
+    this.path = path;
+    this.cleanable = CLEANER.register(this, new Free(handle));
+  }
+
+  /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms). */
+  public static NativeSnapshot open(String path, long version, Long timestampMs) {
+    DkNative.ensureLoaded();
+    int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
+    try {
+      long h = DkNative.snapshotOpen(path, mode, version, timestampMs == null ? 0 : timestampMs);
+      return new NativeSnapshot(h, path);
+    } catch (DkException e) {
+      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND
+          && !new File(path, "_delta_log").isDirectory()) {
+        throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, e.getStatus(),
+            e.getMessage().replaceFirst("^\\[[A-Z_]+\\] ", ""));
+      }
+      throw e;
+    }
+  }
+
+  long handle() { return handle; }
+  public String path() { return path; }
+  public long version() { return DkNative.snapshotVersion(handle); }
+  public long timestampMs() { return DkNative.snapshotTimestamp(handle); }
+  public boolean hasFeature(String f) { return DkNative.snapshotHasFeature(handle, f); }
+  /** null when dk can evaluate the predicate text against this snapshot, else why not. */
+  public String bindCheck(String filterText) { return DkNative.exprBindCheck(handle, filterText); }
+  public String[] partitionColumns() { return DkNative.snapshotPartitionColumns(handle); }
+
+  public Map<String, String> properties() {
+    String[] kv = DkNative.snapshotProperties(handle);
+    Map<String, String> m = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < kv.length; i += 2) m.put(kv[i], kv[i + 1]);
+    return m;
+  }
+
+  /** The logical schema as an Arrow schema. */
+  public Schema arrowSchema() {
+    try (BufferAllocator a = new RootAllocator();
+        ArrowSchema s = ArrowSchema.allocateNew(a)) {
+      DkNative.snapshotArrowSchema(handle, s.memoryAddress());
+      return Data.importSchema(a, s, null);
+    }
+  }
+
+  @Override public void close() { cleanable.clean(); }
+}
