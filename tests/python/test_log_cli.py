@@ -41,7 +41,8 @@ def rs_table(path):
 
 def rel(root, uri):
     p = uri[7:] if uri.startswith("file://") else uri  # delta-rs gives decoded local paths
-    r = str(root).rstrip("/") + "/"
+    p = os.path.realpath(p)  # delta-rs resolves symlinks in the root; compare resolved paths
+    r = os.path.realpath(str(root)).rstrip("/") + "/"
     return p[len(r):] if p.startswith(r) else p
 
 
