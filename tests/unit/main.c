@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "dk/snapshot.h"
 #include "test.h"
 
 typedef struct {
@@ -47,6 +48,27 @@ const char *dk_test_tmpdir(void) {
     if (system(cmd) != 0) return "/tmp";
   }
   return g_tmpdir;
+}
+
+static int cmp_cstr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *out, size_t cap) {
+  int64_t n = dk_snapshot_num_files(s);
+  const char **p = calloc((size_t)n + 1, sizeof *p);
+  for (int64_t i = 0; p && i < n; i++) {
+    dk_file_entry f;
+    dk_snapshot_file(&f, s, i, NULL);
+    p[i] = f.path;
+  }
+  if (p) qsort(p, (size_t)n, sizeof *p, cmp_cstr);
+  out[0] = 0;
+  for (int64_t i = 0; p && i < n; i++) {
+    if (i > 0) strncat(out, sep, cap - strlen(out) - 1);
+    strncat(out, p[i], cap - strlen(out) - 1);
+  }
+  free(p);
 }
 
 static int cmp_tests(const void *a, const void *b) {

@@ -23,6 +23,9 @@ static inline const char *dk_test_errmsg(const dk_error *e) { return e ? e->mess
 const char *dk_test_data_dir(void);
 /* A fresh temporary directory for this test (removed at exit). */
 const char *dk_test_tmpdir(void);
+/* The live file paths of a snapshot, sorted and joined by sep (truncated to cap). */
+struct dk_snapshot;
+void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *out, size_t cap);
 
 #define DK_TEST(name)                                                           \
   static void name(void);                                                       \

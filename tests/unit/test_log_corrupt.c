@@ -92,26 +92,7 @@ static dk_status open_at(const char *dir, int64_t version, dk_snapshot **s, dk_t
 
 /* Sorted, comma-joined active paths. */
 static void file_set(const dk_snapshot *s, char *out, size_t cap) {
-  int64_t n = dk_snapshot_num_files(s);
-  const char **p = calloc((size_t)n + 1, sizeof *p);
-  for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_snapshot_file(&f, s, i, NULL);
-    p[i] = f.path;
-  }
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = i + 1; j < n; j++)
-      if (strcmp(p[i], p[j]) > 0) {
-        const char *t = p[i];
-        p[i] = p[j];
-        p[j] = t;
-      }
-  out[0] = 0;
-  for (int64_t i = 0; i < n; i++) {
-    strncat(out, p[i], cap - strlen(out) - 2);
-    if (i + 1 < n) strncat(out, ",", cap - strlen(out) - 1);
-  }
-  free(p);
+  dk_test_snapshot_paths(s, ",", out, cap);
 }
 
 DK_TEST(log__basic_replay_and_versions) {

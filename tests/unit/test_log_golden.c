@@ -371,29 +371,6 @@ DK_TEST(log__golden_manifest) {
   CHECK_EQ_INT(failures, 0);
 }
 
-static void file_paths_sorted(const dk_snapshot *s, char *out, size_t cap) {
-  int64_t n = dk_snapshot_num_files(s);
-  const char **p = calloc((size_t)n + 1, sizeof *p);
-  for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_snapshot_file(&f, s, i, NULL);
-    p[i] = f.path;
-  }
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t j = i + 1; j < n; j++)
-      if (strcmp(p[i], p[j]) > 0) {
-        const char *t = p[i];
-        p[i] = p[j];
-        p[j] = t;
-      }
-  out[0] = 0;
-  for (int64_t i = 0; i < n; i++) {
-    strncat(out, p[i], cap - strlen(out) - 2);
-    strncat(out, "\n", cap - strlen(out) - 1);
-  }
-  free(p);
-}
-
 DK_TEST(log__golden_only_checkpoint_files_without_commits) {
   /* README: delete the JSON commits at or below the checkpoint (v1 and v2 have checkpoints;
    * commits 0 and 1 go) in a temp copy; the answer must not change */
@@ -410,8 +387,8 @@ DK_TEST(log__golden_only_checkpoint_files_without_commits) {
   CHECK(open_case(&t2, &b, dst, -1, &err) == 0);
   CHECK_EQ_INT(dk_snapshot_version(a), dk_snapshot_version(b));
   static char fa[1 << 16], fb[1 << 16];
-  file_paths_sorted(a, fa, sizeof fa);
-  file_paths_sorted(b, fb, sizeof fb);
+  dk_test_snapshot_paths(a, "\n", fa, sizeof fa);
+  dk_test_snapshot_paths(b, "\n", fb, sizeof fb);
   CHECK_EQ_STR(fa, fb);
   CHECK(dk_snapshot_num_files(b) > 0);
   /* version 0 can no longer be recreated */
