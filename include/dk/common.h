@@ -72,6 +72,10 @@ typedef struct dk_error {
 
 DK_API void dk_error_init(dk_error *err);
 
+/** Frees a buffer that a dk function returned as "allocated; free with dk_free" (text such as
+ *  dk_parquet_meta_json's or dk_variant_json's output). Accepts NULL. */
+DK_API void dk_free(void *p);
+
 /** Borrowed view of bytes; never assumed to be NUL-terminated. */
 typedef struct dk_str {
   const char *ptr; /**< first byte; may be NULL when len == 0 */

@@ -80,7 +80,6 @@ DK_API dk_status dk_parquet_column_stats_get(dk_parquet_column_stats *out,
  *  codecs, sizes, statistics) used by `dk parquet meta`. `*out` is malloc'd; free with
  *  dk_free. */
 DK_API dk_status dk_parquet_meta_json(char **out, const dk_parquet_file *f, dk_error *err);
-DK_API void dk_free(void *p);
 
 #define DK_PARQUET_READ_OPTIONS_VERSION 1
 typedef struct dk_parquet_read_options {

@@ -145,7 +145,7 @@ DK_API int64_t dk_scan_num_splits(const dk_scan *scan);
 /** Serialized split i (self-contained, versioned binary: table root, schema, column request,
  *  per file its path, byte range, partition values, DV descriptor and row-tracking values,
  *  the residual filter when the kernel applies it, the LIMIT as a per-split cap). `*out` is
- *  allocated; free with dk_free (dk/parquet.h). */
+ *  allocated; free with dk_free (dk/common.h). */
 DK_API dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
                                          int64_t i, dk_error *err);
 /** Reads one serialized split as a stream of batches in the scan's output schema. Malformed

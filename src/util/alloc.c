@@ -60,3 +60,5 @@ void dk__aligned_free(const dk_allocator *a, void *p) {
   if (!p) return;
   dk__free(a, ((void **)p)[-1]);
 }
+
+void dk_free(void *p) { free(p); }

@@ -29,8 +29,6 @@ void dk_parquet_file_free(dk_parquet_file *f) {
   dk__free(f->alloc, f);
 }
 
-void dk_free(void *p) { free(p); }
-
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
                            const uint8_t **view, dk_error *err) {
   if (off < 0 || off > f->size || (int64_t)len > f->size - off)
