@@ -17,8 +17,8 @@ typedef struct pctx {
 } pctx;
 
 /* Parsed types of a schema tree, built once per batch (no per-value format parsing). */
-typedef struct pplan pplan;
-struct pplan {
+typedef struct dk_pplan pplan;
+struct dk_pplan {
   dk_atype t;
   int64_t n_children;
   pplan *children;
@@ -417,26 +417,104 @@ static size_t utf8_width(const char *s, size_t n) {
   return w;
 }
 
-dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
-                               const struct ArrowArray *batch, int format, dk_error *err) {
-  int header = !(format & DK_PRINT_NO_HEADER);
-  format &= 0xff;
+/* Writes the CSV or TABLE header (TABLE: names padded to widths, then the rule). */
+static dk_status put_header(dk_buf *out, const struct ArrowSchema *schema, int format,
+                            const size_t *widths, dk_error *err) {
+  dk_status st = DK_OK;
+  int64_t nc = schema->n_children;
+  for (int pass = 0; pass < (format == DK_PRINT_TABLE ? 2 : 1) && st == DK_OK; pass++) {
+    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
+      const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
+      if (format == DK_PRINT_CSV) {
+        if (k) st = dk_buf_putc(out, ',', err);
+        if (!st) st = csv_field(out, nm, strlen(nm), err);
+        continue;
+      }
+      size_t w = pass ? 0 : utf8_width(nm, strlen(nm));
+      if (k) st = dk_buf_puts(out, pass ? "-+-" : " | ", err);
+      if (!st && !pass) st = dk_buf_puts(out, nm, err);
+      for (size_t x = w; st == DK_OK && x < widths[k]; x++)
+        st = dk_buf_putc(out, pass ? '-' : ' ', err);
+    }
+    if (!st) st = dk_buf_putc(out, '\n', err);
+  }
+  return st;
+}
+
+dk_status dk_printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
+                          const dk_allocator *alloc, dk_error *err) {
+  memset(p, 0, sizeof *p);
+  p->schema = schema;
+  p->header = !(format & DK_PRINT_NO_HEADER);
+  p->format = format & 0xff;
+  p->alloc = alloc;
+  dk_buf_init(&p->cells, alloc);
+  dk_buf_init(&p->ends, alloc);
+  if (p->format != DK_PRINT_JSONL && p->format != DK_PRINT_CSV && p->format != DK_PRINT_TABLE)
+    return dk__error_set(err, DK_INVALID, "unknown print format %d", p->format);
+  if (!schema || !schema->format || strcmp(schema->format, "+s") != 0)
+    return dk__error_set(err, DK_INVALID, "rows to print must be a struct ('+s')");
+  size_t nc = (size_t)schema->n_children;
+  p->widths = dk__calloc(alloc, nc ? nc : 1, sizeof *p->widths);
+  p->plan = dk__calloc(alloc, 1, sizeof *p->plan);
+  if (!p->widths || !p->plan) return dk__error_set(err, DK_NOMEM, "out of memory (printer)");
+  for (size_t k = 0; k < nc; k++) {
+    const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
+    p->widths[k] = utf8_width(nm, strlen(nm));
+  }
+  return plan_build(p->plan, schema, 0, err);
+}
+
+void dk_printer_dispose(dk_printer *p) {
+  if (p->plan) plan_free(p->plan);
+  dk__free(p->alloc, p->plan);
+  dk__free(p->alloc, p->widths);
+  dk_buf_dispose(&p->cells);
+  dk_buf_dispose(&p->ends);
+  memset(p, 0, sizeof *p);
+}
+
+/* TABLE: writes the buffered rows padded to the widths seen so far (they only grow). */
+static dk_status table_flush(dk_printer *p, dk_buf *out, dk_error *err) {
+  dk_status st = DK_OK;
+  int64_t nc = p->schema->n_children;
+  if (p->header) {
+    st = put_header(out, p->schema, DK_PRINT_TABLE, p->widths, err);
+    p->header = 0;
+  }
+  const size_t *ends = (const size_t *)(void *)p->ends.data;
+  size_t pos = 0;
+  for (int64_t r = 0; st == DK_OK && r < p->rows; r++) {
+    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
+      size_t e = ends[r * nc + k];
+      if (k) st = dk_buf_puts(out, " | ", err);
+      if (!st) st = dk_buf_append(out, p->cells.data + pos, e - pos, err);
+      for (size_t x = utf8_width(p->cells.data + pos, e - pos); st == DK_OK && x < p->widths[k];
+           x++)
+        st = dk_buf_putc(out, ' ', err);
+      pos = e;
+    }
+    if (!st) st = dk_buf_putc(out, '\n', err);
+  }
+  dk_buf_clear(&p->cells);
+  dk_buf_clear(&p->ends);
+  p->rows = 0;
+  return st;
+}
+
+dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
+                         dk_error *err) {
+  const struct ArrowSchema *schema = p->schema;
   int64_t nc = schema->n_children;
   if (batch->n_children != nc)
     return dk__error_set(err, DK_INVALID, "batch has %lld children, schema %lld",
                          (long long)batch->n_children, (long long)nc);
   pctx c = {out, err};
-  pplan plan;
-  dk_status pst = plan_build(&plan, schema, 0, err);
-  if (pst) {
-    plan_free(&plan);
-    return pst;
-  }
-  if (format == DK_PRINT_JSONL) {
-    dk_status st = DK_OK;
+  dk_status st = DK_OK;
+  if (p->format == DK_PRINT_JSONL) {
     for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       int64_t j = batch->offset + r;
-      if (!st) st = dk_buf_putc(out, '{', err);
+      st = dk_buf_putc(out, '{', err);
       for (int64_t k = 0; st == DK_OK && k < nc; k++) {
         if (k) st = dk_buf_putc(out, ',', err);
         const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
@@ -444,91 +522,63 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
         if (!st) st = dk_buf_putc(out, ':', err);
         if (st) break;
         if (!is_valid(batch, r)) st = dk_buf_puts(out, "null", err);
-        else st = put_value(&c, &plan.children[k], schema->children[k], batch->children[k], j, 0);
+        else st = put_value(&c, &p->plan->children[k], schema->children[k], batch->children[k], j, 0);
       }
       if (!st) st = dk_buf_puts(out, "}\n", err);
     }
-    plan_free(&plan);
     return st;
   }
-  dk_buf cell;
-  dk_buf_init(&cell, out->alloc);
-  dk_status st = DK_OK;
-  if (format == DK_PRINT_CSV) {
-    if (header) {
-      for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-        if (k) st = dk_buf_putc(out, ',', err);
-        if (!st) st = csv_field(out, nm, strlen(nm), err);
-      }
-      if (!st) st = dk_buf_putc(out, '\n', err);
+  if (p->format == DK_PRINT_CSV) {
+    if (p->header) {
+      st = put_header(out, schema, DK_PRINT_CSV, p->widths, err);
+      p->header = 0;
     }
+    dk_buf *cell = &p->cells;
     for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        dk_buf_clear(&cell);
-        st = cell_text(&cell, &plan.children[k], schema->children[k], batch->children[k], batch->offset + r, err);
+        dk_buf_clear(cell);
+        st = cell_text(cell, &p->plan->children[k], schema->children[k], batch->children[k],
+                       batch->offset + r, err);
         if (!st && k) st = dk_buf_putc(out, ',', err);
-        if (!st) st = csv_field(out, cell.data ? cell.data : "", cell.len, err);
+        if (!st) st = csv_field(out, cell->data ? cell->data : "", cell->len, err);
       }
       if (!st) st = dk_buf_putc(out, '\n', err);
     }
-    dk_buf_dispose(&cell);
-    plan_free(&plan);
     return st;
   }
-  if (format != DK_PRINT_TABLE) {
-    plan_free(&plan);
-    dk_buf_dispose(&cell);
-    return dk__error_set(err, DK_INVALID, "unknown print format %d", format);
-  }
-  /* TABLE: render every cell, then pad */
-  int64_t rows = batch->length;
-  size_t *ends = dk__calloc(out->alloc, (size_t)((rows + 1) * (nc ? nc : 1)), sizeof(size_t));
-  size_t *widths = dk__calloc(out->alloc, (size_t)(nc ? nc : 1), sizeof(size_t));
-  if (!ends || !widths) {
-    st = dk__error_set(err, DK_NOMEM, "out of memory");
-    goto done;
-  }
-  for (int64_t k = 0; k < nc; k++) {
-    const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-    widths[k] = utf8_width(nm, strlen(nm));
-  }
-  for (int64_t r = 0; st == DK_OK && r < rows; r++)
+  /* TABLE: render every cell now, pad when flushed */
+  for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
+    if (p->rows == DK_PRINT_TABLE_MAX_ROWS) st = table_flush(p, out, err);
     for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      size_t before = cell.len;
-      st = cell_text(&cell, &plan.children[k], schema->children[k], batch->children[k], batch->offset + r, err);
-      if (!st && cell.len == before) st = dk_buf_puts(&cell, "null", err);
-      ends[r * nc + k] = cell.len;
-      size_t w = utf8_width(cell.data + before, cell.len - before);
-      if (w > widths[k]) widths[k] = w;
+      size_t before = p->cells.len;
+      st = cell_text(&p->cells, &p->plan->children[k], schema->children[k], batch->children[k],
+                     batch->offset + r, err);
+      if (!st && p->cells.len == before) st = dk_buf_puts(&p->cells, "null", err);
+      size_t end = p->cells.len;
+      if (!st) st = dk_buf_append(&p->ends, &end, sizeof end, err);
+      size_t w = utf8_width(p->cells.data + before, end - before);
+      if (w > p->widths[k]) p->widths[k] = w;
     }
-  if (st) goto done;
-  for (int pass = 0; header && pass < 2 && st == DK_OK; pass++) {
-    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-      size_t w = pass ? widths[k] : utf8_width(nm, strlen(nm));
-      if (k) st = dk_buf_puts(out, pass ? "-+-" : " | ", err);
-      if (!st && !pass) st = dk_buf_puts(out, nm, err);
-      for (size_t x = pass ? 0 : w; st == DK_OK && x < widths[k]; x++) st = dk_buf_putc(out, pass ? '-' : ' ', err);
-    }
-    if (!st) st = dk_buf_putc(out, '\n', err);
+    if (!st) p->rows++;
   }
-  size_t pos = 0;
-  for (int64_t r = 0; st == DK_OK && r < rows; r++) {
-    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      size_t e = ends[r * nc + k];
-      if (k) st = dk_buf_puts(out, " | ", err);
-      if (!st) st = dk_buf_append(out, cell.data + pos, e - pos, err);
-      for (size_t x = utf8_width(cell.data + pos, e - pos); st == DK_OK && x < widths[k]; x++)
-        st = dk_buf_putc(out, ' ', err);
-      pos = e;
-    }
-    if (!st) st = dk_buf_putc(out, '\n', err);
+  return st;
+}
+
+dk_status dk_printer_finish(dk_printer *p, dk_buf *out, dk_error *err) {
+  if (p->format == DK_PRINT_TABLE) return table_flush(p, out, err);
+  if (p->format == DK_PRINT_CSV && p->header) { /* no rows: the header alone */
+    p->header = 0;
+    return put_header(out, p->schema, DK_PRINT_CSV, p->widths, err);
   }
-done:
-  plan_free(&plan);
-  dk__free(out->alloc, ends);
-  dk__free(out->alloc, widths);
-  dk_buf_dispose(&cell);
+  return DK_OK;
+}
+
+dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
+                               const struct ArrowArray *batch, int format, dk_error *err) {
+  dk_printer p;
+  dk_status st = dk_printer_init(&p, schema, format, out->alloc, err);
+  if (!st) st = dk_printer_add(&p, out, batch, err);
+  if (!st) st = dk_printer_finish(&p, out, err);
+  dk_printer_dispose(&p);
   return st;
 }

@@ -22,7 +22,34 @@ enum {
   DK_PRINT_NO_HEADER = 0x100 /* or'd into the format: omit the CSV/TABLE header */
 };
 
-/* Appends the rows of `batch` (a struct array described by `schema`) to out. */
+/* TABLE output is aligned over up to this many rows at a time (column widths only grow). */
+#define DK_PRINT_TABLE_MAX_ROWS 10000
+
+struct dk_pplan;
+
+/* Prints a stream of batches of one schema: init, add each batch (text is appended to out;
+** TABLE rows are held back to align them), finish (flushes; a CSV header alone when there were
+** no rows), dispose. */
+typedef struct dk_printer {
+  const struct ArrowSchema *schema;
+  int format, header;
+  const dk_allocator *alloc;
+  struct dk_pplan *plan;
+  size_t *widths;    /* TABLE column widths */
+  dk_buf cells;      /* TABLE: rendered cells of held rows; CSV: scratch */
+  dk_buf ends;       /* TABLE: size_t end offset of each held cell in cells */
+  int64_t rows;      /* TABLE rows held */
+} dk_printer;
+
+dk_status dk_printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
+                          const dk_allocator *alloc, dk_error *err);
+dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
+                         dk_error *err);
+dk_status dk_printer_finish(dk_printer *p, dk_buf *out, dk_error *err);
+void dk_printer_dispose(dk_printer *p);
+
+/* Appends the rows of `batch` (a struct array described by `schema`) to out: one batch,
+** printed on its own (init + add + finish). */
 dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
                                const struct ArrowArray *batch, int format, dk_error *err);
 

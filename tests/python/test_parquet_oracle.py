@@ -250,3 +250,29 @@ def test_projection_inside_lists(tmp_path, table):
     compare_rows(exp, dk_rows(path, "--columns", "l_st.y,l_st.x,i32"))  # both fields: whole element
     r = run_dk("parquet", "cat", str(path), "--columns", "i32.nope")
     assert r.returncode == 1 and b"not found" in r.stderr
+
+
+def test_table_and_csv_formats_span_batches(tmp_path):
+    """TABLE output aligns its columns over all batches (not batch by batch) and CSV keeps one
+    header: many small row groups, the widest values in the last one; cells equal pyarrow's."""
+    import csv
+    import io
+    n = 50
+    words = ["x" * (i // 10 + 1) for i in range(n)]
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "w": pa.array(words)})
+    p = tmp_path / "t.parquet"
+    pq.write_table(t, p, row_group_size=7)
+    assert pq.ParquetFile(p).metadata.num_row_groups > 1
+    want = [[str(a), b] for a, b in zip(t.column("id").to_pylist(), t.column("w").to_pylist())]
+
+    r = run_dk("parquet", "cat", str(p), "--format", "table")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert len(lines) == n + 2 and set(lines[1]) <= {"-", "+"}
+    assert len({len(x) for x in lines}) == 1, "columns not aligned across batches"
+    assert [[c.strip() for c in x.split(" | ")] for x in lines[2:]] == want
+    assert [c.strip() for c in lines[0].split(" | ")] == ["id", "w"]
+
+    r = run_dk("parquet", "cat", str(p), "--format", "csv")
+    assert r.returncode == 0, r.stderr
+    assert list(csv.reader(io.StringIO(r.stdout.decode()))) == [["id", "w"]] + want

@@ -33,12 +33,6 @@ static void print_schema(const struct ArrowSchema *s, int depth) {
   for (int64_t i = 0; i < s->n_children; i++) print_schema(s->children[i], depth + 1);
 }
 
-static int write_buf(dk_buf *b) {
-  if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len) return -1;
-  dk_buf_clear(b);
-  return 0;
-}
-
 /* Splits a comma-separated list in place. */
 static size_t split(char *s, char **out, size_t max) {
   size_t n = 0;
@@ -146,46 +140,9 @@ int dk_cli_parquet(int argc, char **argv) {
     if (dk_parquet_read(&st, f, &ro, &err)) {
       rc = fail(cmd, &err);
     } else {
-      struct ArrowSchema sc;
-      dk_buf out;
-      dk_buf_init(&out, NULL);
-      int e = st.get_schema(&st, &sc);
-      if (e) {
-        fprintf(stderr, "dk parquet cat: %s\n", st.get_last_error(&st));
-        rc = 1;
-      }
-      int first = 1;
       int64_t count = 0;
-      while (!rc) {
-        struct ArrowArray a;
-        e = st.get_next(&st, &a);
-        if (e) {
-          const char *msg = st.get_last_error(&st);
-          fprintf(stderr, "dk parquet cat: %s\n", msg ? msg : "error");
-          rc = strstr(msg ? msg : "", "corrupt") ? 3 : 1;
-          break;
-        }
-        if (!a.release) break;
-        if (limit >= 0 && a.length > limit - count) a.length = limit - count; /* print a prefix */
-        if (format < 0) {
-          count += a.length;
-          a.release(&a);
-          continue;
-        }
-        int fmt = format | (first ? 0 : DK_PRINT_NO_HEADER);
-        if (dk_arrow_print_batch(&out, &sc, &a, fmt, &err)) rc = fail(cmd, &err);
-        else if (write_buf(&out)) rc = 1;
-        first = 0;
-        count += a.length;
-        a.release(&a);
-        if (limit >= 0 && count >= limit) break;
-      }
+      rc = dk_cli_print_stream(&st, format, limit, "parquet cat", &count);
       if (!rc && format < 0) printf("%lld\n", (long long)count);
-      if (!rc && first && format == DK_PRINT_CSV && sc.release) /* no rows: header only */
-        for (int64_t k = 0; k < sc.n_children; k++)
-          printf("%s%s", sc.children[k]->name, k + 1 == sc.n_children ? "\n" : ",");
-      if (sc.release) sc.release(&sc);
-      dk_buf_dispose(&out);
       st.release(&st);
     }
   } else {

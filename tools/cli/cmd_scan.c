@@ -46,46 +46,6 @@ static void print_stats(const dk_scan *scan) {
           s.rows_returned);
 }
 
-/* Prints the rows of one stream; *first tracks the CSV/TABLE header. */
-static int print_stream(struct ArrowArrayStream *st, int format, int *first) {
-  dk_error err;
-  dk_error_init(&err);
-  struct ArrowSchema sc;
-  if (st->get_schema(st, &sc)) {
-    fprintf(stderr, "dk scan: %s\n", st->get_last_error(st));
-    return 1;
-  }
-  dk_buf out;
-  dk_buf_init(&out, NULL);
-  int rc = 0;
-  for (;;) {
-    struct ArrowArray a;
-    if (st->get_next(st, &a)) {
-      const char *msg = st->get_last_error(st);
-      fprintf(stderr, "dk scan: %s\n", msg ? msg : "error");
-      rc = 1;
-      break;
-    }
-    if (!a.release) break;
-    int fmt = format | (*first ? 0 : DK_PRINT_NO_HEADER);
-    *first = 0;
-    if (dk_arrow_print_batch(&out, &sc, &a, fmt, &err)) {
-      rc = scan_fail(&err);
-      a.release(&a);
-      break;
-    }
-    a.release(&a);
-    if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
-      rc = 1;
-      break;
-    }
-    dk_buf_clear(&out);
-  }
-  dk_buf_dispose(&out);
-  sc.release(&sc);
-  return rc;
-}
-
 /* Test path: plan splits, serialize each, read each back through dk_split_read. */
 static int print_via_splits(dk_scan *scan, int format) {
   dk_error err;
@@ -100,7 +60,8 @@ static int print_via_splits(dk_scan *scan, int format) {
     dk_status s = dk_split_read(&st, bytes, len, NULL, &err);
     dk_free(bytes);
     if (s) return scan_fail(&err);
-    int rc = print_stream(&st, format, &first);
+    int rc = dk_cli_print_stream(&st, format | (first ? 0 : DK_PRINT_NO_HEADER), -1, "scan", NULL);
+    first = 0;
     st.release(&st);
     if (rc) return rc;
   }
@@ -210,41 +171,7 @@ int dk_cli_scan(int argc, char **argv) {
     rc = scan_fail(&err);
     goto done;
   }
-  struct ArrowSchema sc;
-  if (st.get_schema(&st, &sc)) {
-    fprintf(stderr, "dk scan: %s\n", st.get_last_error(&st));
-    st.release(&st);
-    rc = 1;
-    goto done;
-  }
-  dk_buf out;
-  dk_buf_init(&out, NULL);
-  int first = 1;
-  for (;;) {
-    struct ArrowArray a;
-    if (st.get_next(&st, &a)) {
-      const char *msg = st.get_last_error(&st);
-      fprintf(stderr, "dk scan: %s\n", msg ? msg : "error");
-      rc = 1;
-      break;
-    }
-    if (!a.release) break;
-    int fmt = format | (first ? 0 : DK_PRINT_NO_HEADER);
-    first = 0;
-    if (dk_arrow_print_batch(&out, &sc, &a, fmt, &err)) {
-      rc = scan_fail(&err);
-      a.release(&a);
-      break;
-    }
-    a.release(&a);
-    if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
-      rc = 1;
-      break;
-    }
-    dk_buf_clear(&out);
-  }
-  dk_buf_dispose(&out);
-  sc.release(&sc);
+  rc = dk_cli_print_stream(&st, format, -1, "scan", NULL);
   st.release(&st);
   if (want_stats) print_stats(scan);
 done:
