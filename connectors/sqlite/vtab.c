@@ -131,7 +131,7 @@ typedef struct dks_cursor {
   int eof;
   int *child;     /* per vtab column: index in the batch's children, -1 = NULL */
   int *meta_sub;  /* per vtab column (meta): index inside the _metadata struct */
-  dks_buf json;
+  dk_arrow_json **json; /* per vtab column: JSON encoder of a nested column (lazy) */
 } dks_cursor;
 
 static int set_dk_error(sqlite3_vtab *vt, const char *what, const dk_error *err) {
@@ -762,6 +762,13 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
     return SQLITE_NOMEM;
   }
   c->meta_sub = c->child + t->ncol;
+  c->json = sqlite3_malloc64(sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
+  if (!c->json) {
+    sqlite3_free(c->child);
+    sqlite3_free(c);
+    return SQLITE_NOMEM;
+  }
+  memset(c->json, 0, sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
   c->eof = 1;
   *out = &c->base;
   return SQLITE_OK;
@@ -769,6 +776,10 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 
 static void cursor_finish(dks_cursor *c) {
   dks_vtab *t = (dks_vtab *)c->base.pVtab;
+  for (int i = 0; c->json && i < t->ncol; i++) { /* they borrow c->schema */
+    dk_arrow_json_free(c->json[i]);
+    c->json[i] = NULL;
+  }
   if (c->batch.release) c->batch.release(&c->batch);
   if (c->stream.release) c->stream.release(&c->stream);
   if (c->schema.release) c->schema.release(&c->schema);
@@ -789,7 +800,7 @@ static void cursor_finish(dks_cursor *c) {
 static int delta_close(sqlite3_vtab_cursor *cur) {
   dks_cursor *c = (dks_cursor *)cur;
   cursor_finish(c);
-  dks_buf_free(&c->json);
+  sqlite3_free(c->json);
   sqlite3_free(c->child);
   sqlite3_free(c);
   return SQLITE_OK;
@@ -990,10 +1001,10 @@ static int delta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
       sqlite3_result_null(ctx);
       return SQLITE_OK;
     }
-    dks_result(ctx, s->children[k], a->children[k], r, &c->json);
+    dks_result(ctx, s->children[k], a->children[k], r, &c->json[i]);
     return SQLITE_OK;
   }
-  dks_result(ctx, s, a, row, &c->json);
+  dks_result(ctx, s, a, row, &c->json[i]);
   return SQLITE_OK;
 }
 
