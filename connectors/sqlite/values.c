@@ -12,9 +12,10 @@
 ** pairs, variants as their JSON).
 **
 ** Values are read in place from the batch buffers; nothing is allocated per row (the JSON
-** encoder of a nested column is made once per scan and reuses its text buffer). Text and blobs are handed to SQLite with
-** SQLITE_TRANSIENT (SQLite copies them into its register), because a SQLITE_STATIC pointer
-** would be kept by aggregates and sorters past the batch's lifetime.
+** encoder of a nested column is made once per scan and reuses its text buffer). Text and
+** blobs are handed to SQLite with SQLITE_TRANSIENT (SQLite copies them into its register),
+** because a SQLITE_STATIC pointer would be kept by aggregates and sorters past the batch's
+** lifetime.
 */
 #include <math.h>
 #include <stdio.h>
