@@ -5,7 +5,7 @@ columns, run by Spark SQL over the interop tables, written as OUTDIR/<name>/sql_
 Usage: sql_oracle.py OUTDIR [NAME ...]   (build.py calls dump() in its SparkSession)
 
 Each query is a pair: the Spark SQL text and the equivalent SQLite text for `dk sql`
-(`{t}` is `delta.\`root\`` for Spark and `delta_scan('root')` for dk). The dialects differ
+(`{t}` is ``delta.`root` `` for Spark and `delta_scan('root')` for dk). The dialects differ
 only where dk sql's value mapping requires it (see tests/interop/README.md, "SQL queries"):
 date/timestamp literals are ISO text, decimals are TEXT (`p_dec = '3.14'`, numeric order via
 `CAST(x AS REAL)`), booleans are 0/1, `_metadata.x` is the hidden column `_x` (`_file_name`,
@@ -39,6 +39,8 @@ Q = {
          "SELECT id, s FROM {t} WHERE s GLOB 's10*'", []),
         ("f_mixed", "SELECT id, k FROM {t} WHERE k = 3 AND id < 300", None, ["stats"]),
         ("f_is_null", "SELECT id FROM {t} WHERE s IS NULL", None, ["stats"]),
+        ("f_or", "SELECT id, k FROM {t} WHERE id < 10 OR id > 1090 OR id IN (500, 501)", None,
+         ["stats"]),
         ("limit_k", "SELECT id, k FROM {t} WHERE k = 2 LIMIT 7", None, []),
         ("limit_all", "SELECT id, s FROM {t} LIMIT 7", None, ["limit"]),
         ("a_count", "SELECT count(*) AS n FROM {t}", None, []),
@@ -116,6 +118,8 @@ Q = {
         ("f_in", "SELECT id, part, s FROM {t} WHERE id IN (1, 2, 3, 500, 1001, 1002)", None,
          ["stats"]),
         ("limit_part", "SELECT id FROM {t} WHERE part = 1 LIMIT 5", None, ["partition", "limit"]),
+        ("f_or", "SELECT id, part FROM {t} WHERE id < 20 OR (part = 1 AND id > 1090)", None,
+         []),
         ("a_group", "SELECT part, count(*) AS n, sum(id) AS sum_id, min(id) AS min_id, "
                     "max(id) AS max_id FROM {t} GROUP BY part", None, []),
         ("m_file", "SELECT id, _metadata.file_name AS file_name, "
@@ -159,6 +163,7 @@ Q = {
         ("f_bool", "SELECT id, bo, by, sh, i, l FROM {t} WHERE bo = false AND id > 280",
          "SELECT id, bo, by, sh, i, l FROM {t} WHERE bo = 0 AND id > 280", []),
         ("f_nested", "SELECT id, st, arr, m FROM {t} WHERE id < 4 OR id >= 1000", None, []),
+        ("f_or_overlap", "SELECT id, by FROM {t} WHERE id < 10 OR id < 20 OR by < 0", None, []),
         ("f_float", "SELECT id, f, d FROM {t} WHERE id IN (7, 100, 299, 1000, 1001, 1002)",
          None, []),
         ("a_aggs", "SELECT count(*) AS n, count(s) AS n_s, sum(l) AS sum_l, min(i) AS min_i, "

@@ -46,8 +46,11 @@ WEAKER_PRUNING = {
     ("dml", "f_like"): "SQLite's LIKE is ASCII case-insensitive, so dk pushes the range "
                        "[UPPER(prefix), next(lower(prefix))), wider than Spark's case-sensitive "
                        "StartsWith; the GLOB twin f_glob prunes like Spark",
+    ("all_types", "f_like"): "as dml f_like",
     ("dml", "f_dec_lt"): "numeric order on a decimal (TEXT in dk sql) needs CAST(x AS REAL), an "
                          "expression dk cannot push",
+    ("colmap_name", "f_nested"): "a struct field is reached with SQLite's JSON operator on the "
+                                 "column's JSON text (st ->> '$.f'), which dk cannot push",
 }
 
 CASES = [(t, q[0]) for t, qs in sql_oracle.Q.items() for q in qs]
@@ -185,9 +188,11 @@ def test_dk_sql_equals_spark_sql(oracle_dir, table, qname):
                "limit": "files_pruned_limit"}[e]
         assert stats[key] > 0, f"{qname}: expected pruning by {e}: {stats}"
     # dk never needs more files than Spark read (partition pruning and min/max skipping
-    # are at least as strong), except that a LIMIT may stop Spark early
+    # are at least as strong), except that a LIMIT may stop Spark early; checked when the
+    # statement ran one scan (SQLite's multi-index OR plan runs one per OR term, and
+    # files_selected then sums over them)
     if q.get("files_scanned") is not None and not qname.startswith("limit") and \
-            (table, qname) not in WEAKER_PRUNING:
+            stats["scans"] == 1 and (table, qname) not in WEAKER_PRUNING:
         assert stats["files_selected"] <= q["files_scanned"], (stats, q["scan_metrics"])
 
 
