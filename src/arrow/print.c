@@ -1,16 +1,13 @@
 /*
 ** print.c — Arrow batches to JSON lines / CSV / aligned tables (see print.h for the value
 ** encoding). Reads buffers per the Arrow Columnar Format (validity, offsets, child arrays,
-** array offsets honoured at every level). Also the public value encoder of dk/arrow_json.h
-** (one parsed type tree per field, a reused text buffer), so connectors print nested values
-** exactly as dk's commands do.
+** array offsets honoured at every level).
 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "arrow/print.h"
-#include "dk/arrow_json.h"
 #include "codec/json/json.h"
 
 
@@ -27,24 +24,21 @@ struct pplan {
   pplan *children;
 };
 
-static void plan_free(pplan *p, const dk_allocator *al) {
-  for (int64_t i = 0; i < p->n_children; i++) plan_free(&p->children[i], al);
-  dk__free(al, p->children);
-  p->children = NULL;
-  p->n_children = 0;
+static void plan_free(pplan *p) {
+  for (int64_t i = 0; i < p->n_children; i++) plan_free(&p->children[i]);
+  free(p->children);
 }
 
-static dk_status plan_build(pplan *p, const struct ArrowSchema *s, const dk_allocator *al,
-                            int depth, dk_error *err) {
+static dk_status plan_build(pplan *p, const struct ArrowSchema *s, int depth, dk_error *err) {
   memset(p, 0, sizeof *p);
   if (depth > 200) return dk__error_set(err, DK_UNSUPPORTED, "schema nested too deeply to print");
   DK_RETURN_NOT_OK(dk_atype_parse(&p->t, s->format, err));
   if (s->n_children > 0) {
-    p->children = dk__calloc(al, (size_t)s->n_children, sizeof *p->children);
+    p->children = calloc((size_t)s->n_children, sizeof *p->children);
     if (!p->children) return dk__error_set(err, DK_NOMEM, "out of memory");
     p->n_children = s->n_children;
     for (int64_t i = 0; i < s->n_children; i++)
-      DK_RETURN_NOT_OK(plan_build(&p->children[i], s->children[i], al, depth + 1, err));
+      DK_RETURN_NOT_OK(plan_build(&p->children[i], s->children[i], depth + 1, err));
   }
   return DK_OK;
 }
@@ -371,13 +365,15 @@ dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schem
                                     const struct ArrowArray *array, int64_t i, dk_error *err) {
   pctx c = {out, err};
   pplan p;
-  dk_status st = plan_build(&p, schema, NULL, 0, err);
+  dk_status st = plan_build(&p, schema, 0, err);
   if (!st) st = put_value(&c, &p, schema, array, i, 0);
-  plan_free(&p, NULL);
+  plan_free(&p);
   return st;
 }
 
-/* ---- public encoder (dk/arrow_json.h) ------------------------------------------------------ */
+/* ---- public encoder (dk/arrow_json.h): one parsed type tree per field, a reused buffer ---- */
+
+#include "dk/arrow_json.h"
 
 struct dk_arrow_json {
   const dk_allocator *alloc;
@@ -395,7 +391,7 @@ dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema *schem
   e->alloc = alloc;
   e->schema = schema;
   dk_buf_init(&e->text, alloc);
-  dk_status st = plan_build(&e->plan, schema, alloc, 0, err);
+  dk_status st = plan_build(&e->plan, schema, 0, err);
   if (st) {
     dk_arrow_json_free(e);
     return st;
@@ -420,7 +416,7 @@ dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc, const struct Arro
 
 void dk_arrow_json_free(dk_arrow_json *enc) {
   if (!enc) return;
-  plan_free(&enc->plan, enc->alloc);
+  plan_free(&enc->plan);
   dk_buf_dispose(&enc->text);
   dk__free(enc->alloc, enc);
 }
@@ -481,9 +477,9 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
                          (long long)batch->n_children, (long long)nc);
   pctx c = {out, err};
   pplan plan;
-  dk_status pst = plan_build(&plan, schema, NULL, 0, err);
+  dk_status pst = plan_build(&plan, schema, 0, err);
   if (pst) {
-    plan_free(&plan, NULL);
+    plan_free(&plan);
     return pst;
   }
   if (format == DK_PRINT_JSONL) {
@@ -502,7 +498,7 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
       }
       if (!st) st = dk_buf_puts(out, "}\n", err);
     }
-    plan_free(&plan, NULL);
+    plan_free(&plan);
     return st;
   }
   dk_buf cell;
@@ -527,11 +523,11 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
       if (!st) st = dk_buf_putc(out, '\n', err);
     }
     dk_buf_dispose(&cell);
-    plan_free(&plan, NULL);
+    plan_free(&plan);
     return st;
   }
   if (format != DK_PRINT_TABLE) {
-    plan_free(&plan, NULL);
+    plan_free(&plan);
     dk_buf_dispose(&cell);
     return dk__error_set(err, DK_INVALID, "unknown print format %d", format);
   }
@@ -580,7 +576,7 @@ dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
     if (!st) st = dk_buf_putc(out, '\n', err);
   }
 done:
-  plan_free(&plan, NULL);
+  plan_free(&plan);
   dk__free(out->alloc, ends);
   dk__free(out->alloc, widths);
   dk_buf_dispose(&cell);
