@@ -10,6 +10,7 @@
 
 #include "dk/common.h"
 #include "dk/arrow.h"
+#include "dk/arrow_json.h"
 #include "dk/parquet.h"
 #include "dk/snapshot.h"
 #include "dk/expr.h"

@@ -26,6 +26,7 @@ SQLITE_EXTENSION_INIT3
 #include <sqlite3.h>
 #endif
 
+#include "dk/arrow_json.h"
 #include "dk/scan.h"
 
 typedef struct dk_sqlite_ctx dk_sqlite_ctx;
@@ -73,10 +74,12 @@ dks_kind dks_kind_of(const char *format, int *prec, int *scale);
 /** Registers delta_files and delta_history (meta.c). */
 int dks_register_meta(sqlite3 *db, dk_sqlite_ctx *ctx);
 
-/** Sets the SQLite result to value `row` (absolute, offsets applied by the caller's parent)
- *  of array a with schema s; json is a reused scratch buffer. */
+/** Sets the SQLite result to value `row` (the index into a, before a->offset is applied) of
+ *  array a with schema s. Nested values become JSON text through *json, the column's encoder
+ *  (created on first use for schema s; the caller frees it with dk_arrow_json_free when s
+ *  goes away). */
 void dks_result(sqlite3_context *ctx, const struct ArrowSchema *s, const struct ArrowArray *a,
-                int64_t row, dks_buf *json);
+                int64_t row, dk_arrow_json **json);
 
 /** ISO-8601 text: date "YYYY-MM-DD"; timestamp "YYYY-MM-DDTHH:MM:SS.ffffff" + "Z" when utc. */
 size_t dks_format_date(char *buf, int64_t days);

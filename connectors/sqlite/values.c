@@ -7,13 +7,15 @@
 ** 'NaN', 'Infinity', '-Infinity'); decimals -> exact TEXT with the column's scale; dates ->
 ** TEXT 'YYYY-MM-DD'; timestamps -> TEXT 'YYYY-MM-DDTHH:MM:SS.ffffffZ' (timestamp_ntz without
 ** the 'Z'); strings -> TEXT; binary -> BLOB; struct/array/map -> JSON TEXT in dk's JSONL value
-** encoding (binary as base64, decimals and timestamps as strings, maps with string keys as
-** objects and other maps as [key, value] pairs).
+** encoding, produced by libdk's public encoder (dk/arrow_json.h: binary as base64, decimals and
+** timestamps as strings, maps with string keys as objects and other maps as [key, value]
+** pairs, variants as their JSON).
 **
-** Values are read in place from the batch buffers; nothing is allocated per row except the
-** reused JSON scratch buffer's growth. Text and blobs are handed to SQLite with
-** SQLITE_TRANSIENT (SQLite copies them into its register), because a SQLITE_STATIC pointer
-** would be kept by aggregates and sorters past the batch's lifetime.
+** Values are read in place from the batch buffers; nothing is allocated per row (the JSON
+** encoder of a nested column is made once per scan and reuses its text buffer). Text and
+** blobs are handed to SQLite with SQLITE_TRANSIENT (SQLite copies them into its register),
+** because a SQLITE_STATIC pointer would be kept by aggregates and sorters past the batch's
+** lifetime.
 */
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +23,7 @@
 #include <string.h>
 
 #include "dk/parquet.h"
-#include "dk/variant.h"
+#include "dk/arrow_json.h"
 #include "dk_sqlite.h"
 
 void dks_buf_put(dks_buf *b, const void *p, size_t n) {
@@ -41,8 +43,6 @@ void dks_buf_put(dks_buf *b, const void *p, size_t n) {
   b->len += n;
   b->p[b->len] = 0;
 }
-
-static void buf_puts(dks_buf *b, const char *s) { dks_buf_put(b, s, strlen(s)); }
 
 void dks_buf_free(dks_buf *b) {
   sqlite3_free(b->p);
@@ -235,243 +235,10 @@ static const char *special_double(double d) {
   return NULL;
 }
 
-/* Shortest decimal text that reads back as the same value (float: as the same float). */
-static void format_double(char *buf, double d, int single) {
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, 40, "%.*g", prec, d);
-    if (single ? (float)strtod(buf, NULL) == (float)d : strtod(buf, NULL) == d) break;
-  }
-  if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
-}
-
-/* ---- JSON for nested values ---------------------------------------------------------------- */
-
-static void json_string(dks_buf *b, const char *s, size_t n) {
-  dks_buf_put(b, "\"", 1);
-  size_t run = 0;
-  for (size_t k = 0; k < n; k++) {
-    unsigned char c = (unsigned char)s[k];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    dks_buf_put(b, s + run, k - run);
-    run = k + 1;
-    char esc[8];
-    switch (c) {
-      case '"': buf_puts(b, "\\\""); break;
-      case '\\': buf_puts(b, "\\\\"); break;
-      case '\n': buf_puts(b, "\\n"); break;
-      case '\r': buf_puts(b, "\\r"); break;
-      case '\t': buf_puts(b, "\\t"); break;
-      default:
-        snprintf(esc, sizeof esc, "\\u%04x", c);
-        buf_puts(b, esc);
-    }
-  }
-  dks_buf_put(b, s + run, n - run);
-  dks_buf_put(b, "\"", 1);
-}
-
-static void json_base64(dks_buf *b, const uint8_t *p, size_t n) {
-  static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  dks_buf_put(b, "\"", 1);
-  for (size_t k = 0; k < n; k += 3) {
-    uint32_t v = (uint32_t)p[k] << 16;
-    if (k + 1 < n) v |= (uint32_t)p[k + 1] << 8;
-    if (k + 2 < n) v |= p[k + 2];
-    char q[4] = {tbl[v >> 18], tbl[(v >> 12) & 63], k + 1 < n ? tbl[(v >> 6) & 63] : '=',
-                 k + 2 < n ? tbl[v & 63] : '='};
-    dks_buf_put(b, q, 4);
-  }
-  dks_buf_put(b, "\"", 1);
-}
-
-static void json_value(dks_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
-                       int64_t i, int depth);
-
-/* True when the field is tagged ARROW:extension:name = "parquet.variant" (Arrow's binary
- * key/value metadata encoding: int32 count, then int32-length-prefixed keys and values). */
-static int is_variant_field(const struct ArrowSchema *s) {
-  const char *md = s->metadata;
-  if (!md || s->n_children != 2) return 0;
-  int32_t n, kl, vl;
-  memcpy(&n, md, 4);
-  md += 4;
-  for (int32_t k = 0; k < n; k++) {
-    memcpy(&kl, md, 4);
-    const char *key = md + 4;
-    md = key + kl;
-    memcpy(&vl, md, 4);
-    const char *val = md + 4;
-    md = val + vl;
-    if (kl == 20 && !memcmp(key, "ARROW:extension:name", 20))
-      return vl == 15 && !memcmp(val, "parquet.variant", 15);
-  }
-  return 0;
-}
-
-/* binary child value at i: pointer and length */
-static const uint8_t *binary_at(const struct ArrowArray *a, int64_t i, size_t *n) {
-  int64_t j = i + a->offset;
-  const int32_t *o = a->buffers[1];
-  *n = (size_t)(o[j + 1] - o[j]);
-  return (const uint8_t *)a->buffers[2] + o[j];
-}
-
-/* A variant as decoded JSON (dk_variant_json); malformed bytes print as null. */
-static void json_variant(dks_buf *b, const struct ArrowArray *a, int64_t i) {
-  size_t ml, vl, n;
-  const uint8_t *m = binary_at(a->children[0], i, &ml), *v = binary_at(a->children[1], i, &vl);
-  char *text = NULL;
-  if (dk_variant_json(&text, &n, m, ml, v, vl, NULL) == DK_OK) {
-    dks_buf_put(b, text, n);
-  } else {
-    buf_puts(b, "null");
-  }
-  dk_free(text);
-}
-
-static void json_value(dks_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
-                       int64_t row, int depth) {
-  int64_t i = row + a->offset;
-  if (depth > 64 || !is_valid(a, i)) {
-    buf_puts(b, "null");
-    return;
-  }
-  const char *f = s->format;
-  char tmp[64];
-  int prec, scale;
-  switch (dks_kind_of(f, &prec, &scale)) {
-    case DKS_NULL: buf_puts(b, "null"); return;
-    case DKS_BOOL: {
-      const uint8_t *d = (const uint8_t *)a->buffers[1];
-      buf_puts(b, (d[i >> 3] >> (i & 7)) & 1 ? "true" : "false");
-      return;
-    }
-    case DKS_INT:
-      snprintf(tmp, sizeof tmp, "%lld", (long long)int_value(f, a, i));
-      buf_puts(b, tmp);
-      return;
-    case DKS_FLOAT:
-    case DKS_DOUBLE: {
-      double d = f[0] == 'f' ? ((const float *)a->buffers[1])[i] : ((const double *)a->buffers[1])[i];
-      const char *sp = special_double(d);
-      if (sp) {
-        json_string(b, sp, strlen(sp));
-      } else {
-        format_double(tmp, d, f[0] == 'f');
-        buf_puts(b, tmp);
-      }
-      return;
-    }
-    case DKS_STRING: {
-      const char *p;
-      size_t n;
-      str_value(f, a, i, &p, &n);
-      json_string(b, p, n);
-      return;
-    }
-    case DKS_BINARY: {
-      const char *p;
-      size_t n;
-      str_value(f, a, i, &p, &n);
-      json_base64(b, (const uint8_t *)p, n);
-      return;
-    }
-    case DKS_DECIMAL: {
-      int w = strstr(f, ",256") ? 32 : 16;
-      size_t n = format_decimal(tmp, (const uint8_t *)a->buffers[1] + (size_t)i * (size_t)w, scale);
-      json_string(b, tmp, n);
-      return;
-    }
-    case DKS_DATE: {
-      size_t n = dks_format_date(tmp, ((const int32_t *)a->buffers[1])[i]);
-      json_string(b, tmp, n);
-      return;
-    }
-    case DKS_TIMESTAMP:
-    case DKS_TIMESTAMP_NTZ: {
-      int64_t us = ts_to_micros(f, ((const int64_t *)a->buffers[1])[i]);
-      size_t n = dks_format_ts(tmp, us, f[4] != 0);
-      json_string(b, tmp, n);
-      return;
-    }
-    case DKS_NESTED:
-      break;
-    default:
-      buf_puts(b, "null");
-      return;
-  }
-  if (!strcmp(f, "+s") && is_variant_field(s)) {
-    json_variant(b, a, i);
-    return;
-  }
-  if (!strcmp(f, "+s")) {
-    dks_buf_put(b, "{", 1);
-    for (int64_t c = 0; c < s->n_children && c < a->n_children; c++) {
-      if (c) dks_buf_put(b, ",", 1);
-      const char *nm = s->children[c]->name ? s->children[c]->name : "";
-      json_string(b, nm, strlen(nm));
-      dks_buf_put(b, ":", 1);
-      json_value(b, s->children[c], a->children[c], i, depth + 1);
-    }
-    dks_buf_put(b, "}", 1);
-    return;
-  }
-  if (!strcmp(f, "+l") || !strcmp(f, "+L") || !strcmp(f, "+m")) {
-    int64_t lo, hi;
-    if (f[1] == 'L') {
-      lo = ((const int64_t *)a->buffers[1])[i];
-      hi = ((const int64_t *)a->buffers[1])[i + 1];
-    } else {
-      lo = ((const int32_t *)a->buffers[1])[i];
-      hi = ((const int32_t *)a->buffers[1])[i + 1];
-    }
-    if (a->n_children < 1 || s->n_children < 1) {
-      buf_puts(b, "null");
-      return;
-    }
-    if (f[1] != 'm') {
-      dks_buf_put(b, "[", 1);
-      for (int64_t k = lo; k < hi; k++) {
-        if (k > lo) dks_buf_put(b, ",", 1);
-        json_value(b, s->children[0], a->children[0], k, depth + 1);
-      }
-      dks_buf_put(b, "]", 1);
-      return;
-    }
-    /* map: entries struct<key, value> */
-    const struct ArrowSchema *es = s->children[0];
-    const struct ArrowArray *ea = a->children[0];
-    if (es->n_children < 2 || ea->n_children < 2) {
-      buf_puts(b, "null");
-      return;
-    }
-    int string_keys = dks_kind_of(es->children[0]->format, NULL, NULL) == DKS_STRING;
-    dks_buf_put(b, string_keys ? "{" : "[", 1);
-    for (int64_t k = lo; k < hi; k++) {
-      int64_t e = k + ea->offset;
-      if (k > lo) dks_buf_put(b, ",", 1);
-      if (string_keys) {
-        json_value(b, es->children[0], ea->children[0], e, depth + 1);
-        dks_buf_put(b, ":", 1);
-        json_value(b, es->children[1], ea->children[1], e, depth + 1);
-      } else {
-        dks_buf_put(b, "[", 1);
-        json_value(b, es->children[0], ea->children[0], e, depth + 1);
-        dks_buf_put(b, ",", 1);
-        json_value(b, es->children[1], ea->children[1], e, depth + 1);
-        dks_buf_put(b, "]", 1);
-      }
-    }
-    dks_buf_put(b, string_keys ? "}" : "]", 1);
-    return;
-  }
-  buf_puts(b, "null");
-}
-
 /* ---- top-level values ----------------------------------------------------------------------- */
 
 void dks_result(sqlite3_context *ctx, const struct ArrowSchema *s, const struct ArrowArray *a,
-                int64_t row, dks_buf *json) {
+                int64_t row, dk_arrow_json **json) {
   int64_t i = row + a->offset;
   if (!is_valid(a, i)) {
     sqlite3_result_null(ctx);
@@ -528,16 +295,25 @@ void dks_result(sqlite3_context *ctx, const struct ArrowSchema *s, const struct 
       sqlite3_result_text(ctx, tmp, (int)n, SQLITE_TRANSIENT);
       return;
     }
-    case DKS_NESTED:
-      json->len = 0;
-      json->oom = 0;
-      json_value(json, s, a, row, 0);
-      if (json->oom) {
-        sqlite3_result_error_nomem(ctx);
+    case DKS_NESTED: {
+      dk_error err;
+      dk_str text;
+      dk_error_init(&err);
+      if ((!*json && dk_arrow_json_new(json, s, NULL, &err) != DK_OK) ||
+          dk_arrow_json_value(&text, *json, a, row, &err) != DK_OK) {
+        if (err.code == DK_NOMEM) {
+          sqlite3_result_error_nomem(ctx);
+        } else {
+          char *m = sqlite3_mprintf("delta: column %s: %s: %s", s->name ? s->name : "?",
+                                    dk_status_str(err.code), err.message);
+          sqlite3_result_error(ctx, m ? m : "delta: cannot encode a nested value", -1);
+          sqlite3_free(m);
+        }
         return;
       }
-      sqlite3_result_text64(ctx, json->p, json->len, SQLITE_TRANSIENT, SQLITE_UTF8);
+      sqlite3_result_text64(ctx, text.ptr, text.len, SQLITE_TRANSIENT, SQLITE_UTF8);
       return;
+    }
     default:
       sqlite3_result_error(ctx, "delta: column of an Arrow type the SQLite connector cannot map", -1);
       return;

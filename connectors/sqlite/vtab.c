@@ -118,6 +118,13 @@ typedef struct dks_vtab {
   int64_t rows_total, bytes_total;
   int threads;
   int64_t batch_size;
+  /* rowids: (file ordinal << 40) | row index in the file, once SQLite asked for one (see
+   * delta_rowid); file URIs -> ordinals, open addressing on a power-of-two table */
+  int want_identity;
+  char **paths;
+  int64_t npaths;
+  int64_t *slots; /* nslots entries: ordinal + 1, 0 = empty */
+  int64_t nslots;
 } dks_vtab;
 
 typedef struct dks_cursor {
@@ -131,7 +138,16 @@ typedef struct dks_cursor {
   int eof;
   int *child;     /* per vtab column: index in the batch's children, -1 = NULL */
   int *meta_sub;  /* per vtab column (meta): index inside the _metadata struct */
-  dks_buf json;
+  dk_arrow_json **json; /* per vtab column: JSON encoder of a nested column (lazy) */
+  /* the running scan's request, kept for a restart with identity columns (delta_rowid) */
+  const char **names;
+  size_t nnames;
+  dk_expr *filter;
+  int64_t limit;
+  unsigned meta;
+  int id_child, id_path, id_row; /* _metadata child and its file_path/row_index, or -1 */
+  int64_t id_ord;                /* ordinal of the file of the last rowid, -1 = none */
+  const char *id_last;           /* its URI in the vtab's table */
 } dks_cursor;
 
 static int set_dk_error(sqlite3_vtab *vt, const char *what, const dk_error *err) {
@@ -145,6 +161,9 @@ static void vtab_free(dks_vtab *t) {
   if (!t) return;
   for (int i = 0; i < t->ncol; i++) sqlite3_free(t->cols[i].name);
   sqlite3_free(t->cols);
+  for (int64_t i = 0; i < t->npaths; i++) sqlite3_free(t->paths[i]);
+  sqlite3_free(t->paths);
+  sqlite3_free(t->slots);
   dk_snapshot_free(t->snap);
   dk_table_free(t->table);
   sqlite3_free(t);
@@ -762,6 +781,13 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
     return SQLITE_NOMEM;
   }
   c->meta_sub = c->child + t->ncol;
+  c->json = sqlite3_malloc64(sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
+  if (!c->json) {
+    sqlite3_free(c->child);
+    sqlite3_free(c);
+    return SQLITE_NOMEM;
+  }
+  memset(c->json, 0, sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
   c->eof = 1;
   *out = &c->base;
   return SQLITE_OK;
@@ -769,6 +795,10 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 
 static void cursor_finish(dks_cursor *c) {
   dks_vtab *t = (dks_vtab *)c->base.pVtab;
+  for (int i = 0; c->json && i < t->ncol; i++) { /* they borrow c->schema */
+    dk_arrow_json_free(c->json[i]);
+    c->json[i] = NULL;
+  }
   if (c->batch.release) c->batch.release(&c->batch);
   if (c->stream.release) c->stream.release(&c->stream);
   if (c->schema.release) c->schema.release(&c->schema);
@@ -786,10 +816,20 @@ static void cursor_finish(dks_cursor *c) {
   c->eof = 1;
 }
 
+/* Ends the scan and forgets its request. */
+static void cursor_reset(dks_cursor *c) {
+  cursor_finish(c);
+  dk_expr_free(c->filter);
+  c->filter = NULL;
+  sqlite3_free(c->names);
+  c->names = NULL;
+  c->nnames = 0;
+}
+
 static int delta_close(sqlite3_vtab_cursor *cur) {
   dks_cursor *c = (dks_cursor *)cur;
-  cursor_finish(c);
-  dks_buf_free(&c->json);
+  cursor_reset(c);
+  sqlite3_free(c->json);
   sqlite3_free(c->child);
   sqlite3_free(c);
   return SQLITE_OK;
@@ -818,11 +858,62 @@ static int next_batch(dks_cursor *c) {
   }
 }
 
+/* Plans and opens the scan of the cursor's request; `identity` adds the _metadata fields
+** rowids are made of (file_path, row_index). */
+static int start_scan(dks_cursor *c, int identity) {
+  dks_vtab *t = (dks_vtab *)c->base.pVtab;
+  dk_error err;
+  dk_error_init(&err);
+  unsigned meta = c->meta | (identity ? DK_META_FILE_PATH | DK_META_ROW_INDEX : 0u);
+  dk_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_SCAN_OPTIONS_VERSION;
+  o.columns = c->names;
+  o.n_columns = c->nnames;
+  o.limit = c->limit;
+  o.metadata_fields = meta;
+  o.threads = t->threads;
+  o.batch_size = t->batch_size;
+  o.filter = c->filter;
+  c->id_child = c->id_path = c->id_row = -1;
+  c->id_ord = -1;
+  c->id_last = NULL;
+  if (dk_scan_new(&c->scan, t->snap, &o, &err) || dk_scan_read(&c->stream, c->scan, &err))
+    return set_dk_error(c->base.pVtab, NULL, &err);
+  if (c->stream.get_schema(&c->stream, &c->schema)) {
+    const char *m = c->stream.get_last_error(&c->stream);
+    sqlite3_free(c->base.pVtab->zErrMsg);
+    c->base.pVtab->zErrMsg = sqlite3_mprintf("delta: %s", m ? m : "no schema");
+    return SQLITE_ERROR;
+  }
+  if (meta) {
+    int mi = (int)c->schema.n_children - 1;
+    const struct ArrowSchema *ms = c->schema.children[mi];
+    for (int i = 0; i < t->ncol; i++) {
+      if (t->cols[i].meta < 0 || !(META[t->cols[i].meta].bit & meta)) continue;
+      for (int64_t k = 0; k < ms->n_children; k++)
+        if (!strcmp(ms->children[k]->name, META[t->cols[i].meta].field)) {
+          c->child[i] = mi;
+          c->meta_sub[i] = (int)k;
+        }
+    }
+    for (int64_t k = 0; identity && k < ms->n_children; k++) {
+      if (!strcmp(ms->children[k]->name, "file_path") && !strcmp(ms->children[k]->format, "u"))
+        c->id_path = (int)k;
+      if (!strcmp(ms->children[k]->name, "row_index") && !strcmp(ms->children[k]->format, "l"))
+        c->id_row = (int)k;
+    }
+    if (c->id_path >= 0 && c->id_row >= 0) c->id_child = mi;
+  }
+  c->eof = 0;
+  return next_batch(c);
+}
+
 static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
                         sqlite3_value **argv) {
   dks_cursor *c = (dks_cursor *)cur;
   dks_vtab *t = (dks_vtab *)cur->pVtab;
-  cursor_finish(c);
+  cursor_reset(c);
   c->rowid = 0;
   dk_error err;
   dk_error_init(&err);
@@ -902,15 +993,6 @@ static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_s
       meta |= META[t->cols[i].meta].bit;
     }
   }
-  dk_scan_options o;
-  memset(&o, 0, sizeof o);
-  o.version = DK_SCAN_OPTIONS_VERSION;
-  o.columns = names;
-  o.n_columns = nn;
-  o.limit = limit >= 0 ? limit + offset : -1;
-  o.metadata_fields = meta;
-  o.threads = t->threads;
-  o.batch_size = t->batch_size;
   dk_expr *filter = NULL;
   if (np && dk_expr_and_n(&filter, preds, np, &err)) {
     np = 0;
@@ -919,38 +1001,15 @@ static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_s
     goto out;
   }
   np = 0;
-  o.filter = filter;
-  dk_status s = dk_scan_new(&c->scan, t->snap, &o, &err);
-  sqlite3_free(names);
-  dk_expr_free(filter);
-  if (s || dk_scan_read(&c->stream, c->scan, &err)) {
-    rc = set_dk_error(cur->pVtab, NULL, &err);
-    goto out;
-  }
-  if (c->stream.get_schema(&c->stream, &c->schema)) {
-    const char *m = c->stream.get_last_error(&c->stream);
-    sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = sqlite3_mprintf("delta: %s", m ? m : "no schema");
-    rc = SQLITE_ERROR;
-    goto out;
-  }
-  if (meta) {
-    int mi = (int)c->schema.n_children - 1;
-    for (int i = 0; i < t->ncol; i++) {
-      if (t->cols[i].meta < 0 || !(META[t->cols[i].meta].bit & meta)) continue;
-      const struct ArrowSchema *ms = c->schema.children[mi];
-      for (int64_t k = 0; k < ms->n_children; k++)
-        if (!strcmp(ms->children[k]->name, META[t->cols[i].meta].field)) {
-          c->child[i] = mi;
-          c->meta_sub[i] = (int)k;
-        }
-    }
-  }
-  c->eof = 0;
-  rc = next_batch(c);
+  c->names = names;
+  c->nnames = nn;
+  c->filter = filter;
+  c->limit = limit >= 0 ? limit + offset : -1;
+  c->meta = meta;
+  rc = start_scan(c, t->want_identity || t->threads > 1);
 out:
   for (size_t i = 0; i < np; i++) dk_expr_free(preds[i]);
-  if (rc != SQLITE_OK) cursor_finish(c);
+  if (rc != SQLITE_OK) cursor_reset(c);
   return rc;
 }
 
@@ -990,15 +1049,100 @@ static int delta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
       sqlite3_result_null(ctx);
       return SQLITE_OK;
     }
-    dks_result(ctx, s->children[k], a->children[k], r, &c->json);
+    dks_result(ctx, s->children[k], a->children[k], r, &c->json[i]);
     return SQLITE_OK;
   }
-  dks_result(ctx, s, a, row, &c->json);
+  dks_result(ctx, s, a, row, &c->json[i]);
   return SQLITE_OK;
 }
 
+static uint64_t fnv1a(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t k = 0; k < n; k++) h = (h ^ (unsigned char)p[k]) * 1099511628211ULL;
+  return h;
+}
+
+/* Ordinal of file URI p[0..n) in the vtab's table (added when new; *stored = its copy);
+** -1 when out of memory. */
+static int64_t file_ordinal(dks_vtab *t, const char *p, size_t n, const char **stored) {
+  if (t->npaths * 2 >= t->nslots) { /* grow to keep the load at most 1/2, and rehash */
+    int64_t ns = t->nslots ? t->nslots * 2 : 64;
+    int64_t *sl = sqlite3_malloc64(sizeof *sl * (size_t)ns);
+    char **ps = sqlite3_realloc64(t->paths, sizeof *ps * (size_t)(ns / 2));
+    if (ps) t->paths = ps;
+    if (!sl || !ps) {
+      sqlite3_free(sl);
+      return -1;
+    }
+    memset(sl, 0, sizeof *sl * (size_t)ns);
+    for (int64_t i = 0; i < t->npaths; i++) {
+      int64_t j = (int64_t)(fnv1a(t->paths[i], strlen(t->paths[i])) & (uint64_t)(ns - 1));
+      while (sl[j]) j = (j + 1) & (ns - 1);
+      sl[j] = i + 1;
+    }
+    sqlite3_free(t->slots);
+    t->slots = sl;
+    t->nslots = ns;
+  }
+  int64_t j = (int64_t)(fnv1a(p, n) & (uint64_t)(t->nslots - 1));
+  while (t->slots[j]) {
+    const char *q = t->paths[t->slots[j] - 1];
+    if (strlen(q) == n && !memcmp(q, p, n)) {
+      *stored = q;
+      return t->slots[j] - 1;
+    }
+    j = (j + 1) & (t->nslots - 1);
+  }
+  char *copy = sqlite3_malloc64(n + 1);
+  if (!copy) return -1;
+  memcpy(copy, p, n);
+  copy[n] = 0;
+  t->paths[t->npaths] = copy;
+  t->slots[j] = t->npaths + 1;
+  *stored = copy;
+  return t->npaths++;
+}
+
+/* SQLite's multi-index OR plan runs one scan per OR term on this cursor and skips rows whose
+** rowid it has already returned, so a rowid must name the row: (file ordinal << 40) | row
+** index in the file, ordinals stable for the vtab. The identity fields cost a string per row,
+** so scans request them only once SQLite has asked this vtab for a rowid (or with threads > 1);
+** the first ask restarts the running scan with them and skips to the same row (one reader
+** thread reads in a fixed order). */
 static int delta_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
-  *out = ((dks_cursor *)cur)->rowid;
+  dks_cursor *c = (dks_cursor *)cur;
+  dks_vtab *t = (dks_vtab *)cur->pVtab;
+  *out = 0;
+  if (c->eof) return SQLITE_OK;
+  if (c->id_child < 0) {
+    int64_t pos = c->rowid; /* rows of this scan before the current one */
+    t->want_identity = 1;
+    cursor_finish(c);
+    int rc = start_scan(c, 1);
+    for (int64_t k = 0; rc == SQLITE_OK && k < pos && !c->eof; k++)
+      if (++c->row >= c->batch.length) rc = next_batch(c);
+    if (rc != SQLITE_OK) return rc;
+    if (c->eof || c->id_child < 0) {
+      sqlite3_free(cur->pVtab->zErrMsg);
+      cur->pVtab->zErrMsg = sqlite3_mprintf("delta: internal: cannot re-read a row for its rowid");
+      return SQLITE_ERROR;
+    }
+  }
+  const struct ArrowArray *m = c->batch.children[c->id_child];
+  const struct ArrowArray *pa = m->children[c->id_path], *ra = m->children[c->id_row];
+  int64_t r = c->batch.offset + c->row + m->offset;
+  const int32_t *po = pa->buffers[1];
+  const char *p = (const char *)pa->buffers[2] + po[r + pa->offset];
+  size_t n = (size_t)(po[r + pa->offset + 1] - po[r + pa->offset]);
+  if (!c->id_last || strlen(c->id_last) != n || memcmp(c->id_last, p, n)) {
+    c->id_ord = file_ordinal(t, p, n, &c->id_last);
+    if (c->id_ord < 0) {
+      c->id_last = NULL;
+      return SQLITE_NOMEM;
+    }
+  }
+  int64_t row_index = ((const int64_t *)ra->buffers[1])[r + ra->offset];
+  *out = (sqlite3_int64)(((uint64_t)c->id_ord << 40) | (uint64_t)row_index);
   return SQLITE_OK;
 }
 

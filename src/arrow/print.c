@@ -371,6 +371,56 @@ dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schem
   return st;
 }
 
+/* ---- public encoder (dk/arrow_json.h): one parsed type tree per field, a reused buffer ---- */
+
+#include "dk/arrow_json.h"
+
+struct dk_arrow_json {
+  const dk_allocator *alloc;
+  const struct ArrowSchema *schema; /* borrowed */
+  pplan plan;
+  dk_buf text;
+};
+
+dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema *schema,
+                            const dk_allocator *alloc, dk_error *err) {
+  *out = NULL;
+  DK_RETURN_IF(!schema || !schema->format, DK_INVALID, err, "arrow json: no schema");
+  dk_arrow_json *e = dk__calloc(alloc, 1, sizeof *e);
+  if (!e) return dk__error_set(err, DK_NOMEM, "out of memory");
+  e->alloc = alloc;
+  e->schema = schema;
+  dk_buf_init(&e->text, alloc);
+  dk_status st = plan_build(&e->plan, schema, 0, err);
+  if (st) {
+    dk_arrow_json_free(e);
+    return st;
+  }
+  *out = e;
+  return DK_OK;
+}
+
+dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc, const struct ArrowArray *array,
+                              int64_t i, dk_error *err) {
+  out->ptr = "";
+  out->len = 0;
+  DK_RETURN_IF(!array || i < 0 || i >= array->length, DK_INVALID, err,
+               "arrow json: value %lld outside the array", (long long)i);
+  dk_buf_clear(&enc->text);
+  pctx c = {&enc->text, err};
+  DK_RETURN_NOT_OK(put_value(&c, &enc->plan, enc->schema, array, i, 0));
+  out->ptr = enc->text.data ? enc->text.data : "";
+  out->len = enc->text.len;
+  return DK_OK;
+}
+
+void dk_arrow_json_free(dk_arrow_json *enc) {
+  if (!enc) return;
+  plan_free(&enc->plan);
+  dk_buf_dispose(&enc->text);
+  dk__free(enc->alloc, enc);
+}
+
 /* Text of a top-level cell for CSV/TABLE: strings and temporal values unquoted. */
 static dk_status cell_text(dk_buf *b, const pplan *p, const struct ArrowSchema *s,
                            const struct ArrowArray *a, int64_t i, dk_error *err) {

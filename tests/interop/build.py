@@ -32,9 +32,11 @@ def main(argv):
     names = set(argv[2:]) or None
     import gen_tables
     import dump_oracle
+    import sql_oracle
     from sparkenv import get_spark
     todo = [n for n in gen_tables.table_names() if (not names or n in names) and not all(
         os.path.exists(os.path.join(outdir, n, f)) for f in ("DONE", "oracle.json"))]
+    todo += sql_oracle.stale(outdir, names)
     if not todo:
         print("interop build: all tables and oracles present in %s" % outdir)
         return 0
@@ -44,6 +46,7 @@ def main(argv):
     gen = gen_tables.generate(spark, outdir, names, log=lambda m: print(m, flush=True))
     t2 = time.time()
     dump = dump_oracle.dump(spark, outdir, names, log=lambda m: print(m, flush=True))
+    sql = sql_oracle.dump(spark, outdir, names, log=lambda m: print(m, flush=True))
     t3 = time.time()
     jvm_cpu = _jvm_cpu_s(spark)
     spark.stop()
@@ -51,7 +54,8 @@ def main(argv):
                "dump_s": round(t3 - t2, 1), "total_s": round(time.time() - t0, 1),
                "jvm_cpu_s": jvm_cpu, "python_cpu_s": round(time.process_time(), 1),
                "load_avg_1m": round(os.getloadavg()[0], 1),
-               "generate_tables": gen, "dump_tables": dump}
+               "generate_tables": gen, "dump_tables": dump,
+               "sql_oracle_tables": sql}
     with open(os.path.join(outdir, "timings.json"), "w") as f:
         json.dump(timings, f, indent=1)
     print("interop build: start %(spark_start_s)ss, generate %(generate_s)ss, dump %(dump_s)ss, "

@@ -5,6 +5,7 @@
 ** statement, what pushdown did (the sum of the dk_scan_stats of every scan the statement ran)
 ** on stderr: one line of text with `--format table`, one JSON object otherwise.
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,11 @@ static void put_base64(FILE *f, const unsigned char *p, int n) {
 static char *cell_text(sqlite3_stmt *st, int i) {
   switch (sqlite3_column_type(st, i)) {
     case SQLITE_NULL: return sqlite3_mprintf("%s", "NULL");
-    case SQLITE_FLOAT: return sqlite3_mprintf("%!.15g", sqlite3_column_double(st, i));
+    case SQLITE_FLOAT: {
+      double d = sqlite3_column_double(st, i);
+      /* SQLite's printf drops the sign of -0.0 */
+      return d == 0 && signbit(d) ? sqlite3_mprintf("-0.0") : sqlite3_mprintf("%!.15g", d);
+    }
     case SQLITE_BLOB: {
       int n = sqlite3_column_bytes(st, i);
       const unsigned char *p = sqlite3_column_blob(st, i);
@@ -72,7 +77,8 @@ static void print_jsonl_row(sqlite3_stmt *st) {
       case SQLITE_NULL: fputs("null", stdout); break;
       case SQLITE_INTEGER: printf("%lld", (long long)sqlite3_column_int64(st, i)); break;
       case SQLITE_FLOAT: {
-        char *t = sqlite3_mprintf("%!.17g", sqlite3_column_double(st, i));
+        double d = sqlite3_column_double(st, i);
+        char *t = d == 0 && signbit(d) ? sqlite3_mprintf("-0.0") : sqlite3_mprintf("%!.17g", d);
         fputs(t ? t : "null", stdout);
         sqlite3_free(t);
         break;
