@@ -23,9 +23,13 @@
 /* ---- plan ----------------------------------------------------------------------------------- */
 
 typedef struct scan_col {
-  const dk_field *field; /* logical field of the table schema (or a pruned copy) */
+  const dk_field *field; /* logical field of the table schema (or a pruned copy): what is read */
+  const dk_field *out_field; /* output field when narrower than `field` (a nested projection
+                              * whose filter reads more of the struct), else NULL */
   int is_partition;
   int pruned;            /* field is a pruned copy (nested projection) */
+  const char **fpaths;   /* nested paths the filter added (relative to the column; arena) */
+  size_t n_fpaths;
 } scan_col;
 
 /* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
@@ -158,10 +162,17 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
     s = dk_schema_copy(p->read_schema.children[i], col.children[0], err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
+    if (!s && i < p->n_out && p->cols[i].out_field) {
+      dk_schema_release(&col);
+      one.fields = p->cols[i].out_field;
+      s = dk_schema__to_arrow(&col, &one, 0, err);
+      if (s) break;
+    }
     if (!s && i < p->n_out) {
+      const dk_field *of = p->cols[i].out_field ? p->cols[i].out_field : p->cols[i].field;
       dk_schema_release(p->out_schema.children[i]);
       s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
-      if (!s) s = tag_variants(p->out_schema.children[i], p->cols[i].field->type, err);
+      if (!s) s = tag_variants(p->out_schema.children[i], of->type, err);
     }
     dk_schema_release(&col);
   }
@@ -313,10 +324,82 @@ static int64_t stats_num_records(const char *stats) {
   return end == p || v < 0 ? -1 : (int64_t)v;
 }
 
+/* Filter column paths deeper than this widen a nested projection to the whole column. */
+#define DK_EXPR_PATH_MAX 64
+
+/* True when the (possibly pruned) type t keeps the nested field names[0..n) (case-insensitive;
+** a field kept whole keeps everything below it). */
+static int type_keeps_path(const dk_type *t, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (t->id != DK_TYPE_STRUCT) return 1;
+    const dk_field *f = NULL;
+    for (size_t k = 0; k < t->n_fields && !f; k++)
+      if (!strcasecmp(t->fields[k].name, names[i])) f = &t->fields[k];
+    if (!f) return 0;
+    t = f->type;
+  }
+  return 1;
+}
+
+/* Column c is a nested projection of top-level field f and the filter reads `col` (a column
+** reference into f): widens what is read to the projected paths plus every filter path, and
+** keeps the narrower projection as the output field (the extra fields are dropped after the
+** filter ran). */
+static dk_status widen_pruned_col(scan_plan *p, scan_col *c, const dk_field *f, const dk_expr *col,
+                                  dk_error *err) {
+  size_t depth = dk_expr_column_depth(col);
+  const char *names[DK_EXPR_PATH_MAX];
+  int whole = depth < 2 || depth > DK_EXPR_PATH_MAX;
+  for (size_t i = 1; !whole && i < depth; i++) {
+    names[i - 1] = dk_expr_column_name(col, i);
+    if (strchr(names[i - 1], '.')) whole = 1; /* not expressible as a dotted path: read it all */
+  }
+  if (!whole && type_keeps_path(c->field->type, names, depth - 1)) return DK_OK;
+  if (!c->out_field) c->out_field = c->field;
+  if (whole) {
+    c->field = f;
+    c->pruned = 0;
+    return DK_OK;
+  }
+  /* the new path, dotted */
+  size_t len = 0;
+  for (size_t i = 0; i + 1 < depth; i++) len += strlen(names[i]) + 1;
+  char *path = dk_arena_alloc(&p->ar, len, err);
+  if (!path) return DK_NOMEM;
+  path[0] = 0;
+  for (size_t i = 0, o = 0; i + 1 < depth; i++) {
+    size_t l = strlen(names[i]);
+    memcpy(path + o, names[i], l);
+    o += l;
+    path[o++] = i + 2 < depth ? '.' : 0;
+  }
+  const char **fp = dk_arena_alloc(&p->ar, (c->n_fpaths + 1) * sizeof *fp, err);
+  if (!fp) return DK_NOMEM;
+  if (c->n_fpaths) memcpy(fp, c->fpaths, c->n_fpaths * sizeof *fp);
+  fp[c->n_fpaths] = path;
+  c->fpaths = fp;
+  c->n_fpaths++;
+  /* every projected path of this column, then the filter's */
+  size_t nr = p->n_req > 0 ? (size_t)p->n_req : 0, fl = strlen(f->name), np = 0;
+  const char **paths = dk_arena_alloc(&p->ar, (nr + c->n_fpaths) * sizeof *paths, err);
+  if (!paths) return DK_NOMEM;
+  for (size_t k = 0; k < nr; k++)
+    if (!strncasecmp(p->req[k], f->name, fl) && p->req[k][fl] == '.') paths[np++] = p->req[k] + fl + 1;
+  for (size_t k = 0; k < c->n_fpaths; k++) paths[np++] = c->fpaths[k];
+  dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+  if (!nf) return DK_NOMEM;
+  *nf = *f;
+  DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
+  c->field = nf;
+  c->pruned = 1;
+  return DK_OK;
+}
+
 /* Appends (as filter-only columns) the top-level columns the filter reads that the output
-** lacks. */
+** lacks; widens nested projections whose filter reads fields they drop (add = 0: only that,
+** for a plan rebuilt from a split, whose filter-only columns are already listed). */
 static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
-                                    dk_error *err) {
+                                    int add, dk_error *err) {
   if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
     const char *name = dk_expr_column_name(e, 0);
     const dk_field *f = dk_schema_find(schema, name);
@@ -325,15 +408,15 @@ static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_typ
     for (size_t i = 0; i < p->n_cols; i++) {
       if (p->cols[i].field == f) return DK_OK;
       if (!strcmp(p->cols[i].field->name, f->name))
-        return dk__error_set(err, DK_UNSUPPORTED, "scan: filtering on '%s' while projecting only "
-                             "some of its nested fields is not supported", f->name);
+        return widen_pruned_col(p, &p->cols[i], f, e, err);
     }
+    if (!add) return DK_OK;
     p->cols[p->n_cols].field = f;
     p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
     return DK_OK;
   }
   for (size_t i = 0; i < dk_expr_num_children(e); i++)
-    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, add, err));
   return DK_OK;
 }
 
@@ -416,7 +499,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->pcols = (const char **)md->partition_columns;
   DK_CHECK_GOTO(plan_add_columns(p, schema, o.columns, o.columns ? (int64_t)o.n_columns : -1, err));
   p->n_out = p->n_cols;
-  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, err));
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, 1, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
   }
@@ -1316,6 +1399,13 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
         if (!full[c].release) {
           if (part) st = constant_array(&ch[c], ts, &r->pscalars[pk], m, a, err);
           else st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        } else if (plan->cols[c].out_field) {
+          /* read wider for the filter: select rows, then drop the fields not projected */
+          const struct ArrowSchema *rs = plan->read_schema.children[c];
+          struct ArrowArray sel;
+          if (dense) dk_array_move(&full[c], &sel);
+          else st = dk_scan__take(&sel, rs, &full[c], r->idx, m, a, err);
+          if (!st) st = dk_scan__project(&ch[c], ts, rs, &sel, a, err);
         } else if (dense) {
           dk_array_move(&full[c], &ch[c]);
         } else {
@@ -1925,11 +2015,13 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(get_str(&r, &res_text));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
-  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
   if (res_text) {
     DK_RETURN_NOT_OK(dk_expr_parse(&p->residual, res_text, err));
-    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, p->residual, schema, 0, err));
   }
+  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
+  if (p->residual)
+    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
   DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;
