@@ -67,6 +67,10 @@ typedef struct dk_parquet_column_stats {
   size_t min_len;              /**< bytes in min */
   const void *max;             /**< physical-type bytes of the max */
   size_t max_len;              /**< bytes in max */
+  int physical_type;           /**< Parquet physical type: 0 BOOLEAN, 1 INT32, 2 INT64, 3 INT96,
+                                    4 FLOAT, 5 DOUBLE, 6 BYTE_ARRAY, 7 FIXED_LEN_BYTE_ARRAY */
+  int timestamp_unit;          /**< INT64 TIMESTAMP columns: unit of min/max (1 millis, 2 micros,
+                                    3 nanos); 0 for every other column (INT96 included) */
 } dk_parquet_column_stats;
 
 /** Leaf column index by dotted path ("a.b.c", list/map inner names omitted as pyarrow does,

@@ -7,6 +7,7 @@
 ** Output order: data columns, partition columns, then `_metadata`.
 */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -579,7 +580,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       dk_arena_reset(&ar);
       dk_json_value *jv = NULL;
       if (dk_json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
-        dk_file_stats fs = {jv};
+        dk_file_stats fs = {.root = jv};
         if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
           s->stats.files_pruned_stats++;
           s->pruned[2 * s->n_pruned] = i;
@@ -846,9 +847,17 @@ static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
   *y = (int)(yy + (*m <= 2));
 }
 
-/* Appends one Parquet min/max statistic as the JSON value Delta stats would hold for the
-** column's type; false when it cannot (unsupported type or odd bytes). */
-static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
+/* Appends one Parquet min/max statistic (max when is_max) of a leaf whose Arrow type in the
+** file is `ff` as the JSON value Delta stats would hold for the column's table type t; false
+** when it cannot: unsupported or mismatched types, odd bytes, unsigned integers, INT96
+** timestamps (no trustworthy order), NaN or infinite floats, values outside years 1..9999.
+** Decimals keep the file's scale (the skipping rules rescale to the table's); timestamps are
+** exact (micros; nanos floored, which the skipping rules' 999 us widening covers). */
+static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parquet_column_stats *cs,
+                      int is_max) {
+  const uint8_t *v = is_max ? cs->max : cs->min;
+  size_t len = is_max ? cs->max_len : cs->min_len;
+  int phys = cs->physical_type;
   int64_t x;
   switch (t->id) {
     case DK_TYPE_BYTE:
@@ -856,11 +865,15 @@ static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
     case DK_TYPE_INTEGER:
     case DK_TYPE_LONG:
     case DK_TYPE_DATE:
-      if (len == 4) {
+      if (strcmp(ff, "c") && strcmp(ff, "s") && strcmp(ff, "i") && strcmp(ff, "l") &&
+          strcmp(ff, "tdD"))
+        return false; /* unsigned, or not an integer in the file */
+      if ((t->id == DK_TYPE_DATE) != !strcmp(ff, "tdD")) return false;
+      if (phys == 1 && len == 4) {
         int32_t y;
         memcpy(&y, v, 4);
         x = y;
-      } else if (len == 8 && t->id == DK_TYPE_LONG) {
+      } else if (phys == 2 && len == 8 && t->id == DK_TYPE_LONG) {
         memcpy(&x, v, 8);
       } else {
         return false;
@@ -873,11 +886,88 @@ static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
         return dk_buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
       }
       return dk_buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+    case DK_TYPE_FLOAT:
+    case DK_TYPE_DOUBLE: {
+      double d;
+      if (phys == 4 && len == 4 && !strcmp(ff, "f")) {
+        float fv;
+        memcpy(&fv, v, 4);
+        d = fv;
+      } else if (phys == 5 && len == 8 && !strcmp(ff, "g") && t->id == DK_TYPE_DOUBLE) {
+        memcpy(&d, v, 8);
+      } else {
+        return false;
+      }
+      if (!isfinite(d)) return false; /* NaN: no order; infinities: not JSON numbers */
+      return dk_buf_printf(b, NULL, "%.17g", d) == DK_OK;
+    }
+    case DK_TYPE_DECIMAL: {
+      int prec, scale;
+      char tail;
+      if (sscanf(ff, "d:%d,%d%c", &prec, &scale, &tail) != 2 || scale < 0 || scale > 38)
+        return false;
+      __int128 u;
+      if (phys == 1 && len == 4) {
+        int32_t y;
+        memcpy(&y, v, 4);
+        u = y;
+      } else if (phys == 2 && len == 8) {
+        int64_t y;
+        memcpy(&y, v, 8);
+        u = y;
+      } else if ((phys == 6 || phys == 7) && len >= 1 && len <= 16) {
+        u = (int8_t)v[0]; /* big-endian two's complement, sign-extended */
+        for (size_t i = 1; i < len; i++) u = u * 256 + v[i];
+      } else {
+        return false;
+      }
+      char digits[48], txt[64];
+      unsigned __int128 m = u < 0 ? (unsigned __int128)0 - (unsigned __int128)u : (unsigned __int128)u;
+      int nd = 0;
+      do {
+        digits[nd++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+      } while (m);
+      while (nd <= scale) digits[nd++] = '0';
+      size_t k = 0;
+      if (u < 0) txt[k++] = '-';
+      for (int i = nd - 1; i >= 0; i--) {
+        txt[k++] = digits[i];
+        if (i == scale && scale > 0) txt[k++] = '.';
+      }
+      txt[k] = 0;
+      return dk_buf_puts(b, txt, NULL) == DK_OK;
+    }
+    case DK_TYPE_TIMESTAMP:
+    case DK_TYPE_TIMESTAMP_NTZ: {
+      if (phys != 2 || len != 8 || strncmp(ff, "ts", 2) != 0) return false;
+      memcpy(&x, v, 8);
+      int64_t us;
+      switch (cs->timestamp_unit) {
+        case 1:
+          if (x < INT64_MIN / 1000 || x > INT64_MAX / 1000) return false;
+          us = x * 1000;
+          break;
+        case 2: us = x; break;
+        case 3: us = x / 1000 - (x % 1000 < 0); break; /* floor */
+        default: return false; /* INT96 or unknown: no skipping */
+      }
+      if (us < INT64_C(-62135596800000000) || us > INT64_C(253402300799999999)) return false;
+      int64_t days = us / 86400000000 - (us % 86400000000 < 0);
+      int64_t rem = us - days * 86400000000;
+      int yr;
+      unsigned mo, dd;
+      civil_from_days(days, &yr, &mo, &dd);
+      return dk_buf_printf(b, NULL, "\"%04d-%02u-%02uT%02d:%02d:%02d.%06d%s\"", yr, mo, dd,
+                           (int)(rem / 3600000000), (int)(rem / 60000000 % 60),
+                           (int)(rem / 1000000 % 60), (int)(rem % 1000000),
+                           t->id == DK_TYPE_TIMESTAMP ? "Z" : "") == DK_OK;
+    }
     case DK_TYPE_STRING: {
-      const uint8_t *p = v;
+      if (phys != 6) return false;
       for (size_t i = 0; i < len; i++)
-        if (p[i] >= 0x80 || p[i] < 0x20) return false; /* keep to plain ASCII */
-      return dk_json_write_str(b, v, len, NULL) == DK_OK;
+        if (v[i] >= 0x80 || v[i] < 0x20) return false; /* keep to plain ASCII */
+      return dk_json_write_str(b, (const char *)v, len, NULL) == DK_OK;
     }
     default:
       return false;
@@ -916,7 +1006,8 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
       dk_buf_puts(&mx, n_mm ? "," : "", NULL);
       dk_json_write_str(&mx, key, strlen(key), NULL);
       dk_buf_putc(&mx, ':', NULL);
-      if (stat_json(&mn, f->type, cs.min, cs.min_len) && stat_json(&mx, f->type, cs.max, cs.max_len)) {
+      const char *ff = fs->children[j]->format;
+      if (stat_json(&mn, f->type, ff, &cs, 0) && stat_json(&mx, f->type, ff, &cs, 1)) {
         n_mm++;
       } else {
         mn.len = l1;
@@ -933,7 +1024,8 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
     dk_arena_init(&ar, plan->alloc, 0);
     dk_json_value *jv = NULL;
     if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
-      dk_file_stats st = {jv};
+      /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
+      dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
       skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
     }
     dk_arena_dispose(&ar);
