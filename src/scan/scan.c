@@ -705,6 +705,8 @@ typedef struct file_reader {
   int64_t *idx;          /* selection scratch */
   uint8_t *keep, *mask;
   int64_t scratch_cap;
+  int64_t *ranges;       /* page skipping: row ranges of row group range_rg still to read */
+  int n_ranges, range_pos, range_rg;
 } file_reader;
 
 static void file_reader_close(file_reader *r) {
@@ -721,6 +723,7 @@ static void file_reader_close(file_reader *r) {
   dk__free(a, r->idx);
   dk__free(a, r->keep);
   dk__free(a, r->mask);
+  dk__free(a, r->ranges);
   memset(r, 0, sizeof *r);
 }
 
@@ -974,16 +977,82 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
   }
 }
 
+/* Delta-style stats JSON assembled from Parquet statistics (of a row group or of pages). */
+typedef struct stats_acc {
+  dk_buf mn, mx, nc;
+  int n_mm, n_nc;
+} stats_acc;
+
+static void stats_acc_init(stats_acc *a, const dk_allocator *alloc) {
+  memset(a, 0, sizeof *a);
+  dk_buf_init(&a->mn, alloc);
+  dk_buf_init(&a->mx, alloc);
+  dk_buf_init(&a->nc, alloc);
+}
+
+static void stats_acc_dispose(stats_acc *a) {
+  dk_buf_dispose(&a->mn);
+  dk_buf_dispose(&a->mx);
+  dk_buf_dispose(&a->nc);
+}
+
+static void stats_acc_add(stats_acc *a, const dk_field *f, const char *ff, const char *key,
+                          const dk_parquet_column_stats *cs) {
+  if (cs->has_null_count) {
+    dk_buf_puts(&a->nc, a->n_nc++ ? "," : "", NULL);
+    dk_json_write_str(&a->nc, key, strlen(key), NULL);
+    dk_buf_printf(&a->nc, NULL, ":%" PRId64, cs->null_count);
+  }
+  if (cs->has_min_max) {
+    size_t l1 = a->mn.len, l2 = a->mx.len;
+    dk_buf_puts(&a->mn, a->n_mm ? "," : "", NULL);
+    dk_json_write_str(&a->mn, key, strlen(key), NULL);
+    dk_buf_putc(&a->mn, ':', NULL);
+    dk_buf_puts(&a->mx, a->n_mm ? "," : "", NULL);
+    dk_json_write_str(&a->mx, key, strlen(key), NULL);
+    dk_buf_putc(&a->mx, ':', NULL);
+    if (stat_json(&a->mn, f->type, ff, cs, 0) && stat_json(&a->mx, f->type, ff, cs, 1)) {
+      a->n_mm++;
+    } else {
+      a->mn.len = l1;
+      a->mx.len = l2;
+    }
+  }
+}
+
+/* Can no row of a unit (row group or page range) of num_rows rows with these statistics
+** satisfy the residual filter? */
+static bool stats_acc_can_skip(const stats_acc *a, const scan_plan *plan, int64_t num_rows) {
+  if (!a->n_mm && !a->n_nc) return false;
+  dk_buf all;
+  dk_buf_init(&all, plan->alloc);
+  dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
+                "\"nullCount\":{%.*s}}", num_rows, (int)a->mn.len, (const char *)a->mn.data,
+                (int)a->mx.len, (const char *)a->mx.data, (int)a->nc.len, (const char *)a->nc.data);
+  bool skip = false;
+  dk_arena ar;
+  dk_arena_init(&ar, plan->alloc, 0);
+  dk_json_value *jv = NULL;
+  if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
+    /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
+    dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
+    skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+  }
+  dk_arena_dispose(&ar);
+  dk_buf_dispose(&all);
+  return skip;
+}
+
+static const char *stats_key(const scan_plan *plan, const dk_field *f) {
+  return plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
+}
+
 /* Row-group skipping: the residual filter evaluated over the row group's Parquet column
 ** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
 static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs) {
   const scan_plan *plan = r->plan;
-  dk_buf mn, mx, nc, all;
-  dk_buf_init(&mn, plan->alloc);
-  dk_buf_init(&mx, plan->alloc);
-  dk_buf_init(&nc, plan->alloc);
-  dk_buf_init(&all, plan->alloc);
-  int n_mm = 0, n_nc = 0;
+  stats_acc a;
+  stats_acc_init(&a, plan->alloc);
   for (size_t c = 0; c < plan->n_cols; c++) {
     const dk_field *f = plan->cols[c].field;
     if (plan->cols[c].is_partition) continue;
@@ -992,49 +1061,166 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
     int col = dk_parquet_column_index(r->pf, fs->children[j]->name);
     dk_parquet_column_stats cs;
     if (col < 0 || dk_parquet_column_stats_get(&cs, r->pf, rg, col, NULL) != DK_OK) continue;
-    const char *key = plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
-    if (cs.has_null_count) {
-      dk_buf_puts(&nc, n_nc++ ? "," : "", NULL);
-      dk_json_write_str(&nc, key, strlen(key), NULL);
-      dk_buf_printf(&nc, NULL, ":%" PRId64, cs.null_count);
-    }
-    if (cs.has_min_max) {
-      size_t l1 = mn.len, l2 = mx.len;
-      dk_buf_puts(&mn, n_mm ? "," : "", NULL);
-      dk_json_write_str(&mn, key, strlen(key), NULL);
-      dk_buf_putc(&mn, ':', NULL);
-      dk_buf_puts(&mx, n_mm ? "," : "", NULL);
-      dk_json_write_str(&mx, key, strlen(key), NULL);
-      dk_buf_putc(&mx, ':', NULL);
-      const char *ff = fs->children[j]->format;
-      if (stat_json(&mn, f->type, ff, &cs, 0) && stat_json(&mx, f->type, ff, &cs, 1)) {
-        n_mm++;
-      } else {
-        mn.len = l1;
-        mx.len = l2;
-      }
-    }
+    stats_acc_add(&a, f, fs->children[j]->format, stats_key(plan, f), &cs);
   }
-  bool skip = false;
-  if (n_mm || n_nc) {
-    dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
-                  "\"nullCount\":{%.*s}}", num_rows, (int)mn.len, (const char *)mn.data,
-                  (int)mx.len, (const char *)mx.data, (int)nc.len, (const char *)nc.data);
-    dk_arena ar;
-    dk_arena_init(&ar, plan->alloc, 0);
-    dk_json_value *jv = NULL;
-    if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
-      /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
-      dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
-      skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
-    }
-    dk_arena_dispose(&ar);
-  }
-  dk_buf_dispose(&mn);
-  dk_buf_dispose(&mx);
-  dk_buf_dispose(&nc);
-  dk_buf_dispose(&all);
+  bool skip = stats_acc_can_skip(&a, plan, num_rows);
+  stats_acc_dispose(&a);
   return skip;
+}
+
+/* ---- page skipping (Parquet page index) ------------------------------------------------------ */
+
+typedef struct pg_col {
+  const dk_field *field;        /* filter column stored in this leaf, or NULL */
+  const char *ff, *key;
+  dk_parquet_column_stats cs;   /* chunk facts: physical type, timestamp unit */
+  dk_parquet_page_index *pi;
+  int64_t cur;                  /* page of the current fragment */
+} pg_col;
+
+/* Row ranges of row group rg still to read after page skipping: the residual is evaluated
+** on every fragment between page boundaries of the filter columns (ColumnIndex min/max/null
+** counts of the covering pages), and rows are dropped only in whole runs of pages of EVERY
+** column read (boundaries common to all of their OffsetIndexes), so the columns stay
+** row-aligned without decoding anything there. Only flat top-level columns take part; *n_out
+** is -1 when nothing can be skipped (or the file has no page index): read the whole group.
+** Otherwise out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
+static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs,
+                             const char *const *names, size_t nn, int64_t **out, int *n_out,
+                             int64_t *pages_skipped, dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const dk_allocator *a = plan->alloc;
+  *out = NULL;
+  *n_out = -1;
+  *pages_skipped = 0;
+  if (!plan->residual_bound || nn == 0) return DK_OK;
+  pg_col *pc = dk__calloc(a, nn, sizeof *pc);
+  DK_RETURN_IF(!pc, DK_NOMEM, err, "out of memory (page index)");
+  dk_status st = DK_OK;
+  int usable = 1, n_filter = 0;
+  int64_t *bounds = NULL, *fr = NULL;
+  uint8_t *seg_skip = NULL;
+  for (size_t i = 0; usable && !st && i < nn; i++) {
+    int64_t j = -1;
+    for (int64_t k = 0; k < fs->n_children; k++)
+      if (!strcmp(fs->children[k]->name, names[i])) j = k;
+    int leaf = j >= 0 && !fs->children[j]->n_children ? dk_parquet_column_index(r->pf, names[i]) : -1;
+    if (leaf < 0) {
+      usable = 0;
+      break;
+    }
+    st = dk_parquet_page_index_read(&pc[i].pi, r->pf, rg, leaf, err);
+    if (st == DK_NOT_FOUND) {
+      st = DK_OK;
+      usable = 0;
+      break;
+    }
+    if (!st) st = dk_parquet_column_stats_get(&pc[i].cs, r->pf, rg, leaf, err);
+    pc[i].ff = fs->children[j]->format;
+  }
+  for (size_t c = 0; usable && !st && c < plan->n_cols; c++) {
+    if (plan->cols[c].is_partition) continue;
+    int64_t j = dk_scan__find_child(fs, plan->cols[c].field, plan->mode);
+    for (size_t i = 0; j >= 0 && i < nn; i++)
+      if (!pc[i].field && !strcmp(fs->children[j]->name, names[i])) {
+        pc[i].field = plan->cols[c].field;
+        pc[i].key = stats_key(plan, plan->cols[c].field);
+        n_filter++;
+      }
+  }
+  if (!usable || st || !n_filter) goto done;
+  /* boundaries common to every column read */
+  int64_t np0 = dk_parquet_page_index_num_pages(pc[0].pi);
+  bounds = dk__malloc(a, (size_t)(np0 + 1) * sizeof *bounds);
+  seg_skip = dk__malloc(a, (size_t)(np0 + 1));
+  if (!bounds || !seg_skip) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
+    goto done;
+  }
+  int64_t nb = 0;
+  for (int64_t k = 0; k < np0; k++) {
+    int64_t b = dk_parquet_page_index_page(pc[0].pi, k)->first_row;
+    int common = 1;
+    for (size_t i = 1; common && i < nn; i++) {
+      int64_t lo = 0, hi = dk_parquet_page_index_num_pages(pc[i].pi) - 1, found = 0;
+      while (lo <= hi && !found) { /* first rows ascend */
+        int64_t mid = lo + (hi - lo) / 2, v = dk_parquet_page_index_page(pc[i].pi, mid)->first_row;
+        if (v == b) found = 1;
+        else if (v < b) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      common = (int)found;
+    }
+    if (common) bounds[nb++] = b;
+  }
+  bounds[nb] = num_rows; /* segments [bounds[s], bounds[s + 1]) */
+  memset(seg_skip, 1, (size_t)nb);
+  /* fragments between the filter columns' page boundaries */
+  int64_t pos = 0, seg = 0;
+  while (pos < num_rows) {
+    int64_t end = num_rows;
+    stats_acc acc;
+    stats_acc_init(&acc, a);
+    for (size_t i = 0; i < nn; i++) {
+      if (!pc[i].field) continue;
+      int64_t np = dk_parquet_page_index_num_pages(pc[i].pi);
+      while (pc[i].cur + 1 < np && dk_parquet_page_index_page(pc[i].pi, pc[i].cur + 1)->first_row <= pos)
+        pc[i].cur++;
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, pc[i].cur);
+      end = DK_MIN(end, pg->first_row + pg->num_rows);
+    }
+    for (size_t i = 0; i < nn; i++) {
+      if (!pc[i].field) continue;
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, pc[i].cur);
+      dk_parquet_column_stats ps = pc[i].cs;
+      ps.has_min_max = pg->has_min_max;
+      ps.min = pg->min, ps.min_len = pg->min_len;
+      ps.max = pg->max, ps.max_len = pg->max_len;
+      /* null counts are per page: exact for a whole page, else only "none" or "all" carry */
+      int whole = pg->first_row == pos && pg->first_row + pg->num_rows == end;
+      ps.has_null_count = 0;
+      if (pg->null_page) ps.has_null_count = 1, ps.null_count = end - pos;
+      else if (pg->has_null_count && (whole || pg->null_count == 0))
+        ps.has_null_count = 1, ps.null_count = pg->null_count;
+      stats_acc_add(&acc, pc[i].field, pc[i].ff, pc[i].key, &ps);
+    }
+    bool skip = stats_acc_can_skip(&acc, plan, end - pos);
+    stats_acc_dispose(&acc);
+    while (seg + 1 < nb && bounds[seg + 1] <= pos) seg++;
+    for (int64_t s2 = seg; s2 < nb && bounds[s2] < end; s2++)
+      if (!skip) seg_skip[s2] = 0;
+    pos = end;
+  }
+  int any = 0;
+  for (int64_t k = 0; k < nb; k++) any |= seg_skip[k];
+  if (!any) goto done;
+  fr = dk__malloc(a, (size_t)(2 * nb + 2) * sizeof *fr);
+  if (!fr) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
+    goto done;
+  }
+  int nr = 0;
+  for (int64_t k = 0; k < nb; k++) {
+    if (seg_skip[k]) continue;
+    if (nr && fr[2 * nr - 1] == bounds[k]) fr[2 * nr - 1] = bounds[k + 1];
+    else fr[2 * nr] = bounds[k], fr[2 * nr + 1] = bounds[k + 1], nr++;
+  }
+  for (size_t i = 0; i < nn; i++) /* pages of every column read that lie in skipped segments */
+    for (int64_t k = 0, sg = 0; k < dk_parquet_page_index_num_pages(pc[i].pi); k++) {
+      int64_t f0 = dk_parquet_page_index_page(pc[i].pi, k)->first_row;
+      while (sg + 1 < nb && bounds[sg + 1] <= f0) sg++;
+      *pages_skipped += seg_skip[sg];
+    }
+  *out = fr; /* nr == 0: every row skipped */
+  *n_out = nr;
+  fr = NULL;
+done:
+  for (size_t i = 0; i < nn; i++) dk_parquet_page_index_free(pc[i].pi);
+  dk__free(a, pc);
+  dk__free(a, bounds);
+  dk__free(a, seg_skip);
+  dk__free(a, fr);
+  return st;
 }
 
 typedef struct path_list {
@@ -1088,28 +1274,43 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       r->stream.release(&r->stream);
       r->has_stream = 0;
     }
-    if (r->rg >= r->n_rg) {
-      *done = 1;
-      return DK_OK;
-    }
-    int rg = r->rg++;
+    int rg, is_range = 0;
+    int64_t rs = 0, re = 0;
     dk_parquet_row_group_info info;
-    DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
-    if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
-    if (r->stats) stat_add(&r->stats->row_groups_total, 1);
-    r->rg_first_row = r->next_row = info.first_row;
-    if (info.num_rows == 0) continue;
-    if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
-                     (uint64_t)info.num_rows) {
-      continue;
-    }
-    /* columns to read: those of the file that the output needs */
     struct ArrowSchema fs;
-    DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
-    if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
-      if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
-      dk_schema_release(&fs);
-      continue;
+    if (r->range_pos < r->n_ranges) {
+      /* the next row range left by page skipping */
+      rg = r->range_rg;
+      rs = r->ranges[2 * r->range_pos];
+      re = r->ranges[2 * r->range_pos + 1];
+      r->range_pos++;
+      is_range = 1;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      r->rg_first_row = info.first_row;
+      r->next_row = info.first_row + rs;
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    } else {
+      if (r->rg >= r->n_rg) {
+        *done = 1;
+        return DK_OK;
+      }
+      rg = r->rg++;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+      if (r->stats) stat_add(&r->stats->row_groups_total, 1);
+      r->rg_first_row = r->next_row = info.first_row;
+      if (info.num_rows == 0) continue;
+      if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                       (uint64_t)info.num_rows) {
+        continue;
+      }
+      /* columns to read: those of the file that the output needs */
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+      if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
+        if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
+        dk_schema_release(&fs);
+        continue;
+      }
     }
     path_list pl = {NULL, 0, 0};
     dk_arena par;
@@ -1154,9 +1355,31 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
           names[nn++] = fs.children[j]->name;
         }
     }
+    if (!is_range && plan->residual_bound && nn > 0) {
+      int64_t *rr = NULL, pskip = 0;
+      int nr = -1;
+      dk_status rst = page_ranges(r, rg, info.num_rows, &fs, names, nn, &rr, &nr, &pskip, err);
+      if (rst || nr >= 0) {
+        dk__free(plan->alloc, names);
+        dk_arena_dispose(&par);
+        dk_schema_release(&fs);
+        DK_RETURN_NOT_OK(rst);
+        if (r->stats) stat_add(&r->stats->pages_skipped, pskip);
+        dk__free(plan->alloc, r->ranges);
+        r->ranges = rr;
+        r->n_ranges = nr;
+        r->range_pos = 0;
+        r->range_rg = rg;
+        continue; /* open the first range left (none: every row was skipped) */
+      }
+    }
     dk_parquet_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    if (is_range) {
+      ro.row_start = rs;
+      ro.row_end = re;
+    }
     ro.columns = names;
     ro.n_columns = nn;
     ro.row_groups = &rg;
@@ -1183,7 +1406,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
                                    r->stream.get_last_error(&r->stream));
     }
-    r->rg_end_row = info.first_row + info.num_rows;
+    r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
     r->in_rg = 1;
     return DK_OK;
   }
