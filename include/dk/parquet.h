@@ -100,9 +100,11 @@ typedef struct dk_parquet_read_options {
   int64_t batch_size;            /**< rows per batch; 0 = 65536 */
   int threads;                   /**< decode threads; 0/1 = single-threaded */
   int64_t row_start;             /**< with row_end > 0 and exactly one row group selected: */
-  int64_t row_end;               /**<   read only its rows [row_start, row_end); row_start must
-                                      start a page of every selected leaf (page index), whose
-                                      earlier data pages are then not read (page skipping) */
+  int64_t row_end;               /**<   read only its rows [row_start, row_end); row_start > 0
+                                      needs a page index (else DK_NOT_FOUND): each leaf starts
+                                      at its page holding row_start (earlier data pages are not
+                                      read; that page's rows before row_start are decoded and
+                                      dropped) — page skipping */
 } dk_parquet_read_options;
 
 /* ---- page index (OffsetIndex + ColumnIndex) ---------------------------------------------- */

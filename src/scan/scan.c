@@ -1080,11 +1080,12 @@ typedef struct pg_col {
 
 /* Row ranges of row group rg still to read after page skipping: the residual is evaluated
 ** on every fragment between page boundaries of the filter columns (ColumnIndex min/max/null
-** counts of the covering pages), and rows are dropped only in whole runs of pages of EVERY
-** column read (boundaries common to all of their OffsetIndexes), so the columns stay
-** row-aligned without decoding anything there. Only flat top-level columns take part; *n_out
-** is -1 when nothing can be skipped (or the file has no page index): read the whole group.
-** Otherwise out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
+** counts of the covering pages); the fragments it cannot rule out are kept, merged into
+** ranges. Each range is then read by its own stream, which starts every column at its page
+** holding the range's first row (dk_parquet_read row_start), so pages wholly inside skipped
+** rows are never read. Only flat top-level columns take part; *n_out is -1 when nothing can
+** be skipped (or the file has no page index): read the whole group. Otherwise
+** out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
 static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs,
                              const char *const *names, size_t nn, int64_t **out, int *n_out,
                              int64_t *pages_skipped, dk_error *err) {
@@ -1098,8 +1099,7 @@ static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const str
   DK_RETURN_IF(!pc, DK_NOMEM, err, "out of memory (page index)");
   dk_status st = DK_OK;
   int usable = 1, n_filter = 0;
-  int64_t *bounds = NULL, *fr = NULL;
-  uint8_t *seg_skip = NULL;
+  int64_t *fr = NULL;
   for (size_t i = 0; usable && !st && i < nn; i++) {
     int64_t j = -1;
     for (int64_t k = 0; k < fs->n_children; k++)
@@ -1129,34 +1129,14 @@ static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const str
       }
   }
   if (!usable || st || !n_filter) goto done;
-  /* boundaries common to every column read */
-  int64_t np0 = dk_parquet_page_index_num_pages(pc[0].pi);
-  bounds = dk__malloc(a, (size_t)(np0 + 1) * sizeof *bounds);
-  seg_skip = dk__malloc(a, (size_t)(np0 + 1));
-  if (!bounds || !seg_skip) {
+  /* fragments between the filter columns' page boundaries; fr collects the kept ranges */
+  fr = dk__malloc(a, 2 * sizeof *fr);
+  int64_t cap = 1, pos = 0;
+  int nr = 0, any = 0;
+  if (!fr) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
     goto done;
   }
-  int64_t nb = 0;
-  for (int64_t k = 0; k < np0; k++) {
-    int64_t b = dk_parquet_page_index_page(pc[0].pi, k)->first_row;
-    int common = 1;
-    for (size_t i = 1; common && i < nn; i++) {
-      int64_t lo = 0, hi = dk_parquet_page_index_num_pages(pc[i].pi) - 1, found = 0;
-      while (lo <= hi && !found) { /* first rows ascend */
-        int64_t mid = lo + (hi - lo) / 2, v = dk_parquet_page_index_page(pc[i].pi, mid)->first_row;
-        if (v == b) found = 1;
-        else if (v < b) lo = mid + 1;
-        else hi = mid - 1;
-      }
-      common = (int)found;
-    }
-    if (common) bounds[nb++] = b;
-  }
-  bounds[nb] = num_rows; /* segments [bounds[s], bounds[s + 1]) */
-  memset(seg_skip, 1, (size_t)nb);
-  /* fragments between the filter columns' page boundaries */
-  int64_t pos = 0, seg = 0;
   while (pos < num_rows) {
     int64_t end = num_rows;
     stats_acc acc;
@@ -1186,39 +1166,43 @@ static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const str
     }
     bool skip = stats_acc_can_skip(&acc, plan, end - pos);
     stats_acc_dispose(&acc);
-    while (seg + 1 < nb && bounds[seg + 1] <= pos) seg++;
-    for (int64_t s2 = seg; s2 < nb && bounds[s2] < end; s2++)
-      if (!skip) seg_skip[s2] = 0;
+    if (skip) {
+      any = 1;
+    } else if (nr && fr[2 * nr - 1] == pos) {
+      fr[2 * nr - 1] = end;
+    } else {
+      if (nr == cap) {
+        int64_t *nf = dk__realloc(a, fr, (size_t)(4 * cap) * sizeof *fr);
+        if (!nf) {
+          st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
+          goto done;
+        }
+        fr = nf;
+        cap *= 2;
+      }
+      fr[2 * nr] = pos;
+      fr[2 * nr + 1] = end;
+      nr++;
+    }
     pos = end;
   }
-  int any = 0;
-  for (int64_t k = 0; k < nb; k++) any |= seg_skip[k];
   if (!any) goto done;
-  fr = dk__malloc(a, (size_t)(2 * nb + 2) * sizeof *fr);
-  if (!fr) {
-    st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
-    goto done;
-  }
-  int nr = 0;
-  for (int64_t k = 0; k < nb; k++) {
-    if (seg_skip[k]) continue;
-    if (nr && fr[2 * nr - 1] == bounds[k]) fr[2 * nr - 1] = bounds[k + 1];
-    else fr[2 * nr] = bounds[k], fr[2 * nr + 1] = bounds[k + 1], nr++;
-  }
-  for (size_t i = 0; i < nn; i++) /* pages of every column read that lie in skipped segments */
-    for (int64_t k = 0, sg = 0; k < dk_parquet_page_index_num_pages(pc[i].pi); k++) {
-      int64_t f0 = dk_parquet_page_index_page(pc[i].pi, k)->first_row;
-      while (sg + 1 < nb && bounds[sg + 1] <= f0) sg++;
-      *pages_skipped += seg_skip[sg];
+  /* pages of the columns read that lie wholly outside the kept ranges are never read */
+  for (size_t i = 0; i < nn; i++) {
+    int k2 = 0;
+    for (int64_t k = 0; k < dk_parquet_page_index_num_pages(pc[i].pi); k++) {
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, k);
+      int64_t f0 = pg->first_row, f1 = pg->first_row + pg->num_rows;
+      while (k2 < nr && fr[2 * k2 + 1] <= f0) k2++;
+      *pages_skipped += !(k2 < nr && fr[2 * k2] < f1);
     }
+  }
   *out = fr; /* nr == 0: every row skipped */
   *n_out = nr;
   fr = NULL;
 done:
   for (size_t i = 0; i < nn; i++) dk_parquet_page_index_free(pc[i].pi);
   dk__free(a, pc);
-  dk__free(a, bounds);
-  dk__free(a, seg_skip);
   dk__free(a, fr);
   return st;
 }
