@@ -35,9 +35,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (dk_parquet_meta_json(&js, f, &err) == DK_OK) dk_free(js);
     struct ArrowSchema sc;
     if (dk_parquet_schema(&sc, f, &err) == DK_OK) sc.release(&sc);
+    int64_t second_page = -1;
     for (int c = 0; c < dk_parquet_num_columns(f) && c < 4; c++) {
       dk_parquet_column_stats cs;
       (void)dk_parquet_column_stats_get(&cs, f, 0, c, &err);
+      dk_parquet_page_index *pi = NULL;
+      if (dk_parquet_page_index_read(&pi, f, 0, c, &err) == DK_OK) {
+        const dk_parquet_page *pg = dk_parquet_page_index_page(pi, 1);
+        if (pg && c == 0) second_page = pg->first_row;
+        dk_parquet_page_index_free(pi);
+      }
+    }
+    if (second_page > 0) { /* page skipping: read row group 0 from its second page */
+      dk_parquet_row_group_info info;
+      int rg0 = 0;
+      if (dk_parquet_row_group(&info, f, 0, &err) == DK_OK) {
+        dk_parquet_read_options rr;
+        memset(&rr, 0, sizeof rr);
+        rr.version = DK_PARQUET_READ_OPTIONS_VERSION;
+        rr.row_groups = &rg0;
+        rr.n_row_groups = 1;
+        rr.row_start = second_page;
+        rr.row_end = info.num_rows;
+        struct ArrowArrayStream rs;
+        if (dk_parquet_read(&rs, f, &rr, &err) == DK_OK) {
+          for (int guard = 0; guard < 100000; guard++) {
+            struct ArrowArray a;
+            if (rs.get_next(&rs, &a) != 0 || !a.release) break;
+            a.release(&a);
+          }
+          rs.release(&rs);
+        }
+      }
     }
     dk_parquet_read_options ro;
     memset(&ro, 0, sizeof ro);

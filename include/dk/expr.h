@@ -18,9 +18,10 @@
  * @code
  *   expr      := or ;  or := and (OR and)* ;  and := not (AND not)* ;  not := NOT not | pred
  *   pred      := operand [ cmpop operand | IS [NOT] NULL | [NOT] IN '(' operand, ... ')'
- *                         | [NOT] LIKE 'pattern' ]
+ *                         | [NOT] LIKE 'pattern' | [NOT] BETWEEN operand AND operand ]
  *   cmpop     := = | == | != | <> | <=> | < | <= | > | >=
  *   operand   := '(' expr ')' | column | literal | STARTS_WITH '(' operand ',' 'text' ')'
+ *              | ISNAN '(' operand ')'
  *   column    := name ('.' name)*   name := [A-Za-z_][A-Za-z0-9_]* | `any text, `` escapes`
  *   literal   := NULL | TRUE | FALSE | 'text' (with '' escape) | X'0a0b' | [-]digits (int64)
  *              | [-]digits.digits (decimal, coerced to the column) | digits[.digits]e[-]digits
@@ -30,7 +31,10 @@
  * @endcode
  * LIKE follows Spark: '%' matches any sequence of characters, '_' exactly one character (code
  * point), '\' escapes the next character. 'abc%' becomes STARTS_WITH (which statistics can
- * prune) and a pattern without wildcards becomes `=`. TIMESTAMP text without a zone means UTC.
+ * prune) and a pattern without wildcards becomes `=`. `a BETWEEN lo AND hi` is parsed as
+ * `a >= lo AND a <= hi` and NOT BETWEEN as its negation (Spark's definition); `isnan(x)` as
+ * `x <=> DOUBLE 'NaN'`, which is TRUE for NaN and FALSE otherwise, NULL included (Spark's
+ * isnan). TIMESTAMP text without a zone means UTC.
  */
 #ifndef DK_EXPR_H
 #define DK_EXPR_H

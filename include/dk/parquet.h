@@ -67,6 +67,10 @@ typedef struct dk_parquet_column_stats {
   size_t min_len;              /**< bytes in min */
   const void *max;             /**< physical-type bytes of the max */
   size_t max_len;              /**< bytes in max */
+  int physical_type;           /**< Parquet physical type: 0 BOOLEAN, 1 INT32, 2 INT64, 3 INT96,
+                                    4 FLOAT, 5 DOUBLE, 6 BYTE_ARRAY, 7 FIXED_LEN_BYTE_ARRAY */
+  int timestamp_unit;          /**< INT64 TIMESTAMP columns: unit of min/max (1 millis, 2 micros,
+                                    3 nanos); 0 for every other column (INT96 included) */
 } dk_parquet_column_stats;
 
 /** Leaf column index by dotted path ("a.b.c", list/map inner names omitted as pyarrow does,
@@ -94,7 +98,45 @@ typedef struct dk_parquet_read_options {
   int64_t range_end;             /**<   [range_start, range_end) (the split rule) */
   int64_t batch_size;            /**< rows per batch; 0 = 65536 */
   int threads;                   /**< decode threads; 0/1 = single-threaded */
+  int64_t row_start;             /**< with row_end > 0 and exactly one row group selected: */
+  int64_t row_end;               /**<   read only its rows [row_start, row_end); row_start > 0
+                                      needs a page index (else DK_NOT_FOUND): each leaf starts
+                                      at its page holding row_start (earlier data pages are not
+                                      read; that page's rows before row_start are decoded and
+                                      dropped) — page skipping */
 } dk_parquet_read_options;
+
+/* ---- page index (OffsetIndex + ColumnIndex) ---------------------------------------------- */
+
+/** One data page of a column chunk per the file's page index. */
+typedef struct dk_parquet_page {
+  int64_t offset;              /**< file offset of the page header */
+  int64_t compressed_size;     /**< bytes of the page (header included) */
+  int64_t first_row;           /**< first row of the page within its row group */
+  int64_t num_rows;            /**< rows of the page (to the next page or the group's end) */
+  int has_min_max;             /**< ColumnIndex min/max present (not for null pages) */
+  int null_page;               /**< ColumnIndex: every value of the page is null */
+  int has_null_count;          /**< ColumnIndex null_counts present */
+  int64_t null_count;
+  const void *min, *max;       /**< physical-type bytes, owned by the page index */
+  size_t min_len, max_len;
+} dk_parquet_page;
+
+/** The page index of one column chunk (opaque). */
+typedef struct dk_parquet_page_index dk_parquet_page_index;
+
+/** Reads and validates the page index of leaf `column` in `row_group`: DK_NOT_FOUND when the
+ *  chunk has no OffsetIndex (a missing or inconsistent ColumnIndex only leaves has_min_max
+ *  0), DK_CORRUPT (naming the file offset) when it is malformed or disagrees with the chunk. */
+DK_API dk_status dk_parquet_page_index_read(dk_parquet_page_index **out,
+                                            const dk_parquet_file *f, int row_group, int column,
+                                            dk_error *err);
+DK_API int64_t dk_parquet_page_index_num_pages(const dk_parquet_page_index *pi);
+/** Page i (borrowed; NULL when out of range). */
+DK_API const dk_parquet_page *dk_parquet_page_index_page(const dk_parquet_page_index *pi,
+                                                         int64_t i);
+/** Accepts NULL. */
+DK_API void dk_parquet_page_index_free(dk_parquet_page_index *pi);
 
 /** Reads the selected rows/columns as a stream of struct batches whose children are the
  *  selected columns (in the order requested, or file order for NULL). Missing requested

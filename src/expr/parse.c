@@ -1,7 +1,7 @@
 /*
 ** parse.c — recursive-descent parser for the predicate grammar documented in
 ** include/dk/expr.h (a Spark-SQL-like subset: comparisons, IS [NOT] NULL, [NOT] IN,
-** [NOT] LIKE 'prefix%', STARTS_WITH, AND/OR/NOT, typed literals).
+** [NOT] LIKE 'prefix%', [NOT] BETWEEN, STARTS_WITH, ISNAN, AND/OR/NOT, typed literals).
 **
 ** Errors carry the byte offset of the offending token. Recursion is bounded by
 ** DK_EXPR_MAX_DEPTH, so hostile input cannot exhaust the stack.
@@ -430,7 +430,7 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     return make_lit(p, out, &l);
   }
   if (is_kw(p, &t, "AND") || is_kw(p, &t, "OR") || is_kw(p, &t, "NOT") || is_kw(p, &t, "IS") ||
-      is_kw(p, &t, "IN") || is_kw(p, &t, "LIKE"))
+      is_kw(p, &t, "IN") || is_kw(p, &t, "LIKE") || is_kw(p, &t, "BETWEEN"))
     return lex_error(p, t.start, "unexpected keyword (quote column names with `)");
   if (nx.kind == T_STRING) {
     static const struct {
@@ -467,6 +467,24 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     if (nx.kind != T_STRING) return lex_error(p, nx.start, "expected a quoted decimal");
     return parse_typed_literal(p, out, &t, dk_atype_decimal((int32_t)prec, (int32_t)scale),
                                false);
+  }
+  if (nx.kind == T_LPAREN && is_kw(p, &t, "ISNAN")) {
+    /* isnan(x) is TRUE for NaN and FALSE otherwise, also for NULL: exactly `x <=> NaN`
+    ** under dk's (Spark's) NaN = NaN rule */
+    DK_RETURN_NOT_OK(advance(p));
+    DK_RETURN_NOT_OK(advance(p));
+    if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, t.start, "expression nests too deeply");
+    dk_expr *v = NULL;
+    DK_RETURN_NOT_OK(parse_operand(p, &v));
+    p->depth--;
+    dk_status st = expect(p, T_RPAREN, "')'");
+    dk_expr *nan = NULL;
+    if (!st) st = dk_expr_literal_double(&nan, NAN, p->err);
+    if (st) {
+      dk_expr_free(v);
+      return st;
+    }
+    return dk_expr_cmp(out, DK_CMP_NULL_SAFE_EQ, v, nan, p->err);
   }
   if (nx.kind == T_LPAREN && is_kw(p, &t, "STARTS_WITH")) {
     DK_RETURN_NOT_OK(advance(p));
@@ -524,13 +542,45 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
   if (is_kw(p, &t, "NOT")) {
     tok nx;
     DK_CHECK_GOTO(peek(p, &nx));
-    if (!is_kw(p, &nx, "IN") && !is_kw(p, &nx, "LIKE")) {
-      st = lex_error(p, nx.start, "expected IN or LIKE after NOT");
+    if (!is_kw(p, &nx, "IN") && !is_kw(p, &nx, "LIKE") && !is_kw(p, &nx, "BETWEEN")) {
+      st = lex_error(p, nx.start, "expected IN, LIKE or BETWEEN after NOT");
       goto cleanup;
     }
     negate = true;
     DK_CHECK_GOTO(advance(p));
     t = p->cur;
+  }
+  if (is_kw(p, &t, "BETWEEN")) {
+    /* a BETWEEN lo AND hi is a >= lo AND a <= hi (Spark's definition), NOT BETWEEN its
+    ** negation */
+    dk_expr *lo = NULL, *hi = NULL, *ge = NULL, *le = NULL, *r = NULL;
+    DK_CHECK_GOTO(advance(p));
+    DK_CHECK_GOTO(parse_operand(p, &lo));
+    if (!is_kw(p, &p->cur, "AND")) {
+      dk_expr_free(lo);
+      st = lex_error(p, p->cur.start, "expected AND in BETWEEN");
+      goto cleanup;
+    }
+    st = advance(p);
+    if (!st) st = parse_operand(p, &hi);
+    if (st) {
+      dk_expr_free(lo);
+      goto cleanup;
+    }
+    st = dk_expr_cmp(&ge, DK_CMP_GE, dk_expr_ref(a), lo, p->err); /* consumes one ref of a */
+    if (st) {
+      dk_expr_free(hi);
+      goto cleanup;
+    }
+    st = dk_expr_cmp(&le, DK_CMP_LE, a, hi, p->err); /* consumes a and hi */
+    if (st) {
+      dk_expr_free(ge);
+      return st;
+    }
+    DK_RETURN_NOT_OK(dk_expr_and(&r, ge, le, p->err));
+    if (negate) return dk_expr_not(out, r, p->err);
+    *out = r;
+    return DK_OK;
   }
   if (is_kw(p, &t, "IN")) {
     dk_expr **items = NULL;

@@ -24,6 +24,7 @@
 
 typedef struct sctx {
   const dk_json_value *root;
+  bool nan_hidden; /* dk_file_stats.float_max_excludes_nan */
   int64_t num_records;
   bool has_nr;
 } sctx;
@@ -222,6 +223,11 @@ static bool cmp_skip(const sctx *c, const dk_expr *e, dk_cmp_op op) {
   const dk_colref *col = &e->children[0]->col;
   if (all_null(c, col)) return true;
   if (e->dom == DK_DOM_F64 && isnan(e->ld)) return false;
+  /* NaN is above every value (and != it): a NaN row the max does not show satisfies these */
+  if (e->dom == DK_DOM_F64 && c->nan_hidden &&
+      (col->type.id == DK_AT_FLOAT || col->type.id == DK_AT_DOUBLE) &&
+      (op == DK_CMP_GT || op == DK_CMP_GE || op == DK_CMP_NE))
+    return false;
   sval lit, mn, mx;
   lit_sval(e, &lit);
   bool has_min = stat_value(lookup(c, "minValues", col), col, e->dom, false, &mn);
@@ -371,6 +377,7 @@ dk_skip_result dk_skip_eval(const dk_expr *bound, const dk_file_stats *stats) {
   sctx c = {0};
   if (stats && stats->root && stats->root->type == DK_JSON_OBJECT) {
     c.root = stats->root;
+    c.nan_hidden = stats->float_max_excludes_nan;
     c.has_nr = json_i64(member(c.root, "numRecords"), &c.num_records);
   }
   return can_skip(&c, bound, false, 0) ? DK_SKIP_CAN_SKIP : DK_SKIP_MUST_READ;

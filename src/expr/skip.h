@@ -17,6 +17,10 @@
 
 typedef struct dk_file_stats {
   const dk_json_value *root; /* parsed stats object, or NULL when the file has no stats */
+  /* float/double maxima do not account for NaN (Parquet statistics leave NaN out; Spark's
+  ** Delta stats put "NaN" in maxValues instead): predicates a NaN row satisfies (>, >=, !=
+  ** and the negations that become them) are then never skipped on a float column */
+  bool float_max_excludes_nan;
 } dk_file_stats;
 
 typedef enum dk_skip_result { DK_SKIP_MUST_READ = 0, DK_SKIP_CAN_SKIP = 1 } dk_skip_result;

@@ -430,3 +430,43 @@ dk_status dk_scan__conform(struct ArrowArray *out, const dk_type *t, const struc
                            struct ArrowArray *src, const dk_allocator *alloc, dk_error *err) {
   return conform_rec(out, t, tgt, mode, src_schema, src, alloc, err);
 }
+
+dk_status dk_scan__project(struct ArrowArray *out, const struct ArrowSchema *tgt,
+                           const struct ArrowSchema *src_schema, struct ArrowArray *src,
+                           const dk_allocator *alloc, dk_error *err) {
+  if (strcmp(tgt->format, "+s") != 0 || strcmp(src_schema->format, "+s") != 0) {
+    dk_array_move(src, out);
+    return DK_OK;
+  }
+  int64_t nc = tgt->n_children;
+  struct ArrowArray *ch = dk__calloc(alloc, (size_t)(nc ? nc : 1), sizeof *ch);
+  if (!ch) {
+    dk_array_release(src);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  dk_status st = DK_OK;
+  int64_t i = 0;
+  for (; st == DK_OK && i < nc; i++) {
+    int64_t j = -1;
+    for (int64_t k = 0; k < src_schema->n_children && k < src->n_children; k++)
+      if (!strcmp(src_schema->children[k]->name, tgt->children[i]->name)) j = k;
+    if (j < 0) {
+      st = dk__error_set(err, DK_INTERNAL, "scan: projected field '%s' was not read",
+                         tgt->children[i]->name);
+      break;
+    }
+    struct ArrowArray tmp;
+    dk_array_move(src->children[j], &tmp);
+    st = dk_scan__project(&ch[i], tgt->children[i], src_schema->children[j], &tmp, alloc, err);
+    if (st) break;
+  }
+  if (st) {
+    for (int64_t k = 0; k < i; k++) dk_array_release(&ch[k]);
+    dk__free(alloc, ch);
+    dk_array_release(src);
+    return st;
+  }
+  st = rewrap(out, src, nc, ch, alloc, err);
+  dk__free(alloc, ch);
+  return st;
+}

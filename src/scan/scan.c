@@ -7,6 +7,7 @@
 ** Output order: data columns, partition columns, then `_metadata`.
 */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,9 +24,13 @@
 /* ---- plan ----------------------------------------------------------------------------------- */
 
 typedef struct scan_col {
-  const dk_field *field; /* logical field of the table schema (or a pruned copy) */
+  const dk_field *field; /* logical field of the table schema (or a pruned copy): what is read */
+  const dk_field *out_field; /* output field when narrower than `field` (a nested projection
+                              * whose filter reads more of the struct), else NULL */
   int is_partition;
   int pruned;            /* field is a pruned copy (nested projection) */
+  const char **fpaths;   /* nested paths the filter added (relative to the column; arena) */
+  size_t n_fpaths;
 } scan_col;
 
 /* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
@@ -158,10 +163,17 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
     s = dk_schema_copy(p->read_schema.children[i], col.children[0], err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
+    if (!s && i < p->n_out && p->cols[i].out_field) {
+      dk_schema_release(&col);
+      one.fields = p->cols[i].out_field;
+      s = dk_schema__to_arrow(&col, &one, 0, err);
+      if (s) break;
+    }
     if (!s && i < p->n_out) {
+      const dk_field *of = p->cols[i].out_field ? p->cols[i].out_field : p->cols[i].field;
       dk_schema_release(p->out_schema.children[i]);
       s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
-      if (!s) s = tag_variants(p->out_schema.children[i], p->cols[i].field->type, err);
+      if (!s) s = tag_variants(p->out_schema.children[i], of->type, err);
     }
     dk_schema_release(&col);
   }
@@ -313,10 +325,82 @@ static int64_t stats_num_records(const char *stats) {
   return end == p || v < 0 ? -1 : (int64_t)v;
 }
 
+/* Filter column paths deeper than this widen a nested projection to the whole column. */
+#define DK_EXPR_PATH_MAX 64
+
+/* True when the (possibly pruned) type t keeps the nested field names[0..n) (case-insensitive;
+** a field kept whole keeps everything below it). */
+static int type_keeps_path(const dk_type *t, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (t->id != DK_TYPE_STRUCT) return 1;
+    const dk_field *f = NULL;
+    for (size_t k = 0; k < t->n_fields && !f; k++)
+      if (!strcasecmp(t->fields[k].name, names[i])) f = &t->fields[k];
+    if (!f) return 0;
+    t = f->type;
+  }
+  return 1;
+}
+
+/* Column c is a nested projection of top-level field f and the filter reads `col` (a column
+** reference into f): widens what is read to the projected paths plus every filter path, and
+** keeps the narrower projection as the output field (the extra fields are dropped after the
+** filter ran). */
+static dk_status widen_pruned_col(scan_plan *p, scan_col *c, const dk_field *f, const dk_expr *col,
+                                  dk_error *err) {
+  size_t depth = dk_expr_column_depth(col);
+  const char *names[DK_EXPR_PATH_MAX];
+  int whole = depth < 2 || depth > DK_EXPR_PATH_MAX;
+  for (size_t i = 1; !whole && i < depth; i++) {
+    names[i - 1] = dk_expr_column_name(col, i);
+    if (strchr(names[i - 1], '.')) whole = 1; /* not expressible as a dotted path: read it all */
+  }
+  if (!whole && type_keeps_path(c->field->type, names, depth - 1)) return DK_OK;
+  if (!c->out_field) c->out_field = c->field;
+  if (whole) {
+    c->field = f;
+    c->pruned = 0;
+    return DK_OK;
+  }
+  /* the new path, dotted */
+  size_t len = 0;
+  for (size_t i = 0; i + 1 < depth; i++) len += strlen(names[i]) + 1;
+  char *path = dk_arena_alloc(&p->ar, len, err);
+  if (!path) return DK_NOMEM;
+  path[0] = 0;
+  for (size_t i = 0, o = 0; i + 1 < depth; i++) {
+    size_t l = strlen(names[i]);
+    memcpy(path + o, names[i], l);
+    o += l;
+    path[o++] = i + 2 < depth ? '.' : 0;
+  }
+  const char **fp = dk_arena_alloc(&p->ar, (c->n_fpaths + 1) * sizeof *fp, err);
+  if (!fp) return DK_NOMEM;
+  if (c->n_fpaths) memcpy(fp, c->fpaths, c->n_fpaths * sizeof *fp);
+  fp[c->n_fpaths] = path;
+  c->fpaths = fp;
+  c->n_fpaths++;
+  /* every projected path of this column, then the filter's */
+  size_t nr = p->n_req > 0 ? (size_t)p->n_req : 0, fl = strlen(f->name), np = 0;
+  const char **paths = dk_arena_alloc(&p->ar, (nr + c->n_fpaths) * sizeof *paths, err);
+  if (!paths) return DK_NOMEM;
+  for (size_t k = 0; k < nr; k++)
+    if (!strncasecmp(p->req[k], f->name, fl) && p->req[k][fl] == '.') paths[np++] = p->req[k] + fl + 1;
+  for (size_t k = 0; k < c->n_fpaths; k++) paths[np++] = c->fpaths[k];
+  dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+  if (!nf) return DK_NOMEM;
+  *nf = *f;
+  DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
+  c->field = nf;
+  c->pruned = 1;
+  return DK_OK;
+}
+
 /* Appends (as filter-only columns) the top-level columns the filter reads that the output
-** lacks. */
+** lacks; widens nested projections whose filter reads fields they drop (add = 0: only that,
+** for a plan rebuilt from a split, whose filter-only columns are already listed). */
 static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
-                                    dk_error *err) {
+                                    int add, dk_error *err) {
   if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
     const char *name = dk_expr_column_name(e, 0);
     const dk_field *f = dk_schema_find(schema, name);
@@ -325,15 +409,15 @@ static dk_status add_filter_columns(scan_plan *p, const dk_expr *e, const dk_typ
     for (size_t i = 0; i < p->n_cols; i++) {
       if (p->cols[i].field == f) return DK_OK;
       if (!strcmp(p->cols[i].field->name, f->name))
-        return dk__error_set(err, DK_UNSUPPORTED, "scan: filtering on '%s' while projecting only "
-                             "some of its nested fields is not supported", f->name);
+        return widen_pruned_col(p, &p->cols[i], f, e, err);
     }
+    if (!add) return DK_OK;
     p->cols[p->n_cols].field = f;
     p->cols[p->n_cols++].is_partition = is_partition_col(p, f->name);
     return DK_OK;
   }
   for (size_t i = 0; i < dk_expr_num_children(e); i++)
-    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, dk_expr_child(e, i), schema, add, err));
   return DK_OK;
 }
 
@@ -416,7 +500,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   p->pcols = (const char **)md->partition_columns;
   DK_CHECK_GOTO(plan_add_columns(p, schema, o.columns, o.columns ? (int64_t)o.n_columns : -1, err));
   p->n_out = p->n_cols;
-  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, err));
+  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(add_filter_columns(p, o.filter, schema, 1, err));
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
   }
@@ -496,7 +580,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       dk_arena_reset(&ar);
       dk_json_value *jv = NULL;
       if (dk_json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
-        dk_file_stats fs = {jv};
+        dk_file_stats fs = {.root = jv};
         if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
           s->stats.files_pruned_stats++;
           s->pruned[2 * s->n_pruned] = i;
@@ -621,6 +705,8 @@ typedef struct file_reader {
   int64_t *idx;          /* selection scratch */
   uint8_t *keep, *mask;
   int64_t scratch_cap;
+  int64_t *ranges;       /* page skipping: row ranges of row group range_rg still to read */
+  int n_ranges, range_pos, range_rg;
 } file_reader;
 
 static void file_reader_close(file_reader *r) {
@@ -637,6 +723,7 @@ static void file_reader_close(file_reader *r) {
   dk__free(a, r->idx);
   dk__free(a, r->keep);
   dk__free(a, r->mask);
+  dk__free(a, r->ranges);
   memset(r, 0, sizeof *r);
 }
 
@@ -763,9 +850,17 @@ static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
   *y = (int)(yy + (*m <= 2));
 }
 
-/* Appends one Parquet min/max statistic as the JSON value Delta stats would hold for the
-** column's type; false when it cannot (unsupported type or odd bytes). */
-static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
+/* Appends one Parquet min/max statistic (max when is_max) of a leaf whose Arrow type in the
+** file is `ff` as the JSON value Delta stats would hold for the column's table type t; false
+** when it cannot: unsupported or mismatched types, odd bytes, unsigned integers, INT96
+** timestamps (no trustworthy order), NaN or infinite floats, values outside years 1..9999.
+** Decimals keep the file's scale (the skipping rules rescale to the table's); timestamps are
+** exact (micros; nanos floored, which the skipping rules' 999 us widening covers). */
+static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parquet_column_stats *cs,
+                      int is_max) {
+  const uint8_t *v = is_max ? cs->max : cs->min;
+  size_t len = is_max ? cs->max_len : cs->min_len;
+  int phys = cs->physical_type;
   int64_t x;
   switch (t->id) {
     case DK_TYPE_BYTE:
@@ -773,11 +868,15 @@ static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
     case DK_TYPE_INTEGER:
     case DK_TYPE_LONG:
     case DK_TYPE_DATE:
-      if (len == 4) {
+      if (strcmp(ff, "c") && strcmp(ff, "s") && strcmp(ff, "i") && strcmp(ff, "l") &&
+          strcmp(ff, "tdD"))
+        return false; /* unsigned, or not an integer in the file */
+      if ((t->id == DK_TYPE_DATE) != !strcmp(ff, "tdD")) return false;
+      if (phys == 1 && len == 4) {
         int32_t y;
         memcpy(&y, v, 4);
         x = y;
-      } else if (len == 8 && t->id == DK_TYPE_LONG) {
+      } else if (phys == 2 && len == 8 && t->id == DK_TYPE_LONG) {
         memcpy(&x, v, 8);
       } else {
         return false;
@@ -790,27 +889,170 @@ static bool stat_json(dk_buf *b, const dk_type *t, const void *v, size_t len) {
         return dk_buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
       }
       return dk_buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+    case DK_TYPE_FLOAT:
+    case DK_TYPE_DOUBLE: {
+      double d;
+      if (phys == 4 && len == 4 && !strcmp(ff, "f")) {
+        float fv;
+        memcpy(&fv, v, 4);
+        d = fv;
+      } else if (phys == 5 && len == 8 && !strcmp(ff, "g") && t->id == DK_TYPE_DOUBLE) {
+        memcpy(&d, v, 8);
+      } else {
+        return false;
+      }
+      if (!isfinite(d)) return false; /* NaN: no order; infinities: not JSON numbers */
+      return dk_buf_printf(b, NULL, "%.17g", d) == DK_OK;
+    }
+    case DK_TYPE_DECIMAL: {
+      int prec, scale;
+      char tail;
+      if (sscanf(ff, "d:%d,%d%c", &prec, &scale, &tail) != 2 || scale < 0 || scale > 38)
+        return false;
+      __int128 u;
+      if (phys == 1 && len == 4) {
+        int32_t y;
+        memcpy(&y, v, 4);
+        u = y;
+      } else if (phys == 2 && len == 8) {
+        int64_t y;
+        memcpy(&y, v, 8);
+        u = y;
+      } else if ((phys == 6 || phys == 7) && len >= 1 && len <= 16) {
+        u = (int8_t)v[0]; /* big-endian two's complement, sign-extended */
+        for (size_t i = 1; i < len; i++) u = u * 256 + v[i];
+      } else {
+        return false;
+      }
+      char digits[48], txt[64];
+      unsigned __int128 m = u < 0 ? (unsigned __int128)0 - (unsigned __int128)u : (unsigned __int128)u;
+      int nd = 0;
+      do {
+        digits[nd++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+      } while (m);
+      while (nd <= scale) digits[nd++] = '0';
+      size_t k = 0;
+      if (u < 0) txt[k++] = '-';
+      for (int i = nd - 1; i >= 0; i--) {
+        txt[k++] = digits[i];
+        if (i == scale && scale > 0) txt[k++] = '.';
+      }
+      txt[k] = 0;
+      return dk_buf_puts(b, txt, NULL) == DK_OK;
+    }
+    case DK_TYPE_TIMESTAMP:
+    case DK_TYPE_TIMESTAMP_NTZ: {
+      if (phys != 2 || len != 8 || strncmp(ff, "ts", 2) != 0) return false;
+      memcpy(&x, v, 8);
+      int64_t us;
+      switch (cs->timestamp_unit) {
+        case 1:
+          if (x < INT64_MIN / 1000 || x > INT64_MAX / 1000) return false;
+          us = x * 1000;
+          break;
+        case 2: us = x; break;
+        case 3: us = x / 1000 - (x % 1000 < 0); break; /* floor */
+        default: return false; /* INT96 or unknown: no skipping */
+      }
+      if (us < INT64_C(-62135596800000000) || us > INT64_C(253402300799999999)) return false;
+      int64_t days = us / 86400000000 - (us % 86400000000 < 0);
+      int64_t rem = us - days * 86400000000;
+      int yr;
+      unsigned mo, dd;
+      civil_from_days(days, &yr, &mo, &dd);
+      return dk_buf_printf(b, NULL, "\"%04d-%02u-%02uT%02d:%02d:%02d.%06d%s\"", yr, mo, dd,
+                           (int)(rem / 3600000000), (int)(rem / 60000000 % 60),
+                           (int)(rem / 1000000 % 60), (int)(rem % 1000000),
+                           t->id == DK_TYPE_TIMESTAMP ? "Z" : "") == DK_OK;
+    }
     case DK_TYPE_STRING: {
-      const uint8_t *p = v;
+      if (phys != 6) return false;
       for (size_t i = 0; i < len; i++)
-        if (p[i] >= 0x80 || p[i] < 0x20) return false; /* keep to plain ASCII */
-      return dk_json_write_str(b, v, len, NULL) == DK_OK;
+        if (v[i] >= 0x80 || v[i] < 0x20) return false; /* keep to plain ASCII */
+      return dk_json_write_str(b, (const char *)v, len, NULL) == DK_OK;
     }
     default:
       return false;
   }
 }
 
+/* Delta-style stats JSON assembled from Parquet statistics (of a row group or of pages). */
+typedef struct stats_acc {
+  dk_buf mn, mx, nc;
+  int n_mm, n_nc;
+} stats_acc;
+
+static void stats_acc_init(stats_acc *a, const dk_allocator *alloc) {
+  memset(a, 0, sizeof *a);
+  dk_buf_init(&a->mn, alloc);
+  dk_buf_init(&a->mx, alloc);
+  dk_buf_init(&a->nc, alloc);
+}
+
+static void stats_acc_dispose(stats_acc *a) {
+  dk_buf_dispose(&a->mn);
+  dk_buf_dispose(&a->mx);
+  dk_buf_dispose(&a->nc);
+}
+
+static void stats_acc_add(stats_acc *a, const dk_field *f, const char *ff, const char *key,
+                          const dk_parquet_column_stats *cs) {
+  if (cs->has_null_count) {
+    dk_buf_puts(&a->nc, a->n_nc++ ? "," : "", NULL);
+    dk_json_write_str(&a->nc, key, strlen(key), NULL);
+    dk_buf_printf(&a->nc, NULL, ":%" PRId64, cs->null_count);
+  }
+  if (cs->has_min_max) {
+    size_t l1 = a->mn.len, l2 = a->mx.len;
+    dk_buf_puts(&a->mn, a->n_mm ? "," : "", NULL);
+    dk_json_write_str(&a->mn, key, strlen(key), NULL);
+    dk_buf_putc(&a->mn, ':', NULL);
+    dk_buf_puts(&a->mx, a->n_mm ? "," : "", NULL);
+    dk_json_write_str(&a->mx, key, strlen(key), NULL);
+    dk_buf_putc(&a->mx, ':', NULL);
+    if (stat_json(&a->mn, f->type, ff, cs, 0) && stat_json(&a->mx, f->type, ff, cs, 1)) {
+      a->n_mm++;
+    } else {
+      a->mn.len = l1;
+      a->mx.len = l2;
+    }
+  }
+}
+
+/* Can no row of a unit (row group or page range) of num_rows rows with these statistics
+** satisfy the residual filter? */
+static bool stats_acc_can_skip(const stats_acc *a, const scan_plan *plan, int64_t num_rows) {
+  if (!a->n_mm && !a->n_nc) return false;
+  dk_buf all;
+  dk_buf_init(&all, plan->alloc);
+  dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
+                "\"nullCount\":{%.*s}}", num_rows, (int)a->mn.len, (const char *)a->mn.data,
+                (int)a->mx.len, (const char *)a->mx.data, (int)a->nc.len, (const char *)a->nc.data);
+  bool skip = false;
+  dk_arena ar;
+  dk_arena_init(&ar, plan->alloc, 0);
+  dk_json_value *jv = NULL;
+  if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
+    /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
+    dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
+    skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+  }
+  dk_arena_dispose(&ar);
+  dk_buf_dispose(&all);
+  return skip;
+}
+
+static const char *stats_key(const scan_plan *plan, const dk_field *f) {
+  return plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
+}
+
 /* Row-group skipping: the residual filter evaluated over the row group's Parquet column
 ** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
 static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs) {
   const scan_plan *plan = r->plan;
-  dk_buf mn, mx, nc, all;
-  dk_buf_init(&mn, plan->alloc);
-  dk_buf_init(&mx, plan->alloc);
-  dk_buf_init(&nc, plan->alloc);
-  dk_buf_init(&all, plan->alloc);
-  int n_mm = 0, n_nc = 0;
+  stats_acc a;
+  stats_acc_init(&a, plan->alloc);
   for (size_t c = 0; c < plan->n_cols; c++) {
     const dk_field *f = plan->cols[c].field;
     if (plan->cols[c].is_partition) continue;
@@ -819,47 +1061,150 @@ static bool rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct A
     int col = dk_parquet_column_index(r->pf, fs->children[j]->name);
     dk_parquet_column_stats cs;
     if (col < 0 || dk_parquet_column_stats_get(&cs, r->pf, rg, col, NULL) != DK_OK) continue;
-    const char *key = plan->mode == DK_COLUMN_MAPPING_NONE ? f->name : f->physical_name;
-    if (cs.has_null_count) {
-      dk_buf_puts(&nc, n_nc++ ? "," : "", NULL);
-      dk_json_write_str(&nc, key, strlen(key), NULL);
-      dk_buf_printf(&nc, NULL, ":%" PRId64, cs.null_count);
-    }
-    if (cs.has_min_max) {
-      size_t l1 = mn.len, l2 = mx.len;
-      dk_buf_puts(&mn, n_mm ? "," : "", NULL);
-      dk_json_write_str(&mn, key, strlen(key), NULL);
-      dk_buf_putc(&mn, ':', NULL);
-      dk_buf_puts(&mx, n_mm ? "," : "", NULL);
-      dk_json_write_str(&mx, key, strlen(key), NULL);
-      dk_buf_putc(&mx, ':', NULL);
-      if (stat_json(&mn, f->type, cs.min, cs.min_len) && stat_json(&mx, f->type, cs.max, cs.max_len)) {
-        n_mm++;
-      } else {
-        mn.len = l1;
-        mx.len = l2;
-      }
-    }
+    stats_acc_add(&a, f, fs->children[j]->format, stats_key(plan, f), &cs);
   }
-  bool skip = false;
-  if (n_mm || n_nc) {
-    dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
-                  "\"nullCount\":{%.*s}}", num_rows, (int)mn.len, (const char *)mn.data,
-                  (int)mx.len, (const char *)mx.data, (int)nc.len, (const char *)nc.data);
-    dk_arena ar;
-    dk_arena_init(&ar, plan->alloc, 0);
-    dk_json_value *jv = NULL;
-    if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
-      dk_file_stats st = {jv};
-      skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
-    }
-    dk_arena_dispose(&ar);
-  }
-  dk_buf_dispose(&mn);
-  dk_buf_dispose(&mx);
-  dk_buf_dispose(&nc);
-  dk_buf_dispose(&all);
+  bool skip = stats_acc_can_skip(&a, plan, num_rows);
+  stats_acc_dispose(&a);
   return skip;
+}
+
+/* ---- page skipping (Parquet page index) ------------------------------------------------------ */
+
+typedef struct pg_col {
+  const dk_field *field;        /* filter column stored in this leaf, or NULL */
+  const char *ff, *key;
+  dk_parquet_column_stats cs;   /* chunk facts: physical type, timestamp unit */
+  dk_parquet_page_index *pi;
+  int64_t cur;                  /* page of the current fragment */
+} pg_col;
+
+/* Row ranges of row group rg still to read after page skipping: the residual is evaluated
+** on every fragment between page boundaries of the filter columns (ColumnIndex min/max/null
+** counts of the covering pages); the fragments it cannot rule out are kept, merged into
+** ranges. Each range is then read by its own stream, which starts every column at its page
+** holding the range's first row (dk_parquet_read row_start), so pages wholly inside skipped
+** rows are never read. Only flat top-level columns take part; *n_out is -1 when nothing can
+** be skipped (or the file has no page index): read the whole group. Otherwise
+** out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
+static dk_status page_ranges(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs,
+                             const char *const *names, size_t nn, int64_t **out, int *n_out,
+                             int64_t *pages_skipped, dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const dk_allocator *a = plan->alloc;
+  *out = NULL;
+  *n_out = -1;
+  *pages_skipped = 0;
+  if (!plan->residual_bound || nn == 0) return DK_OK;
+  pg_col *pc = dk__calloc(a, nn, sizeof *pc);
+  DK_RETURN_IF(!pc, DK_NOMEM, err, "out of memory (page index)");
+  dk_status st = DK_OK;
+  int usable = 1, n_filter = 0;
+  int64_t *fr = NULL;
+  for (size_t i = 0; usable && !st && i < nn; i++) {
+    int64_t j = -1;
+    for (int64_t k = 0; k < fs->n_children; k++)
+      if (!strcmp(fs->children[k]->name, names[i])) j = k;
+    int leaf = j >= 0 && !fs->children[j]->n_children ? dk_parquet_column_index(r->pf, names[i]) : -1;
+    if (leaf < 0) {
+      usable = 0;
+      break;
+    }
+    st = dk_parquet_page_index_read(&pc[i].pi, r->pf, rg, leaf, err);
+    if (st == DK_NOT_FOUND) {
+      st = DK_OK;
+      usable = 0;
+      break;
+    }
+    if (!st) st = dk_parquet_column_stats_get(&pc[i].cs, r->pf, rg, leaf, err);
+    pc[i].ff = fs->children[j]->format;
+  }
+  for (size_t c = 0; usable && !st && c < plan->n_cols; c++) {
+    if (plan->cols[c].is_partition) continue;
+    int64_t j = dk_scan__find_child(fs, plan->cols[c].field, plan->mode);
+    for (size_t i = 0; j >= 0 && i < nn; i++)
+      if (!pc[i].field && !strcmp(fs->children[j]->name, names[i])) {
+        pc[i].field = plan->cols[c].field;
+        pc[i].key = stats_key(plan, plan->cols[c].field);
+        n_filter++;
+      }
+  }
+  if (!usable || st || !n_filter) goto done;
+  /* fragments between the filter columns' page boundaries; fr collects the kept ranges */
+  fr = dk__malloc(a, 2 * sizeof *fr);
+  int64_t cap = 1, pos = 0;
+  int nr = 0, any = 0;
+  if (!fr) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
+    goto done;
+  }
+  while (pos < num_rows) {
+    int64_t end = num_rows;
+    stats_acc acc;
+    stats_acc_init(&acc, a);
+    for (size_t i = 0; i < nn; i++) {
+      if (!pc[i].field) continue;
+      int64_t np = dk_parquet_page_index_num_pages(pc[i].pi);
+      while (pc[i].cur + 1 < np && dk_parquet_page_index_page(pc[i].pi, pc[i].cur + 1)->first_row <= pos)
+        pc[i].cur++;
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, pc[i].cur);
+      end = DK_MIN(end, pg->first_row + pg->num_rows);
+    }
+    for (size_t i = 0; i < nn; i++) {
+      if (!pc[i].field) continue;
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, pc[i].cur);
+      dk_parquet_column_stats ps = pc[i].cs;
+      ps.has_min_max = pg->has_min_max;
+      ps.min = pg->min, ps.min_len = pg->min_len;
+      ps.max = pg->max, ps.max_len = pg->max_len;
+      /* null counts are per page: exact for a whole page, else only "none" or "all" carry */
+      int whole = pg->first_row == pos && pg->first_row + pg->num_rows == end;
+      ps.has_null_count = 0;
+      if (pg->null_page) ps.has_null_count = 1, ps.null_count = end - pos;
+      else if (pg->has_null_count && (whole || pg->null_count == 0))
+        ps.has_null_count = 1, ps.null_count = pg->null_count;
+      stats_acc_add(&acc, pc[i].field, pc[i].ff, pc[i].key, &ps);
+    }
+    bool skip = stats_acc_can_skip(&acc, plan, end - pos);
+    stats_acc_dispose(&acc);
+    if (skip) {
+      any = 1;
+    } else if (nr && fr[2 * nr - 1] == pos) {
+      fr[2 * nr - 1] = end;
+    } else {
+      if (nr == cap) {
+        int64_t *nf = dk__realloc(a, fr, (size_t)(4 * cap) * sizeof *fr);
+        if (!nf) {
+          st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
+          goto done;
+        }
+        fr = nf;
+        cap *= 2;
+      }
+      fr[2 * nr] = pos;
+      fr[2 * nr + 1] = end;
+      nr++;
+    }
+    pos = end;
+  }
+  if (!any) goto done;
+  /* pages of the columns read that lie wholly outside the kept ranges are never read */
+  for (size_t i = 0; i < nn; i++) {
+    int k2 = 0;
+    for (int64_t k = 0; k < dk_parquet_page_index_num_pages(pc[i].pi); k++) {
+      const dk_parquet_page *pg = dk_parquet_page_index_page(pc[i].pi, k);
+      int64_t f0 = pg->first_row, f1 = pg->first_row + pg->num_rows;
+      while (k2 < nr && fr[2 * k2 + 1] <= f0) k2++;
+      *pages_skipped += !(k2 < nr && fr[2 * k2] < f1);
+    }
+  }
+  *out = fr; /* nr == 0: every row skipped */
+  *n_out = nr;
+  fr = NULL;
+done:
+  for (size_t i = 0; i < nn; i++) dk_parquet_page_index_free(pc[i].pi);
+  dk__free(a, pc);
+  dk__free(a, fr);
+  return st;
 }
 
 typedef struct path_list {
@@ -913,28 +1258,43 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       r->stream.release(&r->stream);
       r->has_stream = 0;
     }
-    if (r->rg >= r->n_rg) {
-      *done = 1;
-      return DK_OK;
-    }
-    int rg = r->rg++;
+    int rg, is_range = 0;
+    int64_t rs = 0, re = 0;
     dk_parquet_row_group_info info;
-    DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
-    if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
-    if (r->stats) stat_add(&r->stats->row_groups_total, 1);
-    r->rg_first_row = r->next_row = info.first_row;
-    if (info.num_rows == 0) continue;
-    if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
-                     (uint64_t)info.num_rows) {
-      continue;
-    }
-    /* columns to read: those of the file that the output needs */
     struct ArrowSchema fs;
-    DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
-    if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
-      if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
-      dk_schema_release(&fs);
-      continue;
+    if (r->range_pos < r->n_ranges) {
+      /* the next row range left by page skipping */
+      rg = r->range_rg;
+      rs = r->ranges[2 * r->range_pos];
+      re = r->ranges[2 * r->range_pos + 1];
+      r->range_pos++;
+      is_range = 1;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      r->rg_first_row = info.first_row;
+      r->next_row = info.first_row + rs;
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    } else {
+      if (r->rg >= r->n_rg) {
+        *done = 1;
+        return DK_OK;
+      }
+      rg = r->rg++;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+      if (r->stats) stat_add(&r->stats->row_groups_total, 1);
+      r->rg_first_row = r->next_row = info.first_row;
+      if (info.num_rows == 0) continue;
+      if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                       (uint64_t)info.num_rows) {
+        continue;
+      }
+      /* columns to read: those of the file that the output needs */
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+      if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
+        if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
+        dk_schema_release(&fs);
+        continue;
+      }
     }
     path_list pl = {NULL, 0, 0};
     dk_arena par;
@@ -979,9 +1339,31 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
           names[nn++] = fs.children[j]->name;
         }
     }
+    if (!is_range && plan->residual_bound && nn > 0) {
+      int64_t *rr = NULL, pskip = 0;
+      int nr = -1;
+      dk_status rst = page_ranges(r, rg, info.num_rows, &fs, names, nn, &rr, &nr, &pskip, err);
+      if (rst || nr >= 0) {
+        dk__free(plan->alloc, names);
+        dk_arena_dispose(&par);
+        dk_schema_release(&fs);
+        DK_RETURN_NOT_OK(rst);
+        if (r->stats) stat_add(&r->stats->pages_skipped, pskip);
+        dk__free(plan->alloc, r->ranges);
+        r->ranges = rr;
+        r->n_ranges = nr;
+        r->range_pos = 0;
+        r->range_rg = rg;
+        continue; /* open the first range left (none: every row was skipped) */
+      }
+    }
     dk_parquet_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    if (is_range) {
+      ro.row_start = rs;
+      ro.row_end = re;
+    }
     ro.columns = names;
     ro.n_columns = nn;
     ro.row_groups = &rg;
@@ -1008,7 +1390,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
                                    r->stream.get_last_error(&r->stream));
     }
-    r->rg_end_row = info.first_row + info.num_rows;
+    r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
     r->in_rg = 1;
     return DK_OK;
   }
@@ -1316,6 +1698,13 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
         if (!full[c].release) {
           if (part) st = constant_array(&ch[c], ts, &r->pscalars[pk], m, a, err);
           else st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        } else if (plan->cols[c].out_field) {
+          /* read wider for the filter: select rows, then drop the fields not projected */
+          const struct ArrowSchema *rs = plan->read_schema.children[c];
+          struct ArrowArray sel;
+          if (dense) dk_array_move(&full[c], &sel);
+          else st = dk_scan__take(&sel, rs, &full[c], r->idx, m, a, err);
+          if (!st) st = dk_scan__project(&ch[c], ts, rs, &sel, a, err);
         } else if (dense) {
           dk_array_move(&full[c], &ch[c]);
         } else {
@@ -1925,11 +2314,13 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(get_str(&r, &res_text));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
-  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
   if (res_text) {
     DK_RETURN_NOT_OK(dk_expr_parse(&p->residual, res_text, err));
-    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+    DK_RETURN_NOT_OK(add_filter_columns(p, p->residual, schema, 0, err));
   }
+  DK_RETURN_NOT_OK(plan_build_schema(p, schema, err));
+  if (p->residual)
+    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
   DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;

@@ -29,6 +29,13 @@ dk_status dk_scan__conform(struct ArrowArray *out, const dk_type *t, const struc
                            dk_column_mapping_mode mode, const struct ArrowSchema *src_schema,
                            struct ArrowArray *src, const dk_allocator *alloc, dk_error *err);
 
+/* Keeps, of src (a struct array of schema src_schema; consumed), the fields that the struct
+** schema tgt names (a subset, matched by name, recursively into nested structs): the output
+** of a nested projection whose filter read more fields. Non-struct arrays are moved. */
+dk_status dk_scan__project(struct ArrowArray *out, const struct ArrowSchema *tgt,
+                           const struct ArrowSchema *src_schema, struct ArrowArray *src,
+                           const dk_allocator *alloc, dk_error *err);
+
 /* Finds the child of a struct schema that stores logical field f (-1 when absent). */
 int64_t dk_scan__find_child(const struct ArrowSchema *src_schema, const dk_field *f,
                             dk_column_mapping_mode mode);

@@ -31,6 +31,7 @@ SEED = 20241129
 N_ROWS = 240
 ROWS_PER_FILE = 12
 N_CASES = 1500
+N_CASES2 = 400  # BETWEEN / isnan cases, generated after the first N_CASES
 
 rnd = random.Random(SEED)
 
@@ -245,6 +246,35 @@ def atom():
     return form
 
 
+def atom_between_isnan():
+    """BETWEEN / NOT BETWEEN / isnan atoms (appended after the first N_CASES, so the earlier
+    cases keep their random sequence). DuckDB's isnan(NULL) is NULL where Spark's is FALSE:
+    the DuckDB side wraps it in coalesce(..., false)."""
+    r = rnd.random()
+    if r < 0.35:
+        c = rnd.choice(["dbl", "dbl", "i32", "dec"])
+        return ("isnan(%s)" % c, "coalesce(isnan(CAST(%s AS DOUBLE)), false)" % c)
+    col = rnd.choice(list(COL_KINDS))
+    duck_col = {"mixed": "Mixed"}.get(col, col)
+    kind = rnd.choice(COL_KINDS[col])
+    (lo, dlo), (hi, dhi) = lit_for(kind), lit_for(kind)
+    neg = "NOT " if rnd.random() < 0.35 else ""
+    return ("%s %sBETWEEN %s AND %s" % (col, neg, lo, hi),
+            "(%s %sBETWEEN %s AND %s)" % (duck_col, neg, dlo, dhi))
+
+
+def pred2(depth=0):
+    r = rnd.random()
+    if depth >= 2 or r < 0.5:
+        return atom_between_isnan()
+    a, b = pred2(depth + 1), (pred(depth + 1) if rnd.random() < 0.5 else pred2(depth + 1))
+    if r < 0.7:
+        return ("(%s) AND (%s)" % (a[0], b[0]), "(%s AND %s)" % (a[1], b[1]))
+    if r < 0.9:
+        return ("(%s) OR (%s)" % (a[0], b[0]), "(%s OR %s)" % (a[1], b[1]))
+    return ("NOT (%s)" % a[0], "(NOT %s)" % a[1])
+
+
 def pred(depth=0):
     r = rnd.random()
     if depth >= 3 or r < 0.4:
@@ -392,8 +422,8 @@ def main():
               "rows": [row_json(r) for r in ROWS], "files": files}
     lines = [json.dumps(header, allow_nan=False)]
     seen = set()
-    while len(lines) - 1 < N_CASES:
-        dk_text, sql = pred()
+    while len(lines) - 1 < N_CASES + N_CASES2:
+        dk_text, sql = pred() if len(lines) - 1 < N_CASES else pred2()
         if dk_text in seen:
             continue
         seen.add(dk_text)

@@ -86,6 +86,14 @@ DK_TEST(expr__parse_canonical) {
   RT("(a = 1) = FALSE", "(a = 1) = FALSE");
   RT("'x' = s", "'x' = s");
   RT("TRUE", "TRUE");
+  /* Spark: `a BETWEEN lo AND hi` is defined as `a >= lo AND a <= hi` */
+  RT("a BETWEEN 1 AND 5", "a >= 1 AND a <= 5");
+  RT("a between -1.5 and b AND c = 2", "(a >= -1.5 AND a <= b) AND c = 2");
+  RT("a NOT BETWEEN 'x' AND 'y' OR b", "NOT (a >= 'x' AND a <= 'y') OR b");
+  RT("st.x BETWEEN DATE '2024-01-01' AND (y)", "st.x >= DATE '2024-01-01' AND st.x <= y");
+  /* isnan(x): TRUE for NaN, FALSE otherwise (NULL included) = x <=> NaN */
+  RT("isnan(d)", "d <=> DOUBLE 'NaN'");
+  RT("NOT ISNAN(s.d) AND isnan(e)", "NOT (s.d <=> DOUBLE 'NaN') AND e <=> DOUBLE 'NaN'");
 }
 
 static void expect_error(const char *text, dk_status want, const char *needle, int line) {
@@ -126,6 +134,13 @@ DK_TEST(expr__parse_errors) {
   ERR("x = DECIMAL(3,1) '123.4'", DK_INVALID, NULL);
   ERR("a # 1", DK_INVALID, "offset 2");
   ERR("`` = 1", DK_INVALID, NULL);
+  ERR("a BETWEEN 1", DK_INVALID, "AND in BETWEEN");
+  ERR("a BETWEEN 1 OR 2", DK_INVALID, "offset 12");
+  ERR("a BETWEEN 1 AND", DK_INVALID, "offset 15");
+  ERR("a NOT 1", DK_INVALID, "BETWEEN");
+  ERR("isnan(d", DK_INVALID, "offset 7");
+  ERR("isnan()", DK_INVALID, "offset 6");
+  ERR("BETWEEN = 1", DK_INVALID, "keyword");
   /* deep nesting is refused, not a stack overflow */
   char deep[4000];
   size_t k = 0;

@@ -152,7 +152,7 @@ DK_TEST(parquet__spark_primitives_match_expected) {
     int col = dk_parquet_column_index(f, "as_long");
     CHECK(col >= 0);
     const char *cols[] = {"as_long", "as_string"};
-    dk_parquet_read_options ro = {DK_PARQUET_READ_OPTIONS_VERSION, cols, 2, NULL, 0, NULL, 0, 0, 0, 3, 0};
+    dk_parquet_read_options ro = {DK_PARQUET_READ_OPTIONS_VERSION, cols, 2, NULL, 0, NULL, 0, 0, 0, 3, 0, 0, 0};
     struct ArrowArrayStream st;
     CHECK_OK(dk_parquet_read(&st, f, &ro, &err), &err);
     for (;;) {
@@ -242,7 +242,7 @@ DK_TEST(parquet__row_groups_and_split_rule) {
   CHECK_EQ_INT(rows_by_half[0], info0.num_rows);
   /* unknown column */
   const char *bad[] = {"no_such_column"};
-  dk_parquet_read_options ro = {DK_PARQUET_READ_OPTIONS_VERSION, bad, 1, NULL, 0, NULL, 0, 0, 0, 0, 0};
+  dk_parquet_read_options ro = {DK_PARQUET_READ_OPTIONS_VERSION, bad, 1, NULL, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   struct ArrowArrayStream st;
   CHECK_STATUS(dk_parquet_read(&st, f, &ro, &err), DK_NOT_FOUND);
   CHECK_STATUS(dk_parquet_row_group(&info0, f, 99, &err), DK_INVALID);

@@ -104,7 +104,8 @@ static dk_status win_get(pq_col *c, size_t need, const uint8_t **p, dk_error *er
     *p = c->chunk + c->pos;
     return DK_OK;
   }
-  if (c->owned && c->pos >= c->win_lo && need <= c->win_len - (c->pos - c->win_lo)) {
+  if (c->owned && c->pos >= c->win_lo && c->pos - c->win_lo <= c->win_len &&
+      need <= c->win_len - (c->pos - c->win_lo)) {
     *p = c->owned + (c->pos - c->win_lo);
     return DK_OK;
   }
@@ -348,6 +349,13 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
     }
     if ((size_t)h.compressed_size > left - hl)
       return col_fail(c, err, "page of %d bytes extends past the column chunk", h.compressed_size);
+    if (c->skip_to > c->page_off && h.type != PQ_PAGE_DICT) {
+      /* page skipping: jump over the data pages before the first selected one */
+      if (c->skip_to >= c->chunk_off + (int64_t)c->chunk_len)
+        return col_fail(c, err, "page to skip to lies past the column chunk");
+      c->pos = (size_t)(c->skip_to - c->chunk_off);
+      continue;
+    }
     size_t blen = (size_t)h.compressed_size;
     const uint8_t *hdr;
     DK_RETURN_NOT_OK(win_get(c, hl + blen, &hdr, err));

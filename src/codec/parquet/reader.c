@@ -225,6 +225,13 @@ dk_status dk_parquet_column_stats_get(dk_parquet_column_stats *out, const dk_par
                          row_group, column);
   const pq_column_meta *cm = &f->meta.row_groups[row_group].columns[column];
   out->num_values = cm->num_values;
+  out->physical_type = cm->type;
+  const pq_schema_el *el = f->leaves[column]->el;
+  if (cm->type == PQ_INT64 && el->logical.kind == PQ_LT_TIMESTAMP)
+    out->timestamp_unit = el->logical.unit;
+  else if (cm->type == PQ_INT64 && el->logical.kind == PQ_LT_NONE &&
+           (el->converted == PQ_CT_TIMESTAMP_MILLIS || el->converted == PQ_CT_TIMESTAMP_MICROS))
+    out->timestamp_unit = el->converted == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
   if (!cm->has_stats) return DK_OK;
   const pq_stats *s = &cm->stats;
   out->has_null_count = s->has_null_count;

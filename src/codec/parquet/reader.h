@@ -133,6 +133,8 @@ typedef struct pq_col {
   dk_buf idx;              /* uint32 scratch */
   dk_buf scratch;
   int eof;
+  int64_t skip_to;         /* > 0: file offset of the first data page to decode; data pages
+                              before it are skipped unread (page index row selection) */
 } pq_col;
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,

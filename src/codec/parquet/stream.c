@@ -29,6 +29,9 @@ typedef struct pq_stream {
   int threads;             /* decode threads (1 = inline) */
   int need_open;           /* columns of the current row group not opened yet */
   int64_t batch_rows;      /* rows of the batch being decoded */
+  int64_t row_start, row_end; /* row_end > 0: rows [row_start, row_end) of the one row group */
+  int64_t *skip_to;        /* per selected leaf: first page to decode (row_start > 0), or NULL */
+  int64_t *discard;        /* per selected leaf: rows of that page before row_start */
 } pq_stream;
 
 /* ---- parallel decode: tasks are columns (open + read), then top-level fields (assembly) --- */
@@ -44,7 +47,16 @@ typedef struct pq_job {
 } pq_job;
 
 static dk_status col_task(pq_stream *s, int i, dk_error *err) {
-  if (s->need_open) DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], err));
+  if (s->need_open) {
+    DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], err));
+    if (s->skip_to) {
+      s->cols[i].skip_to = s->skip_to[i];
+      /* rows of the first page before row_start: decoded and dropped (the next read clears
+      ** the batch) */
+      if (s->discard[i] > 0)
+        DK_RETURN_NOT_OK(dk_pq__col_read(&s->cols[i], s->discard[i], &s->batches[i], err));
+    }
+  }
   dk_status st = dk_pq__col_read(&s->cols[i], s->batch_rows, &s->batches[i], err);
   if (st) {
     const pq_column_meta *cm = s->cols[i].cm;
@@ -253,7 +265,7 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     s->cols_open = 1; /* col_close accepts never-opened (zeroed) columns */
     for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
     s->need_open = 1;
-    s->rows_left = s->f->meta.row_groups[rg].num_rows;
+    s->rows_left = s->row_end > 0 ? s->row_end - s->row_start : s->f->meta.row_groups[rg].num_rows;
   }
   int64_t n = DK_MIN(s->batch, s->rows_left);
   s->batch_rows = n;
@@ -396,6 +408,35 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
         s->lb[i] = &s->batches[s->n_sel];
         s->sel[s->n_sel++] = i;
       }
+  }
+  /* row selection within the one row group: each leaf starts at its page holding row_start */
+  if (o.row_end > 0) {
+    if (s->n_rgs > 1 || o.row_start < 0 || o.row_start >= o.row_end ||
+        (s->n_rgs == 1 && o.row_end > f->meta.row_groups[s->rgs[0]].num_rows)) {
+      st = dk__error_set(err, DK_INVALID, "%s: rows [%lld, %lld) need exactly one row group "
+                         "holding them", f->path, (long long)o.row_start, (long long)o.row_end);
+      goto cleanup;
+    }
+    s->row_start = o.row_start;
+    s->row_end = o.row_end;
+    if (o.row_start > 0 && s->n_rgs == 1) {
+      s->skip_to = dk_arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
+      s->discard = dk_arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
+      if (!s->skip_to || !s->discard) DK_CHECK_GOTO(DK_NOMEM);
+      for (int i = 0; i < s->n_sel; i++) {
+        dk_parquet_page_index *pi = NULL;
+        DK_CHECK_GOTO(dk_parquet_page_index_read(&pi, f, s->rgs[0], s->sel[i], err));
+        s->skip_to[i] = 0;
+        s->discard[i] = o.row_start;
+        for (int64_t k = 0; k < dk_parquet_page_index_num_pages(pi); k++) {
+          const dk_parquet_page *pg = dk_parquet_page_index_page(pi, k);
+          if (pg->first_row > o.row_start) break;
+          s->skip_to[i] = pg->offset;
+          s->discard[i] = o.row_start - pg->first_row;
+        }
+        dk_parquet_page_index_free(pi);
+      }
+    }
   }
   DK_CHECK_GOTO(build_builder(s, err));
 
