@@ -149,11 +149,13 @@ def ensure_pydk(build: Path) -> tuple[Path | None, str]:
         import shutil
         shutil.rmtree(target, ignore_errors=True)
         env = dict(os.environ, DK_BUILD=str(build))
-        p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                            "--no-build-isolation", "--target", str(target),
-                            str(REPO / "python")], env=env, capture_output=True, text=True)
+        # setup.py build (not pip: no wheel/network needed), into the cache only
+        p = subprocess.run([sys.executable, "setup.py", "-q", "build", "--build-base",
+                            str(target) + ".build", "build_py", "--build-lib", str(target),
+                            "build_ext", "--build-lib", str(target)],
+                           cwd=REPO / "python", env=env, capture_output=True, text=True)
         if p.returncode != 0:
-            return None, "pip install ./python failed: " + p.stderr.strip()[-300:]
+            return None, "building the dk Python module failed: " + p.stderr.strip()[-300:]
         stamp.write_text("")
     return target, ""
 
