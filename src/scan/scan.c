@@ -1857,6 +1857,7 @@ static dk_status get_str(rd *r, const char **out) {
 
 typedef struct split_stream {
   const dk_allocator *alloc;
+  dk_scan_pool *pool; /* plan.alloc, as in dk_scan */
   dk_arena ar;
   scan_plan plan;
   dk_storage *sto;
@@ -1871,6 +1872,7 @@ static void split_stream_free(split_stream *s) {
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   plan_dispose(&s->plan);
+  dk_scan__pool_release(s->pool);
   dk_arena_dispose(&s->ar);
   dk__free(s->alloc, s);
 }
@@ -2028,9 +2030,13 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   split_stream *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
   s->alloc = alloc;
-  s->plan.alloc = alloc;
+  if (dk_scan__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+    dk__free(alloc, s);
+    return DK_NOMEM;
+  }
+  s->plan.alloc = dk_scan__pool_allocator(s->pool);
   dk_arena_init(&s->ar, alloc, 0);
-  dk_arena_init(&s->plan.ar, alloc, 0);
+  dk_arena_init(&s->plan.ar, s->plan.alloc, 0);
   dk_status st = split_parse(s, split, len, err);
   if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
   if (st) {
