@@ -140,11 +140,23 @@ static void *pool_realloc(void *ctx, void *ptr, size_t n) {
     memcpy(nr, &h, sizeof h);
     return nr + POOL_HDR;
   }
-  void *np = pool_malloc(ctx, n);
-  if (!np) return NULL;
-  memcpy(np, ptr, (size_t)h.cap);
-  pool_free(ctx, ptr);
-  return np;
+  if (n > POOL_MAX) {
+    void *np = pool_malloc(ctx, n);
+    if (!np) return NULL;
+    memcpy(np, ptr, (size_t)h.cap);
+    pool_free(ctx, ptr);
+    return np;
+  }
+  /* grow through the parent, which can extend in place or move pages (mremap) instead of
+  ** copying; the block keeps a class size so it can be cached later */
+  size_t cap;
+  uint32_t cls = class_of(n, &cap);
+  char *nr = dk__realloc(p->parent, raw, cap + POOL_HDR);
+  if (!nr) return NULL;
+  h.cap = cap;
+  h.cls = cls;
+  memcpy(nr, &h, sizeof h);
+  return nr + POOL_HDR;
 }
 
 dk_status dk_scan__pool_new(dk_scan_pool **out, const dk_allocator *parent, size_t max_cached,
