@@ -8,7 +8,7 @@
 ** the C library those large blocks go back to the kernel (mmap'd chunks, heap trimming) and
 ** come back as fresh zero pages, so a profile of a 100-file scan spends about a quarter of
 ** its CPU time in page faults. The pool keeps freed large blocks (>= POOL_MIN) in size
-** classes (four per power of two) and hands them out again, up to a bound of cached bytes.
+** classes (eight per power of two) and hands them out again, up to a bound of cached bytes.
 **
 ** Every block carries a 16-byte header (its capacity and class), so free/realloc need no
 ** size. The pool is reference-counted: one reference for its owner (the scan) and one per
@@ -26,7 +26,8 @@
 #define POOL_MAX ((size_t)256 << 20)      /* larger blocks too */
 #define POOL_HDR 16                       /* keeps the parent's 16-byte alignment */
 #define POOL_DIRECT 0xffffffffu           /* class of a block not managed by the free lists */
-#define POOL_CLASSES 64
+#define POOL_STEPS 8                      /* classes per power of two: <= 12.5% slack */
+#define POOL_CLASSES (13 * POOL_STEPS)    /* 64 KiB .. 256 MiB */
 
 typedef struct pool_hdr {
   uint64_t cap; /* usable bytes after the header */
@@ -45,12 +46,12 @@ struct dk_scan_pool {
 };
 
 /* The smallest class whose size holds n (n in [POOL_MIN, POOL_MAX]); classes are
-** 2^e * {4,5,6,7}/4 from POOL_MIN up. */
+** 2^e * {8,9,...,15}/8 from POOL_MIN up. */
 static uint32_t class_of(size_t n, size_t *size) {
   uint32_t cls = 0;
   for (size_t base = POOL_MIN;; base <<= 1) {
-    for (size_t q = 4; q < 8; q++, cls++) {
-      size_t s = base / 4 * q;
+    for (size_t q = POOL_STEPS; q < 2 * POOL_STEPS; q++, cls++) {
+      size_t s = base / POOL_STEPS * q;
       if (s >= n) {
         *size = s;
         return cls;

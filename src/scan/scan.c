@@ -87,7 +87,7 @@ struct dk_scan {
 
 /* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
 ** and files in flight). */
-#define SCAN_POOL_CACHE ((size_t)64 << 20)
+#define SCAN_POOL_CACHE ((size_t)32 << 20)
 
 static void stat_add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 
