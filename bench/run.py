@@ -6,7 +6,8 @@ usage: bench/run.py [NAME...] [--repeats N] [--threads 1,2] [--warmup N] [--buil
 
 Each benchmark is a module bench/<name>.py with NAME, a docstring, prepare(ctx) -> Prepared
 (generates its inputs once into bench/cache/, re-created when absent) and runs(ctx, prep) ->
-[Run]. For every Run (system x variant x threads) the runner:
+[Run], optionally summary(results, prep) -> str (printed after the table and appended to the
+.md). For every Run (system x variant x threads) the runner:
   * reads the input files once to warm the OS page cache,
   * does `--warmup` untimed runs, then `--repeats` (>= 5 by default) timed runs, each in a
     fresh process (so caches and peak RSS are comparable),
@@ -44,7 +45,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 CACHE = BENCH_DIR / "cache"
 RESULTS = BENCH_DIR / "results"
-BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql"]
+BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3"]
 EXIT_PENDING = 3
 
 sys.path.insert(0, str(BENCH_DIR))
@@ -402,6 +403,11 @@ def run_benchmark(name: str, ctx: Ctx, write: bool) -> list[Result]:
     print()
     print(render_table(results))
     print()
+    # optional benchmark-specific summary (e.g. ratio matrix, targets), printed and recorded
+    summary = mod.summary(results, prep) if hasattr(mod, "summary") else ""
+    if summary:
+        print(summary)
+        print()
     if write:
         now = _dt.datetime.now(_dt.timezone.utc)
         RESULTS.mkdir(parents=True, exist_ok=True)
@@ -412,11 +418,12 @@ def run_benchmark(name: str, ctx: Ctx, write: bool) -> list[Result]:
                "method": {"repeats": ctx.repeats, "warmup": ctx.warmup,
                           "threads": ctx.threads,
                           "rss": "bench_spawn" if ctx.spawn() else "wait4 (includes runner)"},
-               "input": prep.info, "results": [asdict(r) for r in results]}
+               "input": prep.info, "results": [asdict(r) for r in results],
+               "summary": summary}
         base.with_suffix(".json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
         base.with_suffix(".md").write_text(
             render_md(name, mod.__doc__ or name, f"{now:%Y-%m-%d %H:%M} UTC", prep, host,
-                      results, ctx))
+                      results, ctx) + (f"\n{summary}\n" if summary else ""))
         print(f"wrote {base}.md and .json")
     return results
 

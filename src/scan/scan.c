@@ -87,7 +87,12 @@ struct dk_scan {
   int64_t split_target, open_cost;
   int threads;
   dk_scan_stats stats;
+  dk_scan_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
 };
+
+/* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
+** and files in flight). */
+#define SCAN_POOL_CACHE ((size_t)32 << 20)
 
 static void stat_add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 
@@ -450,6 +455,10 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  if (dk_scan__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+    dk__free(alloc, s);
+    return DK_NOMEM;
+  }
   s->refs = 1;
   struct ArrowSchema full, pschema;
   full.release = pschema.release = NULL;
@@ -462,8 +471,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
-  p->alloc = alloc;
-  dk_arena_init(&p->ar, alloc, 0);
+  p->alloc = dk_scan__pool_allocator(s->pool);
+  dk_arena_init(&p->ar, p->alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
   p->limit = o.limit;
@@ -477,11 +486,11 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   {
     /* absolute root: _metadata.file_path and splits must not depend on the cwd */
     char *abs = realpath(dk_snapshot_table_root(snap), NULL);
-    p->root = dk__strdup(alloc, abs ? abs : dk_snapshot_table_root(snap));
+    p->root = dk__strdup(p->alloc, abs ? abs : dk_snapshot_table_root(snap));
     free(abs);
   }
   size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
-  p->cols = dk__calloc(alloc, ncap ? ncap : 1, sizeof *p->cols);
+  p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
   if (!p->root || !p->cols) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     goto cleanup;
@@ -634,6 +643,7 @@ cleanup:
 void dk_scan_free(dk_scan *s) {
   if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   plan_dispose(&s->plan);
+  dk_scan__pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
@@ -2236,6 +2246,7 @@ static dk_status get_str(rd *r, const char **out) {
 
 typedef struct split_stream {
   const dk_allocator *alloc;
+  dk_scan_pool *pool; /* plan.alloc, as in dk_scan */
   dk_arena ar;
   scan_plan plan;
   dk_storage *sto;
@@ -2250,6 +2261,7 @@ static void split_stream_free(split_stream *s) {
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   plan_dispose(&s->plan);
+  dk_scan__pool_release(s->pool);
   dk_arena_dispose(&s->ar);
   dk__free(s->alloc, s);
 }
@@ -2409,9 +2421,13 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   split_stream *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
   s->alloc = alloc;
-  s->plan.alloc = alloc;
+  if (dk_scan__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+    dk__free(alloc, s);
+    return DK_NOMEM;
+  }
+  s->plan.alloc = dk_scan__pool_allocator(s->pool);
   dk_arena_init(&s->ar, alloc, 0);
-  dk_arena_init(&s->plan.ar, alloc, 0);
+  dk_arena_init(&s->plan.ar, s->plan.alloc, 0);
   dk_status st = split_parse(s, split, len, err);
   if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
   if (st) {
