@@ -630,6 +630,14 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
   dk_dv_descriptor *dvk = dk__file_dv(&f);
   if (st->n_files >= UINT32_MAX - 1)
     return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
+  if (st->defer) { /* a checkpoint row: reconciled already, no index (see dk__state) */
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
+                          sizeof *st->files, err));
+    st->last_pos = st->n_files;
+    st->files[st->n_files++] = f;
+    st->n_live++;
+    return DK_OK;
+  }
   key_ref k = {path, plen, dvk, key_hash(path, plen, dvk)};
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
@@ -696,6 +704,12 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   bool b;
   t.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
   t.live = 1;
+  if (st->defer && (flags & DK__FROM_CHECKPOINT)) { /* reconciled already: no index */
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->tombs, &st->cap_tombs, st->n_tombs,
+                          sizeof *st->tombs, err));
+    st->tombs[st->n_tombs++] = t;
+    return DK_OK;
+  }
   DK_RETURN_NOT_OK(index_grow(st, &st->tomb_index, err));
   size_t slot = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
   if (found) {
@@ -938,8 +952,51 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
   return s;
 }
 
+void dk_log__state_begin_checkpoint(dk__state *st) {
+  if (st->n_files || st->n_tombs || st->file_index.count || st->tomb_index.count) return;
+  st->defer = 1;
+}
+
+void dk_log__state_end_checkpoint(dk__state *st) {
+  if (!st->defer) return;
+  st->defer = 0;
+  st->n_base_files = st->n_files;
+  st->n_base_tombs = st->n_tombs;
+}
+
+/* Whether a commit action touched key k: its last action is then an add (in file_index) or a
+ * remove (in tomb_index); both indexes hold commit-born entries only. */
+static bool touched_by_commit(const dk__state *st, const key_ref *k) {
+  bool found = false;
+  if (st->file_index.count) index_find(st, &st->file_index, k, file_eq, &found);
+  if (!found && st->tomb_index.count) index_find(st, &st->tomb_index, k, tomb_eq, &found);
+  return found;
+}
+
+/* Drops the checkpoint rows superseded by a commit action on the same key. */
+static void reconcile_base(dk__state *st) {
+  if (!st->file_index.count && !st->tomb_index.count) return;
+  for (size_t i = 0; i < st->n_base_files; i++) {
+    dk__file *f = &st->files[i];
+    if (!(f->flags & DK__F_LIVE)) continue;
+    size_t n = strlen(f->path);
+    key_ref k = {f->path, n, dk__file_dv(f), key_hash(f->path, n, dk__file_dv(f))};
+    if (touched_by_commit(st, &k)) f->flags &= ~(uint32_t)DK__F_LIVE;
+  }
+  for (size_t i = 0; i < st->n_base_tombs; i++) {
+    dk__tomb *t = &st->tombs[i];
+    if (!t->live) continue;
+    size_t n = strlen(t->path);
+    key_ref k = {t->path, n, t->dv, key_hash(t->path, n, t->dv)};
+    if (touched_by_commit(st, &k)) t->live = 0;
+  }
+}
+
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   DK_RETURN_NOT_OK(sblock_seal(st, err));
+  reconcile_base(st);
+  st->defer = 0;
+  st->n_base_files = st->n_base_tombs = 0;
   size_t k = 0;
   for (size_t i = 0; i < st->n_files; i++)
     if (st->files[i].flags & DK__F_LIVE) st->files[k++] = st->files[i];

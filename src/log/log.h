@@ -165,6 +165,12 @@ typedef struct dk__state {
   dk__sblock *cur_sblock;    /* block being filled from `pending` */
   dk_buf pending;            /* uncompressed stats of the current block */
   size_t last_pos;           /* position of the entry the last add went to */
+  /* Checkpoint rows are already reconciled (PROTOCOL.md "Checkpoints"), so they are appended
+   * without indexing (`defer`); files[0..n_base_files) and tombs[0..n_base_tombs) are those
+   * rows. Commits are reconciled among themselves through the indexes, and at finish a base
+   * row whose key a commit touched is dropped (the newer action wins). */
+  int defer;
+  size_t n_base_files, n_base_tombs;
 } dk__state;
 
 /* Flags for dk_log__apply_action. */
@@ -197,6 +203,12 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
+
+/* Brackets the application of a checkpoint (all parts and sidecars) to an empty state: its
+ * rows are appended without per-row index inserts (see dk__state.defer). No-op on a state
+ * that already holds files or tombstones. */
+void dk_log__state_begin_checkpoint(dk__state *st);
+void dk_log__state_end_checkpoint(dk__state *st);
 
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
