@@ -973,14 +973,44 @@ static bool touched_by_commit(const dk__state *st, const key_ref *k) {
   return found;
 }
 
+/* A 2-hash bit filter over the keys of both commit indexes (from their 32-bit slot tags), so
+ * that the ~all checkpoint rows no commit touched are answered from a table that stays in
+ * cache instead of probing the (much larger) indexes. */
+#define FILTER_BITS 22
+static inline uint32_t filter_b1(uint32_t tag) { return tag & ((1u << FILTER_BITS) - 1); }
+static inline uint32_t filter_b2(uint32_t tag) {
+  return (tag * 0x9E3779B1u) >> (32 - FILTER_BITS);
+}
+
+static void filter_add_index(uint64_t *bits, const dk__index *ix) {
+  for (size_t i = 0; i < ix->cap; i++) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) continue;
+    uint32_t tag = (uint32_t)(sl >> 32), a = filter_b1(tag), b = filter_b2(tag);
+    bits[a >> 6] |= 1ull << (a & 63);
+    bits[b >> 6] |= 1ull << (b & 63);
+  }
+}
+
+static inline bool filter_maybe(const uint64_t *bits, uint64_t hash) {
+  uint32_t tag = (uint32_t)TAG(hash), a = filter_b1(tag), b = filter_b2(tag);
+  return ((bits[a >> 6] >> (a & 63)) & 1) && ((bits[b >> 6] >> (b & 63)) & 1);
+}
+
 /* Drops the checkpoint rows superseded by a commit action on the same key. */
 static void reconcile_base(dk__state *st) {
   if (!st->file_index.count && !st->tomb_index.count) return;
+  uint64_t *bits = dk__calloc(st->alloc, (1u << FILTER_BITS) / 64, sizeof *bits);
+  if (bits) {
+    filter_add_index(bits, &st->file_index);
+    filter_add_index(bits, &st->tomb_index);
+  }
   for (size_t i = 0; i < st->n_base_files; i++) {
     dk__file *f = &st->files[i];
     if (!(f->flags & DK__F_LIVE)) continue;
     size_t n = strlen(f->path);
     key_ref k = {f->path, n, dk__file_dv(f), key_hash(f->path, n, dk__file_dv(f))};
+    if (bits && !filter_maybe(bits, k.hash)) continue;
     if (touched_by_commit(st, &k)) f->flags &= ~(uint32_t)DK__F_LIVE;
   }
   for (size_t i = 0; i < st->n_base_tombs; i++) {
@@ -988,8 +1018,10 @@ static void reconcile_base(dk__state *st) {
     if (!t->live) continue;
     size_t n = strlen(t->path);
     key_ref k = {t->path, n, t->dv, key_hash(t->path, n, t->dv)};
+    if (bits && !filter_maybe(bits, k.hash)) continue;
     if (touched_by_commit(st, &k)) t->live = 0;
   }
+  dk__free(st->alloc, bits);
 }
 
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
