@@ -204,7 +204,9 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
   int cap = LZ4_compressBound((int)n);
   void *dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
   if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
-  int cl = n ? LZ4_compress_default(st->pending.data, dst, (int)n, cap) : 0;
+  /* acceleration 8: on Spark-style stats ~1.3x faster than the default for a ratio of ~2.9
+  ** instead of ~3.3 (compressing was ~20% of loading and listing a 1M-file table) */
+  int cl = n ? LZ4_compress_fast(st->pending.data, dst, (int)n, cap, 8) : 0;
   size_t c = cl > 0 ? (size_t)cl : 0;
   if (cl <= 0 || c >= n) {
     /* keep it raw */
