@@ -20,7 +20,8 @@ Systems (fresh process per repeat):
             snapshot.allFiles.count() (Delta's state reconstruction over every file);
             "pending" when pyspark/delta-spark or Java 17/21 are missing
             (scripts/install_spark.sh). DK_BENCH_SPARK_SNAPSHOT_CMD overrides the command
-            (it takes TABLE and prints {"seconds": ..., "rows": ...}).
+            (it takes TABLE and prints {"seconds": ..., "rows": ...}). No warm-up run and at
+            most 3 timed runs per size (one run takes minutes at 1M files).
 """
 
 from __future__ import annotations
@@ -370,7 +371,9 @@ def runs(ctx, prep):
         out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_files", path),
                        expect_rows=want))
         if spark:
+            # a cold JVM per run takes minutes at 1M files: no warm-up run, at most 3
             out.append(Run("spark", variant, None, [*spark, path], expect_rows=want,
+                           warmup=0, max_repeats=3,
                            note="cold JVM: forTable + update + allFiles.count(); JVM start "
                                 "reported apart (jvm_start_seconds)"))
         else:
