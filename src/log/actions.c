@@ -487,7 +487,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   f.size = in->size;
   f.mtime = in->mtime;
   if (in->n_pv) {
-    if (in->n_pv > UINT32_MAX / 4) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
+    if (in->n_pv > DK__MAX_PV) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
     const char **arr = pv_scratch(st, 2 * in->n_pv, err);
     if (!arr) return DK_NOMEM;
     for (size_t i = 0; i < in->n_pv; i++) {
@@ -554,6 +554,8 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
   const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
+    if (pv->len > DK__MAX_PV)
+      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values", path);
     const char **arr = pv_scratch(st, 2 * (size_t)pv->len, err);
     if (!arr) return DK_NOMEM;
     for (uint32_t i = 0; i < pv->len; i++) {
@@ -636,7 +638,10 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
                           sizeof *st->files, err));
     st->last_pos = st->n_files;
-    st->files[st->n_files++] = f;
+    st->files[st->n_files] = f;
+    /* hashed now, while the path is in cache; reconcile_base filters on it */
+    st->files[st->n_files].ktag = (uint32_t)TAG(key_hash(path, plen, dvk));
+    st->files[st->n_files++].flags |= DK__F_KTAG;
     st->n_live++;
     return DK_OK;
   }
@@ -1010,6 +1015,7 @@ static void reconcile_base(dk__state *st) {
   for (size_t i = 0; i < st->n_base_files; i++) {
     dk__file *f = &st->files[i];
     if (!(f->flags & DK__F_LIVE)) continue;
+    if (bits && (f->flags & DK__F_KTAG) && !filter_maybe(bits, f->ktag)) continue;
     size_t n = strlen(f->path);
     key_ref k = {f->path, n, dk__file_dv(f), key_hash(f->path, n, dk__file_dv(f))};
     if (bits && !filter_maybe(bits, k.hash)) continue;

@@ -68,7 +68,8 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
 
 /* ---- replay state ----------------------------------------------------------------------- */
 
-enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4 };
+enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4, DK__F_KTAG = 8 /* ktag is set */ };
+#define DK__MAX_PV 0xFFFFFFu /* partition values per file (24 bits) */
 
 /* Stats text is stored LZ4-compressed in blocks of about 128 KiB (stats are the bulk of a
  * big table's log); a reader decompresses one block at a time into a per-thread cache. */
@@ -93,8 +94,9 @@ typedef struct dk__file {
   dk__sblock *sblk;          /* stats block, NULL when there are no stats */
   int64_t size, mtime;
   uint32_t soff, slen;       /* stats position in the block's uncompressed bytes */
-  uint32_t n_pv;
-  uint32_t flags;
+  uint32_t n_pv : 24;        /* <= DK__MAX_PV */
+  uint32_t flags : 8;        /* DK__F_* */
+  uint32_t ktag;             /* checkpoint rows: low 32 bits of the (path, DV id) key hash */
 } dk__file;
 
 static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
