@@ -14,6 +14,12 @@
 ** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
 ** LZ4-compressed when full and decompressed on demand, one block per reading thread; the
 ** (path, DV id) index holds 8 bytes per file and exists only while replaying.
+**
+** Checkpoint rows are reconciled already ("Checkpoints"), so they are appended without being
+** indexed (only their key hash is kept); the indexes hold the entries of the newer commits
+** only, and at finish a checkpoint row whose key any commit touched is dropped — its last
+** action is then in the commit indexes (an add in file_index, a remove in tomb_index) and
+** wins. A bit filter over the commit keys answers the (common) untouched case from cache.
 */
 #include <stdio.h>
 #include <pthread.h>
