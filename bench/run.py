@@ -93,6 +93,8 @@ class Run:
     error: str | None = None    # a failed pre-check (e.g. wrong answer): reported, not timed
     expect_rows: int | None = None  # the right row count, when known: checked every run
     note: str = ""
+    max_repeats: int | None = None  # caps --repeats for this row (very slow systems)
+    warmup: int | None = None       # overrides --warmup for this row (e.g. 0 for cold starts)
 
 
 @dataclass
@@ -197,7 +199,9 @@ def measure(run: Run, ctx: Ctx) -> Result:
         r.status, r.reason = "error", f"{run.argv[0]} not found (build it first)"
         return r
     secs, cpus, rss, base, rows, extras = [], [], [], [], set(), {}
-    for i in range(ctx.warmup + ctx.repeats):
+    warmup = ctx.warmup if run.warmup is None else run.warmup
+    repeats = ctx.repeats if run.max_repeats is None else min(ctx.repeats, run.max_repeats)
+    for i in range(warmup + repeats):
         p = run_process(run.argv, ctx.timeout, spawn=ctx.spawn())
         doc = p["json"] or {}
         if p["rc"] == EXIT_PENDING and doc.get("status") == "pending":
@@ -207,7 +211,7 @@ def measure(run: Run, ctx: Ctx) -> Result:
             r.status = "error"
             r.reason = (f"rc={p['rc']}: " + (p["stderr"].strip().splitlines() or [""])[-1])[:300]
             return r
-        if i < ctx.warmup:
+        if i < warmup:
             continue
         secs.append(float(doc["seconds"]) if run.mode == "inner" else p["wall"])
         cpus.append(float(doc["cpu_seconds"]) if "cpu_seconds" in doc else p["cpu"])

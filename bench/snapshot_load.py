@@ -15,8 +15,13 @@ Systems (fresh process per repeat):
             dk_snapshot_open + dk_snapshot_file() over every file; "pending" without the API
   dk-cli    `dk files TABLE --json > /dev/null` (wall time, includes JSON formatting);
             "pending" while the dk binary lacks the command
-  spark     hook: set DK_BENCH_SPARK_SNAPSHOT_CMD to a command that takes TABLE and prints
-            {"seconds": ..., "rows": ...}; "pending" otherwise
+  spark     cold JVM per run (bench/spark_snapshot.py): SparkSession start (reported apart as
+            jvm_start_seconds), then DeltaLog.forTable(spark, TABLE).update() and
+            snapshot.allFiles.count() (Delta's state reconstruction over every file);
+            "pending" when pyspark/delta-spark or Java 17/21 are missing
+            (scripts/install_spark.sh). DK_BENCH_SPARK_SNAPSHOT_CMD overrides the command
+            (it takes TABLE and prints {"seconds": ..., "rows": ...}). No warm-up run and at
+            most 3 timed runs per size (one run takes minutes at 1M files).
 """
 
 from __future__ import annotations
@@ -318,11 +323,28 @@ def dk_file_count(dk: str, path: str) -> int:
     return n
 
 
+def _spark_cmd(ctx) -> tuple[list[str] | None, str]:
+    """argv prefix of the Spark row, or (None, why it is pending)."""
+    hook = os.environ.get("DK_BENCH_SPARK_SNAPSHOT_CMD")
+    if hook:
+        return shlex.split(hook), ""
+    import importlib.util
+    if not (importlib.util.find_spec("pyspark") and importlib.util.find_spec("delta")):
+        return None, "pyspark/delta-spark not installed (scripts/install_spark.sh)"
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "interop"))
+    try:
+        from sparkenv import ensure_java_home
+        ensure_java_home()
+    except RuntimeError as e:
+        return None, str(e)
+    return [ctx.python, str(Path(__file__).resolve().parent / "spark_snapshot.py")], ""
+
+
 def runs(ctx, prep):
     from run import Run
     tables = prep.data["tables"]
     have_dk = _dk_has(ctx, "files")
-    spark = os.environ.get("DK_BENCH_SPARK_SNAPSHOT_CMD")
+    spark, spark_why = _spark_cmd(ctx)
     out = []
     for label, path in tables.items():
         variant = f"{label} files"
@@ -349,10 +371,13 @@ def runs(ctx, prep):
         out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_files", path),
                        expect_rows=want))
         if spark:
-            out.append(Run("spark", variant, None, [*shlex.split(spark), path]))
+            # a cold JVM per run takes minutes at 1M files: no warm-up run, at most 3
+            out.append(Run("spark", variant, None, [*spark, path], expect_rows=want,
+                           warmup=0, max_repeats=3,
+                           note="cold JVM: forTable + update + allFiles.count(); JVM start "
+                                "reported apart (jvm_start_seconds)"))
         else:
-            out.append(Run("spark", variant, None, None,
-                           pending="hook: set DK_BENCH_SPARK_SNAPSHOT_CMD"))
+            out.append(Run("spark", variant, None, None, pending=spark_why))
     return out
 
 

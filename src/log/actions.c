@@ -14,6 +14,12 @@
 ** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
 ** LZ4-compressed when full and decompressed on demand, one block per reading thread; the
 ** (path, DV id) index holds 8 bytes per file and exists only while replaying.
+**
+** Checkpoint rows are reconciled already ("Checkpoints"), so they are appended without being
+** indexed (only their key hash is kept); the indexes hold the entries of the newer commits
+** only, and at finish a checkpoint row whose key any commit touched is dropped — its last
+** action is then in the commit indexes (an add in file_index, a remove in tomb_index) and
+** wins. A bit filter over the commit keys answers the (common) untouched case from cache.
 */
 #include <stdio.h>
 #include <pthread.h>
@@ -204,7 +210,9 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
   int cap = LZ4_compressBound((int)n);
   void *dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
   if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
-  int cl = n ? LZ4_compress_default(st->pending.data, dst, (int)n, cap) : 0;
+  /* acceleration 8: on Spark-style stats ~1.3x faster than the default for a ratio of ~2.9
+  ** instead of ~3.3 (compressing was ~20% of loading and listing a 1M-file table) */
+  int cl = n ? LZ4_compress_fast(st->pending.data, dst, (int)n, cap, 8) : 0;
   size_t c = cl > 0 ? (size_t)cl : 0;
   if (cl <= 0 || c >= n) {
     /* keep it raw */
@@ -485,7 +493,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   f.size = in->size;
   f.mtime = in->mtime;
   if (in->n_pv) {
-    if (in->n_pv > UINT32_MAX / 4) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
+    if (in->n_pv > DK__MAX_PV) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
     const char **arr = pv_scratch(st, 2 * in->n_pv, err);
     if (!arr) return DK_NOMEM;
     for (size_t i = 0; i < in->n_pv; i++) {
@@ -552,6 +560,8 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
   const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
+    if (pv->len > DK__MAX_PV)
+      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values", path);
     const char **arr = pv_scratch(st, 2 * (size_t)pv->len, err);
     if (!arr) return DK_NOMEM;
     for (uint32_t i = 0; i < pv->len; i++) {
@@ -630,6 +640,17 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
   dk_dv_descriptor *dvk = dk__file_dv(&f);
   if (st->n_files >= UINT32_MAX - 1)
     return dk__error_set(err, DK_UNSUPPORTED, "log: more than 4 billion file actions");
+  if (st->defer) { /* a checkpoint row: reconciled already, no index (see dk__state) */
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->files, &st->cap_files, st->n_files,
+                          sizeof *st->files, err));
+    st->last_pos = st->n_files;
+    st->files[st->n_files] = f;
+    /* hashed now, while the path is in cache; reconcile_base filters on it */
+    st->files[st->n_files].ktag = (uint32_t)TAG(key_hash(path, plen, dvk));
+    st->files[st->n_files++].flags |= DK__F_KTAG;
+    st->n_live++;
+    return DK_OK;
+  }
   key_ref k = {path, plen, dvk, key_hash(path, plen, dvk)};
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
@@ -696,6 +717,12 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   bool b;
   t.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
   t.live = 1;
+  if (st->defer && (flags & DK__FROM_CHECKPOINT)) { /* reconciled already: no index */
+    DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->tombs, &st->cap_tombs, st->n_tombs,
+                          sizeof *st->tombs, err));
+    st->tombs[st->n_tombs++] = t;
+    return DK_OK;
+  }
   DK_RETURN_NOT_OK(index_grow(st, &st->tomb_index, err));
   size_t slot = index_find(st, &st->tomb_index, &k, tomb_eq, &found);
   if (found) {
@@ -938,8 +965,84 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
   return s;
 }
 
+void dk_log__state_begin_checkpoint(dk__state *st) {
+  if (st->n_files || st->n_tombs || st->file_index.count || st->tomb_index.count) return;
+  st->defer = 1;
+}
+
+void dk_log__state_end_checkpoint(dk__state *st) {
+  if (!st->defer) return;
+  st->defer = 0;
+  st->n_base_files = st->n_files;
+  st->n_base_tombs = st->n_tombs;
+}
+
+/* Whether a commit action touched key k: its last action is then an add (in file_index) or a
+ * remove (in tomb_index); both indexes hold commit-born entries only. */
+static bool touched_by_commit(const dk__state *st, const key_ref *k) {
+  bool found = false;
+  if (st->file_index.count) index_find(st, &st->file_index, k, file_eq, &found);
+  if (!found && st->tomb_index.count) index_find(st, &st->tomb_index, k, tomb_eq, &found);
+  return found;
+}
+
+/* A 2-hash bit filter over the keys of both commit indexes (from their 32-bit slot tags), so
+ * that the ~all checkpoint rows no commit touched are answered from a table that stays in
+ * cache instead of probing the (much larger) indexes. */
+#define FILTER_BITS 22
+static inline uint32_t filter_b1(uint32_t tag) { return tag & ((1u << FILTER_BITS) - 1); }
+static inline uint32_t filter_b2(uint32_t tag) {
+  return (tag * 0x9E3779B1u) >> (32 - FILTER_BITS);
+}
+
+static void filter_add_index(uint64_t *bits, const dk__index *ix) {
+  for (size_t i = 0; i < ix->cap; i++) {
+    uint64_t sl = ix->slots[i];
+    if (!sl) continue;
+    uint32_t tag = (uint32_t)(sl >> 32), a = filter_b1(tag), b = filter_b2(tag);
+    bits[a >> 6] |= 1ull << (a & 63);
+    bits[b >> 6] |= 1ull << (b & 63);
+  }
+}
+
+static inline bool filter_maybe(const uint64_t *bits, uint64_t hash) {
+  uint32_t tag = (uint32_t)TAG(hash), a = filter_b1(tag), b = filter_b2(tag);
+  return ((bits[a >> 6] >> (a & 63)) & 1) && ((bits[b >> 6] >> (b & 63)) & 1);
+}
+
+/* Drops the checkpoint rows superseded by a commit action on the same key. */
+static void reconcile_base(dk__state *st) {
+  if (!st->file_index.count && !st->tomb_index.count) return;
+  uint64_t *bits = dk__calloc(st->alloc, (1u << FILTER_BITS) / 64, sizeof *bits);
+  if (bits) {
+    filter_add_index(bits, &st->file_index);
+    filter_add_index(bits, &st->tomb_index);
+  }
+  for (size_t i = 0; i < st->n_base_files; i++) {
+    dk__file *f = &st->files[i];
+    if (!(f->flags & DK__F_LIVE)) continue;
+    if (bits && (f->flags & DK__F_KTAG) && !filter_maybe(bits, f->ktag)) continue;
+    size_t n = strlen(f->path);
+    key_ref k = {f->path, n, dk__file_dv(f), key_hash(f->path, n, dk__file_dv(f))};
+    if (bits && !filter_maybe(bits, k.hash)) continue;
+    if (touched_by_commit(st, &k)) f->flags &= ~(uint32_t)DK__F_LIVE;
+  }
+  for (size_t i = 0; i < st->n_base_tombs; i++) {
+    dk__tomb *t = &st->tombs[i];
+    if (!t->live) continue;
+    size_t n = strlen(t->path);
+    key_ref k = {t->path, n, t->dv, key_hash(t->path, n, t->dv)};
+    if (bits && !filter_maybe(bits, k.hash)) continue;
+    if (touched_by_commit(st, &k)) t->live = 0;
+  }
+  dk__free(st->alloc, bits);
+}
+
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   DK_RETURN_NOT_OK(sblock_seal(st, err));
+  reconcile_base(st);
+  st->defer = 0;
+  st->n_base_files = st->n_base_tombs = 0;
   size_t k = 0;
   for (size_t i = 0; i < st->n_files; i++)
     if (st->files[i].flags & DK__F_LIVE) st->files[k++] = st->files[i];

@@ -448,7 +448,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   s = dk_parquet_schema(&fs, pf, err);
   /* column names: action columns; with add.stats present, add's other children by dotted
    * path in pass 1 and add.stats alone in pass 2 */
-  const char *cols[DK_ARRAY_LEN(action_columns) + 64];
+  const char *cols[DK_ARRAY_LEN(action_columns) + 64 + 8]; /* + remove.* */
   char names[64][80];
   size_t n_cols = 0;
   bool two_pass = false;
@@ -465,8 +465,8 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
           for (int64_t i = 0; i < col->n_children; i++) {
             const char *cn = col->children[i]->name ? col->children[i]->name : "";
             if (!strcmp(cn, "stats") || !strcmp(cn, "stats_parsed") ||
-                !strcmp(cn, "partitionValues_parsed"))
-              continue;
+                !strcmp(cn, "partitionValues_parsed") || !strcmp(cn, "dataChange"))
+              continue; /* add.dataChange does not matter to a snapshot */
             if (strlen(cn) + 5 > sizeof names[0] || strchr(cn, '.')) {
               split = false;
               break;
@@ -477,6 +477,17 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
           }
           if (!split) n_cols = before;
           two_pass = split;
+        }
+        if (!split && !strcmp(col->name, "remove") && !strcmp(col->format, "+s") &&
+            child_index(col, "path") >= 0) {
+          /* a tombstone keeps only these (partitionValues, tags, extendedFileMetadata and
+           * row tracking fields of remove rows are not read) */
+          static const char *const rm_keep[] = {"remove.path", "remove.deletionTimestamp",
+                                                "remove.dataChange", "remove.size",
+                                                "remove.deletionVector"};
+          for (size_t i = 0; i < DK_ARRAY_LEN(rm_keep); i++)
+            if (child_index(col, rm_keep[i] + 7) >= 0) cols[n_cols++] = rm_keep[i];
+          split = true;
         }
         if (!split) cols[n_cols++] = action_columns[k];
         break;

@@ -68,7 +68,8 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
 
 /* ---- replay state ----------------------------------------------------------------------- */
 
-enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4 };
+enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4, DK__F_KTAG = 8 /* ktag is set */ };
+#define DK__MAX_PV 0xFFFFFFu /* partition values per file (24 bits) */
 
 /* Stats text is stored LZ4-compressed in blocks of about 128 KiB (stats are the bulk of a
  * big table's log); a reader decompresses one block at a time into a per-thread cache. */
@@ -93,8 +94,9 @@ typedef struct dk__file {
   dk__sblock *sblk;          /* stats block, NULL when there are no stats */
   int64_t size, mtime;
   uint32_t soff, slen;       /* stats position in the block's uncompressed bytes */
-  uint32_t n_pv;
-  uint32_t flags;
+  uint32_t n_pv : 24;        /* <= DK__MAX_PV */
+  uint32_t flags : 8;        /* DK__F_* */
+  uint32_t ktag;             /* checkpoint rows: low 32 bits of the (path, DV id) key hash */
 } dk__file;
 
 static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
@@ -165,6 +167,12 @@ typedef struct dk__state {
   dk__sblock *cur_sblock;    /* block being filled from `pending` */
   dk_buf pending;            /* uncompressed stats of the current block */
   size_t last_pos;           /* position of the entry the last add went to */
+  /* Checkpoint rows are already reconciled (PROTOCOL.md "Checkpoints"), so they are appended
+   * without indexing (`defer`); files[0..n_base_files) and tombs[0..n_base_tombs) are those
+   * rows. Commits are reconciled among themselves through the indexes, and at finish a base
+   * row whose key a commit touched is dropped (the newer action wins). */
+  int defer;
+  size_t n_base_files, n_base_tombs;
 } dk__state;
 
 /* Flags for dk_log__apply_action. */
@@ -197,6 +205,12 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
+
+/* Brackets the application of a checkpoint (all parts and sidecars) to an empty state: its
+ * rows are appended without per-row index inserts (see dk__state.defer). No-op on a state
+ * that already holds files or tombstones. */
+void dk_log__state_begin_checkpoint(dk__state *st);
+void dk_log__state_end_checkpoint(dk__state *st);
 
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,

@@ -331,6 +331,7 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
 static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment *seg,
                                   dk_error *err) {
   st->cur_version = seg->cp_version;
+  dk_log__state_begin_checkpoint(st);
   for (size_t i = 0; i < seg->n_cp; i++) {
     const dk__logfile *f = &seg->cp_files[i];
     if (f->kind == DK__LF_CP_V2_JSON) {
@@ -349,7 +350,9 @@ static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment 
       DK_RETURN_NOT_OK(dk_log__apply_parquet_checkpoint(st, path, NULL, err));
     }
   }
-  return apply_sidecars(t, st, err);
+  DK_RETURN_NOT_OK(apply_sidecars(t, st, err));
+  dk_log__state_end_checkpoint(st);
+  return DK_OK;
 }
 
 /* ---- snapshot construction -------------------------------------------------------------- */
