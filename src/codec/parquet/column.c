@@ -590,6 +590,101 @@ static dk_status refill(pq_col *c, dk_error *err) {
   return DK_OK;
 }
 
+/* Makes b->def explicit before levels other than "all defined" are appended: while b->def
+** is empty every level so far was max_def (see flat_levels); write those out, then make room
+** for `extra` more. */
+static dk_status def_materialize(pq_leaf_batch *b, uint32_t md, int64_t extra, dk_error *err) {
+  if (b->def.len == 0 && b->n_levels > 0) {
+    DK_RETURN_NOT_OK(dk_buf_reserve(&b->def, (size_t)(b->n_levels + extra) * 4, err));
+    uint32_t *d = (uint32_t *)(void *)b->def.data;
+    for (int64_t i = 0; i < b->n_levels; i++) d[i] = md;
+    b->def.len = (size_t)b->n_levels * 4;
+    return DK_OK;
+  }
+  return dk_buf_reserve(&b->def, b->def.len + (size_t)extra * 4, err);
+}
+
+/* Flat nullable leaf (max_rep == 0, max_def > 0): appends the definition levels of the next
+** n slots of the current page to b and sets *dense_out to how many equal max_def. RLE runs
+** are taken whole: while a batch has seen only max_def levels, b->def stays empty (the
+** assembly reads an empty def buffer as "every slot valid"), so the common all-valid page
+** costs one run header, not a level per value. */
+static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *dense_out,
+                             dk_error *err) {
+  const uint32_t md = (uint32_t)c->max_def;
+  /* a bw-bit level can only exceed max_def when max_def < 2^bw - 1 */
+  const int bw = bit_width_of(c->max_def);
+  const int check = bw >= 32 || md < ((1u << bw) - 1);
+  int64_t dense = 0;
+  dk_status st = DK_OK;
+  dk_pq_rle *d = &c->def_dec;
+  while (n > 0) {
+    int64_t k;
+    uint32_t *out;
+    if (c->def_msb) {
+      k = n;
+      DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+      out = (uint32_t *)(void *)(b->def.data + b->def.len);
+      /* deprecated BIT_PACKED (MSB first): from any bit position, as segments need not
+      ** start on a byte */
+      const uint64_t bw64 = (uint64_t)c->def_bw, first = (uint64_t)c->page_lv_pos * bw64;
+      if ((first + (uint64_t)k * bw64 + 7) / 8 > c->def_bp_len)
+        return col_fail(c, err, "BIT_PACKED levels exhausted");
+      for (int64_t i = 0; i < k; i++) {
+        uint32_t v = 0;
+        for (uint64_t bit = first + (uint64_t)i * bw64, e = bit + bw64; bit < e; bit++)
+          v = (v << 1) | ((c->def_bp[bit >> 3] >> (7 - (bit & 7))) & 1u);
+        out[i] = v;
+      }
+      c->page_lv_pos += k;
+    } else {
+      if (d->rle_left <= 0 && d->bp_left <= 0) {
+        st = dk_pq_rle_next(d, err);
+        if (st) break;
+      }
+      if (d->rle_left > 0) {
+        k = DK_MIN(d->rle_left, n);
+        const uint32_t v = d->rle_value;
+        if (v > md) return col_fail(c, err, "definition level %u above the maximum %d", v, c->max_def);
+        if (v != md || b->def.len > 0) {
+          DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+          out = (uint32_t *)(void *)(b->def.data + b->def.len);
+          for (int64_t i = 0; i < k; i++) out[i] = v;
+          b->def.len += (size_t)k * 4;
+        }
+        if (v == md) dense += k;
+        d->rle_left -= k;
+        b->n_levels += k;
+        n -= k;
+        continue;
+      }
+      k = DK_MIN(d->bp_left, n);
+      DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+      out = (uint32_t *)(void *)(b->def.data + b->def.len);
+      st = dk_pq_rle_get(d, out, k, err);
+    }
+    if (st) break;
+    uint32_t bad = 0;
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < k; i++) {
+      bad |= check & (out[i] > md);
+      cnt += out[i] == md;
+    }
+    if (bad) {
+      uint32_t mx = 0;
+      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+      return col_fail(c, err, "definition level %u above the maximum %d", mx, c->max_def);
+    }
+    dense += cnt;
+    b->def.len += (size_t)k * 4;
+    b->n_levels += k;
+    n -= k;
+  }
+  if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
+  *dense_out = dense;
+  return DK_OK;
+}
+
 dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *err) {
   batch_clear(b, c->type == PQ_BYTE_ARRAY);
   if (c->type == PQ_BYTE_ARRAY && b->offs.len != 4) return dk__error_set(err, DK_NOMEM, "out of memory");
@@ -611,6 +706,27 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
                            "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                            (long long)c->chunk_off, (long long)left);
     b->n_levels = rows;
+    b->hint_vals = b->vals.len;
+    b->hint_data = b->data.len;
+    return DK_OK;
+  }
+  if (c->max_rep == 0) { /* flat nullable: levels straight into b, values per page segment */
+    int64_t left = rows;
+    while (left > 0) {
+      if (c->page_left == 0) {
+        DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
+        if (eof) break;
+      }
+      int64_t take = DK_MIN(c->page_left, left), dense = 0;
+      DK_RETURN_NOT_OK(flat_levels(c, take, b, &dense, err));
+      DK_RETURN_NOT_OK(decode_values(c, dense, b, err));
+      c->page_left -= take;
+      left -= take;
+    }
+    if (left > 0)
+      return dk__error_set(err, DK_CORRUPT,
+                           "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
+                           (long long)c->chunk_off, (long long)left);
     b->hint_vals = b->vals.len;
     b->hint_data = b->data.len;
     return DK_OK;
