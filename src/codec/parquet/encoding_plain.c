@@ -227,7 +227,11 @@ void dk_pq_gather(const uint8_t *dict, int width, const uint32_t *idx, int64_t n
       for (int64_t i = 0; i < n; i++) out[i] = dict[idx[i]];
       break;
     case 2: GATHER(2); break;
+    case 3: GATHER(3); break;
     case 4: GATHER(4); break;
+    case 5: GATHER(5); break;
+    case 6: GATHER(6); break;
+    case 7: GATHER(7); break;
     case 8: GATHER(8); break;
     case 12: GATHER(12); break;
     case 16: GATHER(16); break;
