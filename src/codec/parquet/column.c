@@ -10,6 +10,7 @@
 #include "codec/parquet/reader.h"
 
 #define LA_CHUNK 4096 /* levels decoded ahead at a time */
+#define DICT_SLACK 16 /* readable bytes after a BYTE_ARRAY dictionary page (see load_dict) */
 
 static uint32_t le32(const uint8_t *p) {
   uint32_t v;
@@ -185,9 +186,12 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
       /* an uncompressed page is a view into the chunk window: keep a copy */
       dk_buf_clear(&c->dict_page);
       DK_RETURN_NOT_OK(dk_buf_append(&c->dict_page, p, n, err));
-      p = (const uint8_t *)c->dict_page.data;
     }
-    c->dict_page_ptr = p;
+    /* DICT_SLACK zero bytes after the page let the gather copy short values in one
+    ** fixed-size move */
+    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_page, DICT_SLACK, err));
+    memset(c->dict_page.data + c->dict_page.len, 0, DICT_SLACK);
+    c->dict_page_ptr = (const uint8_t *)c->dict_page.data;
   } else if (c->type == PQ_BOOLEAN) {
     if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
     DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt, err));
@@ -442,13 +446,16 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if (total > (uint64_t)(INT32_MAX - base))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total, err));
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + DICT_SLACK, err));
         uint8_t *dst = b->data.data + b->data.len;
         const uint8_t *dict = c->dict_page_ptr;
         int32_t end = base;
         for (int64_t i = 0; i < n; i++) {
           uint32_t k = idx[i], l = lens[k];
-          memcpy(dst, dict + starts[k], l);
+          /* short values: one fixed move (source and destination both have DICT_SLACK bytes
+          ** of room past any value) */
+          if (DK_LIKELY(l <= DICT_SLACK)) memcpy(dst, dict + starts[k], DICT_SLACK);
+          else memcpy(dst, dict + starts[k], l);
           dst += l;
           end += (int32_t)l;
           offs[i] = end;
@@ -601,7 +608,7 @@ static dk_status def_materialize(pq_leaf_batch *b, uint32_t md, int64_t extra, d
     b->def.len = (size_t)b->n_levels * 4;
     return DK_OK;
   }
-  return dk_buf_reserve(&b->def, b->def.len + (size_t)extra * 4, err);
+  return dk_buf_reserve(&b->def, (size_t)extra * 4, err);
 }
 
 /* Flat nullable leaf (max_rep == 0, max_def > 0): appends the definition levels of the next
