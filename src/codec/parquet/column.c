@@ -59,10 +59,10 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
 }
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
-                          dk_error *err) {
+                          const dk_allocator *alloc, dk_error *err) {
   memset(c, 0, sizeof *c);
   c->f = f;
-  c->alloc = f->alloc;
+  c->alloc = alloc;
   c->leaf = f->leaves[leaf];
   c->cm = &f->meta.row_groups[row_group].columns[leaf];
   c->type = c->leaf->el->type;
@@ -71,7 +71,7 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
   c->max_rep = c->leaf->max_rep;
   dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
                     &c->la_def, &c->la_rep, &c->idx, &c->scratch};
-  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], f->alloc);
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], alloc);
   const pq_column_meta *cm = c->cm;
   if (cm->type != c->type)
     return dk__error_set(err, DK_CORRUPT,

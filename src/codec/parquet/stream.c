@@ -11,6 +11,8 @@
 typedef struct pq_stream {
   dk_parquet_file *f;
   const dk_allocator *alloc;
+  pq_pool *pool;           /* recycles the output buffers of released batches */
+  const dk_allocator *out_alloc; /* the pool's allocator: builder and leaf batches */
   dk_arena arena;
   pq_anode *root;          /* projected tree */
   int *rgs;
@@ -44,7 +46,7 @@ typedef struct pq_job {
 } pq_job;
 
 static dk_status col_task(pq_stream *s, int i, dk_error *err) {
-  if (s->need_open) DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], err));
+  if (s->need_open) DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], s->out_alloc, err));
   dk_status st = dk_pq__col_read(&s->cols[i], s->batch_rows, &s->batches[i], err);
   if (st) {
     const pq_column_meta *cm = s->cols[i].cm;
@@ -294,6 +296,7 @@ static void stream_free(void *st) {
   if (s->batches)
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
   if (s->builder_ready) dk_arr_reset(&s->builder);
+  dk_pq__pool_release(s->pool);
   dk_parquet_file_free(s->f);
   const dk_allocator *a = s->alloc;
   dk_arena_dispose(&s->arena);
@@ -303,7 +306,7 @@ static void stream_free(void *st) {
 static dk_status build_builder(pq_stream *s, dk_error *err) {
   struct ArrowSchema sc;
   DK_RETURN_NOT_OK(dk_pq__anode_schema(&sc, s->root, err));
-  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->alloc, err);
+  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->out_alloc, err);
   dk_schema_release(&sc);
   if (st == DK_OK) s->builder_ready = 1;
   return st;
@@ -325,6 +328,9 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
+  s->pool = dk_pq__pool_new(f->alloc);
+  if (!s->pool) DK_CHECK_GOTO(dk__error_set(err, DK_NOMEM, "out of memory"));
+  s->out_alloc = dk_pq__pool_allocator(s->pool);
 
   /* projection */
   if (o.n_columns == 0 && o.n_field_ids == 0) {
@@ -392,7 +398,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
     collect_leaves(s->root, mark);
     for (int i = 0; i < f->n_leaves; i++)
       if (mark[i]) {
-        dk_pq__leaf_batch_init(&s->batches[s->n_sel], f->alloc);
+        dk_pq__leaf_batch_init(&s->batches[s->n_sel], s->out_alloc);
         s->lb[i] = &s->batches[s->n_sel];
         s->sel[s->n_sel++] = i;
       }
