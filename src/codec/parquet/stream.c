@@ -21,6 +21,7 @@ typedef struct pq_stream {
   int64_t batch;
   int *sel;                /* selected leaf columns (file leaf index) */
   int n_sel;
+  int *order;              /* column tasks, largest chunk first (threads > 1) */
   pq_col *cols;
   pq_leaf_batch *batches;
   pq_leaf_batch **lb;      /* by file leaf index */
@@ -68,7 +69,7 @@ static void *job_worker(void *arg) {
     int i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
     if (i >= j->n_tasks) break;
     dk_status st = j->phase == 0
-                       ? col_task(j->s, i, &err)
+                       ? col_task(j->s, j->s->order[i], &err)
                        : dk_pq__assemble_field(&j->s->builder.children[i], j->s->root->children[i],
                                                j->s->lb, j->s->batch_rows, &err);
     if (st) {
@@ -256,6 +257,16 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
     s->need_open = 1;
     s->rows_left = s->f->meta.row_groups[rg].num_rows;
+    /* threads take column tasks in this order: largest first, so one big column (long
+    ** strings) does not start last and leave the other threads idle at the batch's end */
+    const pq_column_meta *cm = s->f->meta.row_groups[rg].columns;
+    for (int i = 0; i < s->n_sel; i++) {
+      int k = i;
+      for (; k > 0 && cm[s->sel[s->order[k - 1]]].total_uncompressed <
+                          cm[s->sel[i]].total_uncompressed; k--)
+        s->order[k] = s->order[k - 1];
+      s->order[k] = i;
+    }
   }
   int64_t n = DK_MIN(s->batch, s->rows_left);
   s->batch_rows = n;
@@ -391,7 +402,8 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
     s->sel = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
     s->cols = dk_arena_alloc(&s->arena, sizeof(pq_col) * (size_t)(f->n_leaves + 1), err);
     s->batches = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch) * (size_t)(f->n_leaves + 1), err);
-    if (!mark || !s->lb || !s->sel || !s->cols || !s->batches) DK_CHECK_GOTO(DK_NOMEM);
+    s->order = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
+    if (!mark || !s->lb || !s->sel || !s->cols || !s->batches || !s->order) DK_CHECK_GOTO(DK_NOMEM);
     memset(mark, 0, (size_t)f->n_leaves + 1);
     memset(s->lb, 0, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1));
     memset(s->cols, 0, sizeof(pq_col) * (size_t)(f->n_leaves + 1));
