@@ -419,19 +419,15 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
     int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
     switch (c->encoding) {
       case PQ_ENC_PLAIN: {
-        /* the values cannot exceed the page's remaining bytes: reserve that much in the
-        ** aligned buffer and let the decoder append through a dk_buf view that never grows */
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)avail + 1, err));
-        dk_buf view = {(char *)b->data.data, (size_t)b->data.len, (size_t)b->data.cap - 1, b->alloc};
-        dk_pq_bytes_out o = {offs, &view};
-        size_t used;
-        st = dk_pq_plain_byte_array(c->vp, avail, n, &o, &used, err);
-        if (view.data != (char *)b->data.data)
-          return dk__error_set(err, DK_INTERNAL, "PLAIN BYTE_ARRAY output outgrew its reservation");
-        if (!st) {
-          c->vp += used;
-          b->data.len = (int64_t)view.len;
-        }
+        /* validate and total first, so the output grows exactly by the values' bytes */
+        uint64_t total = 0;
+        st = dk_pq_plain_byte_array_size(c->vp, avail, n, &total, err);
+        if (st) break;
+        if (total > (uint64_t)(INT32_MAX - offs[-1]))
+          return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + 1, err));
+        c->vp += dk_pq_plain_byte_array_copy(c->vp, n, offs, b->data.data + b->data.len);
+        b->data.len += (int64_t)total;
         break;
       }
       case PQ_ENC_PLAIN_DICT:

@@ -104,6 +104,14 @@ typedef struct dk_pq_bytes_out {
 dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
                                  size_t *consumed, dk_error *err);
 
+/* The same in two steps, for callers that own the output buffer: _size validates n values
+** of in[0..len) and totals their bytes (*total_out); _copy (only after _size succeeded on
+** the same input) writes the offsets (offsets[-1] is the running end) and total bytes at dst,
+** and returns the input bytes used. */
+dk_status dk_pq_plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
+                                      uint64_t *total_out, dk_error *err);
+size_t dk_pq_plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offsets, uint8_t *dst);
+
 /* Builds a dictionary index for PLAIN BYTE_ARRAY dictionary pages: entry i's bytes are
 ** in[starts[i] .. starts[i] + lengths[i]) (past its 4-byte length). starts and lengths have
 ** room for n entries each. */
