@@ -9,8 +9,10 @@
 ** consumer re-uses the same few megabytes. Small requests pass straight to the base allocator.
 **
 ** Lifetime: the pool is reference-counted by its owner (the stream) and by every block it
-** handed out, so buffers released after the stream still find their allocator. Thread-safe
-** (decode threads allocate concurrently; consumers may release from any thread).
+** handed out, so buffers released after the stream still find their allocator. Once the
+** owner lets go, the kept blocks are freed and nothing more is kept (a batch held long after
+** its stream pins no cached memory). Thread-safe (decode threads allocate concurrently;
+** consumers may release from any thread).
 */
 #include <pthread.h>
 
@@ -18,7 +20,7 @@
 
 #define POOL_MIN ((size_t)64 << 10)     /* requests below this are not recycled */
 #define POOL_SLOTS 64                   /* freed blocks kept at most ... */
-#define POOL_MAX_BYTES ((size_t)256 << 20) /* ... totalling at most this */
+#define POOL_MAX_BYTES ((size_t)128 << 20) /* ... totalling at most this */
 #define HDR 16                          /* block header: usable size (size_t), padded */
 
 struct pq_pool {
@@ -26,6 +28,7 @@ struct pq_pool {
   const dk_allocator *base;
   pthread_mutex_t mu;
   int64_t refs;                         /* the owner + live blocks */
+  int closed;                           /* the owner has let go: keep nothing */
   size_t cached;                        /* bytes in slot[] */
   int n_slot;
   void *slot[POOL_SLOTS];               /* freed blocks (raw, header included) */
@@ -86,7 +89,7 @@ static void pool_free(void *ctx, void *ptr) {
   size_t s = blk_size(raw);
   int destroy;
   pthread_mutex_lock(&p->mu);
-  if (s >= POOL_MIN && p->n_slot < POOL_SLOTS && s <= POOL_MAX_BYTES - p->cached) {
+  if (!p->closed && s >= POOL_MIN && p->n_slot < POOL_SLOTS && s <= POOL_MAX_BYTES - p->cached) {
     p->slot[p->n_slot++] = raw;
     p->cached += s;
     raw = NULL;
@@ -128,9 +131,17 @@ const dk_allocator *dk_pq__pool_allocator(pq_pool *p) { return &p->iface; }
 
 void dk_pq__pool_release(pq_pool *p) {
   if (!p) return;
-  int destroy;
+  int destroy, n = 0;
+  void *drop[POOL_SLOTS];
+  const dk_allocator *base = p->base; /* p may go as soon as the lock is dropped */
   pthread_mutex_lock(&p->mu);
+  p->closed = 1;
+  n = p->n_slot;
+  memcpy(drop, p->slot, sizeof(void *) * (size_t)n);
+  p->n_slot = 0;
+  p->cached = 0;
   pool_unref_locked(p, &destroy);
   pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < n; i++) dk__free(base, drop[i]);
   if (destroy) pool_destroy(p);
 }
