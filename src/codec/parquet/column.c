@@ -10,6 +10,7 @@
 #include "codec/parquet/reader.h"
 
 #define LA_CHUNK 4096 /* levels decoded ahead at a time */
+#define DICT_SLACK 16 /* readable bytes after a BYTE_ARRAY dictionary page (see load_dict) */
 
 static uint32_t le32(const uint8_t *p) {
   uint32_t v;
@@ -58,10 +59,10 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
 }
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
-                          dk_error *err) {
+                          const dk_allocator *alloc, dk_error *err) {
   memset(c, 0, sizeof *c);
   c->f = f;
-  c->alloc = f->alloc;
+  c->alloc = alloc;
   c->leaf = f->leaves[leaf];
   c->cm = &f->meta.row_groups[row_group].columns[leaf];
   c->type = c->leaf->el->type;
@@ -70,7 +71,7 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
   c->max_rep = c->leaf->max_rep;
   dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
                     &c->la_def, &c->la_rep, &c->idx, &c->scratch};
-  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], f->alloc);
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], alloc);
   const pq_column_meta *cm = c->cm;
   if (cm->type != c->type)
     return dk__error_set(err, DK_CORRUPT,
@@ -186,9 +187,12 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
       /* an uncompressed page is a view into the chunk window: keep a copy */
       dk_buf_clear(&c->dict_page);
       DK_RETURN_NOT_OK(dk_buf_append(&c->dict_page, p, n, err));
-      p = (const uint8_t *)c->dict_page.data;
     }
-    c->dict_page_ptr = p;
+    /* DICT_SLACK zero bytes after the page let the gather copy short values in one
+    ** fixed-size move */
+    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_page, DICT_SLACK, err));
+    memset(c->dict_page.data + c->dict_page.len, 0, DICT_SLACK);
+    c->dict_page_ptr = (const uint8_t *)c->dict_page.data;
   } else if (c->type == PQ_BOOLEAN) {
     if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
     DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt, err));
@@ -423,19 +427,15 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
     int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
     switch (c->encoding) {
       case PQ_ENC_PLAIN: {
-        /* the values cannot exceed the page's remaining bytes: reserve that much in the
-        ** aligned buffer and let the decoder append through a dk_buf view that never grows */
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)avail + 1, err));
-        dk_buf view = {(char *)b->data.data, (size_t)b->data.len, (size_t)b->data.cap - 1, b->alloc};
-        dk_pq_bytes_out o = {offs, &view};
-        size_t used;
-        st = dk_pq_plain_byte_array(c->vp, avail, n, &o, &used, err);
-        if (view.data != (char *)b->data.data)
-          return dk__error_set(err, DK_INTERNAL, "PLAIN BYTE_ARRAY output outgrew its reservation");
-        if (!st) {
-          c->vp += used;
-          b->data.len = (int64_t)view.len;
-        }
+        /* validate and total first, so the output grows exactly by the values' bytes */
+        uint64_t total = 0;
+        st = dk_pq_plain_byte_array_size(c->vp, avail, n, &total, err);
+        if (st) break;
+        if (total > (uint64_t)(INT32_MAX - offs[-1]))
+          return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + 1, err));
+        c->vp += dk_pq_plain_byte_array_copy(c->vp, n, offs, b->data.data + b->data.len);
+        b->data.len += (int64_t)total;
         break;
       }
       case PQ_ENC_PLAIN_DICT:
@@ -450,13 +450,16 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if (total > (uint64_t)(INT32_MAX - base))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total, err));
+        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + DICT_SLACK, err));
         uint8_t *dst = b->data.data + b->data.len;
         const uint8_t *dict = c->dict_page_ptr;
         int32_t end = base;
         for (int64_t i = 0; i < n; i++) {
           uint32_t k = idx[i], l = lens[k];
-          memcpy(dst, dict + starts[k], l);
+          /* short values: one fixed move (source and destination both have DICT_SLACK bytes
+          ** of room past any value) */
+          if (DK_LIKELY(l <= DICT_SLACK)) memcpy(dst, dict + starts[k], DICT_SLACK);
+          else memcpy(dst, dict + starts[k], l);
           dst += l;
           end += (int32_t)l;
           offs[i] = end;
@@ -598,6 +601,101 @@ static dk_status refill(pq_col *c, dk_error *err) {
   return DK_OK;
 }
 
+/* Makes b->def explicit before levels other than "all defined" are appended: while b->def
+** is empty every level so far was max_def (see flat_levels); write those out, then make room
+** for `extra` more. */
+static dk_status def_materialize(pq_leaf_batch *b, uint32_t md, int64_t extra, dk_error *err) {
+  if (b->def.len == 0 && b->n_levels > 0) {
+    DK_RETURN_NOT_OK(dk_buf_reserve(&b->def, (size_t)(b->n_levels + extra) * 4, err));
+    uint32_t *d = (uint32_t *)(void *)b->def.data;
+    for (int64_t i = 0; i < b->n_levels; i++) d[i] = md;
+    b->def.len = (size_t)b->n_levels * 4;
+    return DK_OK;
+  }
+  return dk_buf_reserve(&b->def, (size_t)extra * 4, err);
+}
+
+/* Flat nullable leaf (max_rep == 0, max_def > 0): appends the definition levels of the next
+** n slots of the current page to b and sets *dense_out to how many equal max_def. RLE runs
+** are taken whole: while a batch has seen only max_def levels, b->def stays empty (the
+** assembly reads an empty def buffer as "every slot valid"), so the common all-valid page
+** costs one run header, not a level per value. */
+static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *dense_out,
+                             dk_error *err) {
+  const uint32_t md = (uint32_t)c->max_def;
+  /* a bw-bit level can only exceed max_def when max_def < 2^bw - 1 */
+  const int bw = bit_width_of(c->max_def);
+  const int check = bw >= 32 || md < ((1u << bw) - 1);
+  int64_t dense = 0;
+  dk_status st = DK_OK;
+  dk_pq_rle *d = &c->def_dec;
+  while (n > 0) {
+    int64_t k;
+    uint32_t *out;
+    if (c->def_msb) {
+      k = n;
+      DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+      out = (uint32_t *)(void *)(b->def.data + b->def.len);
+      /* deprecated BIT_PACKED (MSB first): from any bit position, as segments need not
+      ** start on a byte */
+      const uint64_t bw64 = (uint64_t)c->def_bw, first = (uint64_t)c->page_lv_pos * bw64;
+      if ((first + (uint64_t)k * bw64 + 7) / 8 > c->def_bp_len)
+        return col_fail(c, err, "BIT_PACKED levels exhausted");
+      for (int64_t i = 0; i < k; i++) {
+        uint32_t v = 0;
+        for (uint64_t bit = first + (uint64_t)i * bw64, e = bit + bw64; bit < e; bit++)
+          v = (v << 1) | ((c->def_bp[bit >> 3] >> (7 - (bit & 7))) & 1u);
+        out[i] = v;
+      }
+      c->page_lv_pos += k;
+    } else {
+      if (d->rle_left <= 0 && d->bp_left <= 0) {
+        st = dk_pq_rle_next(d, err);
+        if (st) break;
+      }
+      if (d->rle_left > 0) {
+        k = DK_MIN(d->rle_left, n);
+        const uint32_t v = d->rle_value;
+        if (v > md) return col_fail(c, err, "definition level %u above the maximum %d", v, c->max_def);
+        if (v != md || b->def.len > 0) {
+          DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+          out = (uint32_t *)(void *)(b->def.data + b->def.len);
+          for (int64_t i = 0; i < k; i++) out[i] = v;
+          b->def.len += (size_t)k * 4;
+        }
+        if (v == md) dense += k;
+        d->rle_left -= k;
+        b->n_levels += k;
+        n -= k;
+        continue;
+      }
+      k = DK_MIN(d->bp_left, n);
+      DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
+      out = (uint32_t *)(void *)(b->def.data + b->def.len);
+      st = dk_pq_rle_get(d, out, k, err);
+    }
+    if (st) break;
+    uint32_t bad = 0;
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < k; i++) {
+      bad |= check & (out[i] > md);
+      cnt += out[i] == md;
+    }
+    if (bad) {
+      uint32_t mx = 0;
+      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+      return col_fail(c, err, "definition level %u above the maximum %d", mx, c->max_def);
+    }
+    dense += cnt;
+    b->def.len += (size_t)k * 4;
+    b->n_levels += k;
+    n -= k;
+  }
+  if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
+  *dense_out = dense;
+  return DK_OK;
+}
+
 dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *err) {
   batch_clear(b, c->type == PQ_BYTE_ARRAY);
   if (c->type == PQ_BYTE_ARRAY && b->offs.len != 4) return dk__error_set(err, DK_NOMEM, "out of memory");
@@ -619,6 +717,27 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
                            "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                            (long long)c->chunk_off, (long long)left);
     b->n_levels = rows;
+    b->hint_vals = b->vals.len;
+    b->hint_data = b->data.len;
+    return DK_OK;
+  }
+  if (c->max_rep == 0) { /* flat nullable: levels straight into b, values per page segment */
+    int64_t left = rows;
+    while (left > 0) {
+      if (c->page_left == 0) {
+        DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
+        if (eof) break;
+      }
+      int64_t take = DK_MIN(c->page_left, left), dense = 0;
+      DK_RETURN_NOT_OK(flat_levels(c, take, b, &dense, err));
+      DK_RETURN_NOT_OK(decode_values(c, dense, b, err));
+      c->page_left -= take;
+      left -= take;
+    }
+    if (left > 0)
+      return dk__error_set(err, DK_CORRUPT,
+                           "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
+                           (long long)c->chunk_off, (long long)left);
     b->hint_vals = b->vals.len;
     b->hint_data = b->data.len;
     return DK_OK;

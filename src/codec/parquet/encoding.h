@@ -67,6 +67,11 @@ void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width);
 ** n values is DK_CORRUPT (a bit-packed run cut short by the end of the input yields just the
 ** values its bytes hold, as some writers drop the padding of the last group). */
 dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err);
+/* Makes a fresh run current when the current one is used up (rle_left == bp_left == 0):
+** afterwards either rle_left > 0 (d->rle_value repeated; callers may consume such values by
+** decrementing rle_left) or bp_left > 0 (take them with dk_pq_rle_get). No values left in
+** the stream is DK_CORRUPT. Lets level decoders handle whole runs without expanding them. */
+dk_status dk_pq_rle_next(dk_pq_rle *d, dk_error *err);
 /* Decodes n dictionary indices and checks each is < dict_len (else DK_CORRUPT). */
 dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err);
@@ -98,6 +103,14 @@ typedef struct dk_pq_bytes_out {
 ** *consumed receives the bytes used. Totals over INT32_MAX are DK_CORRUPT. */
 dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
                                  size_t *consumed, dk_error *err);
+
+/* The same in two steps, for callers that own the output buffer: _size validates n values
+** of in[0..len) and totals their bytes (*total_out); _copy (only after _size succeeded on
+** the same input) writes the offsets (offsets[-1] is the running end) and total bytes at dst,
+** and returns the input bytes used. */
+dk_status dk_pq_plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
+                                      uint64_t *total_out, dk_error *err);
+size_t dk_pq_plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offsets, uint8_t *dst);
 
 /* Builds a dictionary index for PLAIN BYTE_ARRAY dictionary pages: entry i's bytes are
 ** in[starts[i] .. starts[i] + lengths[i]) (past its 4-byte length). starts and lengths have

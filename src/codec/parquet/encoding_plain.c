@@ -37,9 +37,8 @@ void dk_pq_plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, 
 
 /* ---- BYTE_ARRAY -------------------------------------------------------------------------- */
 
-dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
-                                 size_t *consumed, dk_error *err) {
-  /* pass 1: validate and total the lengths */
+dk_status dk_pq_plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
+                                      uint64_t *total_out, dk_error *err) {
   size_t pos = 0;
   uint64_t total = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -53,24 +52,37 @@ dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq
     pos += 4 + (size_t)l;
     total += l;
   }
+  *total_out = total;
+  return DK_OK;
+}
+
+size_t dk_pq_plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offsets, uint8_t *dst) {
+  int32_t end = n > 0 ? offsets[-1] : 0;
+  size_t pos = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t l = load_le32(in + pos);
+    memcpy(dst, in + pos + 4, l);
+    dst += l;
+    end += (int32_t)l;
+    offsets[i] = end;
+    pos += 4 + (size_t)l;
+  }
+  return pos;
+}
+
+dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
+                                 size_t *consumed, dk_error *err) {
+  /* pass 1: validate and total the lengths */
+  uint64_t total = 0;
+  DK_RETURN_NOT_OK(dk_pq_plain_byte_array_size(in, len, n, &total, err));
   int32_t base = n > 0 ? o->offsets[-1] : 0;
   DK_RETURN_IF(total > (uint64_t)(INT32_MAX - (base > 0 ? base : 0)), DK_CORRUPT, err,
                "PLAIN BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a batch",
                (unsigned long long)total);
   DK_RETURN_NOT_OK(dk_buf_reserve(o->data, (size_t)total, err));
   /* pass 2: copy */
-  uint8_t *dst = (uint8_t *)o->data->data + o->data->len;
-  int32_t *offs = o->offsets;
-  int32_t end = base;
-  pos = 0;
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t l = load_le32(in + pos);
-    memcpy(dst, in + pos + 4, l);
-    dst += l;
-    end += (int32_t)l;
-    offs[i] = end;
-    pos += 4 + (size_t)l;
-  }
+  size_t pos = dk_pq_plain_byte_array_copy(in, n, o->offsets,
+                                           (uint8_t *)o->data->data + o->data->len);
   o->data->len += (size_t)total;
   o->data->data[o->data->len] = 0;
   o->offsets += n;
@@ -227,7 +239,11 @@ void dk_pq_gather(const uint8_t *dict, int width, const uint32_t *idx, int64_t n
       for (int64_t i = 0; i < n; i++) out[i] = dict[idx[i]];
       break;
     case 2: GATHER(2); break;
+    case 3: GATHER(3); break;
     case 4: GATHER(4); break;
+    case 5: GATHER(5); break;
+    case 6: GATHER(6); break;
+    case 7: GATHER(7); break;
     case 8: GATHER(8); break;
     case 12: GATHER(12); break;
     case 16: GATHER(16); break;

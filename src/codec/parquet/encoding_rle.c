@@ -78,6 +78,19 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
   return DK_OK;
 }
 
+dk_status dk_pq_rle_next(dk_pq_rle *d, dk_error *err) {
+  DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
+               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+  while (d->rle_left <= 0 && d->bp_left <= 0) {
+    if (DK_UNLIKELY(d->p >= d->end))
+      return dk__error_set(err, DK_CORRUPT,
+                           "RLE/bit-packed hybrid: stream of %zu bytes exhausted with values "
+                           "still expected", (size_t)(d->end - d->start));
+    DK_RETURN_NOT_OK(rle_next_run(d, err));
+  }
+  return DK_OK;
+}
+
 /* Copies k values of the current bit-packed run, starting at bp_pos, into out. */
 static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
   const int bw = d->bit_width;

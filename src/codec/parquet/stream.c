@@ -11,6 +11,8 @@
 typedef struct pq_stream {
   dk_parquet_file *f;
   const dk_allocator *alloc;
+  pq_pool *pool;           /* recycles the output buffers of released batches */
+  const dk_allocator *out_alloc; /* the pool's allocator: builder and leaf batches */
   dk_arena arena;
   pq_anode *root;          /* projected tree */
   int *rgs;
@@ -19,6 +21,7 @@ typedef struct pq_stream {
   int64_t batch;
   int *sel;                /* selected leaf columns (file leaf index) */
   int n_sel;
+  int *order;              /* column tasks, largest chunk first (threads > 1) */
   pq_col *cols;
   pq_leaf_batch *batches;
   pq_leaf_batch **lb;      /* by file leaf index */
@@ -48,7 +51,7 @@ typedef struct pq_job {
 
 static dk_status col_task(pq_stream *s, int i, dk_error *err) {
   if (s->need_open) {
-    DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], err));
+    DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], s->out_alloc, err));
     if (s->skip_to) {
       s->cols[i].skip_to = s->skip_to[i];
       /* rows of the first page before row_start: decoded and dropped (the next read clears
@@ -78,7 +81,7 @@ static void *job_worker(void *arg) {
     int i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
     if (i >= j->n_tasks) break;
     dk_status st = j->phase == 0
-                       ? col_task(j->s, i, &err)
+                       ? col_task(j->s, j->s->order[i], &err)
                        : dk_pq__assemble_field(&j->s->builder.children[i], j->s->root->children[i],
                                                j->s->lb, j->s->batch_rows, &err);
     if (st) {
@@ -266,6 +269,16 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
     s->need_open = 1;
     s->rows_left = s->row_end > 0 ? s->row_end - s->row_start : s->f->meta.row_groups[rg].num_rows;
+    /* threads take column tasks in this order: largest first, so one big column (long
+    ** strings) does not start last and leave the other threads idle at the batch's end */
+    const pq_column_meta *cm = s->f->meta.row_groups[rg].columns;
+    for (int i = 0; i < s->n_sel; i++) {
+      int k = i;
+      for (; k > 0 && cm[s->sel[s->order[k - 1]]].total_uncompressed <
+                          cm[s->sel[i]].total_uncompressed; k--)
+        s->order[k] = s->order[k - 1];
+      s->order[k] = i;
+    }
   }
   int64_t n = DK_MIN(s->batch, s->rows_left);
   s->batch_rows = n;
@@ -306,6 +319,7 @@ static void stream_free(void *st) {
   if (s->batches)
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
   if (s->builder_ready) dk_arr_reset(&s->builder);
+  dk_pq__pool_release(s->pool);
   dk_parquet_file_free(s->f);
   const dk_allocator *a = s->alloc;
   dk_arena_dispose(&s->arena);
@@ -315,7 +329,7 @@ static void stream_free(void *st) {
 static dk_status build_builder(pq_stream *s, dk_error *err) {
   struct ArrowSchema sc;
   DK_RETURN_NOT_OK(dk_pq__anode_schema(&sc, s->root, err));
-  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->alloc, err);
+  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->out_alloc, err);
   dk_schema_release(&sc);
   if (st == DK_OK) s->builder_ready = 1;
   return st;
@@ -337,6 +351,9 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
+  s->pool = dk_pq__pool_new(f->alloc);
+  if (!s->pool) DK_CHECK_GOTO(dk__error_set(err, DK_NOMEM, "out of memory"));
+  s->out_alloc = dk_pq__pool_allocator(s->pool);
 
   /* projection */
   if (o.n_columns == 0 && o.n_field_ids == 0) {
@@ -397,14 +414,15 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
     s->sel = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
     s->cols = dk_arena_alloc(&s->arena, sizeof(pq_col) * (size_t)(f->n_leaves + 1), err);
     s->batches = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch) * (size_t)(f->n_leaves + 1), err);
-    if (!mark || !s->lb || !s->sel || !s->cols || !s->batches) DK_CHECK_GOTO(DK_NOMEM);
+    s->order = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
+    if (!mark || !s->lb || !s->sel || !s->cols || !s->batches || !s->order) DK_CHECK_GOTO(DK_NOMEM);
     memset(mark, 0, (size_t)f->n_leaves + 1);
     memset(s->lb, 0, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1));
     memset(s->cols, 0, sizeof(pq_col) * (size_t)(f->n_leaves + 1));
     collect_leaves(s->root, mark);
     for (int i = 0; i < f->n_leaves; i++)
       if (mark[i]) {
-        dk_pq__leaf_batch_init(&s->batches[s->n_sel], f->alloc);
+        dk_pq__leaf_batch_init(&s->batches[s->n_sel], s->out_alloc);
         s->lb[i] = &s->batches[s->n_sel];
         s->sel[s->n_sel++] = i;
       }
