@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import decimal
 import json
 import math
 import struct
@@ -109,7 +110,7 @@ def _decimal_text(unscaled: int, scale: int) -> str:
     return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
 
 
-def _primitive(v: bytes, at: int, tid: int) -> Any:
+def _primitive(v: bytes, at: int, tid: int, exact: bool) -> Any:
     if tid not in _PRIM_SIZE:
         raise VariantError(f"value: unknown primitive type id {tid} at offset {at}")
     p = at + 1
@@ -129,7 +130,8 @@ def _primitive(v: bytes, at: int, tid: int) -> Any:
     if tid in (8, 9, 10):
         scale = v[p]
         unscaled = _sint(v, p + 1, {8: 4, 9: 8, 10: 16}[tid], "decimal")
-        return json.loads(_decimal_text(unscaled, scale))
+        text = _decimal_text(unscaled, scale)
+        return decimal.Decimal(text) if exact else json.loads(text)
     if tid == 11:
         return (_EPOCH + datetime.timedelta(days=_sint(v, p, 4, "date"))).isoformat()
     if tid in (12, 13):
@@ -153,7 +155,7 @@ def _primitive(v: bytes, at: int, tid: int) -> Any:
     return str(uuid.UUID(bytes=bytes(v[p:p + 16])))  # 20: big-endian
 
 
-def _value(keys: list[str], v: bytes, at: int, end: int, depth: int) -> Any:
+def _value(keys: list[str], v: bytes, at: int, end: int, depth: int, exact: bool) -> Any:
     if depth > 200:
         raise VariantError(f"value: nested too deeply at offset {at}")
     if at >= end:
@@ -161,7 +163,7 @@ def _value(keys: list[str], v: bytes, at: int, end: int, depth: int) -> Any:
     first = v[at]
     basic, hdr = first & 3, first >> 2
     if basic == 0:
-        return _primitive(v[:end], at, hdr)
+        return _primitive(v[:end], at, hdr, exact)
     if basic == 1:
         if at + 1 + hdr > end:
             raise VariantError(f"value: short string of {hdr} bytes at offset {at} runs past "
@@ -193,7 +195,7 @@ def _value(keys: list[str], v: bytes, at: int, end: int, depth: int) -> Any:
         if o >= offs[n]:
             raise VariantError(f"value: element {i} offset {o} outside the fields "
                                f"(container at offset {at})")
-        items.append(_value(keys, v, data + o, dend, depth + 1))
+        items.append(_value(keys, v, data + o, dend, depth + 1, exact))
     if basic == 3:
         return items
     out = {}
@@ -207,10 +209,13 @@ def _value(keys: list[str], v: bytes, at: int, end: int, depth: int) -> Any:
     return out
 
 
-def decode(metadata: bytes, value: bytes) -> Any:
-    """(metadata, value) Variant bytes -> the expected rows' JSON value."""
+def decode(metadata: bytes, value: bytes, exact_decimals: bool = False) -> Any:
+    """(metadata, value) Variant bytes -> the expected rows' JSON value.
+
+    ``exact_decimals``: decimals as ``decimal.Decimal`` instead of the int/float that parsing
+    their JSON text gives."""
     v = bytes(value)
-    return _value(metadata_keys(metadata), v, 0, len(v), 0)
+    return _value(metadata_keys(metadata), v, 0, len(v), 0, exact_decimals)
 
 
 def decode_tree(x: Any, t: tuple) -> Any:
