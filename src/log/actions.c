@@ -276,9 +276,13 @@ static _Thread_local stats_cache *t_cache;
 static pthread_key_t g_cache_key;
 static pthread_once_t g_cache_once = PTHREAD_ONCE_INIT;
 
+/* Runs in the exiting thread (any pthread: ours, Python's, a JVM's). t_cache is cleared too,
+ * so that a later TSD destructor of the same thread that reads stats allocates (and registers)
+ * a fresh cache instead of using the freed one; glibc then runs this destructor again. */
 static void cache_free(void *p) {
   stats_cache *c = p;
   if (!c) return;
+  if (t_cache == c) t_cache = NULL;
   dk__free(NULL, c->buf);
   dk__free(NULL, c);
 }

@@ -1,7 +1,8 @@
 """dk Python binding: no leaks, checked by a leak detector we did not write.
 
 A child interpreter runs a dk-only workload (tables, snapshots, time travel, history, files,
-errors, schema capsules never consumed, and — with the scan layer — scans dropped half-way),
+errors, schema capsules never consumed, file lists read from Python threads, and — with the
+scan layer — scans dropped half-way),
 under LeakSanitizer when the binding is an ASan build (LD_PRELOAD=libasan) or under valgrind
 otherwise. CPython itself keeps some memory until exit, so the report is filtered: the test
 fails when any leaked block was allocated with a frame of the binding or of libdk on its stack.
@@ -22,7 +23,7 @@ from test_py_support import asan_preloaded, dk_build_info, dk_package_dir, libas
 REPO = Path(__file__).resolve().parents[2]
 
 WORKLOAD = r"""
-import ctypes, gc, sys
+import ctypes, gc, sys, threading
 import dk
 
 root = sys.argv[1]
@@ -59,6 +60,10 @@ for name in ("basic-with-inserts-overwrite-restore", "basic-decimal-table",
         s.schema.__arrow_c_schema__()          # dropped unconsumed: destructor releases
         repr(s.schema)
     t.history()
+    # a thread libdk did not create reads file stats (dk_log__file_stats' per-thread cache)
+    th = threading.Thread(target=lambda: [latest.files() for _ in range(2)])
+    th.start()
+    th.join()
     for bad in (dict(version=10**6), dict(timestamp=0)):
         try:
             t.snapshot(**bad)
@@ -110,19 +115,11 @@ def _leak_blocks(report: str, start: str) -> list[str]:
     return blocks
 
 
-# Known libdk leak (reported): src/log/actions.c keeps one decompressed stats block per thread
-# in a _Thread_local cache that is never freed when a thread exits, so each multi-threaded
-# scan's decode workers leave up to one block behind.
-_KNOWN = "dk_log__file_stats"
-
-
 def _check_leaks(blocks: list[str]) -> None:
+    # The per-thread stats cache of dk_log__file_stats (src/log/actions.c) once leaked one
+    # block per exited scan worker (issue #6); it is freed by a pthread key destructor now.
     ours = [b for b in blocks if _OURS.search(b)]
-    other = [b for b in ours if _KNOWN not in b]
-    assert not other, "\n\n".join(other[:5])
-    if ours:
-        pytest.xfail("known libdk leak: per-thread stats cache of dk_log__file_stats "
-                     "(src/log/actions.c) is not freed at thread exit:\n" + ours[0][:1500])
+    assert not ours, "\n\n".join(ours[:5])
 
 
 THREADS = [pytest.param("none", id="scan-1-thread"), pytest.param("2", id="scan-2-threads")]
