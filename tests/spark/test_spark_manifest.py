@@ -38,11 +38,6 @@ def load_pair(spark, root, version):
 
 # Known, explained differences (dk's behaviour is deliberate or not yet implemented).
 KNOWN = {}
-# Cases libdk refuses on purpose: the read must fail with this class (and not with wrong rows).
-UNSUPPORTED = {
-    # shredded variant (typed_value columns): libdk does not reassemble shredded values yet
-    "delta-kernel-defaults/spark-shredded-variant-preview-delta@latest": "DK_UNSUPPORTED_FEATURE",
-}
 
 
 @pytest.mark.parametrize("case", read_cases(), ids=lambda c: c["id"])
@@ -50,12 +45,6 @@ def test_manifest_read(spark, case):
     if case["id"] in KNOWN:
         pytest.xfail(KNOWN[case["id"]])
     root = os.path.join(DATA, case["table"])
-    if case["id"] in UNSUPPORTED:
-        dk, de = load_pair(spark, root, case["version"])
-        assert sum(rows(de).values()) == case["row_count"]  # delta-spark reads it
-        with pytest.raises(Exception, match=UNSUPPORTED[case["id"]]):
-            dk.collect()
-        return
     # delta-spark's rows are collected once; the full scan, projection, filter and limit of dk
     # are checked against them (projections and an equality filter are exact in Python)
     de_rows = None
