@@ -169,11 +169,23 @@ def test_errors(spark, tmp_path):
     assert "DK_CORRUPT_TABLE" in msg
 
 
+def _native_settles(dbg, before, timeout=20.0):
+    """Outstanding native bytes of split reads, once they return to `before` or at the timeout
+    (tasks cancelled after a failure may still be closing their readers)."""
+    end = time.time() + timeout
+    while True:
+        now = dbg.nativeBytesOutstanding()
+        if now == before or time.time() > end:
+            return now
+        time.sleep(0.2)
+
+
 def test_failed_executor_read_frees_native_memory(spark, tmp_path):
+    # every file's footer garbled: each split fails while opening its file
     t = str(tmp_path / "t")
     shutil.copytree(PRUNE, t, copy_function=shutil.copy2)
     dbg = spark._jvm.io.dk.spark.DkDebug
-    before = dbg.nativeBytesOutstanding()
+    before, allocs = dbg.nativeBytesOutstanding(), dbg.nativeAllocations()
     victims = []
     for root, _, files in os.walk(t):
         victims += [os.path.join(root, f) for f in files if f.endswith(".parquet")
@@ -184,4 +196,50 @@ def test_failed_executor_read_frees_native_memory(spark, tmp_path):
             fh.write(b"\x7f" * 8)
     msg = _err(lambda: spark.read.format("dk").load(t).collect())
     assert "DK_CORRUPT_TABLE" in msg, msg
-    assert dbg.nativeBytesOutstanding() == before
+    assert dbg.nativeAllocations() > allocs  # the failed reads did allocate through the counter
+    assert _native_settles(dbg, before) == before
+
+
+def test_read_failing_mid_stream_frees_native_memory(spark, tmp_path):
+    # One file of many row groups (written by delta-spark); the last row group's first page
+    # header is overwritten, so the split fails after it has returned batches.
+    import pyarrow.parquet as pq
+    t = str(tmp_path / "t")
+    hconf = spark.sparkContext._jsc.hadoopConfiguration()
+    prev = hconf.get("parquet.block.size")
+    hconf.set("parquet.block.size", str(64 * 1024))
+    try:
+        spark.range(0, 60000, 1, 1).selectExpr("id", "cast(id as string) s") \
+            .write.format("delta").option("parquet.block.size", 64 * 1024).save(t)
+    finally:
+        if prev is None:
+            hconf.unset("parquet.block.size")
+        else:
+            hconf.set("parquet.block.size", prev)
+    files = [os.path.join(t, f) for f in os.listdir(t) if f.endswith(".parquet")]
+    assert len(files) == 1
+    md = pq.ParquetFile(files[0]).metadata
+    assert md.num_row_groups >= 3, md.num_row_groups
+    off = md.row_group(md.num_row_groups - 1).column(0).data_page_offset
+    dbg = spark._jvm.io.dk.spark.DkDebug
+    # the intact table first: dk and delta agree, and reading it leaves nothing behind
+    before = dbg.nativeBytesOutstanding()
+    assert_same(spark.read.format("dk").load(t), spark.read.format("delta").load(t), "row groups")
+    assert _native_settles(dbg, before) == before
+    with open(files[0], "r+b") as fh:
+        fh.seek(off)
+        fh.write(b"\xff" * 16)
+    allocs = dbg.nativeAllocations()
+    msg = _err(lambda: spark.read.format("dk").load(t).collect())
+    assert "DK_CORRUPT_TABLE" in msg, msg
+    assert dbg.nativeAllocations() > allocs
+    assert _native_settles(dbg, before) == before
+
+
+def test_abandoned_read_frees_native_memory(spark, tmp_path):
+    # take(1) stops consuming the stream after its first batch; the reader is closed early
+    dbg = spark._jvm.io.dk.spark.DkDebug
+    before, allocs = dbg.nativeBytesOutstanding(), dbg.nativeAllocations()
+    assert len(spark.read.format("dk").load(DV).where(F.col("part").isNotNull()).take(1)) == 1
+    assert dbg.nativeAllocations() > allocs
+    assert _native_settles(dbg, before) == before

@@ -48,8 +48,9 @@ def test_interop_table(spark, t):
         dkq, deq = dk.where(cond), de.where(cond)
         de_rows, de_files = rows_and_files(deq)
         cols = [f"`{c}`" for c in de.columns]  # dk orders partition columns last
-        diff(rows(dkq.select(*cols)), de_rows, f"{t['name']} filter {name}: {cond}")
-        sel, _ = dk_files(dkq)
+        dkq = dkq.select(*cols)
+        diff(rows(dkq), de_rows, f"{t['name']} filter {name}: {cond}")
+        sel, _ = dk_files(dkq)  # the plan of the query just run
         assert sel <= de_files, f"{name}: dk plans {sel} files, delta-spark {de_files}"
     first = de.columns[0]
     agg = [F.count(F.lit(1)).alias("n"), F.countDistinct(f"`{first}`").alias("d")]
@@ -70,11 +71,12 @@ def test_interop_timestamp_travel(spark, t):
             at = (ts + datetime.timedelta(seconds=delta_s)).strftime("%Y-%m-%d %H:%M:%S.%f")
             try:
                 de = spark.read.format("delta").option("timestampAsOf", at).load(p)
-                de.count()
+                de_rows = rows(de)
             except Exception as e:  # after the latest commit: both refuse
                 assert "TIMESTAMP" in str(e).upper()
                 with pytest.raises(Exception, match="DK_TIMESTAMP_OUT_OF_RANGE"):
                     spark.read.format("dk").option("timestampAsOf", at).load(p).count()
                 continue
             dk = spark.read.format("dk").option("timestampAsOf", at).load(p)
-            assert_same(dk, de, f"{t['name']} timestampAsOf {at} (v{v})")
+            diff(rows(dk.select(*[f"`{c}`" for c in de.columns])), de_rows,
+                 f"{t['name']} timestampAsOf {at} (v{v})")

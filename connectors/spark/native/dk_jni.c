@@ -27,6 +27,7 @@
 /* Executor reads allocate through this counting allocator, so tests can check that a failed
  * or abandoned read returns every byte (DkDebug.nativeBytesOutstanding). 16-byte header. */
 static atomic_llong g_outstanding;
+static atomic_llong g_allocations; /* successful malloc/realloc calls, ever */
 
 static void *count_malloc(void *ctx, size_t size) {
   (void)ctx;
@@ -35,6 +36,7 @@ static void *count_malloc(void *ctx, size_t size) {
   if (!p) return NULL;
   memcpy(p, &size, sizeof size);
   atomic_fetch_add(&g_outstanding, (long long)size);
+  atomic_fetch_add(&g_allocations, 1);
   return p + 16;
 }
 
@@ -58,6 +60,7 @@ static void *count_realloc(void *ctx, void *ptr, size_t size) {
   if (!q) return NULL;
   memcpy(q, &size, sizeof size);
   atomic_fetch_add(&g_outstanding, (long long)size - (long long)old);
+  atomic_fetch_add(&g_allocations, 1);
   return q + 16;
 }
 
@@ -68,6 +71,14 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_nativeBytesOutstanding(JNIEnv 
   (void)env;
   (void)cls;
   return (jlong)atomic_load(&g_outstanding);
+}
+
+/* How many allocations split reads made so far: lets a test show that the reads it checks
+ * for leaks did go through the counting allocator. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_nativeAllocations(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return (jlong)atomic_load(&g_allocations);
 }
 
 /* A snapshot handle keeps its table alive. */
@@ -214,6 +225,15 @@ JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_snapshotPartitionColumn
   for (size_t i = 0; i < md->n_partition_columns; i++)
     if (set_string(env, arr, (jsize)i, md->partition_columns[i]) != 0) return NULL;
   return arr;
+}
+
+/* The raw Delta schemaString (NULL when absent): the connector takes variant and collated
+ * string types from it, which the Arrow schema cannot express. */
+JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_snapshotSchemaString(JNIEnv *env, jclass cls,
+                                                                        jlong handle) {
+  (void)cls;
+  const dk_metadata *md = dk_snapshot_metadata(((jni_snapshot *)(intptr_t)handle)->snap);
+  return md->schema_string ? (*env)->NewStringUTF(env, md->schema_string) : NULL;
 }
 
 /* Table properties as alternating keys and values. */

@@ -10,6 +10,7 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -28,9 +29,11 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
   private boolean closed;
 
   private final int[] keep;
+  private final StructType schema;
 
-  DkColumnarReader(byte[] split, int[] keep) {
+  DkColumnarReader(byte[] split, int[] keep, StructType schema) {
     this.keep = keep;
+    this.schema = schema;
     DkNative.ensureLoaded();
     BufferAllocator a = new RootAllocator();
     ArrowArrayStream s = null;
@@ -86,7 +89,10 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
     ColumnVector[] cols = new ColumnVector[keep == null ? vs.size() : keep.length];
     for (int i = 0; i < cols.length; i++) {
       FieldVector v = vs.get(keep == null ? i : keep[i]);
-      cols[i] = v.getName().equals(DkTable.METADATA) ? new MetadataVector(v) : new ArrowColumnVector(v);
+      if (v.getName().equals(DkTable.METADATA)) cols[i] = new MetadataVector(v);
+      else if (schema != null && i < schema.fields().length)
+        cols[i] = DkVector.wrap(v, schema.fields()[i].dataType());
+      else cols[i] = new ArrowColumnVector(v);
     }
     batch = new ColumnarBatch(cols, root.getRowCount());
     return true;

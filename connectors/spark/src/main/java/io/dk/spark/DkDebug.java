@@ -8,4 +8,9 @@ public final class DkDebug {
     DkNative.ensureLoaded();
     return DkNative.nativeBytesOutstanding();
   }
+
+  public static long nativeAllocations() {
+    DkNative.ensureLoaded();
+    return DkNative.nativeAllocations();
+  }
 }

@@ -49,6 +49,7 @@ final class DkNative {
   static native boolean snapshotHasFeature(long snap, String feature);
   static native String[] snapshotPartitionColumns(long snap);
   static native String[] snapshotProperties(long snap);
+  static native String snapshotSchemaString(long snap);
   static native void snapshotArrowSchema(long snap, long arrowSchemaAddress);
 
   static native long scanNew(long snap, String[] columns, String filter, long limit,
@@ -62,5 +63,7 @@ final class DkNative {
   static native void splitRead(byte[] split, long arrowArrayStreamAddress);
   /** Bytes currently held by executor-side reads (counting allocator in dk_jni.c). */
   static native long nativeBytesOutstanding();
+  /** Allocations made by split reads in this JVM so far (monotonic). */
+  static native long nativeAllocations();
   static native String exprBindCheck(long snap, String filterText);
 }

@@ -86,7 +86,8 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
 
   @Override public synchronized StructType readSchema() {
     if (readSchema == null) {
-      StructType full = ArrowUtils.fromArrowSchema(native_().arrowSchema());
+      StructType full = SparkTypes.overlay(ArrowUtils.fromArrowSchema(native_().arrowSchema()),
+          table.deltaSchema());
       if (columns == null) {
         readSchema = full;
       } else {
@@ -152,7 +153,7 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
 
   @Override public PartitionReaderFactory createReaderFactory() {
     readSchema();
-    return new DkReaderFactory(keep);
+    return new DkReaderFactory(keep, readSchema());
   }
 
   // ---- dynamic partition pruning ----

@@ -43,6 +43,12 @@ public class DkScanBuilder
       Set<String> refs = new HashSet<>();
       String text = FilterTranslator.translate(p, refs);
       if (text != null && table.snapshot().bindCheck(text) != null) text = null;
+      // collated strings compare by their collation, variants are not comparable: Spark only
+      for (String r : refs) {
+        StructField f = text == null ? null : SparkTypes.find(table.schema(), r);
+        if (f != null && (SparkTypes.isCollated(f.dataType()) || SparkTypes.hasVariant(f.dataType())))
+          text = null;
+      }
       if (text == null) {
         postScan.add(p);
         continue;

@@ -29,12 +29,14 @@ public class DkTable implements SupportsRead, SupportsMetadataColumns {
 
   private final NativeSnapshot snapshot;
   private final StructType schema;
+  private final StructType deltaSchema;  // schemaString as Spark parses it (variant, collations)
   private final String[] partitionColumns;
 
   public DkTable(NativeSnapshot snapshot) {
     this.snapshot = snapshot;
     this.partitionColumns = snapshot.partitionColumns();
-    StructType s = ArrowUtils.fromArrowSchema(snapshot.arrowSchema());
+    this.deltaSchema = SparkTypes.deltaSchema(snapshot.schemaString());
+    StructType s = SparkTypes.overlay(ArrowUtils.fromArrowSchema(snapshot.arrowSchema()), deltaSchema);
     // Spark's order: data columns, then partition columns (in partitionColumns order).
     Set<String> parts = new HashSet<>();
     for (String p : partitionColumns) parts.add(p.toLowerCase(java.util.Locale.ROOT));
@@ -47,6 +49,7 @@ public class DkTable implements SupportsRead, SupportsMetadataColumns {
   }
 
   NativeSnapshot snapshot() { return snapshot; }
+  StructType deltaSchema() { return deltaSchema; }
   String[] partitionColumnNames() { return partitionColumns; }
 
   @Override public String name() { return "dk.`" + snapshot.path() + "`@v" + snapshot.version(); }

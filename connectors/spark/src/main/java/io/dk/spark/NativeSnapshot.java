@@ -63,6 +63,9 @@ public final class NativeSnapshot implements AutoCloseable {
     return m;
   }
 
+  /** The table's Delta schemaString (Spark's JSON schema format), or null. */
+  public String schemaString() { return DkNative.snapshotSchemaString(handle); }
+
   /** The logical schema as an Arrow schema. */
   public Schema arrowSchema() {
     try (BufferAllocator a = new RootAllocator();
