@@ -87,7 +87,7 @@ struct dk_scan {
   int64_t split_target, open_cost;
   int threads;
   dk_scan_stats stats;
-  dk_scan_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
+  dk_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
 };
 
 /* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
@@ -455,7 +455,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
-  if (dk_scan__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+  if (dk_pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
     dk__free(alloc, s);
     return DK_NOMEM;
   }
@@ -471,7 +471,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
-  p->alloc = dk_scan__pool_allocator(s->pool);
+  p->alloc = dk_pool_allocator(s->pool);
   dk_arena_init(&p->ar, p->alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
@@ -643,7 +643,7 @@ cleanup:
 void dk_scan_free(dk_scan *s) {
   if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   plan_dispose(&s->plan);
-  dk_scan__pool_release(s->pool); /* lives on while batches still hold blocks */
+  dk_pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
@@ -2246,7 +2246,7 @@ static dk_status get_str(rd *r, const char **out) {
 
 typedef struct split_stream {
   const dk_allocator *alloc;
-  dk_scan_pool *pool; /* plan.alloc, as in dk_scan */
+  dk_pool *pool; /* plan.alloc, as in dk_scan */
   dk_arena ar;
   scan_plan plan;
   dk_storage *sto;
@@ -2261,7 +2261,7 @@ static void split_stream_free(split_stream *s) {
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   plan_dispose(&s->plan);
-  dk_scan__pool_release(s->pool);
+  dk_pool_release(s->pool);
   dk_arena_dispose(&s->ar);
   dk__free(s->alloc, s);
 }
@@ -2421,11 +2421,11 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   split_stream *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
   s->alloc = alloc;
-  if (dk_scan__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+  if (dk_pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
     dk__free(alloc, s);
     return DK_NOMEM;
   }
-  s->plan.alloc = dk_scan__pool_allocator(s->pool);
+  s->plan.alloc = dk_pool_allocator(s->pool);
   dk_arena_init(&s->ar, alloc, 0);
   dk_arena_init(&s->plan.ar, s->plan.alloc, 0);
   dk_status st = split_parse(s, split, len, err);

@@ -40,22 +40,5 @@ dk_status dk_scan__project(struct ArrowArray *out, const struct ArrowSchema *tgt
 int64_t dk_scan__find_child(const struct ArrowSchema *src_schema, const dk_field *f,
                             dk_column_mapping_mode mode);
 
-/* The recycling allocator of a scan (pool.c): large blocks (64 KiB .. 256 MiB) freed by the
-** reader or by released batches are kept (up to max_cached bytes) and handed out again, so
-** reading file after file does not return memory to the kernel and fault it back in.
-** Reference-counted: the creator's reference plus one per live block; blocks may outlive
-** dk_scan__pool_release (batches handed to an engine). Thread-safe. */
-typedef struct dk_scan_pool dk_scan_pool;
-
-dk_status dk_scan__pool_new(dk_scan_pool **out, const dk_allocator *parent, size_t max_cached,
-                            dk_error *err);
-/* The allocator interface; valid while the pool lives (its creator or any block). */
-const dk_allocator *dk_scan__pool_allocator(dk_scan_pool *p);
-/* Drops the creator's reference; accepts NULL. */
-void dk_scan__pool_release(dk_scan_pool *p);
-/* For tests: references held (creator + live blocks), allocations served from the cache,
-** bytes cached now. */
-void dk_scan__pool_counters(const dk_scan_pool *p, int64_t *live_refs, int64_t *reused,
-                            size_t *cached_bytes);
 
 #endif /* DK_SCAN_INT_H */

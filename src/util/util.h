@@ -149,6 +149,30 @@ dk_status dk_hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **va
 uint64_t *dk_hmap_get(const dk_hmap *m, const char *key, size_t klen);
 bool dk_hmap_remove(dk_hmap *m, const char *key, size_t klen);
 
+/* ---- recycling buffer pool (pool.c) ------------------------------------------------------ */
+
+/* An allocator that keeps freed large blocks (64 KiB .. 256 MiB, up to max_cached bytes) and
+** hands them out again, so reading batch after batch and file after file does not return
+** memory to the kernel and fault it back in. Reference-counted by its owners and by every
+** live block: blocks (Arrow buffers handed to a consumer) may outlive every owner. When the
+** last owner lets go the cache is freed and nothing more is cached. Thread-safe. */
+typedef struct dk_pool dk_pool;
+
+dk_status dk_pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
+                      dk_error *err);
+/* The pool behind allocator a (one owner reference more) when a is a pool's allocator, else
+** a new pool over a: a Parquet stream inside a scan recycles through the scan's pool. */
+dk_status dk_pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
+                        dk_error *err);
+/* The allocator interface; valid while the pool lives (an owner or any block). */
+const dk_allocator *dk_pool_allocator(dk_pool *p);
+/* Drops an owner's reference; accepts NULL. */
+void dk_pool_release(dk_pool *p);
+/* For tests: references held (owners + live blocks), allocations served from the cache,
+** bytes cached now. */
+void dk_pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
+                      size_t *cached_bytes);
+
 /* ---- misc ------------------------------------------------------------------------------ */
 
 /* Reads a whole file into *out (dk__malloc'd, NUL-terminated). */

@@ -158,13 +158,6 @@ dk_status dk_pq__assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *le
 dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
                                 int64_t rows, dk_error *err);
 
-/* pool.c: recycling allocator for the buffers a read stream hands to Arrow (reference-counted
-** by its owner and by every block it handed out; thread-safe). */
-typedef struct pq_pool pq_pool;
-pq_pool *dk_pq__pool_new(const dk_allocator *base);
-const dk_allocator *dk_pq__pool_allocator(pq_pool *p);
-/* Drops the owner's reference; the pool goes when its last block is freed. Accepts NULL. */
-void dk_pq__pool_release(pq_pool *p);
 
 /* bench_decompress.c: reads and decompresses every page without decoding (benchmark baseline). */
 #define DK_HAVE_BENCH_DECOMPRESS 1

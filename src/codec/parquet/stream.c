@@ -8,10 +8,13 @@
 
 #include "codec/parquet/reader.h"
 
+/* bytes of freed output buffers a stream keeps for its next batches (util.h dk_pool) */
+#define STREAM_POOL_CACHE ((size_t)128 << 20)
+
 typedef struct pq_stream {
   dk_parquet_file *f;
   const dk_allocator *alloc;
-  pq_pool *pool;           /* recycles the output buffers of released batches */
+  dk_pool *pool;           /* recycles the output buffers of released batches (util.h) */
   const dk_allocator *out_alloc; /* the pool's allocator: builder and leaf batches */
   dk_arena arena;
   pq_anode *root;          /* projected tree */
@@ -319,7 +322,7 @@ static void stream_free(void *st) {
   if (s->batches)
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
   if (s->builder_ready) dk_arr_reset(&s->builder);
-  dk_pq__pool_release(s->pool);
+  dk_pool_release(s->pool);
   dk_parquet_file_free(s->f);
   const dk_allocator *a = s->alloc;
   dk_arena_dispose(&s->arena);
@@ -351,9 +354,9 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
-  s->pool = dk_pq__pool_new(f->alloc);
-  if (!s->pool) DK_CHECK_GOTO(dk__error_set(err, DK_NOMEM, "out of memory"));
-  s->out_alloc = dk_pq__pool_allocator(s->pool);
+  /* inside a scan, f->alloc is the scan's pool already: share it instead of stacking one */
+  DK_CHECK_GOTO(dk_pool_share(&s->pool, f->alloc, STREAM_POOL_CACHE, err));
+  s->out_alloc = dk_pool_allocator(s->pool);
 
   /* projection */
   if (o.n_columns == 0 && o.n_field_ids == 0) {

@@ -1,25 +1,27 @@
 /*
-** pool.c — the recycling allocator of a scan (library-internal, see scan_int.h).
+** pool.c — dk_pool, the recycling allocator behind Parquet read streams and scans (see
+** util.h).
 **
-** Not a spec section: an implementation device for dk/scan.h's "hot paths allocate nothing
-** per value/row" at the scale of whole files. A scan reads file after file; every file
-** allocates the same large buffers again (page windows, decompressed pages, dictionaries,
-** the output batch's Arrow buffers) and frees them when the file or batch is done. Through
-** the C library those large blocks go back to the kernel (mmap'd chunks, heap trimming) and
-** come back as fresh zero pages, so a profile of a 100-file scan spends about a quarter of
-** its CPU time in page faults. The pool keeps freed large blocks (>= POOL_MIN) in size
-** classes (eight per power of two) and hands them out again, up to a bound of cached bytes.
+** Not a spec section: an implementation device for "hot paths allocate nothing per
+** value/row" at the scale of batches and files. A reader allocates the same large buffers
+** for every batch and file (page windows, decompressed pages, dictionaries, the output
+** batch's Arrow buffers) and frees them when the consumer releases the batch. Through the C
+** library those large blocks go back to the kernel (mmap'd chunks, heap trimming) and come
+** back as fresh zero pages: page faults cost about as much as decoding (a quarter of a
+** 100-file scan's CPU). The pool keeps freed large blocks (>= POOL_MIN) in size classes
+** (eight per power of two) and hands them out again, up to a bound of cached bytes.
 **
 ** Every block carries a 16-byte header (its capacity and class), so free/realloc need no
-** size. The pool is reference-counted: one reference for its owner (the scan) and one per
-** live block, because Arrow batches (and exported schemas) allocated from it may outlive the
-** scan; whoever drops the last reference frees the cached blocks and the pool.
+** size. The pool is reference-counted: one reference per owner (a scan, and each Parquet
+** stream that shares the scan's pool) and one per live block, because Arrow batches (and
+** exported schemas) allocated from it may outlive their owners. When the last owner lets go
+** the cached blocks are freed and nothing more is cached (a batch held long after its scan
+** pins no cached memory); the last reference of all frees the pool.
 ** Thread-safe: the free lists are under a mutex, the counts are atomic.
 */
 #include <pthread.h>
 #include <string.h>
 
-#include "scan/scan_int.h"
 #include "util/util.h"
 
 #define POOL_MIN ((size_t)64 << 10)       /* smaller blocks go straight to the parent */
@@ -35,13 +37,14 @@ typedef struct pool_hdr {
   uint32_t pad;
 } pool_hdr;
 
-struct dk_scan_pool {
+struct dk_pool {
   dk_allocator iface; /* ctx = this pool */
   const dk_allocator *parent;
   pthread_mutex_t mu;
   void *free_list[POOL_CLASSES]; /* singly linked through each cached block's first word */
   size_t cached_bytes, max_cached;
-  int64_t refs;   /* atomic: owner + live blocks */
+  int64_t refs;   /* atomic: owners + live blocks */
+  int64_t owners; /* atomic: owners; at 0 nothing is cached any more */
   int64_t reused; /* atomic: allocations served from the free lists */
 };
 
@@ -60,7 +63,8 @@ static uint32_t class_of(size_t n, size_t *size) {
   }
 }
 
-static void pool_destroy(dk_scan_pool *p) {
+/* Frees every cached block (caller holds the lock or is the last reference). */
+static void drop_cache(dk_pool *p) {
   for (int c = 0; c < POOL_CLASSES; c++) {
     void *b = p->free_list[c];
     while (b) {
@@ -69,17 +73,23 @@ static void pool_destroy(dk_scan_pool *p) {
       dk__free(p->parent, (char *)b - POOL_HDR);
       b = next;
     }
+    p->free_list[c] = NULL;
   }
+  p->cached_bytes = 0;
+}
+
+static void pool_destroy(dk_pool *p) {
+  drop_cache(p);
   pthread_mutex_destroy(&p->mu);
   dk__free(p->parent, p);
 }
 
-static void pool_unref(dk_scan_pool *p) {
+static void pool_unref(dk_pool *p) {
   if (__atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) pool_destroy(p);
 }
 
 static void *pool_malloc(void *ctx, size_t n) {
-  dk_scan_pool *p = ctx;
+  dk_pool *p = ctx;
   if (n > SIZE_MAX - POOL_HDR) return NULL;
   size_t cap = n;
   uint32_t cls = POOL_DIRECT;
@@ -105,7 +115,7 @@ static void *pool_malloc(void *ctx, size_t n) {
 }
 
 static void pool_free(void *ctx, void *ptr) {
-  dk_scan_pool *p = ctx;
+  dk_pool *p = ctx;
   if (!ptr) return;
   char *raw = (char *)ptr - POOL_HDR;
   pool_hdr h;
@@ -113,7 +123,8 @@ static void pool_free(void *ctx, void *ptr) {
   int cached = 0;
   if (h.cls != POOL_DIRECT) {
     pthread_mutex_lock(&p->mu);
-    if (p->cached_bytes + h.cap <= p->max_cached) {
+    if (__atomic_load_n(&p->owners, __ATOMIC_ACQUIRE) > 0 &&
+        p->cached_bytes + h.cap <= p->max_cached) {
       memcpy(ptr, &p->free_list[h.cls], sizeof ptr);
       p->free_list[h.cls] = ptr;
       p->cached_bytes += h.cap;
@@ -126,7 +137,7 @@ static void pool_free(void *ctx, void *ptr) {
 }
 
 static void *pool_realloc(void *ctx, void *ptr, size_t n) {
-  dk_scan_pool *p = ctx;
+  dk_pool *p = ctx;
   if (!ptr) return pool_malloc(ctx, n);
   char *raw = (char *)ptr - POOL_HDR;
   pool_hdr h;
@@ -148,10 +159,27 @@ static void *pool_realloc(void *ctx, void *ptr, size_t n) {
     pool_free(ctx, ptr);
     return np;
   }
-  /* grow through the parent, which can extend in place or move pages (mremap) instead of
-  ** copying; the block keeps a class size so it can be cached later */
   size_t cap;
   uint32_t cls = class_of(n, &cap);
+  /* a cached block of the new class: copy into it (its pages are already mapped) */
+  pthread_mutex_lock(&p->mu);
+  void *b = p->free_list[cls];
+  if (b) {
+    memcpy(&p->free_list[cls], b, sizeof b);
+    p->cached_bytes -= cap;
+  }
+  pthread_mutex_unlock(&p->mu);
+  if (b) {
+    __atomic_add_fetch(&p->reused, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+    pool_hdr nh = {cap, cls, 0};
+    memcpy((char *)b - POOL_HDR, &nh, sizeof nh);
+    memcpy(b, ptr, (size_t)h.cap);
+    pool_free(ctx, ptr);
+    return b;
+  }
+  /* else grow through the parent, which can extend in place or move pages (mremap) instead
+  ** of copying; the block keeps a class size so it can be cached later */
   char *nr = dk__realloc(p->parent, raw, cap + POOL_HDR);
   if (!nr) return NULL;
   h.cap = cap;
@@ -160,11 +188,11 @@ static void *pool_realloc(void *ctx, void *ptr, size_t n) {
   return nr + POOL_HDR;
 }
 
-dk_status dk_scan__pool_new(dk_scan_pool **out, const dk_allocator *parent, size_t max_cached,
-                            dk_error *err) {
-  dk_scan_pool *p = dk__calloc(parent, 1, sizeof *p);
+dk_status dk_pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
+                      dk_error *err) {
+  dk_pool *p = dk__calloc(parent, 1, sizeof *p);
   *out = NULL;
-  DK_RETURN_IF(!p, DK_NOMEM, err, "out of memory (scan pool)");
+  DK_RETURN_IF(!p, DK_NOMEM, err, "out of memory (buffer pool)");
   p->iface.ctx = p;
   p->iface.malloc = pool_malloc;
   p->iface.realloc = pool_realloc;
@@ -172,20 +200,42 @@ dk_status dk_scan__pool_new(dk_scan_pool **out, const dk_allocator *parent, size
   p->parent = parent;
   p->max_cached = max_cached;
   p->refs = 1;
-  pthread_mutex_init(&p->mu, NULL);
+  p->owners = 1;
+  if (pthread_mutex_init(&p->mu, NULL) != 0) {
+    dk__free(parent, p);
+    return dk__error_set(err, DK_NOMEM, "cannot create a mutex (buffer pool)");
+  }
   *out = p;
   return DK_OK;
 }
 
-const dk_allocator *dk_scan__pool_allocator(dk_scan_pool *p) { return &p->iface; }
-
-void dk_scan__pool_release(dk_scan_pool *p) {
-  if (p) pool_unref(p);
+dk_status dk_pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
+                        dk_error *err) {
+  if (a && a->malloc == pool_malloc) {
+    dk_pool *p = a->ctx;
+    __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&p->owners, 1, __ATOMIC_RELAXED);
+    *out = p;
+    return DK_OK;
+  }
+  return dk_pool_new(out, a, max_cached, err);
 }
 
-void dk_scan__pool_counters(const dk_scan_pool *p, int64_t *live_refs, int64_t *reused,
-                            size_t *cached_bytes) {
-  dk_scan_pool *q = (dk_scan_pool *)p;
+const dk_allocator *dk_pool_allocator(dk_pool *p) { return &p->iface; }
+
+void dk_pool_release(dk_pool *p) {
+  if (!p) return;
+  if (__atomic_sub_fetch(&p->owners, 1, __ATOMIC_ACQ_REL) == 0) {
+    pthread_mutex_lock(&p->mu);
+    drop_cache(p);
+    pthread_mutex_unlock(&p->mu);
+  }
+  pool_unref(p);
+}
+
+void dk_pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
+                      size_t *cached_bytes) {
+  dk_pool *q = (dk_pool *)p;
   *live_refs = __atomic_load_n(&q->refs, __ATOMIC_RELAXED);
   *reused = __atomic_load_n(&q->reused, __ATOMIC_RELAXED);
   pthread_mutex_lock(&q->mu);
