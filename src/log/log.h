@@ -9,6 +9,7 @@
 #define DK_LOG_LOG_H
 
 #include "codec/json/json.h"
+#include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
 #include "dk/sys/storage.h"
 #include "util/util.h"
@@ -78,6 +79,11 @@ typedef struct dk__sblock {
   void *data;                /* compressed bytes (or raw when compression did not pay) */
   uint32_t csize, usize;     /* compressed / uncompressed sizes */
   int raw;                   /* data is uncompressed */
+  /* page blocks: a Parquet page of a checkpoint's add.stats kept as stored (data owns its
+   * bytes; page.data points at them); a file's soff is then its row in the page and slen 0 */
+  int is_page;
+  dk_pq__page page;
+  const struct dk__sblock *dict; /* the chunk's dictionary page block, or NULL */
 } dk__sblock;
 
 /* Fields most files lack, allocated in the arena only when present. */
@@ -202,6 +208,10 @@ typedef struct dk__add_in {
 } dk__add_in;
 /* Applies an add; st->last_pos is then the position of its entry in st->files. */
 dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+/* Keeps a copy of a stored Parquet page of add.stats as a stats block (dict: the chunk's
+ * dictionary page block or NULL); *out is the block (owned by st). */
+dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
+                                 dk__sblock **out, dk_error *err);
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
