@@ -253,7 +253,7 @@ static dk_status sblock_new(dk__state *st, dk__sblock **out, dk_error *err) {
 }
 
 dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
-                                 dk__sblock **out, dk_error *err) {
+                                 const char *src, dk__sblock **out, dk_error *err) {
   dk__sblock *b;
   DK_RETURN_NOT_OK(sblock_new(st, &b, err));
   b->data = dk__malloc(st->alloc, pg->len ? pg->len : 1);
@@ -264,6 +264,7 @@ dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk_
   b->page.data = b->data;
   b->csize = pg->len;
   b->dict = dict;
+  b->src = src;
   *out = b;
   return DK_OK;
 }
@@ -331,50 +332,67 @@ static stats_cache *cache_get(void) {
 }
 
 /* Stats of row `row` of a page block, decoding the page into the cache when needed. */
-static const char *page_stats(stats_cache *c, const dk__sblock *b, uint32_t row) {
+static dk_status page_stats(const char **out, stats_cache *c, const dk__sblock *b, uint32_t row,
+                            dk_error *err) {
   const dk_pq__page *pg = &b->page;
-  if (row >= (uint32_t)pg->num_values) return NULL;
+  *out = NULL;
+  if (row >= (uint32_t)pg->num_values) return DK_OK;
   if (c->serial != b->serial) {
     c->serial = 0;
     if (c->offs_cap < (size_t)pg->num_values) {
       uint32_t *p = dk__realloc(NULL, c->offs, (size_t)pg->num_values * sizeof *p);
-      if (!p) return NULL;
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decoding stats");
       c->offs = p;
       c->offs_cap = (size_t)pg->num_values;
     }
-    dk_error e;
-    dk_error_init(&e);
-    if (dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, &c->scratch, &c->text,
-                                c->offs, &e) != DK_OK)
-      return NULL;
+    dk_status s = dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, &c->scratch,
+                                          &c->text, c->offs, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "checkpoint %s: add.stats page at offset %lld", b->src ? b->src : "?",
+                       (long long)pg->offset);
+      return s;
+    }
     c->serial = b->serial;
   }
   uint32_t o = c->offs[row];
-  return o == UINT32_MAX ? NULL : c->text.data + o;
+  if (o != UINT32_MAX) *out = c->text.data + o;
+  return DK_OK;
 }
 
 const char *dk_log__file_stats(const dk__file *f) {
+  const char *s = NULL;
+  dk_error e;
+  dk_error_init(&e);
+  return dk_log__file_stats_err(&s, f, &e) == DK_OK ? s : NULL;
+}
+
+dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err) {
   const dk__sblock *b = f->sblk;
-  if (!b) return NULL;
-  if (b->raw) return (const char *)b->data + f->soff;
+  *out = NULL;
+  if (!b) return DK_OK;
+  if (b->raw) {
+    *out = (const char *)b->data + f->soff;
+    return DK_OK;
+  }
   stats_cache *c = cache_get();
-  if (!c) return NULL;
-  if (b->is_page) return page_stats(c, b, f->soff);
+  if (!c) return dk__error_set(err, DK_NOMEM, "out of memory for the stats cache");
+  if (b->is_page) return page_stats(out, c, b, f->soff, err);
   if (c->serial != b->serial) {
     if (c->cap < b->usize) {
       char *p = dk__realloc(NULL, c->buf, b->usize);
-      if (!p) return NULL;
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decompressing stats");
       c->buf = p;
       c->cap = b->usize;
     }
     int r = LZ4_decompress_safe(b->data, c->buf, (int)b->csize, (int)c->cap);
     if (r < 0 || (uint32_t)r != b->usize) {
       c->serial = 0;
-      return NULL;
+      return dk__error_set(err, DK_CORRUPT, "stats block does not decompress");
     }
     c->serial = b->serial;
   }
-  return c->buf + f->soff;
+  *out = c->buf + f->soff;
+  return DK_OK;
 }
 
 /* ---- field helpers ---------------------------------------------------------------------- */

@@ -443,13 +443,14 @@ typedef struct page_ctx {
   const uint32_t *rowmap;
   int64_t nrows;
   const dk__sblock *dict;
+  const char *src; /* the checkpoint path (state arena) */
 } page_ctx;
 
 static dk_status on_page(void *ctx, const dk_pq__page *pg, int64_t first_row, dk_error *err) {
   page_ctx *pc = ctx;
   dk__sblock *b;
   if (pg->is_dict) {
-    DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, NULL, &b, err));
+    DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, NULL, pc->src, &b, err));
     pc->dict = b;
     return DK_OK;
   }
@@ -459,7 +460,7 @@ static dk_status on_page(void *ctx, const dk_pq__page *pg, int64_t first_row, dk
     return dk__error_set(err, DK_CORRUPT, "add.stats: dictionary-encoded page without a dictionary");
   }
   DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, pg->encoding == PQ_ENC_PLAIN ? NULL : pc->dict,
-                                          &b, err));
+                                          pc->src, &b, err));
   int64_t end = DK_MIN(first_row + (int64_t)pg->num_values, pc->nrows);
   for (int64_t r = first_row; r < end; r++) {
     uint32_t pos = pc->rowmap[r];
@@ -474,9 +475,11 @@ static dk_status on_page(void *ctx, const dk_pq__page *pg, int64_t first_row, dk
 
 /* Keeps add.stats as pages; DK_UNSUPPORTED (nothing attached) when the column's layout needs
  * the ordinary read. */
-static dk_status stats_pages(dk__state *st, dk_parquet_file *pf, const uint32_t *rowmap,
-                             int64_t nrows, dk_error *err) {
-  page_ctx pc = {st, rowmap, nrows, NULL};
+static dk_status stats_pages(dk__state *st, dk_parquet_file *pf, const char *path,
+                             const uint32_t *rowmap, int64_t nrows, dk_error *err) {
+  page_ctx pc = {st, rowmap, nrows, NULL, NULL};
+  pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
+  if (!pc.src) return DK_NOMEM;
   dk_status s = dk_pq__walk_pages(pf, "add.stats", on_page, &pc, err);
   if (s != DK_OK) {
     /* detach what was attached; the page blocks stay owned by st until it is disposed */
@@ -570,7 +573,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   if (s == DK_OK && two_pass) {
     dk_error pe;
     dk_error_init(&pe);
-    s = stats_pages(st, pf, rowmap, nrows, &pe);
+    s = stats_pages(st, pf, path, rowmap, nrows, &pe);
     if (s == DK_UNSUPPORTED) {
       const char *stats_col[1] = {"add.stats"};
       s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);

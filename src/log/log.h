@@ -84,6 +84,7 @@ typedef struct dk__sblock {
   int is_page;
   dk_pq__page page;
   const struct dk__sblock *dict; /* the chunk's dictionary page block, or NULL */
+  const char *src;               /* page blocks: the checkpoint file (for messages) */
 } dk__sblock;
 
 /* Fields most files lack, allocated in the arena only when present. */
@@ -111,6 +112,9 @@ static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
 
 /* Decompresses (or finds in this thread's cache) the stats of f; NULL when it has none. */
 const char *dk_log__file_stats(const dk__file *f);
+/* The same, reporting why stats could not be had: DK_CORRUPT naming the checkpoint file and
+ * page offset when a kept add.stats page does not decode, DK_NOMEM. */
+dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err);
 
 typedef struct dk__tomb {
   const char *path;
@@ -211,7 +215,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
 /* Keeps a copy of a stored Parquet page of add.stats as a stats block (dict: the chunk's
  * dictionary page block or NULL); *out is the block (owned by st). */
 dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
-                                 dk__sblock **out, dk_error *err);
+                                 const char *src, dk__sblock **out, dk_error *err);
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);

@@ -112,3 +112,37 @@ def test_latest_numrecords_match_delta_rs(base, tmp_path):
     got = sorted((f["path"], json.loads(f["stats"])["numRecords"])
                  for f in dk_files(root)["files"])
     assert got == want
+
+
+@pytest.mark.skipif(not DK.exists(), reason="dk not built")
+@pytest.mark.parametrize("layout", ["plain-v2-none-rowgroups", "dict-v1-snappy-small-pages"])
+def test_corrupt_stats_page_is_an_error(base, tmp_path, layout):
+    """Bytes of the add.stats chunk overwritten: dk must fail cleanly (no crash) with an error
+    naming a byte offset, whether the damage hits a page header (at load) or a page body
+    (when the stats are read)."""
+    root = tmp_path / "t"
+    shutil.copytree(base, root)
+    ck = root / "_delta_log" / CKPT
+    pq.write_table(pq.read_table(ck), ck, write_batch_size=40, **LAYOUTS[layout])
+    (root / "_delta_log" / "_last_checkpoint").unlink()
+    md = pq.ParquetFile(ck).metadata
+    failures = 0
+    for k in range(md.num_columns):
+        c = md.row_group(0).column(k)
+        if c.path_in_schema != "add.stats":
+            continue
+        start = c.dictionary_page_offset or c.data_page_offset
+        data = bytearray(ck.read_bytes())
+        for frac in (0.3, 0.6, 0.9):
+            bad = bytearray(data)
+            at = start + int(c.total_compressed_size * frac)
+            bad[at:at + 64] = b"\xff" * 64
+            ck.write_bytes(bytes(bad))
+            p = subprocess.run([str(DK), "files", str(root), "--json", "--version", "100"],
+                               capture_output=True, text=True, errors="replace")
+            assert p.returncode >= 0, p.stderr  # not killed by a signal
+            if p.returncode != 0:
+                failures += 1
+                assert "offset" in p.stderr, p.stderr
+        ck.write_bytes(bytes(data))
+    assert failures > 0

@@ -91,6 +91,7 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
     pg.codec = (uint8_t)cm->codec;
     pg.max_def = ln->max_def;
     pg.is_compressed = 1;
+    pg.offset = off;
     pos += hl + (size_t)h.compressed_size;
     if (h.type == PQ_PAGE_DICT) {
       if (!h.has_dict || (h.encoding != PQ_ENC_PLAIN && h.encoding != PQ_ENC_PLAIN_DICT))

@@ -18,6 +18,7 @@ typedef struct dk_pq__page {
   int32_t def_bytes;         /* v2: def level bytes before the values */
   uint8_t codec, v2, is_compressed, is_dict, encoding, def_encoding;
   int16_t max_def;
+  int64_t offset;            /* file offset of the page header (for messages) */
 } dk_pq__page;
 
 /* Called for each dictionary or data page of the column, in file order; first_row is the
