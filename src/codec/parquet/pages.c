@@ -165,12 +165,19 @@ dk_status dk_pq__walk_pages(dk_parquet_file *f, const char *dotted_path, dk_pq__
 }
 
 
-/* Decompresses src (len bytes) to exactly usize bytes in b; a codec of UNCOMPRESSED or
-** !compressed views src. */
+/* Decompresses src (len bytes) to exactly usize bytes in b (with one spare byte after
+** them); a codec of UNCOMPRESSED or !compressed views src, or copies it into b when `copy`. */
 static dk_status body(const dk_pq__page *pg, const uint8_t *src, size_t len, int64_t usize,
-                      int compressed, dk_buf *b, const uint8_t **out, size_t *out_len,
+                      int compressed, int copy, dk_buf *b, const uint8_t **out, size_t *out_len,
                       dk_error *err) {
   if (!compressed || pg->codec == DK_PQ_CODEC_UNCOMPRESSED) {
+    if (copy) {
+      dk_buf_clear(b);
+      DK_RETURN_NOT_OK(dk_buf_reserve(b, len + 1, err));
+      if (len) memcpy(b->data, src, len);
+      b->len = len;
+      src = (const uint8_t *)b->data;
+    }
     *out = src;
     *out_len = len;
     return DK_OK;
@@ -192,7 +199,9 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   dk_buf_clear(text);
   dk_buf_clear(scratch);
   int64_t n = pg->num_values;
-  /* scratch layout: [decompressed values | def levels (u32) | dict starts, lens | indices] */
+  /* PLAIN pages are decoded in place in `text` (each value's NUL overwrites the first byte
+  ** of the next value's length, read before); dictionary pages gather into it */
+  int plain = pg->encoding == PQ_ENC_PLAIN;
   const uint8_t *lv = NULL, *vals;
   size_t lv_len = 0, vlen;
   dk_buf page;
@@ -202,9 +211,9 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
     lv = pg->data;
     lv_len = (size_t)pg->def_bytes;
     s = body(pg, pg->data + lv_len, pg->len - lv_len, (int64_t)pg->usize - (int64_t)lv_len,
-             pg->is_compressed, &page, &vals, &vlen, err);
+             pg->is_compressed, plain, plain ? text : &page, &vals, &vlen, err);
   } else {
-    s = body(pg, pg->data, pg->len, pg->usize, 1, &page, &vals, &vlen, err);
+    s = body(pg, pg->data, pg->len, pg->usize, 1, plain, plain ? text : &page, &vals, &vlen, err);
     if (s == DK_OK && pg->max_def > 0) {
       if (vlen < 4 || rd32(vals) > vlen - 4) {
         s = dk__error_set(err, DK_CORRUPT, "page: def level length exceeds the page");
@@ -231,26 +240,23 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   } else if (s == DK_OK) {
     for (int64_t i = 0; i < n; i++) offs[i] = 0;
   }
-  if (s == DK_OK && pg->encoding == PQ_ENC_PLAIN) {
+  if (s == DK_OK && plain) {
     uint64_t total;
     s = dk_pq_plain_byte_array_size(vals, vlen, n_dense, &total, err);
-    if (s == DK_OK && total + (uint64_t)n_dense >= UINT32_MAX)
-      s = dk__error_set(err, DK_CORRUPT, "page: values too large");
-    if (s == DK_OK) s = dk_buf_reserve(text, (size_t)(total + (uint64_t)n_dense + 1), err);
     if (s == DK_OK) {
-      const uint8_t *p = vals;
-      char *o = text->data;
-      size_t at = 0;
-      for (int64_t i = 0; i < n; i++) {
+      /* vals lies in text->data, which has a spare byte past the page */
+      char *base = text->data;
+      char *p = (char *)(uintptr_t)vals;
+      uint32_t l = n_dense ? rd32((const uint8_t *)p) : 0; /* validated by _size */
+      for (int64_t i = 0, k = 0; i < n; i++) {
         if (offs[i] == UINT32_MAX) continue;
-        uint32_t l = rd32(p); /* validated by _size */
-        memcpy(o + at, p + 4, l);
-        o[at + l] = 0;
-        offs[i] = (uint32_t)at;
-        at += l + 1;
-        p += 4 + l;
+        char *v = p + 4, *next = v + l;
+        uint32_t nl = ++k < n_dense ? rd32((const uint8_t *)next) : 0;
+        *next = 0;
+        offs[i] = (uint32_t)(v - base);
+        p = next;
+        l = nl;
       }
-      text->len = at;
     }
   } else if (s == DK_OK) {
     if (!dict) s = dk__error_set(err, DK_CORRUPT, "page: dictionary-encoded page without a dictionary");
@@ -258,7 +264,8 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
     dk_buf_init(&dpage, scratch->alloc);
     const uint8_t *dv = NULL;
     size_t dlen = 0;
-    if (s == DK_OK) s = body(dict, dict->data, dict->len, dict->usize, 1, &dpage, &dv, &dlen, err);
+    if (s == DK_OK)
+      s = body(dict, dict->data, dict->len, dict->usize, 1, 0, &dpage, &dv, &dlen, err);
     int64_t dn = dict ? dict->num_values : 0;
     if (s == DK_OK && (dn < 0 || (uint64_t)dn > dlen / 4))
       s = dk__error_set(err, DK_CORRUPT, "dictionary claims %lld values in %zu bytes", (long long)dn, dlen);
