@@ -236,26 +236,46 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
   return DK_OK;
 }
 
+static dk_status sblock_new(dk__state *st, dk__sblock **out, dk_error *err) {
+  if (st->n_sblocks == st->cap_sblocks) {
+    size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
+    dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
+    if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+    st->sblocks = p;
+    st->cap_sblocks = nc;
+  }
+  dk__sblock *b = dk__calloc(st->alloc, 1, sizeof *b);
+  if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+  b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
+  st->sblocks[st->n_sblocks++] = b;
+  *out = b;
+  return DK_OK;
+}
+
+dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
+                                 const char *src, dk__sblock **out, dk_error *err) {
+  dk__sblock *b;
+  DK_RETURN_NOT_OK(sblock_new(st, &b, err));
+  b->data = dk__malloc(st->alloc, pg->len ? pg->len : 1);
+  if (!b->data) return dk__error_set(err, DK_NOMEM, "log: out of memory keeping a stats page");
+  if (pg->len) memcpy(b->data, pg->data, pg->len);
+  b->is_page = 1;
+  b->page = *pg;
+  b->page.data = b->data;
+  b->csize = pg->len;
+  b->dict = dict;
+  b->src = src;
+  *out = b;
+  return DK_OK;
+}
+
 /* Appends stats text (with a NUL) to the current block; fills f's stats position. */
 static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t n,
                             dk_error *err) {
   if (n >= UINT32_MAX / 2) return dk__error_set(err, DK_CORRUPT, "log: stats text too large");
   if (st->cur_sblock && st->pending.len + n + 1 > SBLOCK_TARGET && st->pending.len)
     DK_RETURN_NOT_OK(sblock_seal(st, err));
-  if (!st->cur_sblock) {
-    if (st->n_sblocks == st->cap_sblocks) {
-      size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
-      dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
-      if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-      st->sblocks = p;
-      st->cap_sblocks = nc;
-    }
-    dk__sblock *b = dk__calloc(st->alloc, 1, sizeof *b);
-    if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-    b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
-    st->sblocks[st->n_sblocks++] = b;
-    st->cur_sblock = b;
-  }
+  if (!st->cur_sblock) DK_RETURN_NOT_OK(sblock_new(st, &st->cur_sblock, err));
   f->sblk = st->cur_sblock;
   f->soff = (uint32_t)st->pending.len;
   f->slen = (uint32_t)n;
@@ -270,6 +290,10 @@ typedef struct stats_cache {
   uint64_t serial;
   char *buf;
   size_t cap;
+  /* page blocks: the decoded page and each row's offset in it (UINT32_MAX = null) */
+  dk_buf text, scratch;
+  uint32_t *offs;
+  size_t offs_cap;
 } stats_cache;
 
 static _Thread_local stats_cache *t_cache;
@@ -284,6 +308,9 @@ static void cache_free(void *p) {
   if (!c) return;
   if (t_cache == c) t_cache = NULL;
   dk__free(NULL, c->buf);
+  dk_buf_dispose(&c->text);
+  dk_buf_dispose(&c->scratch);
+  dk__free(NULL, c->offs);
   dk__free(NULL, c);
 }
 
@@ -294,6 +321,8 @@ static stats_cache *cache_get(void) {
   pthread_once(&g_cache_once, cache_key_init);
   stats_cache *c = dk__calloc(NULL, 1, sizeof *c);
   if (!c) return NULL;
+  dk_buf_init(&c->text, NULL);
+  dk_buf_init(&c->scratch, NULL);
   if (pthread_setspecific(g_cache_key, c) != 0) {
     dk__free(NULL, c);
     return NULL;
@@ -302,27 +331,68 @@ static stats_cache *cache_get(void) {
   return c;
 }
 
+/* Stats of row `row` of a page block, decoding the page into the cache when needed. */
+static dk_status page_stats(const char **out, stats_cache *c, const dk__sblock *b, uint32_t row,
+                            dk_error *err) {
+  const dk_pq__page *pg = &b->page;
+  *out = NULL;
+  if (row >= (uint32_t)pg->num_values) return DK_OK;
+  if (c->serial != b->serial) {
+    c->serial = 0;
+    if (c->offs_cap < (size_t)pg->num_values) {
+      uint32_t *p = dk__realloc(NULL, c->offs, (size_t)pg->num_values * sizeof *p);
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decoding stats");
+      c->offs = p;
+      c->offs_cap = (size_t)pg->num_values;
+    }
+    dk_status s = dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, &c->scratch,
+                                          &c->text, c->offs, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "checkpoint %s: add.stats page at offset %lld", b->src ? b->src : "?",
+                       (long long)pg->offset);
+      return s;
+    }
+    c->serial = b->serial;
+  }
+  uint32_t o = c->offs[row];
+  if (o != UINT32_MAX) *out = c->text.data + o;
+  return DK_OK;
+}
+
 const char *dk_log__file_stats(const dk__file *f) {
+  const char *s = NULL;
+  dk_error e;
+  dk_error_init(&e);
+  return dk_log__file_stats_err(&s, f, &e) == DK_OK ? s : NULL;
+}
+
+dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err) {
   const dk__sblock *b = f->sblk;
-  if (!b) return NULL;
-  if (b->raw) return (const char *)b->data + f->soff;
+  *out = NULL;
+  if (!b) return DK_OK;
+  if (b->raw) {
+    *out = (const char *)b->data + f->soff;
+    return DK_OK;
+  }
   stats_cache *c = cache_get();
-  if (!c) return NULL;
+  if (!c) return dk__error_set(err, DK_NOMEM, "out of memory for the stats cache");
+  if (b->is_page) return page_stats(out, c, b, f->soff, err);
   if (c->serial != b->serial) {
     if (c->cap < b->usize) {
       char *p = dk__realloc(NULL, c->buf, b->usize);
-      if (!p) return NULL;
+      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decompressing stats");
       c->buf = p;
       c->cap = b->usize;
     }
     int r = LZ4_decompress_safe(b->data, c->buf, (int)b->csize, (int)c->cap);
     if (r < 0 || (uint32_t)r != b->usize) {
       c->serial = 0;
-      return NULL;
+      return dk__error_set(err, DK_CORRUPT, "stats block does not decompress");
     }
     c->serial = b->serial;
   }
-  return c->buf + f->soff;
+  *out = c->buf + f->soff;
+  return DK_OK;
 }
 
 /* ---- field helpers ---------------------------------------------------------------------- */

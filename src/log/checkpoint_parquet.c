@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "codec/parquet/metadata.h"
 #include "dk/parquet.h"
 #include "log/log.h"
 
@@ -433,6 +434,61 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   return s;
 }
 
+/* ---- add.stats kept as stored pages ---------------------------------------------------- */
+
+/* The stats pass without decoding: each add.stats page is kept compressed as a stats block
+ * (dk_log__add_page_block) and decoded only when one of its files' stats is asked for. */
+typedef struct page_ctx {
+  dk__state *st;
+  const uint32_t *rowmap;
+  int64_t nrows;
+  const dk__sblock *dict;
+  const char *src; /* the checkpoint path (state arena) */
+} page_ctx;
+
+static dk_status on_page(void *ctx, const dk_pq__page *pg, int64_t first_row, dk_error *err) {
+  page_ctx *pc = ctx;
+  dk__sblock *b;
+  if (pg->is_dict) {
+    DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, NULL, pc->src, &b, err));
+    pc->dict = b;
+    return DK_OK;
+  }
+  if (pg->encoding == PQ_ENC_PLAIN) {
+    if (first_row >= pc->nrows) return DK_OK;
+  } else if (!pc->dict) {
+    return dk__error_set(err, DK_CORRUPT, "add.stats: dictionary-encoded page without a dictionary");
+  }
+  DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, pg->encoding == PQ_ENC_PLAIN ? NULL : pc->dict,
+                                          pc->src, &b, err));
+  int64_t end = DK_MIN(first_row + (int64_t)pg->num_values, pc->nrows);
+  for (int64_t r = first_row; r < end; r++) {
+    uint32_t pos = pc->rowmap[r];
+    if (pos == UINT32_MAX) continue;
+    dk__file *f = &pc->st->files[pos];
+    f->sblk = b;
+    f->soff = (uint32_t)(r - first_row);
+    f->slen = 0;
+  }
+  return DK_OK;
+}
+
+/* Keeps add.stats as pages; DK_UNSUPPORTED (nothing attached) when the column's layout needs
+ * the ordinary read. */
+static dk_status stats_pages(dk__state *st, dk_parquet_file *pf, const char *path,
+                             const uint32_t *rowmap, int64_t nrows, dk_error *err) {
+  page_ctx pc = {st, rowmap, nrows, NULL, NULL};
+  pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
+  if (!pc.src) return DK_NOMEM;
+  dk_status s = dk_pq__walk_pages(pf, "add.stats", on_page, &pc, err);
+  if (s != DK_OK) {
+    /* detach what was attached; the page blocks stay owned by st until it is disposed */
+    for (size_t i = 0; i < st->n_files; i++)
+      if (st->files[i].sblk && st->files[i].sblk->is_page) st->files[i].sblk = NULL;
+  }
+  return s;
+}
+
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
                                            dk_error *err) {
   (void)sidecars;
@@ -515,8 +571,15 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   }
   if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, err);
   if (s == DK_OK && two_pass) {
-    const char *stats_col[1] = {"add.stats"};
-    s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);
+    dk_error pe;
+    dk_error_init(&pe);
+    s = stats_pages(st, pf, path, rowmap, nrows, &pe);
+    if (s == DK_UNSUPPORTED) {
+      const char *stats_col[1] = {"add.stats"};
+      s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);
+    } else if (s != DK_OK && err) {
+      *err = pe;
+    }
   }
   dk__free(st->alloc, rowmap);
   dk_parquet_file_free(pf);

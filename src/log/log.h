@@ -9,6 +9,7 @@
 #define DK_LOG_LOG_H
 
 #include "codec/json/json.h"
+#include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
 #include "dk/sys/storage.h"
 #include "util/util.h"
@@ -78,6 +79,12 @@ typedef struct dk__sblock {
   void *data;                /* compressed bytes (or raw when compression did not pay) */
   uint32_t csize, usize;     /* compressed / uncompressed sizes */
   int raw;                   /* data is uncompressed */
+  /* page blocks: a Parquet page of a checkpoint's add.stats kept as stored (data owns its
+   * bytes; page.data points at them); a file's soff is then its row in the page and slen 0 */
+  int is_page;
+  dk_pq__page page;
+  const struct dk__sblock *dict; /* the chunk's dictionary page block, or NULL */
+  const char *src;               /* page blocks: the checkpoint file (for messages) */
 } dk__sblock;
 
 /* Fields most files lack, allocated in the arena only when present. */
@@ -105,6 +112,9 @@ static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
 
 /* Decompresses (or finds in this thread's cache) the stats of f; NULL when it has none. */
 const char *dk_log__file_stats(const dk__file *f);
+/* The same, reporting why stats could not be had: DK_CORRUPT naming the checkpoint file and
+ * page offset when a kept add.stats page does not decode, DK_NOMEM. */
+dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err);
 
 typedef struct dk__tomb {
   const char *path;
@@ -202,6 +212,10 @@ typedef struct dk__add_in {
 } dk__add_in;
 /* Applies an add; st->last_pos is then the position of its entry in st->files. */
 dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+/* Keeps a copy of a stored Parquet page of add.stats as a stats block (dict: the chunk's
+ * dictionary page block or NULL); *out is the block (owned by st). */
+dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
+                                 const char *src, dk__sblock **out, dk_error *err);
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);

@@ -710,7 +710,7 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  out->stats = dk_log__file_stats(f);
+  DK_RETURN_NOT_OK(dk_log__file_stats_err(&out->stats, f, err));
   if (f->extra) {
     out->tags_json = f->extra->tags;
     out->dv = f->extra->dv;

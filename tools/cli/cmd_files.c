@@ -95,9 +95,16 @@ int dk_cli_files(int argc, char **argv) {
   dk_buf_init(&b, NULL);
   int64_t n = dk_snapshot_num_files(s);
   if (json) dk_buf_printf(&b, NULL, "{\"version\":%" PRId64 ",\"files\":[", dk_snapshot_version(s));
+  int rc = 0;
   for (int64_t i = 0; i < n; i++) {
     dk_file_entry f;
-    if (dk_snapshot_file(&f, s, i, NULL) != DK_OK) break;
+    dk_error ferr;
+    dk_error_init(&ferr);
+    if (dk_snapshot_file(&f, s, i, &ferr) != DK_OK) {
+      fprintf(stderr, "dk files: %s: %s\n", dk_status_str(ferr.code), ferr.message);
+      rc = 1;
+      break;
+    }
     if (json) {
       if (i) dk_buf_putc(&b, ',', NULL);
       dk_buf_puts(&b, "{\"path\":", NULL);
@@ -155,10 +162,10 @@ int dk_cli_files(int argc, char **argv) {
       dk_buf_clear(&b);
     }
   }
-  if (json) dk_buf_puts(&b, "]}\n", NULL);
+  if (json && !rc) dk_buf_puts(&b, "]}\n", NULL);
   if (b.len) fwrite(b.data, 1, b.len, stdout);
   dk_buf_dispose(&b);
   dk_snapshot_free(s);
   dk_table_free(t);
-  return 0;
+  return rc;
 }
