@@ -50,6 +50,20 @@ const char *dk_test_tmpdir(void) {
   return g_tmpdir;
 }
 
+int64_t dk_test_count_lines(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int64_t n = 0;
+  int c, last = '\n';
+  while ((c = fgetc(f)) != EOF) {
+    if (c == '\n') n++;
+    last = c;
+  }
+  if (last != '\n') n++;
+  fclose(f);
+  return n;
+}
+
 static int cmp_cstr(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

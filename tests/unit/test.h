@@ -23,6 +23,8 @@ static inline const char *dk_test_errmsg(const dk_error *e) { return e ? e->mess
 const char *dk_test_data_dir(void);
 /* A fresh temporary directory for this test (removed at exit). */
 const char *dk_test_tmpdir(void);
+/* Lines in a text file (a last line without '\n' counts), or -1 when it cannot be read. */
+int64_t dk_test_count_lines(const char *path);
 /* The live file paths of a snapshot, sorted and joined by sep (truncated to cap). */
 struct dk_snapshot;
 void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *out, size_t cap);

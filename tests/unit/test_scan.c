@@ -11,20 +11,6 @@
 #include "dk/scan.h"
 #include "test.h"
 
-static int64_t count_lines(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  int64_t n = 0;
-  int c, last = '\n';
-  while ((c = fgetc(f)) != EOF) {
-    if (c == '\n') n++;
-    last = c;
-  }
-  if (last != '\n') n++;
-  fclose(f);
-  return n;
-}
-
 static int64_t drain(struct ArrowArrayStream *st, int *ok) {
   int64_t n = 0;
   *ok = 1;
@@ -76,7 +62,7 @@ DK_TEST(scan__row_counts_match_expected_files) {
     dk_error_init(&err);
     char exp[1024];
     snprintf(exp, sizeof exp, "%s/%s.expected.jsonl", dk_test_data_dir(), TABLES[i]);
-    int64_t want = count_lines(exp);
+    int64_t want = dk_test_count_lines(exp);
     CHECK(want > 0);
     opened o;
     open_table(&o, TABLES[i], &err);

@@ -12,20 +12,6 @@
 #include "test.h"
 
 
-static int64_t count_lines(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  int64_t n = 0;
-  int c, last = '\n';
-  while ((c = fgetc(f)) != EOF) {
-    if (c == '\n') n++;
-    last = c;
-  }
-  if (last != '\n') n++;
-  fclose(f);
-  return n;
-}
-
 /* Batches kept after the scan, its stream, snapshot and table are gone: their buffers come
 ** from the scan's pool, which must outlive all of them. */
 DK_TEST(scan_pool__batches_outlive_scan_snapshot_and_table) {
@@ -38,7 +24,7 @@ DK_TEST(scan_pool__batches_outlive_scan_snapshot_and_table) {
       char root[1024], exp[1100];
       snprintf(root, sizeof root, "%s/%s", dk_test_data_dir(), tables[ti]);
       snprintf(exp, sizeof exp, "%s.expected.jsonl", root);
-      int64_t want = count_lines(exp);
+      int64_t want = dk_test_count_lines(exp);
       CHECK(want > 0);
       dk_table *t = NULL;
       dk_snapshot *s = NULL;
