@@ -172,30 +172,24 @@ static bool fmt_is(const struct ArrowSchema *s, const char *f) { return !strcmp(
 static bool get_utf8(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
                      dk_str *out) {
   if (!is_valid(a, i)) return false;
-  int64_t j = i + a->offset;
-  if (s->format[0] == 'u') {
-    const int32_t *o = a->buffers[1];
-    if (o[j] < 0 || o[j + 1] < o[j]) return false;
-    out->len = (size_t)(o[j + 1] - o[j]);
-    if (!a->buffers[2]) {
-      out->ptr = "";
-      return out->len == 0;
-    }
-    out->ptr = (const char *)a->buffers[2] + o[j];
-    return true;
+  int64_t j = i + a->offset, lo, hi;
+  if (s->format[0] == 'u') { /* utf8: 32-bit offsets */
+    lo = ((const int32_t *)a->buffers[1])[j];
+    hi = ((const int32_t *)a->buffers[1])[j + 1];
+  } else if (s->format[0] == 'U') { /* large_utf8: 64-bit offsets */
+    lo = ((const int64_t *)a->buffers[1])[j];
+    hi = ((const int64_t *)a->buffers[1])[j + 1];
+  } else {
+    return false;
   }
-  if (s->format[0] == 'U') {
-    const int64_t *o = a->buffers[1];
-    if (o[j] < 0 || o[j + 1] < o[j]) return false;
-    out->len = (size_t)(o[j + 1] - o[j]);
-    if (!a->buffers[2]) {
-      out->ptr = "";
-      return out->len == 0;
-    }
-    out->ptr = (const char *)a->buffers[2] + o[j];
-    return true;
+  if (lo < 0 || hi < lo) return false;
+  out->len = (size_t)(hi - lo);
+  if (!a->buffers[2]) {
+    out->ptr = "";
+    return out->len == 0;
   }
-  return false;
+  out->ptr = (const char *)a->buffers[2] + lo;
+  return true;
 }
 
 static bool get_int(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
