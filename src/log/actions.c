@@ -755,15 +755,32 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
 static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, dk_error *err) {
   if (a->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "log: remove action is not an object");
-  const char *path;
-  size_t plen;
-  DK_RETURN_NOT_OK(path_of(st, a, "remove", &path, &plen, err));
-  dk_dv_descriptor dv, *dvp = NULL;
+  dk__remove_in in;
+  memset(&in, 0, sizeof in);
+  in.path.ptr = get_str(a, "path", &in.path.len);
+  dk_dv_descriptor dv;
   const dk_json_value *dvv = JGET(a, "deletionVector");
   if (dvv && dvv->type == DK_JSON_OBJECT) {
     DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "remove", err));
-    dvp = &dv;
+    in.dv = &dv;
   }
+  if (!get_i64(a, "deletionTimestamp", &in.deletion_timestamp)) in.deletion_timestamp = -1;
+  if (!get_i64(a, "size", &in.size)) in.size = -1;
+  bool b;
+  in.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
+  return dk_log__apply_remove_in(st, &in, flags, err);
+}
+
+dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
+                                  dk_error *err) {
+  if (!in->path.ptr || in->path.len == 0)
+    return dk__error_set(err, DK_CORRUPT, "log: remove action without a path (version %lld)",
+                         (long long)st->cur_version);
+  const char *path;
+  size_t plen;
+  DK_RETURN_NOT_OK(dk_log__canonical_path(&path, &plen, &st->arena, st->root, st->root_len,
+                                          in->path.ptr, in->path.len, err));
+  const dk_dv_descriptor *dvp = in->dv;
   key_ref k = {path, plen, dvp, key_hash(path, plen, dvp)};
   bool found;
   if (!(flags & DK__FROM_CHECKPOINT) && st->file_index.count) {
@@ -780,16 +797,15 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   if (dvp) {
     dk_dv_descriptor *d = dk_arena_alloc(&st->arena, sizeof *d, err);
     if (!d) return DK_NOMEM;
-    *d = dv;
-    d->path_or_inline_dv = arena_str(st, dv.path_or_inline_dv, strlen(dv.path_or_inline_dv), err);
+    *d = *dvp;
+    d->path_or_inline_dv = arena_str(st, dvp->path_or_inline_dv, strlen(dvp->path_or_inline_dv), err);
     if (!d->path_or_inline_dv) return DK_NOMEM;
     t.dv = d;
     k.dv = d;
   }
-  if (!get_i64(a, "deletionTimestamp", &t.deletion_timestamp)) t.deletion_timestamp = -1;
-  if (!get_i64(a, "size", &t.size)) t.size = -1;
-  bool b;
-  t.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
+  t.deletion_timestamp = in->deletion_timestamp;
+  t.size = in->size;
+  t.data_change = in->data_change;
   t.live = 1;
   if (st->defer && (flags & DK__FROM_CHECKPOINT)) { /* reconciled already: no index */
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->tombs, &st->cap_tombs, st->n_tombs,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "codec/parquet/metadata.h"
+#include "codec/parquet/pages.h"
 #include "dk/parquet.h"
 #include "log/log.h"
 
@@ -320,7 +321,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
  * those entries. Splitting the stats off halves what the Parquet reader holds at once. */
 static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const *cols,
                            size_t n_cols, int stats_pass, uint32_t *rowmap, int64_t nrows,
-                           dk_error *err) {
+                           int64_t row_limit, dk_error *err) {
   struct ArrowArrayStream stream;
   memset(&stream, 0, sizeof stream);
   dk_parquet_read_options ro;
@@ -343,7 +344,7 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   if (stream.get_schema(&stream, &bs) != 0)
     s = dk__error_set(err, DK_CORRUPT, "cannot get the checkpoint batch schema");
   int64_t row_base = 0;
-  while (s == DK_OK) {
+  while (s == DK_OK && row_base < row_limit) {
     struct ArrowArray batch;
     memset(&batch, 0, sizeof batch);
     if (stream.get_next(&stream, &batch) != 0) {
@@ -428,6 +429,363 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   return s;
 }
 
+/* ---- direct path: add and remove rows straight from the Parquet leaves ------------------- */
+
+/* The add and remove columns of a checkpoint hold nearly every row. Reading their leaves
+ * with dk_pq__leaf_read (levels and dense values) skips building Arrow arrays for them; the
+ * few other action rows still go through read_pass. Any layout it does not expect makes
+ * direct_open fail with DK_UNSUPPORTED before a row is applied, and the caller reads the
+ * columns the ordinary way. */
+
+#define DIRECT_BATCH 16384
+
+typedef struct leafc { /* one leaf and its cursors within the current batch */
+  dk_pq__leaf *l;      /* NULL: the file has no such leaf (always null) */
+  dk_pq__leaf_data d;
+  int type, max_def;
+  int64_t li, vi;      /* next level, next dense value */
+} leafc;
+
+typedef struct map_leaves { /* map<string, string>: key and value leaves */
+  leafc k, v;
+  int map_def;   /* def level at which the map is non-null */
+  int entry_def; /* ... and holds an entry */
+} map_leaves;
+
+typedef struct dv_leaves {
+  leafc type, path, off, size, card;
+  int def; /* def level at which the deletionVector struct is non-null */
+} dv_leaves;
+
+typedef struct direct {
+  leafc add_path, add_size, add_mtime, add_brid, add_drcv;
+  map_leaves add_pv, add_tags;
+  dv_leaves add_dv;
+  int add_def;
+  leafc rm_path, rm_ts, rm_dc, rm_size;
+  dv_leaves rm_dv;
+  int rm_def;
+  int has_rm;
+  const dk_allocator *alloc;
+  dk_str *kv, *tkv; /* map entries of the current row: partitionValues, tags */
+  size_t kv_cap, tkv_cap;
+  dk_buf tags, dvpath;
+} direct;
+
+static inline uint32_t lc_def(const leafc *c, int64_t i) {
+  return c->d.def ? c->d.def[i] : (uint32_t)c->max_def;
+}
+
+/* Flat leaves: one level per row. Each takes row r's value, when there is one, and must be
+ * called for every row whose parent struct is present (rows without it hold no values). */
+static bool lc_str(leafc *c, int64_t r, dk_str *out) {
+  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
+  int64_t k = c->vi++;
+  int32_t lo = c->d.offs[k], hi = c->d.offs[k + 1];
+  out->ptr = (const char *)c->d.data + lo;
+  out->len = (size_t)(hi - lo);
+  return true;
+}
+
+static bool lc_int(leafc *c, int64_t r, int64_t *out) {
+  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
+  int64_t k = c->vi++;
+  if (c->type == PQ_INT64) {
+    memcpy(out, c->d.vals + 8 * k, 8);
+  } else {
+    int32_t v;
+    memcpy(&v, c->d.vals + 4 * k, 4);
+    *out = v;
+  }
+  return true;
+}
+
+static bool lc_bool(leafc *c, int64_t r, bool *out) {
+  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
+  *out = c->d.vals[c->vi++] != 0;
+  return true;
+}
+
+/* Consumes row r's levels of a map; kv receives 2 * *n views (key, value; value.ptr NULL =
+ * null) and *present whether the map is non-null. */
+static dk_status map_row(map_leaves *m, const dk_allocator *a, dk_str **kv, size_t *cap,
+                         size_t *n, bool *present, dk_error *err) {
+  *n = 0;
+  *present = false;
+  if (!m->k.l) return DK_OK;
+  leafc *k = &m->k, *v = &m->v;
+  int64_t i = k->li, end = k->d.n_levels;
+  if (i >= end || i >= v->d.n_levels)
+    return dk__error_set(err, DK_CORRUPT, "checkpoint: map levels end before the rows");
+  *present = lc_def(k, i) >= (uint32_t)m->map_def;
+  do {
+    uint32_t kd = lc_def(k, i);
+    if (kd >= (uint32_t)m->entry_def) {
+      if (kd != (uint32_t)k->max_def || k->vi >= k->d.n_dense)
+        return dk__error_set(err, DK_CORRUPT, "checkpoint: null map key");
+      if (2 * (*n + 1) > *cap) {
+        size_t nc = 2 * (*n + 1) + 16;
+        dk_str *p = dk__realloc(a, *kv, nc * sizeof *p);
+        if (!p) return dk__error_set(err, DK_NOMEM, "out of memory");
+        *kv = p;
+        *cap = nc;
+      }
+      dk_str *e = *kv + 2 * *n;
+      int64_t kk = k->vi++;
+      e[0].ptr = (const char *)k->d.data + k->d.offs[kk];
+      e[0].len = (size_t)(k->d.offs[kk + 1] - k->d.offs[kk]);
+      e[1].ptr = NULL;
+      e[1].len = 0;
+      if (i < v->d.n_levels && lc_def(v, i) == (uint32_t)v->max_def && v->vi < v->d.n_dense) {
+        int64_t vv = v->vi++;
+        e[1].ptr = (const char *)v->d.data + v->d.offs[vv];
+        e[1].len = (size_t)(v->d.offs[vv + 1] - v->d.offs[vv]);
+      }
+      (*n)++;
+    }
+    i++;
+  } while (i < end && k->d.rep[i] != 0);
+  k->li = v->li = i;
+  return DK_OK;
+}
+
+/* Opens one leaf; want: bit mask of accepted physical types. A missing leaf is fine unless
+ * required; a leaf of another layout (type, repetition, depth) is DK_UNSUPPORTED. */
+static dk_status lc_open(leafc *c, dk_parquet_file *pf, const char *path, unsigned want,
+                         int max_rep, int depth, bool required, dk_error *err) {
+  memset(c, 0, sizeof *c);
+  dk_error e;
+  dk_error_init(&e);
+  dk_status s = dk_pq__leaf_open(&c->l, pf, path, &e);
+  if (s == DK_NOT_FOUND && !required) return DK_OK;
+  if (s != DK_OK) return s == DK_NOMEM ? dk__error_set(err, DK_NOMEM, "out of memory") : DK_UNSUPPORTED;
+  c->type = dk_pq__leaf_type(c->l);
+  c->max_def = dk_pq__leaf_max_def(c->l);
+  if (!(want & (1u << c->type)) || dk_pq__leaf_max_rep(c->l) != max_rep ||
+      dk_pq__leaf_def_at(c->l, depth) < 0 || dk_pq__leaf_def_at(c->l, depth + 1) >= 0)
+    return DK_UNSUPPORTED;
+  return DK_OK;
+}
+
+#define T_STR (1u << PQ_BYTE_ARRAY)
+#define T_INT ((1u << PQ_INT64) | (1u << PQ_INT32))
+#define T_BOOL (1u << PQ_BOOLEAN)
+
+static dk_status map_open(map_leaves *m, dk_parquet_file *pf, const char *base, dk_error *err) {
+  char kp[96], vp[96];
+  memset(m, 0, sizeof *m);
+  snprintf(kp, sizeof kp, "%s.key_value.key", base);
+  snprintf(vp, sizeof vp, "%s.key_value.value", base);
+  DK_RETURN_NOT_OK(lc_open(&m->k, pf, kp, T_STR, 1, 3, false, err));
+  DK_RETURN_NOT_OK(lc_open(&m->v, pf, vp, T_STR, 1, 3, m->k.l != NULL, err));
+  if (!m->k.l) return m->v.l ? DK_UNSUPPORTED : DK_OK;
+  m->map_def = dk_pq__leaf_def_at(m->k.l, 1);
+  m->entry_def = dk_pq__leaf_def_at(m->k.l, 2);
+  /* key_value is a repeated group: an entry adds one level */
+  return m->entry_def == m->map_def + 1 ? DK_OK : DK_UNSUPPORTED;
+}
+
+static dk_status dv_open(dv_leaves *d, dk_parquet_file *pf, const char *base, dk_error *err) {
+  char p[96];
+  memset(d, 0, sizeof *d);
+  snprintf(p, sizeof p, "%s.storageType", base);
+  DK_RETURN_NOT_OK(lc_open(&d->type, pf, p, T_STR, 0, 2, false, err));
+  snprintf(p, sizeof p, "%s.pathOrInlineDv", base);
+  DK_RETURN_NOT_OK(lc_open(&d->path, pf, p, T_STR, 0, 2, d->type.l != NULL, err));
+  snprintf(p, sizeof p, "%s.offset", base);
+  DK_RETURN_NOT_OK(lc_open(&d->off, pf, p, T_INT, 0, 2, false, err));
+  snprintf(p, sizeof p, "%s.sizeInBytes", base);
+  DK_RETURN_NOT_OK(lc_open(&d->size, pf, p, T_INT, 0, 2, false, err));
+  snprintf(p, sizeof p, "%s.cardinality", base);
+  DK_RETURN_NOT_OK(lc_open(&d->card, pf, p, T_INT, 0, 2, false, err));
+  if (!d->type.l) return (d->off.l || d->size.l || d->card.l) ? DK_UNSUPPORTED : DK_OK;
+  d->def = dk_pq__leaf_def_at(d->type.l, 1);
+  return DK_OK;
+}
+
+/* Every leaf of d, for reading and freeing in one loop. */
+static size_t direct_leaves(direct *d, leafc **out) {
+  leafc *all[] = {&d->add_path,    &d->add_size,    &d->add_mtime,   &d->add_brid,
+                  &d->add_drcv,    &d->add_pv.k,    &d->add_pv.v,    &d->add_tags.k,
+                  &d->add_tags.v,  &d->add_dv.type, &d->add_dv.path, &d->add_dv.off,
+                  &d->add_dv.size, &d->add_dv.card, &d->rm_path,     &d->rm_ts,
+                  &d->rm_dc,       &d->rm_size,     &d->rm_dv.type,  &d->rm_dv.path,
+                  &d->rm_dv.off,   &d->rm_dv.size,  &d->rm_dv.card};
+  size_t n = 0;
+  for (size_t i = 0; i < DK_ARRAY_LEN(all); i++)
+    if (all[i]->l) out[n++] = all[i];
+  return n;
+}
+
+static void direct_close(direct *d) {
+  leafc *ls[32];
+  size_t n = direct_leaves(d, ls);
+  for (size_t i = 0; i < n; i++) dk_pq__leaf_free(ls[i]->l);
+  dk__free(d->alloc, d->kv);
+  dk__free(d->alloc, d->tkv);
+  dk_buf_dispose(&d->tags);
+  dk_buf_dispose(&d->dvpath);
+  memset(d, 0, sizeof *d);
+}
+
+static dk_status direct_open(direct *d, dk_parquet_file *pf, const dk_allocator *alloc,
+                             bool with_remove, dk_error *err) {
+  memset(d, 0, sizeof *d);
+  d->alloc = alloc;
+  dk_buf_init(&d->tags, alloc);
+  dk_buf_init(&d->dvpath, alloc);
+  dk_status s = lc_open(&d->add_path, pf, "add.path", T_STR, 0, 1, true, err);
+  if (s == DK_OK) s = lc_open(&d->add_size, pf, "add.size", T_INT, 0, 1, true, err);
+  if (s == DK_OK) s = lc_open(&d->add_mtime, pf, "add.modificationTime", T_INT, 0, 1, false, err);
+  if (s == DK_OK) s = lc_open(&d->add_brid, pf, "add.baseRowId", T_INT, 0, 1, false, err);
+  if (s == DK_OK)
+    s = lc_open(&d->add_drcv, pf, "add.defaultRowCommitVersion", T_INT, 0, 1, false, err);
+  if (s == DK_OK) s = map_open(&d->add_pv, pf, "add.partitionValues", err);
+  if (s == DK_OK) s = map_open(&d->add_tags, pf, "add.tags", err);
+  if (s == DK_OK) s = dv_open(&d->add_dv, pf, "add.deletionVector", err);
+  if (s == DK_OK) d->add_def = dk_pq__leaf_def_at(d->add_path.l, 0);
+  if (s == DK_OK && with_remove) {
+    d->has_rm = 1;
+    s = lc_open(&d->rm_path, pf, "remove.path", T_STR, 0, 1, true, err);
+    if (s == DK_OK) s = lc_open(&d->rm_ts, pf, "remove.deletionTimestamp", T_INT, 0, 1, false, err);
+    if (s == DK_OK) s = lc_open(&d->rm_dc, pf, "remove.dataChange", T_BOOL, 0, 1, false, err);
+    if (s == DK_OK) s = lc_open(&d->rm_size, pf, "remove.size", T_INT, 0, 1, false, err);
+    if (s == DK_OK) s = dv_open(&d->rm_dv, pf, "remove.deletionVector", err);
+    if (s == DK_OK) d->rm_def = dk_pq__leaf_def_at(d->rm_path.l, 0);
+  }
+  if (s != DK_OK) direct_close(d);
+  return s;
+}
+
+/* Row r's deletionVector, when present: the views go to the caller's struct fields. */
+static dk_status dv_row(dv_leaves *d, int64_t r, bool *has, char *type, dk_str *path,
+                        int32_t *off, int32_t *size, int64_t *card, dk_error *err) {
+  *has = false;
+  if (!d->type.l || lc_def(&d->type, r) < (uint32_t)d->def) {
+    /* a null struct: its leaves hold no values at r */
+    return DK_OK;
+  }
+  dk_str t;
+  int64_t x;
+  if (!lc_str(&d->type, r, &t) || t.len != 1 || !lc_str(&d->path, r, path))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint: malformed deletionVector");
+  *has = true;
+  *type = t.ptr[0];
+  *off = lc_int(&d->off, r, &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
+  *size = lc_int(&d->size, r, &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : 0;
+  *card = lc_int(&d->card, r, &x) ? x : 0;
+  return DK_OK;
+}
+
+static dk_status direct_add(dk__state *st, direct *d, int64_t r, dk_error *err) {
+  dk__add_in in;
+  memset(&in, 0, sizeof in);
+  if (!lc_str(&d->add_path, r, &in.path))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
+  if (!lc_int(&d->add_size, r, &in.size))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a size");
+  lc_int(&d->add_mtime, r, &in.mtime);
+  bool present;
+  DK_RETURN_NOT_OK(map_row(&d->add_pv, d->alloc, &d->kv, &d->kv_cap, &in.n_pv, &present, err));
+  in.pv = d->kv;
+  size_t nt;
+  DK_RETURN_NOT_OK(map_row(&d->add_tags, d->alloc, &d->tkv, &d->tkv_cap, &nt, &present, err));
+  if (present) { /* rendered as the JSON object a commit would hold */
+    const dk_str *tkv = d->tkv;
+    dk_buf *tags = &d->tags;
+    dk_status s;
+    dk_buf_clear(tags);
+    s = dk_buf_putc(tags, '{', err);
+    for (size_t i = 0; s == DK_OK && i < nt; i++) {
+      if (i) s = dk_buf_putc(tags, ',', err);
+      if (s == DK_OK) s = dk_json_write_str(tags, tkv[2 * i].ptr, tkv[2 * i].len, err);
+      if (s == DK_OK) s = dk_buf_putc(tags, ':', err);
+      if (s == DK_OK)
+        s = tkv[2 * i + 1].ptr ? dk_json_write_str(tags, tkv[2 * i + 1].ptr, tkv[2 * i + 1].len, err)
+                               : dk_buf_puts(tags, "null", err);
+    }
+    if (s == DK_OK) s = dk_buf_putc(tags, '}', err);
+    DK_RETURN_NOT_OK(s);
+    in.tags_json.ptr = tags->data;
+    in.tags_json.len = tags->len;
+  }
+  bool has_dv;
+  DK_RETURN_NOT_OK(dv_row(&d->add_dv, r, &has_dv, &in.dv_type, &in.dv_path, &in.dv_offset,
+                          &in.dv_size, &in.dv_card, err));
+  in.has_dv = has_dv;
+  in.has_brid = lc_int(&d->add_brid, r, &in.brid);
+  in.has_drcv = lc_int(&d->add_drcv, r, &in.drcv);
+  return dk_log__apply_add_in(st, &in, err);
+}
+
+static dk_status direct_remove(dk__state *st, direct *d, int64_t r, dk_error *err) {
+  dk__remove_in in;
+  memset(&in, 0, sizeof in);
+  if (!lc_str(&d->rm_path, r, &in.path))
+    return dk__error_set(err, DK_CORRUPT, "checkpoint remove row without a path");
+  if (!lc_int(&d->rm_ts, r, &in.deletion_timestamp)) in.deletion_timestamp = -1;
+  if (!lc_int(&d->rm_size, r, &in.size)) in.size = -1;
+  bool dc;
+  in.data_change = lc_bool(&d->rm_dc, r, &dc) ? dc : 1;
+  bool has_dv;
+  dk_dv_descriptor dv;
+  dk_str p;
+  memset(&dv, 0, sizeof dv);
+  DK_RETURN_NOT_OK(dv_row(&d->rm_dv, r, &has_dv, &dv.storage_type, &p, &dv.offset,
+                          &dv.size_in_bytes, &dv.cardinality, err));
+  if (has_dv) {
+    if (dv.storage_type != 'u' && dv.storage_type != 'i' && dv.storage_type != 'p')
+      return dk__error_set(err, DK_CORRUPT, "log: remove: unknown deletionVector storageType '%c'",
+                           dv.storage_type);
+    dk_buf_clear(&d->dvpath);
+    DK_RETURN_NOT_OK(dk_buf_append(&d->dvpath, p.ptr, p.len, err));
+    DK_RETURN_NOT_OK(dk_buf_putc(&d->dvpath, 0, err));
+    dv.path_or_inline_dv = d->dvpath.data;
+    in.dv = &dv;
+  }
+  return dk_log__apply_remove_in(st, &in, DK__FROM_CHECKPOINT, err);
+}
+
+/* Applies every add and remove row of the checkpoint from its leaves, recording in rowmap
+ * where each add row went. */
+static dk_status direct_pass(dk__state *st, direct *d, uint32_t *rowmap, int64_t nrows,
+                             dk_error *err) {
+  leafc *ls[32];
+  size_t nl = direct_leaves(d, ls);
+  dk_status s = DK_OK;
+  int64_t row_base = 0;
+  while (s == DK_OK) {
+    int64_t got = -1;
+    for (size_t i = 0; s == DK_OK && i < nl; i++) {
+      int64_t g;
+      s = dk_pq__leaf_read(ls[i]->l, DIRECT_BATCH, &ls[i]->d, &g, err);
+      ls[i]->li = ls[i]->vi = 0;
+      if (s == DK_OK && got >= 0 && g != got)
+        s = dk__error_set(err, DK_CORRUPT, "checkpoint columns of different lengths");
+      got = g;
+    }
+    if (s != DK_OK || got <= 0) break;
+    for (int64_t r = 0; s == DK_OK && r < got; r++) {
+      int64_t row = row_base + r;
+      bool present;
+      size_t n;
+      if (lc_def(&d->add_path, r) >= (uint32_t)d->add_def) {
+        s = direct_add(st, d, r, err);
+        if (s == DK_OK && rowmap && row < nrows) rowmap[row] = (uint32_t)st->last_pos;
+      } else {
+        /* no add in this row: its maps still hold one (null) level each */
+        s = map_row(&d->add_pv, d->alloc, &d->kv, &d->kv_cap, &n, &present, err);
+        if (s == DK_OK) s = map_row(&d->add_tags, d->alloc, &d->tkv, &d->tkv_cap, &n, &present, err);
+      }
+      if (s == DK_OK && d->has_rm && lc_def(&d->rm_path, r) >= (uint32_t)d->rm_def)
+        s = direct_remove(st, d, r, err);
+      if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row);
+    }
+    row_base += got;
+  }
+  return s;
+}
+
 /* ---- add.stats kept as stored pages ---------------------------------------------------- */
 
 /* The stats pass without decoding: each add.stats page is kept compressed as a stats block
@@ -481,6 +839,59 @@ static dk_status stats_pages(dk__state *st, dk_parquet_file *pf, const char *pat
       if (st->files[i].sblk && st->files[i].sblk->is_page) st->files[i].sblk = NULL;
   }
   return s;
+}
+
+/* After the direct pass, the other action columns (metaData, protocol, txn, ...) hold a few
+ * rows among millions of nulls. One leaf of each tells in which rows its action is present:
+ * columns without any are dropped from cols, and *row_limit becomes the row after the last
+ * present one, where read_pass may stop. */
+static dk_status other_rows(dk_parquet_file *pf, const char **cols, size_t *n_cols,
+                           int64_t *row_limit, dk_error *err) {
+  int64_t last = -1;
+  size_t k = 0;
+  for (size_t i = 0; i < *n_cols; i++) {
+    dk_pq__leaf *l = NULL;
+    dk_error e;
+    dk_error_init(&e);
+    dk_status s = strchr(cols[i], '.') ? DK_UNSUPPORTED : dk_pq__leaf_open_first(&l, pf, cols[i], &e);
+    if (s != DK_OK) { /* keep the column whole */
+      dk_pq__leaf_free(l);
+      if (s == DK_NOMEM) return dk__error_set(err, DK_NOMEM, "out of memory");
+      cols[k++] = cols[i];
+      last = INT64_MAX - 1;
+      continue;
+    }
+    uint32_t present = (uint32_t)dk_pq__leaf_def_at(l, 0);
+    int64_t row = 0, col_last = -1, got;
+    dk_pq__leaf_data d;
+    while ((s = dk_pq__leaf_read(l, 1 << 16, &d, &got, err)) == DK_OK && got > 0) {
+      if (!d.def) { /* every level at the maximum: present in each row */
+        col_last = row + got - 1;
+      } else if (!d.rep) {
+        for (int64_t r = got - 1; r >= 0; r--)
+          if (d.def[r] >= present) {
+            col_last = row + r;
+            break;
+          }
+      } else { /* repeated leaf: rows start where rep == 0 */
+        int64_t r = -1;
+        for (int64_t j = 0; j < d.n_levels; j++) {
+          r += d.rep[j] == 0;
+          if (d.def[j] >= present) col_last = row + r;
+        }
+      }
+      row += got;
+    }
+    dk_pq__leaf_free(l);
+    if (s != DK_OK) return s;
+    if (col_last >= 0) {
+      cols[k++] = cols[i];
+      if (col_last > last) last = col_last;
+    }
+  }
+  *n_cols = k;
+  *row_limit = last + 1;
+  return DK_OK;
 }
 
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
@@ -563,14 +974,36 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
       n_cols = k;
     }
   }
-  if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, err);
+  bool direct_done = false;
+  if (s == DK_OK && two_pass) {
+    /* add and remove straight from their leaves, the other action columns through Arrow */
+    bool with_remove = false;
+    size_t k = 0;
+    for (size_t i = 0; i < n_cols; i++)
+      if (!strncmp(cols[i], "remove", 6)) with_remove = true;
+    direct d;
+    dk_status ds = direct_open(&d, pf, st->alloc, with_remove, err);
+    if (ds == DK_OK) {
+      for (size_t i = 0; i < n_cols; i++)
+        if (strncmp(cols[i], "add.", 4) && strncmp(cols[i], "remove", 6)) cols[k++] = cols[i];
+      n_cols = k;
+      s = direct_pass(st, &d, rowmap, nrows, err);
+      direct_close(&d);
+      direct_done = true;
+    } else if (ds != DK_UNSUPPORTED) {
+      s = ds;
+    }
+  }
+  int64_t row_limit = INT64_MAX;
+  if (s == DK_OK && direct_done) s = other_rows(pf, cols, &n_cols, &row_limit, err);
+  if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, row_limit, err);
   if (s == DK_OK && two_pass) {
     dk_error pe;
     dk_error_init(&pe);
     s = stats_pages(st, pf, path, rowmap, nrows, &pe);
     if (s == DK_UNSUPPORTED) {
       const char *stats_col[1] = {"add.stats"};
-      s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, err);
+      s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, INT64_MAX, err);
     } else if (s != DK_OK && err) {
       *err = pe;
     }

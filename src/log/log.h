@@ -212,6 +212,17 @@ typedef struct dk__add_in {
 } dk__add_in;
 /* Applies an add; st->last_pos is then the position of its entry in st->files. */
 dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
+/* A remove action from a columnar source. */
+typedef struct dk__remove_in {
+  dk_str path;                   /* as written (URL-encoded) */
+  const dk_dv_descriptor *dv;    /* NULL = none; path_or_inline_dv NUL-terminated, borrowed */
+  int64_t deletion_timestamp;    /* -1 = absent */
+  int64_t size;                  /* -1 = absent */
+  int data_change;
+} dk__remove_in;
+/* Applies a remove (flags: DK__FROM_CHECKPOINT or 0). */
+dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
+                                  dk_error *err);
 /* Keeps a copy of a stored Parquet page of add.stats as a stats block (dict: the chunk's
  * dictionary page block or NULL); *out is the block (owned by st). */
 dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,

@@ -1,6 +1,7 @@
 /*
-** pages.c — page-level access to a flat BYTE_ARRAY column: walks the pages of its column
-** chunks as stored and decodes one stored page on demand (see pages.h).
+** pages.c — page-level access to a flat BYTE_ARRAY column (walks the pages of its column
+** chunks as stored and decodes one stored page on demand) and a leaf reader that hands out
+** levels and dense values per batch without Arrow assembly (see pages.h).
 **
 ** Follows apache/parquet-format: README "Data Pages" / "Column chunks" (page layout: v1
 ** pages hold 4-byte-length-prefixed RLE def levels then values inside the compressed body;
@@ -303,4 +304,109 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   }
   dk_buf_dispose(&page);
   return s;
+}
+
+/* ---- leaf reader ----------------------------------------------------------------------- */
+
+static dk_status leaf_open_at(dk_pq__leaf **out, dk_parquet_file *f, int leaf, dk_error *err);
+
+struct dk_pq__leaf {
+  dk_parquet_file *f;
+  int leaf;
+  int rg;              /* current row group; -1 before the first */
+  int64_t rg_left;     /* rows of it not read yet */
+  int open;            /* col is open */
+  pq_col col;
+  pq_leaf_batch b;
+};
+
+dk_status dk_pq__leaf_open(dk_pq__leaf **out, dk_parquet_file *f, const char *dotted_path,
+                           dk_error *err) {
+  *out = NULL;
+  int leaf = dk_parquet_column_index(f, dotted_path);
+  if (leaf < 0 || leaf >= f->n_leaves)
+    return dk__error_set(err, DK_NOT_FOUND, "%s: no column '%s'", f->path, dotted_path);
+  return leaf_open_at(out, f, leaf, err);
+}
+
+dk_status dk_pq__leaf_open_first(dk_pq__leaf **out, dk_parquet_file *f, const char *top,
+                                 dk_error *err) {
+  *out = NULL;
+  for (int i = 0; i < f->n_leaves; i++) {
+    const pq_node *p = f->leaves[i];
+    while (p->parent && p->parent->parent) p = p->parent;
+    if (p->parent && !strcmp(p->el->name, top)) return leaf_open_at(out, f, i, err);
+  }
+  return dk__error_set(err, DK_NOT_FOUND, "%s: no column '%s'", f->path, top);
+}
+
+static dk_status leaf_open_at(dk_pq__leaf **out, dk_parquet_file *f, int leaf, dk_error *err) {
+  dk_pq__leaf *l = dk__malloc(f->alloc, sizeof *l);
+  if (!l) return dk__error_set(err, DK_NOMEM, "out of memory");
+  memset(l, 0, sizeof *l);
+  l->f = f;
+  l->leaf = leaf;
+  l->rg = -1;
+  dk_pq__leaf_batch_init(&l->b, f->alloc);
+  *out = l;
+  return DK_OK;
+}
+
+void dk_pq__leaf_free(dk_pq__leaf *l) {
+  if (!l) return;
+  if (l->open) dk_pq__col_close(&l->col);
+  dk_pq__leaf_batch_dispose(&l->b);
+  dk__free(l->f->alloc, l);
+}
+
+int dk_pq__leaf_type(const dk_pq__leaf *l) { return l->f->leaves[l->leaf]->el->type; }
+int dk_pq__leaf_max_def(const dk_pq__leaf *l) { return l->f->leaves[l->leaf]->max_def; }
+int dk_pq__leaf_max_rep(const dk_pq__leaf *l) { return l->f->leaves[l->leaf]->max_rep; }
+
+int dk_pq__leaf_def_at(const dk_pq__leaf *l, int depth) {
+  const pq_node *chain[128];
+  int n = 0;
+  for (const pq_node *p = l->f->leaves[l->leaf]; p && p->parent && n < 128; p = p->parent)
+    chain[n++] = p;
+  /* chain[n - 1] is the top-level field */
+  if (depth < 0 || depth >= n) return -1;
+  return chain[n - 1 - depth]->max_def;
+}
+
+dk_status dk_pq__leaf_read(dk_pq__leaf *l, int64_t rows, dk_pq__leaf_data *out, int64_t *got,
+                           dk_error *err) {
+  memset(out, 0, sizeof *out);
+  *got = 0;
+  while (l->rg_left == 0) {
+    if (l->open) {
+      dk_pq__col_close(&l->col);
+      l->open = 0;
+    }
+    if (l->rg + 1 >= l->f->meta.n_row_groups) return DK_OK;
+    l->rg++;
+    l->rg_left = l->f->meta.row_groups[l->rg].num_rows;
+    if (l->rg_left < 0)
+      return dk__error_set(err, DK_CORRUPT, "%s: row group %d has %lld rows", l->f->path, l->rg,
+                           (long long)l->rg_left);
+    if (l->rg_left == 0) continue;
+    DK_RETURN_NOT_OK(dk_pq__col_open(&l->col, l->f, l->rg, l->leaf, l->f->alloc, err));
+    l->open = 1;
+  }
+  int64_t n = DK_MIN(rows, l->rg_left);
+  DK_RETURN_NOT_OK(dk_pq__col_read(&l->col, n, &l->b, err));
+  l->rg_left -= n;
+  const pq_node *ln = l->f->leaves[l->leaf];
+  out->n_levels = ln->max_def == 0 && ln->max_rep == 0 ? n : l->b.n_levels;
+  out->def = l->b.def.len ? (const uint32_t *)(const void *)l->b.def.data : NULL;
+  out->rep = l->b.rep.len ? (const uint32_t *)(const void *)l->b.rep.data : NULL;
+  if (out->def && l->b.def.len / 4 != (size_t)out->n_levels)
+    return dk__error_set(err, DK_INTERNAL, "%s: level count mismatch", l->f->path);
+  if (ln->max_rep > 0 && (!out->rep || l->b.rep.len / 4 != (size_t)out->n_levels))
+    return dk__error_set(err, DK_INTERNAL, "%s: repetition level count mismatch", l->f->path);
+  out->vals = l->b.vals.data;
+  out->offs = l->b.offs.len ? (const int32_t *)(const void *)l->b.offs.data : NULL;
+  out->data = l->b.data.data;
+  out->n_dense = l->b.n_dense;
+  *got = n;
+  return DK_OK;
 }

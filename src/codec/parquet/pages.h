@@ -1,7 +1,10 @@
 /*
-** pages.h — page-level access to one flat BYTE_ARRAY column (library-internal, not API):
-** walk the pages of a column chunk as stored (compressed) and decode one such page later,
-** on demand. Used by the log to keep a checkpoint's add.stats pages compressed in memory.
+** pages.h — page- and leaf-level access to columns (library-internal, not API):
+** - walk the pages of a flat BYTE_ARRAY column chunk as stored (compressed) and decode one
+**   such page later, on demand. Used by the log to keep a checkpoint's add.stats pages
+**   compressed in memory;
+** - read one leaf's levels and dense values batch by batch without assembling Arrow arrays.
+**   Used by the log to apply a checkpoint's add and remove rows straight from the columns.
 */
 #ifndef DK_PARQUET_PAGES_H
 #define DK_PARQUET_PAGES_H
@@ -40,5 +43,40 @@ dk_status dk_pq__walk_pages(dk_parquet_file *f, const char *dotted_path, dk_pq__
 ** cleared first; `scratch` is working memory. Malformed pages are DK_CORRUPT. */
 dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict,
                                   dk_buf *scratch, dk_buf *text, uint32_t *offs, dk_error *err);
+
+/* ---- leaf reader ----------------------------------------------------------------------- */
+
+typedef struct dk_pq__leaf dk_pq__leaf;
+
+/* One batch of a leaf: Dremel levels and the dense (non-null) physical values. */
+typedef struct dk_pq__leaf_data {
+  const uint32_t *def;  /* n_levels levels, or NULL when every level is max_def */
+  const uint32_t *rep;  /* n_levels levels, or NULL when max_rep is 0 */
+  int64_t n_levels, n_dense;
+  const uint8_t *vals;  /* fixed width: n_dense values (INT32/INT64 little-endian, bool: 1 byte) */
+  const int32_t *offs;  /* BYTE_ARRAY: n_dense + 1 offsets into data */
+  const uint8_t *data;
+} dk_pq__leaf_data;
+
+/* Opens the leaf at `dotted_path` (Arrow or Parquet path) for reading every row group in
+** order. DK_NOT_FOUND when the file has no such leaf. */
+dk_status dk_pq__leaf_open(dk_pq__leaf **out, dk_parquet_file *f, const char *dotted_path,
+                           dk_error *err);
+/* Opens the first leaf under the top-level field `top`; DK_NOT_FOUND when there is none. */
+dk_status dk_pq__leaf_open_first(dk_pq__leaf **out, dk_parquet_file *f, const char *top,
+                                 dk_error *err);
+void dk_pq__leaf_free(dk_pq__leaf *l);
+/* The leaf's physical type (PQ_* of metadata.h) and its maximum levels. */
+int dk_pq__leaf_type(const dk_pq__leaf *l);
+int dk_pq__leaf_max_def(const dk_pq__leaf *l);
+int dk_pq__leaf_max_rep(const dk_pq__leaf *l);
+/* The definition level at which the leaf's ancestor `depth` levels below the root (0: the
+** top-level field) is non-null; -1 when the leaf is not that deep. */
+int dk_pq__leaf_def_at(const dk_pq__leaf *l, int depth);
+/* Decodes the next rows: at most `rows`, never past the end of the current row group, so
+** leaves of one file read with the same `rows` stay aligned. *got is the number of rows
+** (0 at the end of the file). `out` stays valid until the next call. */
+dk_status dk_pq__leaf_read(dk_pq__leaf *l, int64_t rows, dk_pq__leaf_data *out, int64_t *got,
+                           dk_error *err);
 
 #endif /* DK_PARQUET_PAGES_H */
