@@ -32,7 +32,8 @@ typedef struct dk_table_options {
   const dk_allocator *alloc; /**< NULL = libc */
   dk_storage *storage;       /**< NULL = a local-filesystem backend owned by the table;
                                   otherwise borrowed and must outlive the table */
-  int threads;               /**< threads used to read commit files; 0 = automatic, 1 = none */
+  int threads;               /**< threads replaying the log (reading commit files, decoding a
+                                  checkpoint beside applying it); 0 = automatic, 1 = none */
 } dk_table_options;
 
 /** Opens a table by root path or `file://` URI. No I/O beyond a check that the root exists.

@@ -237,28 +237,31 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
 }
 
 static dk_status sblock_new(dk__state *st, dk__sblock **out, dk_error *err) {
-  if (st->n_sblocks == st->cap_sblocks) {
-    size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
-    dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
-    if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-    st->sblocks = p;
-    st->cap_sblocks = nc;
-  }
   dk__sblock *b = dk__calloc(st->alloc, 1, sizeof *b);
   if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
   b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
-  st->sblocks[st->n_sblocks++] = b;
+  dk_status s = dk_log__adopt_block(st, b, err);
+  if (s != DK_OK) {
+    dk__free(st->alloc, b);
+    return s;
+  }
   *out = b;
   return DK_OK;
 }
 
-dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
-                                 const char *src, dk__sblock **out, dk_error *err) {
-  dk__sblock *b;
-  DK_RETURN_NOT_OK(sblock_new(st, &b, err));
-  b->data = dk__malloc(st->alloc, pg->len ? pg->len : 1);
-  if (!b->data) return dk__error_set(err, DK_NOMEM, "log: out of memory keeping a stats page");
+dk_status dk_log__page_block_new(dk__sblock **out, const dk_allocator *alloc,
+                                 const dk_pq__page *pg, const dk__sblock *dict, const char *src,
+                                 dk_error *err) {
+  *out = NULL;
+  dk__sblock *b = dk__calloc(alloc, 1, sizeof *b);
+  if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+  b->data = dk__malloc(alloc, pg->len ? pg->len : 1);
+  if (!b->data) {
+    dk__free(alloc, b);
+    return dk__error_set(err, DK_NOMEM, "log: out of memory keeping a stats page");
+  }
   if (pg->len) memcpy(b->data, pg->data, pg->len);
+  b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
   b->is_page = 1;
   b->page = *pg;
   b->page.data = b->data;
@@ -266,6 +269,24 @@ dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk_
   b->dict = dict;
   b->src = src;
   *out = b;
+  return DK_OK;
+}
+
+void dk_log__page_block_free(dk__sblock *b, const dk_allocator *alloc) {
+  if (!b) return;
+  dk__free(alloc, b->data);
+  dk__free(alloc, b);
+}
+
+dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err) {
+  if (st->n_sblocks == st->cap_sblocks) {
+    size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
+    dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
+    if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
+    st->sblocks = p;
+    st->cap_sblocks = nc;
+  }
+  st->sblocks[st->n_sblocks++] = b;
   return DK_OK;
 }
 

@@ -11,6 +11,7 @@
 ** skipped (the text stats are kept).
 */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "codec/parquet/metadata.h"
@@ -441,7 +442,8 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
 
 typedef struct leafc { /* one leaf and its cursors within the current batch */
   dk_pq__leaf *l;      /* NULL: the file has no such leaf (always null) */
-  dk_pq__leaf_data d;
+  dk_pq__leaf_data d;  /* the batch being applied */
+  dk_pq__leaf_data dd[2]; /* decoded batches (alternating slots) */
   int type, max_def;
   int64_t li, vi;      /* next level, next dense value */
 } leafc;
@@ -746,99 +748,243 @@ static dk_status direct_remove(dk__state *st, direct *d, int64_t r, dk_error *er
   return dk_log__apply_remove_in(st, &in, DK__FROM_CHECKPOINT, err);
 }
 
+/* Reads the next batch of every leaf into slot `k` (0 or 1) of its data; *got is its rows. */
+static dk_status read_batch(leafc **ls, size_t nl, int k, int64_t *got, dk_error *err) {
+  *got = -1;
+  for (size_t i = 0; i < nl; i++) {
+    int64_t g;
+    DK_RETURN_NOT_OK(dk_pq__leaf_read(ls[i]->l, DIRECT_BATCH, &ls[i]->dd[k], &g, err));
+    if (*got >= 0 && g != *got)
+      return dk__error_set(err, DK_CORRUPT, "checkpoint columns of different lengths");
+    *got = g;
+  }
+  if (*got < 0) *got = 0;
+  return DK_OK;
+}
+
+/* Applies one decoded batch (slot k) whose first row is row_base. */
+static dk_status apply_batch(dk__state *st, direct *d, leafc **ls, size_t nl, int k,
+                             int64_t got, int64_t row_base, uint32_t *rowmap, int64_t nrows,
+                             dk_error *err) {
+  for (size_t i = 0; i < nl; i++) {
+    ls[i]->d = ls[i]->dd[k];
+    ls[i]->li = ls[i]->vi = 0;
+  }
+  for (int64_t r = 0; r < got; r++) {
+    int64_t row = row_base + r;
+    dk_status s;
+    bool present;
+    size_t n;
+    if (lc_def(&d->add_path, r) >= (uint32_t)d->add_def) {
+      s = direct_add(st, d, r, err);
+      if (s == DK_OK && rowmap && row < nrows) rowmap[row] = (uint32_t)st->last_pos;
+    } else {
+      /* no add in this row: its maps still hold one (null) level each */
+      s = map_row(&d->add_pv, d->alloc, &d->kv, &d->kv_cap, &n, &present, err);
+      if (s == DK_OK) s = map_row(&d->add_tags, d->alloc, &d->tkv, &d->tkv_cap, &n, &present, err);
+    }
+    if (s == DK_OK && d->has_rm && lc_def(&d->rm_path, r) >= (uint32_t)d->rm_def)
+      s = direct_remove(st, d, r, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "row %" PRId64, row);
+      return s;
+    }
+  }
+  return DK_OK;
+}
+
+/* The decoding thread of a direct pass: it reads batch b + 1 while the caller applies b. */
+typedef struct decoder {
+  leafc **ls;
+  size_t nl;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t decoded, applied; /* batches */
+  int64_t got[2];
+  int stop, done;           /* done: no batch after `decoded` (end or error) */
+  dk_status st;
+  dk_error err;
+} decoder;
+
+static void *decoder_main(void *arg) {
+  decoder *dc = arg;
+  pthread_mutex_lock(&dc->mu);
+  for (;;) {
+    /* slot decoded % 2 is free once the batch two before it is applied */
+    while (!dc->stop && dc->decoded >= dc->applied + 2) pthread_cond_wait(&dc->cv, &dc->mu);
+    if (dc->stop) break;
+    int k = (int)(dc->decoded & 1);
+    pthread_mutex_unlock(&dc->mu);
+    int64_t got;
+    dk_status s = read_batch(dc->ls, dc->nl, k, &got, &dc->err);
+    pthread_mutex_lock(&dc->mu);
+    if (s != DK_OK || got == 0) {
+      dc->st = s;
+      dc->done = 1;
+      pthread_cond_broadcast(&dc->cv);
+      break;
+    }
+    dc->got[k] = got;
+    dc->decoded++;
+    pthread_cond_broadcast(&dc->cv);
+  }
+  pthread_mutex_unlock(&dc->mu);
+  return NULL;
+}
+
 /* Applies every add and remove row of the checkpoint from its leaves, recording in rowmap
- * where each add row went. */
+ * where each add row went. Unless st->threads is 1, a second thread decodes the next batch
+ * while this one applies the current one. */
 static dk_status direct_pass(dk__state *st, direct *d, uint32_t *rowmap, int64_t nrows,
                              dk_error *err) {
   leafc *ls[32];
   size_t nl = direct_leaves(d, ls);
-  dk_status s = DK_OK;
   int64_t row_base = 0;
-  while (s == DK_OK) {
-    int64_t got = -1;
-    for (size_t i = 0; s == DK_OK && i < nl; i++) {
-      int64_t g;
-      s = dk_pq__leaf_read(ls[i]->l, DIRECT_BATCH, &ls[i]->d, &g, err);
-      ls[i]->li = ls[i]->vi = 0;
-      if (s == DK_OK && got >= 0 && g != got)
-        s = dk__error_set(err, DK_CORRUPT, "checkpoint columns of different lengths");
-      got = g;
+  decoder dc;
+  memset(&dc, 0, sizeof dc);
+  pthread_t tid;
+  bool threaded = st->threads != 1 && nrows > DIRECT_BATCH;
+  if (threaded) {
+    dc.ls = ls;
+    dc.nl = nl;
+    dk_error_init(&dc.err);
+    pthread_mutex_init(&dc.mu, NULL);
+    pthread_cond_init(&dc.cv, NULL);
+    if (pthread_create(&tid, NULL, decoder_main, &dc) != 0) {
+      pthread_mutex_destroy(&dc.mu);
+      pthread_cond_destroy(&dc.cv);
+      threaded = false;
     }
-    if (s != DK_OK || got <= 0) break;
-    for (int64_t r = 0; s == DK_OK && r < got; r++) {
-      int64_t row = row_base + r;
-      bool present;
-      size_t n;
-      if (lc_def(&d->add_path, r) >= (uint32_t)d->add_def) {
-        s = direct_add(st, d, r, err);
-        if (s == DK_OK && rowmap && row < nrows) rowmap[row] = (uint32_t)st->last_pos;
-      } else {
-        /* no add in this row: its maps still hold one (null) level each */
-        s = map_row(&d->add_pv, d->alloc, &d->kv, &d->kv_cap, &n, &present, err);
-        if (s == DK_OK) s = map_row(&d->add_tags, d->alloc, &d->tkv, &d->tkv_cap, &n, &present, err);
-      }
-      if (s == DK_OK && d->has_rm && lc_def(&d->rm_path, r) >= (uint32_t)d->rm_def)
-        s = direct_remove(st, d, r, err);
-      if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row);
-    }
-    row_base += got;
   }
+  dk_status s = DK_OK;
+  if (!threaded) {
+    for (int64_t b = 0; s == DK_OK; b++) {
+      int64_t got;
+      s = read_batch(ls, nl, (int)(b & 1), &got, err);
+      if (s != DK_OK || got == 0) break;
+      s = apply_batch(st, d, ls, nl, (int)(b & 1), got, row_base, rowmap, nrows, err);
+      row_base += got;
+    }
+    return s;
+  }
+  for (int64_t b = 0; s == DK_OK; b++) {
+    pthread_mutex_lock(&dc.mu);
+    while (dc.decoded <= b && !dc.done) pthread_cond_wait(&dc.cv, &dc.mu);
+    bool have = dc.decoded > b;
+    int64_t got = have ? dc.got[b & 1] : 0;
+    pthread_mutex_unlock(&dc.mu);
+    if (!have) {
+      if (dc.st != DK_OK) {
+        s = dc.st;
+        if (err) *err = dc.err;
+      }
+      break;
+    }
+    s = apply_batch(st, d, ls, nl, (int)(b & 1), got, row_base, rowmap, nrows, err);
+    row_base += got;
+    pthread_mutex_lock(&dc.mu);
+    dc.applied = b + 1;
+    pthread_cond_broadcast(&dc.cv);
+    pthread_mutex_unlock(&dc.mu);
+  }
+  pthread_mutex_lock(&dc.mu);
+  dc.stop = 1;
+  pthread_cond_broadcast(&dc.cv);
+  pthread_mutex_unlock(&dc.mu);
+  pthread_join(tid, NULL);
+  pthread_mutex_destroy(&dc.mu);
+  pthread_cond_destroy(&dc.cv);
   return s;
 }
 
 /* ---- add.stats kept as stored pages ---------------------------------------------------- */
 
 /* The stats pass without decoding: each add.stats page is kept compressed as a stats block
- * (dk_log__add_page_block) and decoded only when one of its files' stats is asked for. */
+ * and decoded only when one of its files' stats is asked for. Collecting the pages touches
+ * no state (it may run on another thread while the rows are applied); attaching them to the
+ * files needs the rowmap of the applied rows. */
+typedef struct page_run {
+  dk__sblock *b;
+  int64_t first_row, n; /* the rows of a data page; n = 0 for a dictionary page */
+} page_run;
+
 typedef struct page_ctx {
-  dk__state *st;
-  const uint32_t *rowmap;
+  const dk_allocator *alloc;
   int64_t nrows;
   const dk__sblock *dict;
   const char *src; /* the checkpoint path (state arena) */
+  page_run *runs;
+  size_t n_runs, cap_runs, n_adopted;
 } page_ctx;
 
 static dk_status on_page(void *ctx, const dk_pq__page *pg, int64_t first_row, dk_error *err) {
   page_ctx *pc = ctx;
+  if (!pg->is_dict) {
+    if (pg->encoding == PQ_ENC_PLAIN) {
+      if (first_row >= pc->nrows) return DK_OK;
+    } else if (!pc->dict) {
+      return dk__error_set(err, DK_CORRUPT, "add.stats: dictionary-encoded page without a dictionary");
+    }
+  }
+  if (pc->n_runs == pc->cap_runs) {
+    size_t nc = pc->cap_runs ? 2 * pc->cap_runs : 64;
+    page_run *p = dk__realloc(pc->alloc, pc->runs, nc * sizeof *p);
+    if (!p) return dk__error_set(err, DK_NOMEM, "out of memory");
+    pc->runs = p;
+    pc->cap_runs = nc;
+  }
+  const dk__sblock *dict = pg->is_dict || pg->encoding == PQ_ENC_PLAIN ? NULL : pc->dict;
   dk__sblock *b;
-  if (pg->is_dict) {
-    DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, NULL, pc->src, &b, err));
-    pc->dict = b;
-    return DK_OK;
-  }
-  if (pg->encoding == PQ_ENC_PLAIN) {
-    if (first_row >= pc->nrows) return DK_OK;
-  } else if (!pc->dict) {
-    return dk__error_set(err, DK_CORRUPT, "add.stats: dictionary-encoded page without a dictionary");
-  }
-  DK_RETURN_NOT_OK(dk_log__add_page_block(pc->st, pg, pg->encoding == PQ_ENC_PLAIN ? NULL : pc->dict,
-                                          pc->src, &b, err));
-  int64_t end = DK_MIN(first_row + (int64_t)pg->num_values, pc->nrows);
-  for (int64_t r = first_row; r < end; r++) {
-    uint32_t pos = pc->rowmap[r];
-    if (pos == UINT32_MAX) continue;
-    dk__file *f = &pc->st->files[pos];
-    f->sblk = b;
-    f->soff = (uint32_t)(r - first_row);
-    f->slen = 0;
+  DK_RETURN_NOT_OK(dk_log__page_block_new(&b, pc->alloc, pg, dict, pc->src, err));
+  page_run *r = &pc->runs[pc->n_runs++];
+  r->b = b;
+  r->first_row = first_row;
+  r->n = pg->is_dict ? 0 : DK_MIN((int64_t)pg->num_values, pc->nrows - first_row);
+  if (pg->is_dict) pc->dict = b;
+  return DK_OK;
+}
+
+/* Keeps add.stats as pages; DK_UNSUPPORTED when the column's layout needs the ordinary read. */
+static dk_status stats_collect(dk_parquet_file *pf, page_ctx *pc, dk_error *err) {
+  return dk_pq__walk_pages(pf, "add.stats", on_page, pc, err);
+}
+
+/* Hands the collected blocks to st and points each applied add row at its page. */
+static dk_status stats_attach(dk__state *st, page_ctx *pc, const uint32_t *rowmap,
+                              dk_error *err) {
+  for (; pc->n_adopted < pc->n_runs; pc->n_adopted++) {
+    const page_run *r = &pc->runs[pc->n_adopted];
+    DK_RETURN_NOT_OK(dk_log__adopt_block(st, r->b, err));
+    for (int64_t k = 0; k < r->n; k++) {
+      uint32_t pos = rowmap[r->first_row + k];
+      if (pos == UINT32_MAX) continue;
+      dk__file *f = &st->files[pos];
+      f->sblk = r->b;
+      f->soff = (uint32_t)k;
+      f->slen = 0;
+    }
   }
   return DK_OK;
 }
 
-/* Keeps add.stats as pages; DK_UNSUPPORTED (nothing attached) when the column's layout needs
- * the ordinary read. */
-static dk_status stats_pages(dk__state *st, dk_parquet_file *pf, const char *path,
-                             const uint32_t *rowmap, int64_t nrows, dk_error *err) {
-  page_ctx pc = {st, rowmap, nrows, NULL, NULL};
-  pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
-  if (!pc.src) return DK_NOMEM;
-  dk_status s = dk_pq__walk_pages(pf, "add.stats", on_page, &pc, err);
-  if (s != DK_OK) {
-    /* detach what was attached; the page blocks stay owned by st until it is disposed */
-    for (size_t i = 0; i < st->n_files; i++)
-      if (st->files[i].sblk && st->files[i].sblk->is_page) st->files[i].sblk = NULL;
-  }
-  return s;
+static void stats_discard(page_ctx *pc) {
+  for (size_t i = pc->n_adopted; i < pc->n_runs; i++) dk_log__page_block_free(pc->runs[i].b, pc->alloc);
+  dk__free(pc->alloc, pc->runs);
+  pc->runs = NULL;
+  pc->n_runs = pc->n_adopted = 0;
+}
+
+typedef struct walker {
+  dk_parquet_file *pf;
+  page_ctx *pc;
+  dk_status st;
+  dk_error err;
+} walker;
+
+static void *walker_main(void *arg) {
+  walker *w = arg;
+  w->st = stats_collect(w->pf, w->pc, &w->err);
+  return NULL;
 }
 
 /* After the direct pass, the other action columns (metaData, protocol, txn, ...) hold a few
@@ -974,9 +1120,21 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
       n_cols = k;
     }
   }
-  bool direct_done = false;
+  page_ctx pc;
+  memset(&pc, 0, sizeof pc);
+  pc.alloc = st->alloc;
+  pc.nrows = nrows;
+  walker w;
+  memset(&w, 0, sizeof w);
+  pthread_t wtid;
+  bool walking = false, direct_done = false;
   if (s == DK_OK && two_pass) {
-    /* add and remove straight from their leaves, the other action columns through Arrow */
+    pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
+    if (!pc.src) s = DK_NOMEM;
+  }
+  if (s == DK_OK && two_pass) {
+    /* add and remove straight from their leaves (while another thread collects the stats
+     * pages), the other action columns through Arrow */
     bool with_remove = false;
     size_t k = 0;
     for (size_t i = 0; i < n_cols; i++)
@@ -987,6 +1145,12 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
       for (size_t i = 0; i < n_cols; i++)
         if (strncmp(cols[i], "add.", 4) && strncmp(cols[i], "remove", 6)) cols[k++] = cols[i];
       n_cols = k;
+      if (st->threads != 1 && nrows > DIRECT_BATCH) {
+        w.pf = pf;
+        w.pc = &pc;
+        dk_error_init(&w.err);
+        walking = pthread_create(&wtid, NULL, walker_main, &w) == 0;
+      }
       s = direct_pass(st, &d, rowmap, nrows, err);
       direct_close(&d);
       direct_done = true;
@@ -997,16 +1161,29 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   int64_t row_limit = INT64_MAX;
   if (s == DK_OK && direct_done) s = other_rows(pf, cols, &n_cols, &row_limit, err);
   if (s == DK_OK && n_cols) s = read_pass(st, pf, cols, n_cols, 0, rowmap, nrows, row_limit, err);
-  if (s == DK_OK && two_pass) {
+  if (two_pass && pc.src) {
+    dk_status ps;
     dk_error pe;
     dk_error_init(&pe);
-    s = stats_pages(st, pf, path, rowmap, nrows, &pe);
-    if (s == DK_UNSUPPORTED) {
-      const char *stats_col[1] = {"add.stats"};
-      s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, INT64_MAX, err);
-    } else if (s != DK_OK && err) {
-      *err = pe;
+    if (walking) {
+      pthread_join(wtid, NULL);
+      ps = w.st;
+      pe = w.err;
+    } else {
+      ps = s == DK_OK ? stats_collect(pf, &pc, &pe) : DK_OK;
     }
+    if (s == DK_OK) {
+      if (ps == DK_OK) {
+        s = stats_attach(st, &pc, rowmap, err);
+      } else if (ps == DK_UNSUPPORTED) {
+        const char *stats_col[1] = {"add.stats"};
+        s = read_pass(st, pf, stats_col, 1, 1, rowmap, nrows, INT64_MAX, err);
+      } else {
+        s = ps;
+        if (err) *err = pe;
+      }
+    }
+    stats_discard(&pc);
   }
   dk__free(st->alloc, rowmap);
   dk_parquet_file_free(pf);

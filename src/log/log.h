@@ -166,6 +166,7 @@ typedef struct dk__state {
   dk_protocol protocol;
   dk_metadata metadata;
   const char *root;          /* table root, for canonicalising absolute paths */
+  int threads;               /* 1: no helper threads (checkpoint decoding runs inline) */
   size_t root_len;
   int64_t last_ict;          /* inCommitTimestamp of the last commit applied, or -1 */
   int64_t last_commit_info_ts; /* commitInfo.timestamp of the last commit applied, or -1 */
@@ -223,10 +224,14 @@ typedef struct dk__remove_in {
 /* Applies a remove (flags: DK__FROM_CHECKPOINT or 0). */
 dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
                                   dk_error *err);
-/* Keeps a copy of a stored Parquet page of add.stats as a stats block (dict: the chunk's
- * dictionary page block or NULL); *out is the block (owned by st). */
-dk_status dk_log__add_page_block(dk__state *st, const dk_pq__page *pg, const dk__sblock *dict,
-                                 const char *src, dk__sblock **out, dk_error *err);
+/* A stats block holding a copy of a stored Parquet page of add.stats (dict: the chunk's
+ * dictionary page block or NULL), not yet owned by any state: thread-safe as far as alloc is.
+ * dk_log__adopt_block makes st its owner; until then dk_log__page_block_free frees it. */
+dk_status dk_log__page_block_new(dk__sblock **out, const dk_allocator *alloc,
+                                 const dk_pq__page *pg, const dk__sblock *dict, const char *src,
+                                 dk_error *err);
+void dk_log__page_block_free(dk__sblock *b, const dk_allocator *alloc);
+dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err);
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);

@@ -331,6 +331,7 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
 static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment *seg,
                                   dk_error *err) {
   st->cur_version = seg->cp_version;
+  st->threads = t->threads;
   dk_log__state_begin_checkpoint(st);
   for (size_t i = 0; i < seg->n_cp; i++) {
     const dk__logfile *f = &seg->cp_files[i];

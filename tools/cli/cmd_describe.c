@@ -55,6 +55,9 @@ static int parse_ts(const char *s, int64_t *out) {
   return 0;
 }
 
+/* --threads N of the snapshot commands: the table's thread count (dk_table_options). */
+static int g_table_threads;
+
 int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_options *o,
                          int *json, int64_t *limit) {
   memset(o, 0, sizeof *o);
@@ -82,6 +85,14 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_
       }
     } else if (!strcmp(a, "--limit") && i + 1 < argc && limit) {
       *limit = strtoll(argv[++i], NULL, 10);
+    } else if (!strcmp(a, "--threads") && i + 1 < argc) {
+      char *end;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 0 || n > 256) {
+        fprintf(stderr, "dk: bad --threads '%s'\n", argv[i]);
+        return -1;
+      }
+      g_table_threads = (int)n;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "dk: unknown option '%s'\n", a);
       return -1;
@@ -104,7 +115,11 @@ int dk_cli_open(const char *uri, const dk_snapshot_options *o, dk_table **t, dk_
   dk_error_init(&err);
   *t = NULL;
   *s = NULL;
-  if (dk_table_open(t, uri, NULL, &err) != DK_OK ||
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  to.threads = g_table_threads;
+  if (dk_table_open(t, uri, &to, &err) != DK_OK ||
       dk_snapshot_open(s, *t, o, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
     dk_table_free(*t);

@@ -317,7 +317,8 @@ struct dk_pq__leaf {
   int64_t rg_left;     /* rows of it not read yet */
   int open;            /* col is open */
   pq_col col;
-  pq_leaf_batch b;
+  pq_leaf_batch b[2];  /* alternate batches: a batch stays valid through the next read */
+  int cur;
 };
 
 dk_status dk_pq__leaf_open(dk_pq__leaf **out, dk_parquet_file *f, const char *dotted_path,
@@ -347,7 +348,8 @@ static dk_status leaf_open_at(dk_pq__leaf **out, dk_parquet_file *f, int leaf, d
   l->f = f;
   l->leaf = leaf;
   l->rg = -1;
-  dk_pq__leaf_batch_init(&l->b, f->alloc);
+  dk_pq__leaf_batch_init(&l->b[0], f->alloc);
+  dk_pq__leaf_batch_init(&l->b[1], f->alloc);
   *out = l;
   return DK_OK;
 }
@@ -355,7 +357,8 @@ static dk_status leaf_open_at(dk_pq__leaf **out, dk_parquet_file *f, int leaf, d
 void dk_pq__leaf_free(dk_pq__leaf *l) {
   if (!l) return;
   if (l->open) dk_pq__col_close(&l->col);
-  dk_pq__leaf_batch_dispose(&l->b);
+  dk_pq__leaf_batch_dispose(&l->b[0]);
+  dk_pq__leaf_batch_dispose(&l->b[1]);
   dk__free(l->f->alloc, l);
 }
 
@@ -393,20 +396,21 @@ dk_status dk_pq__leaf_read(dk_pq__leaf *l, int64_t rows, dk_pq__leaf_data *out, 
     l->open = 1;
   }
   int64_t n = DK_MIN(rows, l->rg_left);
-  DK_RETURN_NOT_OK(dk_pq__col_read(&l->col, n, &l->b, err));
+  pq_leaf_batch *b = &l->b[l->cur ^= 1];
+  DK_RETURN_NOT_OK(dk_pq__col_read(&l->col, n, b, err));
   l->rg_left -= n;
   const pq_node *ln = l->f->leaves[l->leaf];
-  out->n_levels = ln->max_def == 0 && ln->max_rep == 0 ? n : l->b.n_levels;
-  out->def = l->b.def.len ? (const uint32_t *)(const void *)l->b.def.data : NULL;
-  out->rep = l->b.rep.len ? (const uint32_t *)(const void *)l->b.rep.data : NULL;
-  if (out->def && l->b.def.len / 4 != (size_t)out->n_levels)
+  out->n_levels = ln->max_def == 0 && ln->max_rep == 0 ? n : b->n_levels;
+  out->def = b->def.len ? (const uint32_t *)(const void *)b->def.data : NULL;
+  out->rep = b->rep.len ? (const uint32_t *)(const void *)b->rep.data : NULL;
+  if (out->def && b->def.len / 4 != (size_t)out->n_levels)
     return dk__error_set(err, DK_INTERNAL, "%s: level count mismatch", l->f->path);
-  if (ln->max_rep > 0 && (!out->rep || l->b.rep.len / 4 != (size_t)out->n_levels))
+  if (ln->max_rep > 0 && (!out->rep || b->rep.len / 4 != (size_t)out->n_levels))
     return dk__error_set(err, DK_INTERNAL, "%s: repetition level count mismatch", l->f->path);
-  out->vals = l->b.vals.data;
-  out->offs = l->b.offs.len ? (const int32_t *)(const void *)l->b.offs.data : NULL;
-  out->data = l->b.data.data;
-  out->n_dense = l->b.n_dense;
+  out->vals = b->vals.data;
+  out->offs = b->offs.len ? (const int32_t *)(const void *)b->offs.data : NULL;
+  out->data = b->data.data;
+  out->n_dense = b->n_dense;
   *got = n;
   return DK_OK;
 }

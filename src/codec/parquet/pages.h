@@ -75,7 +75,8 @@ int dk_pq__leaf_max_rep(const dk_pq__leaf *l);
 int dk_pq__leaf_def_at(const dk_pq__leaf *l, int depth);
 /* Decodes the next rows: at most `rows`, never past the end of the current row group, so
 ** leaves of one file read with the same `rows` stay aligned. *got is the number of rows
-** (0 at the end of the file). `out` stays valid until the next call. */
+** (0 at the end of the file). What `out` points to stays valid through the next call (two
+** batches alternate), so one thread may decode a batch while another uses the previous one. */
 dk_status dk_pq__leaf_read(dk_pq__leaf *l, int64_t rows, dk_pq__leaf_data *out, int64_t *got,
                            dk_error *err);
 
