@@ -35,6 +35,8 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   dk_arena_init(&st->arena, alloc, 1 << 20);
   dk_hmap_init(&st->intern, alloc);
   dk_hmap_init(&st->pv_intern, alloc);
+  dk_hmap_init(&st->pv_text, alloc);
+  dk_buf_init(&st->pv_key, alloc);
   dk_hmap_init(&st->txn_index, alloc);
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
@@ -59,6 +61,8 @@ void dk_log__state_dispose(dk__state *st) {
   dk__free(st->alloc, st->domains);
   dk_hmap_dispose(&st->intern);
   dk_hmap_dispose(&st->pv_intern);
+  dk_hmap_dispose(&st->pv_text);
+  dk_buf_dispose(&st->pv_key);
   dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
@@ -142,6 +146,42 @@ static const char **intern_pv(dk__state *st, const char **arr, size_t n, dk_erro
   return (const char **)(uintptr_t)*slot;
 }
 
+/* The interned tuple of 2*n views (key, value; value.ptr NULL = null): one lookup of the
+ * tuple's text (length-prefixed keys and values), interning each string only on a miss. */
+static const char **intern_pv_text(dk__state *st, const dk_str *pv, size_t n, dk_error *err) {
+  dk_buf *k = &st->pv_key;
+  dk_buf_clear(k);
+  for (size_t i = 0; i < 2 * n; i++) {
+    uint32_t len = pv[i].ptr ? (uint32_t)pv[i].len : UINT32_MAX;
+    if (pv[i].ptr && pv[i].len >= UINT32_MAX) {
+      dk__error_set(err, DK_CORRUPT, "log: partition value too long");
+      return NULL;
+    }
+    if (dk_buf_append(k, &len, 4, err) != DK_OK) return NULL;
+    if (pv[i].ptr && dk_buf_append(k, pv[i].ptr, pv[i].len, err) != DK_OK) return NULL;
+  }
+  uint64_t *hit = dk_hmap_get(&st->pv_text, k->data, k->len);
+  if (hit) return (const char **)(uintptr_t)*hit;
+  const char **arr = pv_scratch(st, 2 * n, err);
+  if (!arr) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    arr[2 * i] = intern(st, pv[2 * i].ptr ? pv[2 * i].ptr : "", pv[2 * i].len, err);
+    if (!arr[2 * i]) return NULL;
+    arr[2 * i + 1] = NULL;
+    if (pv[2 * i + 1].ptr) {
+      arr[2 * i + 1] = intern(st, pv[2 * i + 1].ptr, pv[2 * i + 1].len, err);
+      if (!arr[2 * i + 1]) return NULL;
+    }
+  }
+  const char **t = intern_pv(st, arr, 2 * n, err);
+  if (!t) return NULL;
+  uint64_t *slot;
+  bool ins;
+  if (dk_hmap_upsert(&st->pv_text, k->data, k->len, &slot, &ins, err) != DK_OK) return NULL;
+  *slot = (uint64_t)(uintptr_t)t;
+  return t;
+}
+
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -200,19 +240,28 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
 
 static uint64_t g_sblock_serial;
 
+/* Stats text from commit files (and checkpoints read through Arrow) is kept uncompressed up
+ * to this many bytes per state, and LZ4-compressed beyond: the few commits after a checkpoint
+ * cost no compression, a long run of commits stays small. */
+#define RAW_STATS_BUDGET ((size_t)32 << 20)
+
 static dk_status sblock_seal(dk__state *st, dk_error *err) {
   dk__sblock *b = st->cur_sblock;
   if (!b) return DK_OK;
   size_t n = st->pending.len;
-  /* LZ4 rather than zstd: on Spark-style stats text it compresses ~1.6x and decompresses
-  ** ~2.6x faster for a ratio of ~3.3 instead of ~5.8 (zstd was ~29% of the instructions of
-  ** loading and listing a big table) */
-  int cap = LZ4_compressBound((int)n);
-  void *dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
-  if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
-  /* acceleration 8: on Spark-style stats ~1.3x faster than the default for a ratio of ~2.9
-  ** instead of ~3.3 (compressing was ~20% of loading and listing a 1M-file table) */
-  int cl = n ? LZ4_compress_fast(st->pending.data, dst, (int)n, cap, 8) : 0;
+  void *dst = NULL;
+  int cl = 0;
+  if (st->raw_stats + n > RAW_STATS_BUDGET) {
+    /* LZ4 rather than zstd: on Spark-style stats text it compresses ~1.6x and decompresses
+    ** ~2.6x faster for a ratio of ~3.3 instead of ~5.8 (zstd was ~29% of the instructions of
+    ** loading and listing a big table) */
+    int cap = LZ4_compressBound((int)n);
+    dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
+    if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
+    /* acceleration 8: on Spark-style stats ~1.3x faster than the default for a ratio of ~2.9
+    ** instead of ~3.3 (compressing was ~20% of loading and listing a 1M-file table) */
+    cl = n ? LZ4_compress_fast(st->pending.data, dst, (int)n, cap, 8) : 0;
+  }
   size_t c = cl > 0 ? (size_t)cl : 0;
   if (cl <= 0 || c >= n) {
     /* keep it raw */
@@ -225,6 +274,7 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
     b->data = raw;
     b->csize = (uint32_t)n;
     b->raw = 1;
+    st->raw_stats += n;
   } else {
     void *shr = dk__realloc(st->alloc, dst, c);
     b->data = shr ? shr : dst;
@@ -589,19 +639,8 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   f.mtime = in->mtime;
   if (in->n_pv) {
     if (in->n_pv > DK__MAX_PV) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
-    const char **arr = pv_scratch(st, 2 * in->n_pv, err);
-    if (!arr) return DK_NOMEM;
-    for (size_t i = 0; i < in->n_pv; i++) {
-      arr[2 * i] = intern(st, in->pv[2 * i].ptr ? in->pv[2 * i].ptr : "", in->pv[2 * i].len, err);
-      if (!arr[2 * i]) return DK_NOMEM;
-      arr[2 * i + 1] = NULL;
-      if (in->pv[2 * i + 1].ptr) {
-        arr[2 * i + 1] = intern(st, in->pv[2 * i + 1].ptr, in->pv[2 * i + 1].len, err);
-        if (!arr[2 * i + 1]) return DK_NOMEM;
-      }
-    }
     f.n_pv = (uint32_t)in->n_pv;
-    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
+    f.pv = intern_pv_text(st, in->pv, in->n_pv, err);
     if (!f.pv) return DK_NOMEM;
   }
   if (in->tags_json.ptr || in->has_dv || in->has_brid || in->has_drcv) {

@@ -148,6 +148,8 @@ typedef struct dk__state {
   dk_arena arena;            /* strings, DV descriptors, partition-value arrays */
   dk_hmap intern;            /* partition keys/values -> arena pointer */
   dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
+  dk_hmap pv_text;           /* the same tuples keyed by their text (columnar adds) */
+  dk_buf pv_key;             /* scratch: one tuple's text key */
   const char **pv_buf;       /* scratch tuple */
   size_t pv_cap;
   dk__file *files;
@@ -177,6 +179,7 @@ typedef struct dk__state {
   size_t n_sblocks, cap_sblocks;
   dk__sblock *cur_sblock;    /* block being filled from `pending` */
   dk_buf pending;            /* uncompressed stats of the current block */
+  size_t raw_stats;          /* bytes of stats blocks kept uncompressed */
   size_t last_pos;           /* position of the entry the last add went to */
   /* Checkpoint rows are already reconciled (PROTOCOL.md "Checkpoints"), so they are appended
    * without indexing (`defer`); files[0..n_base_files) and tombs[0..n_base_tombs) are those

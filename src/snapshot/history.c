@@ -60,12 +60,48 @@ static bool find_ci(const dk_json_value *line, void *payload) {
   return true;
 }
 
+/* commitInfo is by convention the first action of a commit, and a commit can be hundreds of
+ * megabytes: the complete lines in its first CI_PREFIX bytes are looked at first, and the
+ * whole file is read only when commitInfo is not among them (or they do not parse, so that
+ * the full read reports the error). */
+#define CI_PREFIX ((size_t)64 * 1024)
+
+static dk_status find_commit_info(dk_table *t, const dk__logfile *lf, dk_arena *ar, ci_find *f,
+                                  dk_error *err) {
+  f->ci = NULL;
+  char path[4096];
+  if (lf->size > (int64_t)CI_PREFIX && t->sto->read_range &&
+      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, lf->name) < (int)sizeof path) {
+    char *buf = dk__malloc(t->alloc, CI_PREFIX);
+    dk_error pe;
+    dk_error_init(&pe);
+    if (buf && t->sto->read_range(t->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK) {
+      size_t pos = 0;
+      while (!f->ci && pos < CI_PREFIX) {
+        const char *nl = memchr(buf + pos, '\n', CI_PREFIX - pos);
+        if (!nl) break; /* the line goes on past the prefix */
+        size_t end = (size_t)(nl - buf), a = pos;
+        while (a < end && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r')) a++;
+        dk_json_value *v;
+        if (a < end) {
+          if (dk_json_parse(&v, ar, buf + a, end - a, &pe) != DK_OK) break;
+          find_ci(v, f);
+        }
+        pos = end + 1;
+      }
+    }
+    dk__free(t->alloc, buf);
+    if (f->ci) return DK_OK;
+  }
+  return scan_commit(t, lf, ar, find_ci, f, err);
+}
+
 dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
                                   dk_error *err) {
   dk_arena ar;
   dk_arena_init(&ar, t->alloc, 16 * 1024);
   ci_find f = {NULL};
-  dk_status st = scan_commit(t, lf, &ar, find_ci, &f, err);
+  dk_status st = find_commit_info(t, lf, &ar, &f, err);
   if (st == DK_OK && !dk_json_as_i64(dk_json_get(f.ci, "inCommitTimestamp"), out))
     st = dk__error_set(err, DK_CORRUPT,
                        "%s/_delta_log/%s: in-commit timestamps are enabled but the commit has no "
@@ -216,7 +252,7 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
         dk_arena tmp;
         dk_arena_init(&tmp, t->alloc, 16 * 1024);
         ci_find f = {NULL};
-        st = scan_commit(t, lf, &tmp, find_ci, &f, err);
+        st = find_commit_info(t, lf, &tmp, &f, err);
         if (st == DK_OK) {
           dk_buf_clear(&b);
           st = f.ci ? dk_json_write_value(&b, f.ci, err) : dk_buf_puts(&b, "{}", err);
