@@ -478,14 +478,20 @@ static inline uint32_t lc_def(const leafc *c, int64_t i) {
   return c->d.def ? c->d.def[i] : (uint32_t)c->max_def;
 }
 
+/* The k-th dense BYTE_ARRAY value of c's batch. */
+static inline dk_str lc_view(const leafc *c, int64_t k) {
+  dk_str v;
+  int32_t lo = c->d.offs[k], hi = c->d.offs[k + 1];
+  v.ptr = c->d.data ? (const char *)c->d.data + lo : "";
+  v.len = c->d.data ? (size_t)(hi - lo) : 0;
+  return v;
+}
+
 /* Flat leaves: one level per row. Each takes row r's value, when there is one, and must be
  * called for every row whose parent struct is present (rows without it hold no values). */
 static bool lc_str(leafc *c, int64_t r, dk_str *out) {
   if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
-  int64_t k = c->vi++;
-  int32_t lo = c->d.offs[k], hi = c->d.offs[k + 1];
-  out->ptr = (const char *)c->d.data + lo;
-  out->len = (size_t)(hi - lo);
+  *out = lc_view(c, c->vi++);
   return true;
 }
 
@@ -533,16 +539,11 @@ static dk_status map_row(map_leaves *m, const dk_allocator *a, dk_str **kv, size
         *cap = nc;
       }
       dk_str *e = *kv + 2 * *n;
-      int64_t kk = k->vi++;
-      e[0].ptr = (const char *)k->d.data + k->d.offs[kk];
-      e[0].len = (size_t)(k->d.offs[kk + 1] - k->d.offs[kk]);
+      e[0] = lc_view(k, k->vi++);
       e[1].ptr = NULL;
       e[1].len = 0;
-      if (i < v->d.n_levels && lc_def(v, i) == (uint32_t)v->max_def && v->vi < v->d.n_dense) {
-        int64_t vv = v->vi++;
-        e[1].ptr = (const char *)v->d.data + v->d.offs[vv];
-        e[1].len = (size_t)(v->d.offs[vv + 1] - v->d.offs[vv]);
-      }
+      if (i < v->d.n_levels && lc_def(v, i) == (uint32_t)v->max_def && v->vi < v->d.n_dense)
+        e[1] = lc_view(v, v->vi++);
       (*n)++;
     }
     i++;
