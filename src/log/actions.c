@@ -28,6 +28,8 @@
 
 #include "log/log.h"
 
+static void prefetch_quiesce(const void *owner);
+
 dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
                              dk_error *err) {
   memset(st, 0, sizeof *st);
@@ -71,6 +73,7 @@ void dk_log__state_dispose(dk__state *st) {
   dk_buf_dispose(&st->scratch);
   dk_buf_dispose(&st->sidecars);
   dk_buf_dispose(&st->pending);
+  if (st->n_sblocks) prefetch_quiesce(st);
   for (size_t i = 0; i < st->n_sblocks; i++) {
     dk__free(st->alloc, st->sblocks[i]->data);
     dk__free(st->alloc, st->sblocks[i]);
@@ -336,6 +339,7 @@ dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err) {
     st->sblocks = p;
     st->cap_sblocks = nc;
   }
+  b->owner = st;
   st->sblocks[st->n_sblocks++] = b;
   return DK_OK;
 }
@@ -357,6 +361,125 @@ static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t
 /* One decompressed block per thread. The buffer is registered with a pthread key so that
  * it is freed when the thread exits. A stats pointer handed out stays valid until the same
  * thread reads stats from another block. */
+/* Decodes page block b into text / *offs (one entry per row of the page). */
+static dk_status decode_page(const dk__sblock *b, dk_buf *text, dk_buf *scratch, uint32_t **offs,
+                             size_t *offs_cap, dk_error *err) {
+  const dk_pq__page *pg = &b->page;
+  if (*offs_cap < (size_t)pg->num_values) {
+    uint32_t *p = dk__realloc(NULL, *offs, (size_t)pg->num_values * sizeof *p);
+    if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decoding stats");
+    *offs = p;
+    *offs_cap = (size_t)pg->num_values;
+  }
+  dk_status s = dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, scratch, text,
+                                        *offs, err);
+  if (s != DK_OK)
+    dk__error_prefix(err, "checkpoint %s: add.stats page at offset %lld", b->src ? b->src : "?",
+                     (long long)pg->offset);
+  return s;
+}
+
+/* ---- reading ahead ------------------------------------------------------------------------
+ * A thread reading stats page by page (the usual order of listing a snapshot) gets a helper
+ * thread: when the thread decodes page b itself, the helper decodes b->next meanwhile, which
+ * the thread then takes over instead of decoding it, and decodes the page after that itself
+ * while the helper moves on. The two decode alternate pages. Every prefetcher is in a global
+ * registry so that freeing a state first waits for a helper working on one of its blocks. */
+typedef struct prefetch {
+  pthread_t tid;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const dk__sblock *job;  /* block being (or to be) decoded; NULL = idle */
+  const void *job_owner;
+  uint64_t done;          /* serial of the block decoded into text/offs, 0 = none */
+  int quit;
+  dk_buf text, scratch;
+  uint32_t *offs;
+  size_t offs_cap;
+  struct prefetch *reg_next;
+} prefetch;
+
+static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static prefetch *g_reg;
+
+static void *prefetch_main(void *arg) {
+  prefetch *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->quit && !p->job) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->quit) break;
+    const dk__sblock *b = p->job;
+    p->done = 0;
+    pthread_mutex_unlock(&p->mu);
+    dk_error e;
+    dk_error_init(&e);
+    dk_status s = decode_page(b, &p->text, &p->scratch, &p->offs, &p->offs_cap, &e);
+    pthread_mutex_lock(&p->mu);
+    p->done = s == DK_OK ? b->serial : 0; /* a failure is reported when the reader decodes it */
+    p->job = NULL;
+    p->job_owner = NULL;
+    pthread_cond_broadcast(&p->cv);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+static prefetch *prefetch_new(void) {
+  prefetch *p = dk__calloc(NULL, 1, sizeof *p);
+  if (!p) return NULL;
+  dk_buf_init(&p->text, NULL);
+  dk_buf_init(&p->scratch, NULL);
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  if (pthread_create(&p->tid, NULL, prefetch_main, p) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    dk__free(NULL, p);
+    return NULL;
+  }
+  pthread_mutex_lock(&g_reg_mu);
+  p->reg_next = g_reg;
+  g_reg = p;
+  pthread_mutex_unlock(&g_reg_mu);
+  return p;
+}
+
+static void prefetch_free(prefetch *p) {
+  if (!p) return;
+  pthread_mutex_lock(&g_reg_mu);
+  for (prefetch **q = &g_reg; *q; q = &(*q)->reg_next)
+    if (*q == p) {
+      *q = p->reg_next;
+      break;
+    }
+  pthread_mutex_unlock(&g_reg_mu);
+  pthread_mutex_lock(&p->mu);
+  p->quit = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->tid, NULL);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  dk_buf_dispose(&p->text);
+  dk_buf_dispose(&p->scratch);
+  dk__free(NULL, p->offs);
+  dk__free(NULL, p);
+}
+
+/* Waits until no helper works on (or is about to start) a block of `owner`. */
+static void prefetch_quiesce(const void *owner) {
+  pthread_mutex_lock(&g_reg_mu);
+  for (prefetch *p = g_reg; p; p = p->reg_next) {
+    pthread_mutex_lock(&p->mu);
+    while (p->job && p->job_owner == owner) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+  }
+  pthread_mutex_unlock(&g_reg_mu);
+}
+
+/* One decompressed block per thread. The buffer is registered with a pthread key so that
+ * it is freed when the thread exits. A stats pointer handed out stays valid until the same
+ * thread reads stats from another block. */
 typedef struct stats_cache {
   uint64_t serial;
   char *buf;
@@ -365,6 +488,8 @@ typedef struct stats_cache {
   dk_buf text, scratch;
   uint32_t *offs;
   size_t offs_cap;
+  prefetch *pf;   /* the helper, started at the first page that has a next */
+  int pf_failed;  /* it could not be started: decode everything here */
 } stats_cache;
 
 static _Thread_local stats_cache *t_cache;
@@ -378,6 +503,7 @@ static void cache_free(void *p) {
   stats_cache *c = p;
   if (!c) return;
   if (t_cache == c) t_cache = NULL;
+  prefetch_free(c->pf);
   dk__free(NULL, c->buf);
   dk_buf_dispose(&c->text);
   dk_buf_dispose(&c->scratch);
@@ -402,6 +528,48 @@ static stats_cache *cache_get(void) {
   return c;
 }
 
+/* Takes b over from the helper when it decoded (or is decoding) it: true when c now holds b. */
+static bool prefetch_take(stats_cache *c, const dk__sblock *b) {
+  prefetch *p = c->pf;
+  if (!p) return false;
+  bool took = false;
+  pthread_mutex_lock(&p->mu);
+  while (p->job == b) pthread_cond_wait(&p->cv, &p->mu);
+  if (p->done == b->serial) {
+    dk_buf t = c->text;
+    c->text = p->text;
+    p->text = t;
+    uint32_t *o = c->offs;
+    size_t oc = c->offs_cap;
+    c->offs = p->offs;
+    c->offs_cap = p->offs_cap;
+    p->offs = o;
+    p->offs_cap = oc;
+    p->done = 0;
+    took = true;
+  }
+  pthread_mutex_unlock(&p->mu);
+  return took;
+}
+
+/* Hands b->next to the helper (started on first use) if it is idle. */
+static void prefetch_next(stats_cache *c, const dk__sblock *b) {
+  const dk__sblock *n = b->next;
+  if (!n || c->pf_failed) return;
+  if (!c->pf && !(c->pf = prefetch_new())) {
+    c->pf_failed = 1;
+    return;
+  }
+  prefetch *p = c->pf;
+  pthread_mutex_lock(&p->mu);
+  if (!p->job && p->done != n->serial) {
+    p->job = n;
+    p->job_owner = n->owner;
+    pthread_cond_broadcast(&p->cv);
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
 /* Stats of row `row` of a page block, decoding the page into the cache when needed. */
 static dk_status page_stats(const char **out, stats_cache *c, const dk__sblock *b, uint32_t row,
                             dk_error *err) {
@@ -410,18 +578,9 @@ static dk_status page_stats(const char **out, stats_cache *c, const dk__sblock *
   if (row >= (uint32_t)pg->num_values) return DK_OK;
   if (c->serial != b->serial) {
     c->serial = 0;
-    if (c->offs_cap < (size_t)pg->num_values) {
-      uint32_t *p = dk__realloc(NULL, c->offs, (size_t)pg->num_values * sizeof *p);
-      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decoding stats");
-      c->offs = p;
-      c->offs_cap = (size_t)pg->num_values;
-    }
-    dk_status s = dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, &c->scratch,
-                                          &c->text, c->offs, err);
-    if (s != DK_OK) {
-      dk__error_prefix(err, "checkpoint %s: add.stats page at offset %lld", b->src ? b->src : "?",
-                       (long long)pg->offset);
-      return s;
+    if (!prefetch_take(c, b)) {
+      prefetch_next(c, b);
+      DK_RETURN_NOT_OK(decode_page(b, &c->text, &c->scratch, &c->offs, &c->offs_cap, err));
     }
     c->serial = b->serial;
   }

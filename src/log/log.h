@@ -85,6 +85,9 @@ typedef struct dk__sblock {
   dk_pq__page page;
   const struct dk__sblock *dict; /* the chunk's dictionary page block, or NULL */
   const char *src;               /* page blocks: the checkpoint file (for messages) */
+  const struct dk__sblock *next; /* page blocks: the chunk's next data page, decoded ahead on a
+                                    helper thread while this one is read; NULL = none */
+  const void *owner;             /* the state that frees it */
 } dk__sblock;
 
 /* Fields most files lack, allocated in the arena only when present. */
