@@ -446,6 +446,8 @@ def enrich_checkpoint(ck: Path) -> None:
             a["partitionValues"] = [("date", None)]
         elif k % 13 == 5:
             a["partitionValues"] = []
+        elif k % 23 == 9:  # the map itself null (the protocol requires it; dk reads none)
+            a["partitionValues"] = None
         if k % 19 == 7:
             a["path"] = a["path"].replace("part-", "a%20b%3Ac%25-part-")
     removes = t.column("remove").to_pylist()
@@ -513,6 +515,7 @@ def test_synthetic_all_fields(synthetic, tmp_path, layout):
     assert any(a["tags"] for a in adds) and any(a["tags"] == [] for a in adds)
     assert any(v is None for a in adds if a["tags"] for _, v in a["tags"])
     assert any(a["partitionValues"] == [("date", None)] for a in adds)
+    assert any(a["partitionValues"] is None for a in adds)
     assert any("%20" in a["path"] for a in adds)
     assert sum(r["deletionVector"] is not None for r in removes) >= 40
     got = check_against_pyarrow(root, SYN_VERSION, files)
@@ -532,6 +535,80 @@ def test_synthetic_all_fields(synthetic, tmp_path, layout):
     latest = dk_files(root)
     assert latest["version"] == facts["version"]
     assert len(latest["files"]) == want + added
+
+
+@pytest.mark.dk_command("files")
+@pytest.mark.parametrize("row_group_size", [1 << 20, 7000])
+def test_synthetic_batch_boundaries(synthetic, tmp_path, row_group_size):
+    """~18600 checkpoint rows: the direct path reads its leaves 16384 rows at a time, so a
+    batch ends inside a row group (and, with 7000-row groups, batches end at row groups)."""
+    base, facts = synthetic
+    root = tmp_path / "t"
+    shutil.copytree(base, root)
+    ck = checkpoint_files(root, SYN_VERSION)[0]
+    t = pq.read_table(ck)
+    head = facts["checkpoint_rows"] - facts["checkpoint_adds"] - facts["tombstones"]
+    body = t.slice(head)
+    parts = [t]
+    for k in range(1, 7):  # the add and remove rows again, under other file names
+        rows = body.to_pylist()
+        for r in rows:
+            for col in ("add", "remove"):
+                if r[col] is not None:
+                    r[col]["path"] = r[col]["path"].replace(".c000.", f".c{k:03d}.")
+        parts.append(pa.Table.from_pylist(rows, schema=t.schema))
+    t = pa.concat_tables(parts)
+    assert t.num_rows > 16384 + 1000
+    pq.write_table(t, ck, compression="snappy", row_group_size=row_group_size,
+                   data_page_size=4096)
+    files = [ck]
+    got = check_against_pyarrow(root, SYN_VERSION, files)
+    assert len(got["files"]) == 7 * facts["checkpoint_adds"]
+    (tombs,) = dk_tombstones([(root, SYN_VERSION)])
+    assert Counter(tombs) == Counter(expect_tomb(r) for r in oracle_rows(files, "remove"))
+
+
+def legacy_map_names(path: Path) -> None:
+    """Renames every map's repeated group key_value -> "map" and its fields key / value ->
+    "k" / "v" in the footer, as Parquet's backward-compatibility rules for MAP allow (older
+    writers used other names; readers find the fields by position). Thrift compact strings
+    are length-prefixed and the footer is the file's tail, so only its length changes."""
+    t = pq.read_table(path)
+    pq.write_table(t, path, store_schema=False, compression="snappy")
+    data = path.read_bytes()
+    flen = int.from_bytes(data[-8:-4], "little")
+    body, footer = data[:-8 - flen], data[-8 - flen:-8]
+    n = footer.count(b"\x09key_value")
+    footer = (footer.replace(b"\x09key_value", b"\x03map").replace(b"\x03key", b"\x01k")
+              .replace(b"\x05value", b"\x01v"))
+    path.write_bytes(body + footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    assert n > 0 and "key_value" not in str(pq.ParquetFile(path).schema)
+    assert pq.read_table(path).to_pylist() == t.to_pylist()  # same rows, other names
+
+
+@pytest.mark.dk_command("files")
+def test_legacy_map_names(originals, synthetic, tmp_path):
+    """Maps whose Parquet group and fields are not named key_value / key / value: the direct
+    path must still read partitionValues and tags (it used to drop them silently)."""
+    for cid in ("dv-partitioned", "v2-parquet"):
+        orig, version, _, want = originals[cid]
+        root = tmp_path / cid
+        shutil.copytree(orig, root)
+        files = checkpoint_files(root, version)
+        for f in files:
+            legacy_map_names(f)
+        if (root / "_delta_log" / "_sidecars").is_dir():
+            fix_sidecar_sizes(root, version, {})
+        got = check_against_pyarrow(root, version, files)
+        assert canon(got["files"]) == canon(want["files"]), cid
+    base, _ = synthetic
+    root = tmp_path / "syn"
+    shutil.copytree(base, root)
+    files = checkpoint_files(root, SYN_VERSION)
+    legacy_map_names(files[0])
+    got = check_against_pyarrow(root, SYN_VERSION, files)
+    assert any(f.get("tags") for f in got["files"])
+    assert any(f["partition_values"] for f in got["files"])
 
 
 # ---- corruption -----------------------------------------------------------------------------
