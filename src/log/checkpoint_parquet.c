@@ -552,16 +552,9 @@ static dk_status map_row(map_leaves *m, const dk_allocator *a, dk_str **kv, size
   return DK_OK;
 }
 
-/* Opens one leaf; want: bit mask of accepted physical types. A missing leaf is fine unless
- * required; a leaf of another layout (type, repetition, depth) is DK_UNSUPPORTED. */
-static dk_status lc_open(leafc *c, dk_parquet_file *pf, const char *path, unsigned want,
-                         int max_rep, int depth, bool required, dk_error *err) {
-  memset(c, 0, sizeof *c);
-  dk_error e;
-  dk_error_init(&e);
-  dk_status s = dk_pq__leaf_open(&c->l, pf, path, &e);
-  if (s == DK_NOT_FOUND && !required) return DK_OK;
-  if (s != DK_OK) return s == DK_NOMEM ? dk__error_set(err, DK_NOMEM, "out of memory") : DK_UNSUPPORTED;
+/* Checks an opened leaf (c->l); want: bit mask of accepted physical types. A leaf of another
+ * layout (type, repetition, depth) is DK_UNSUPPORTED. */
+static dk_status lc_check(leafc *c, unsigned want, int max_rep, int depth) {
   c->type = dk_pq__leaf_type(c->l);
   c->max_def = dk_pq__leaf_max_def(c->l);
   if (!(want & (1u << c->type)) || dk_pq__leaf_max_rep(c->l) != max_rep ||
@@ -570,18 +563,33 @@ static dk_status lc_open(leafc *c, dk_parquet_file *pf, const char *path, unsign
   return DK_OK;
 }
 
+/* Opens one leaf by path and checks it (lc_check). A missing leaf is fine unless required. */
+static dk_status lc_open(leafc *c, dk_parquet_file *pf, const char *path, unsigned want,
+                         int max_rep, int depth, bool required, dk_error *err) {
+  memset(c, 0, sizeof *c);
+  dk_error e;
+  dk_error_init(&e);
+  dk_status s = dk_pq__leaf_open(&c->l, pf, path, &e);
+  if (s == DK_NOT_FOUND && !required) return DK_OK;
+  if (s != DK_OK) return s == DK_NOMEM ? dk__error_set(err, DK_NOMEM, "out of memory") : DK_UNSUPPORTED;
+  return lc_check(c, want, max_rep, depth);
+}
+
 #define T_STR (1u << PQ_BYTE_ARRAY)
 #define T_INT ((1u << PQ_INT64) | (1u << PQ_INT32))
 #define T_BOOL (1u << PQ_BOOLEAN)
 
+/* The key and value leaves of a map<string, string> field, found by position (the Parquet
+ * names of its repeated group and fields vary between writers); no field: no leaves. */
 static dk_status map_open(map_leaves *m, dk_parquet_file *pf, const char *base, dk_error *err) {
-  char kp[96], vp[96];
   memset(m, 0, sizeof *m);
-  snprintf(kp, sizeof kp, "%s.key_value.key", base);
-  snprintf(vp, sizeof vp, "%s.key_value.value", base);
-  DK_RETURN_NOT_OK(lc_open(&m->k, pf, kp, T_STR, 1, 3, false, err));
-  DK_RETURN_NOT_OK(lc_open(&m->v, pf, vp, T_STR, 1, 3, m->k.l != NULL, err));
-  if (!m->k.l) return m->v.l ? DK_UNSUPPORTED : DK_OK;
+  dk_error e;
+  dk_error_init(&e);
+  dk_status s = dk_pq__leaf_open_map(&m->k.l, &m->v.l, pf, base, &e);
+  if (s == DK_NOT_FOUND) return DK_OK;
+  if (s != DK_OK) return s == DK_NOMEM ? dk__error_set(err, DK_NOMEM, "out of memory") : DK_UNSUPPORTED;
+  DK_RETURN_NOT_OK(lc_check(&m->k, T_STR, 1, 3));
+  DK_RETURN_NOT_OK(lc_check(&m->v, T_STR, 1, 3));
   m->map_def = dk_pq__leaf_def_at(m->k.l, 1);
   m->entry_def = dk_pq__leaf_def_at(m->k.l, 2);
   /* key_value is a repeated group: an entry adds one level */

@@ -341,6 +341,37 @@ dk_status dk_pq__leaf_open_first(dk_pq__leaf **out, dk_parquet_file *f, const ch
   return dk__error_set(err, DK_NOT_FOUND, "%s: no column '%s'", f->path, top);
 }
 
+dk_status dk_pq__leaf_open_map(dk_pq__leaf **key, dk_pq__leaf **value, dk_parquet_file *f,
+                               const char *dotted_path, dk_error *err) {
+  *key = *value = NULL;
+  const pq_anode *n = f->aroot;
+  for (const char *p = dotted_path; n && *p;) {
+    const char *dot = strchr(p, '.');
+    size_t l = dot ? (size_t)(dot - p) : strlen(p);
+    const pq_anode *next = NULL;
+    if (n->kind == PQ_AN_STRUCT)
+      for (int i = 0; i < n->n_children && !next; i++)
+        if (n->children[i]->name && strlen(n->children[i]->name) == l &&
+            !memcmp(n->children[i]->name, p, l))
+          next = n->children[i];
+    n = next;
+    p += l + (dot != NULL);
+  }
+  if (!n) return dk__error_set(err, DK_NOT_FOUND, "%s: no column '%s'", f->path, dotted_path);
+  const pq_anode *e = n->kind == PQ_AN_MAP && n->n_children == 1 ? n->children[0] : NULL;
+  if (!e || e->n_children != 2 || e->children[0]->kind != PQ_AN_LEAF ||
+      e->children[1]->kind != PQ_AN_LEAF)
+    return dk__error_set(err, DK_UNSUPPORTED, "%s: '%s' is not a map of two leaves", f->path,
+                         dotted_path);
+  dk_status s = leaf_open_at(key, f, e->children[0]->leaf, err);
+  if (s == DK_OK) s = leaf_open_at(value, f, e->children[1]->leaf, err);
+  if (s != DK_OK) {
+    dk_pq__leaf_free(*key);
+    *key = NULL;
+  }
+  return s;
+}
+
 static dk_status leaf_open_at(dk_pq__leaf **out, dk_parquet_file *f, int leaf, dk_error *err) {
   dk_pq__leaf *l = dk__malloc(f->alloc, sizeof *l);
   if (!l) return dk__error_set(err, DK_NOMEM, "out of memory");

@@ -62,6 +62,13 @@ typedef struct dk_pq__leaf_data {
 ** order. DK_NOT_FOUND when the file has no such leaf. */
 dk_status dk_pq__leaf_open(dk_pq__leaf **out, dk_parquet_file *f, const char *dotted_path,
                            dk_error *err);
+/* Opens the key and value leaves of the map field at `dotted_path` (struct field names from
+** the top level, e.g. "add.partitionValues"), found by position: Parquet's backward-
+** compatibility rules let the repeated group and its two fields have other names than
+** key_value / key / value. DK_NOT_FOUND when there is no such field; DK_UNSUPPORTED when it
+** is not a map whose key and value are leaves. */
+dk_status dk_pq__leaf_open_map(dk_pq__leaf **key, dk_pq__leaf **value, dk_parquet_file *f,
+                               const char *dotted_path, dk_error *err);
 /* Opens the first leaf under the top-level field `top`; DK_NOT_FOUND when there is none. */
 dk_status dk_pq__leaf_open_first(dk_pq__leaf **out, dk_parquet_file *f, const char *top,
                                  dk_error *err);
