@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python test-interop test-spark demo bench clean
+.PHONY: all deps build test test-c test-fuzz test-python test-interop test-spark test-tsan demo bench clean
 
 all: build
 
@@ -33,6 +33,14 @@ test: build
 ifneq ($(SANITIZE),1)
 	@$(MAKE) --no-print-directory test-spark BUILD=$(BUILD)
 endif
+
+# ThreadSanitizer over the C unit tests (log replay's helper threads: commit parsing, checkpoint
+# decoding, stats read-ahead), in build-tsan/. setarch -R: TSan needs the classic address
+# layout on kernels with high-entropy mmap randomisation.
+test-tsan: deps
+	@cmake -S . -B build-tsan -G Ninja -DDK_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@ninja -C build-tsan -j $(JOBS) dk_unit
+	TSAN_OPTIONS=halt_on_error=1 setarch -R build-tsan/dk_unit
 
 test-c:
 	$(BUILD)/dk_unit

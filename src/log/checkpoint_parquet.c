@@ -609,7 +609,8 @@ static dk_status dv_open(dv_leaves *d, dk_parquet_file *pf, const char *base, dk
   DK_RETURN_NOT_OK(lc_open(&d->size, pf, p, T_INT, 0, 2, false, err));
   snprintf(p, sizeof p, "%s.cardinality", base);
   DK_RETURN_NOT_OK(lc_open(&d->card, pf, p, T_INT, 0, 2, false, err));
-  if (!d->type.l) return (d->off.l || d->size.l || d->card.l) ? DK_UNSUPPORTED : DK_OK;
+  /* a deletionVector without storageType is not a layout this path reads */
+  if (!d->type.l) return (d->path.l || d->off.l || d->size.l || d->card.l) ? DK_UNSUPPORTED : DK_OK;
   d->def = dk_pq__leaf_def_at(d->type.l, 1);
   return DK_OK;
 }
@@ -1061,7 +1062,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 0, st->alloc, 0};
   dk_status s = dk_parquet_open(&pf, path, &oo, err);
   if (s != DK_OK) {
-    dk__error_prefix(err, "checkpoint %s", path);
+    dk__error_prefix(err, "checkpoint"); /* the message names the file */
     return s;
   }
   struct ArrowSchema fs;

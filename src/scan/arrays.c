@@ -24,11 +24,6 @@ dk_status dk_scan__null_array(struct ArrowArray *out, const struct ArrowSchema *
 
 /* ---- take --------------------------------------------------------------------------------- */
 
-static inline bool src_valid(const struct ArrowArray *a, int64_t p) {
-  const uint8_t *v = a->null_count != 0 ? (const uint8_t *)a->buffers[0] : NULL;
-  return !v || dk_bit_get(v, p);
-}
-
 /* Appends the validity of the selected rows to dst; returns the null count through *nulls. */
 static dk_status take_validity(dk_arr *dst, const struct ArrowArray *src, const int64_t *idx,
                                int64_t m, int64_t *nulls, dk_error *err) {
