@@ -803,7 +803,11 @@ static dk_status apply_batch(dk__state *st, direct *d, leafc **ls, size_t nl, in
   return DK_OK;
 }
 
-/* The decoding thread of a direct pass: it reads batch b + 1 while the caller applies b. */
+typedef struct walker walker;
+static void walker_run(walker *w);
+
+/* The decoding thread of a direct pass: it reads batch b + 1 while the caller applies b, and
+ * once every batch is read, collects the add.stats pages (walker) while the caller finishes. */
 typedef struct decoder {
   leafc **ls;
   size_t nl;
@@ -814,6 +818,8 @@ typedef struct decoder {
   int stop, done;           /* done: no batch after `decoded` (end or error) */
   dk_status st;
   dk_error err;
+  walker *w;                /* run after the last batch when not NULL */
+  int walked;
 } decoder;
 
 static void *decoder_main(void *arg) {
@@ -832,6 +838,12 @@ static void *decoder_main(void *arg) {
       dc->st = s;
       dc->done = 1;
       pthread_cond_broadcast(&dc->cv);
+      if (s == DK_OK && dc->w) {
+        pthread_mutex_unlock(&dc->mu);
+        walker_run(dc->w);
+        pthread_mutex_lock(&dc->mu);
+        dc->walked = 1;
+      }
       break;
     }
     dc->got[k] = got;
@@ -844,9 +856,10 @@ static void *decoder_main(void *arg) {
 
 /* Applies every add and remove row of the checkpoint from its leaves, recording in rowmap
  * where each add row went. Unless st->threads is 1, a second thread decodes the next batch
- * while this one applies the current one. */
+ * while this one applies the current one, then runs w (when given; *walked tells whether it
+ * did). */
 static dk_status direct_pass(dk__state *st, direct *d, uint32_t *rowmap, int64_t nrows,
-                             dk_error *err) {
+                             walker *w, bool *walked, dk_error *err) {
   leafc *ls[32];
   size_t nl = direct_leaves(d, ls);
   int64_t row_base = 0;
@@ -854,9 +867,11 @@ static dk_status direct_pass(dk__state *st, direct *d, uint32_t *rowmap, int64_t
   memset(&dc, 0, sizeof dc);
   pthread_t tid;
   bool threaded = st->threads != 1 && nrows > DIRECT_BATCH;
+  *walked = false;
   if (threaded) {
     dc.ls = ls;
     dc.nl = nl;
+    dc.w = w;
     dk_error_init(&dc.err);
     pthread_mutex_init(&dc.mu, NULL);
     pthread_cond_init(&dc.cv, NULL);
@@ -904,6 +919,7 @@ static dk_status direct_pass(dk__state *st, direct *d, uint32_t *rowmap, int64_t
   pthread_join(tid, NULL);
   pthread_mutex_destroy(&dc.mu);
   pthread_cond_destroy(&dc.cv);
+  *walked = dc.walked != 0;
   return s;
 }
 
@@ -989,18 +1005,14 @@ static void stats_discard(page_ctx *pc) {
   pc->n_runs = pc->n_adopted = 0;
 }
 
-typedef struct walker {
+struct walker {
   dk_parquet_file *pf;
   page_ctx *pc;
   dk_status st;
   dk_error err;
-} walker;
+};
 
-static void *walker_main(void *arg) {
-  walker *w = arg;
-  w->st = stats_collect(w->pf, w->pc, &w->err);
-  return NULL;
-}
+static void walker_run(walker *w) { w->st = stats_collect(w->pf, w->pc, &w->err); }
 
 /* After the direct pass, the other action columns (metaData, protocol, txn, ...) hold a few
  * rows among millions of nulls. One leaf of each tells in which rows its action is present:
@@ -1141,14 +1153,16 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   pc.nrows = nrows;
   walker w;
   memset(&w, 0, sizeof w);
-  pthread_t wtid;
-  bool walking = false, direct_done = false;
+  w.pf = pf;
+  w.pc = &pc;
+  dk_error_init(&w.err);
+  bool walked = false, direct_done = false;
   if (s == DK_OK && two_pass) {
     pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
     if (!pc.src) s = DK_NOMEM;
   }
   if (s == DK_OK && two_pass) {
-    /* add and remove straight from their leaves (while another thread collects the stats
+    /* add and remove straight from their leaves (the decoding thread then collects the stats
      * pages), the other action columns through Arrow */
     bool with_remove = false;
     size_t k = 0;
@@ -1160,13 +1174,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
       for (size_t i = 0; i < n_cols; i++)
         if (strncmp(cols[i], "add.", 4) && strncmp(cols[i], "remove", 6)) cols[k++] = cols[i];
       n_cols = k;
-      if (st->threads != 1 && nrows > DIRECT_BATCH) {
-        w.pf = pf;
-        w.pc = &pc;
-        dk_error_init(&w.err);
-        walking = pthread_create(&wtid, NULL, walker_main, &w) == 0;
-      }
-      s = direct_pass(st, &d, rowmap, nrows, err);
+      s = direct_pass(st, &d, rowmap, nrows, &w, &walked, err);
       direct_close(&d);
       direct_done = true;
     } else if (ds != DK_UNSUPPORTED) {
@@ -1180,8 +1188,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
     dk_status ps;
     dk_error pe;
     dk_error_init(&pe);
-    if (walking) {
-      pthread_join(wtid, NULL);
+    if (walked) {
       ps = w.st;
       pe = w.err;
     } else {

@@ -190,14 +190,19 @@ static void *pipeline_worker(void *arg) {
   return NULL;
 }
 
-static int thread_count(const dk_table *t, size_t n_items) {
+/* Parsing threads beside the applying (calling) thread: one fewer than the table's threads
+ * (default: the online CPUs, at most 8), so that the two together do not oversubscribe the
+ * machine; 0 (parse inline) when the table's threads is 1, on one CPU, or for a few commits. */
+static int parse_workers(const dk_table *t, size_t n_items) {
+  if (t->threads == 1 || n_items < 4) return 0;
   int th = t->threads;
   if (th <= 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     th = c > 0 ? (int)DK_MIN(c, 8) : 1;
   }
+  th -= 1; /* the calling thread applies */
   if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
-  return th < 1 ? 1 : th;
+  return th < 1 ? 0 : th;
 }
 
 static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error *err) {
@@ -228,8 +233,8 @@ static void slot_reset(dk_table *t, commit_slot *c) {
 dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
                                      size_t n, dk_error *err) {
   if (!n) return DK_OK;
-  int th = t->threads == 1 ? 1 : thread_count(t, n);
-  if (n < 4 || th <= 1) {
+  int th = parse_workers(t, n);
+  if (th < 1) {
     commit_slot c;
     memset(&c, 0, sizeof c);
     dk_arena_init(&c.ar, t->alloc, 64 * 1024);
