@@ -242,6 +242,19 @@ dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err);
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
 
+/* checkpoint_direct.c: a checkpoint's add and remove rows straight from the Parquet leaves.
+ * Open fails with DK_UNSUPPORTED (nothing applied) for a layout it does not read. The pass
+ * applies every row, recording in rowmap[row] the st->files position of each add row; unless
+ * st->threads is 1 a second thread decodes ahead and, after the last batch, runs
+ * after(after_arg) (*after_ran tells whether it did). */
+typedef struct dk__direct dk__direct;
+dk_status dk_log__direct_open(dk__direct **out, dk_parquet_file *pf, const dk_allocator *alloc,
+                              bool with_remove, dk_error *err);
+dk_status dk_log__direct_pass(dk__state *st, dk__direct *d, uint32_t *rowmap, int64_t nrows,
+                              void (*after)(void *), void *after_arg, bool *after_ran,
+                              dk_error *err);
+void dk_log__direct_free(dk__direct *d);
+
 /* Brackets the application of a checkpoint (all parts and sidecars) to an empty state: its
  * rows are appended without per-row index inserts (see dk__state.defer). No-op on a state
  * that already holds files or tombstones. */
