@@ -39,6 +39,7 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   dk_hmap_init(&st->pv_intern, alloc);
   dk_hmap_init(&st->pv_text, alloc);
   dk_buf_init(&st->pv_key, alloc);
+  dk_buf_init(&st->pv_views, alloc);
   dk_hmap_init(&st->txn_index, alloc);
   dk_hmap_init(&st->domain_index, alloc);
   dk_buf_init(&st->scratch, alloc);
@@ -65,6 +66,7 @@ void dk_log__state_dispose(dk__state *st) {
   dk_hmap_dispose(&st->pv_intern);
   dk_hmap_dispose(&st->pv_text);
   dk_buf_dispose(&st->pv_key);
+  dk_buf_dispose(&st->pv_views);
   dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
@@ -767,16 +769,6 @@ static void index_remove_slot(dk__index *ix, size_t i) {
 
 static uint64_t make_slot(uint64_t hash, size_t pos) { return (TAG(hash) << 32) | (uint64_t)(pos + 1); }
 
-static dk_status path_of(dk__state *st, const dk_json_value *a, const char *what,
-                         const char **out, size_t *out_len, dk_error *err) {
-  size_t n;
-  const char *p = get_str(a, "path", &n);
-  if (!p || n == 0)
-    return dk__error_set(err, DK_CORRUPT, "log: %s action without a path (version %lld)", what,
-                         (long long)st->cur_version);
-  return dk_log__canonical_path(out, out_len, &st->arena, st->root, st->root_len, p, n, err);
-}
-
 /* ---- add / remove ----------------------------------------------------------------------- */
 
 static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err);
@@ -785,7 +777,8 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   const char *path;
   size_t plen;
   if (!in->path.ptr || !in->path.len)
-    return dk__error_set(err, DK_CORRUPT, "log: checkpoint add without a path");
+    return dk__error_set(err, DK_CORRUPT, "log: add action without a path (version %lld)",
+                         (long long)st->cur_version);
   DK_RETURN_NOT_OK(dk_log__canonical_path(&path, &plen, &st->arena, st->root, st->root_len,
                                           in->path.ptr, in->path.len, err));
   dk__file f;
@@ -793,11 +786,13 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   f.path = path;
   f.flags = DK__F_LIVE;
   if (in->size < 0)
-    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has a negative size", path);
+    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has no valid size (version %lld)", path,
+                         (long long)st->cur_version);
   f.size = in->size;
   f.mtime = in->mtime;
   if (in->n_pv) {
-    if (in->n_pv > DK__MAX_PV) return dk__error_set(err, DK_CORRUPT, "log: too many partition values");
+    if (in->n_pv > DK__MAX_PV)
+      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values", path);
     f.n_pv = (uint32_t)in->n_pv;
     f.pv = intern_pv_text(st, in->pv, in->n_pv, err);
     if (!f.pv) return DK_NOMEM;
@@ -837,87 +832,59 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   return add_insert(st, &f, plen, err);
 }
 
+/* A commit's add action, as the columnar input dk_log__apply_add_in takes. */
 static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err) {
   if (a->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "log: add action is not an object");
-  const char *path;
-  size_t plen;
-  DK_RETURN_NOT_OK(path_of(st, a, "add", &path, &plen, err));
-  dk__file f;
-  memset(&f, 0, sizeof f);
-  f.path = path;
-  f.flags = DK__F_LIVE;
-  if (!get_i64(a, "size", &f.size) || f.size < 0)
-    return dk__error_set(err, DK_CORRUPT, "log: add '%s' has no valid size (version %lld)", path,
-                         (long long)st->cur_version);
-  if (!get_i64(a, "modificationTime", &f.mtime)) f.mtime = 0;
+  dk__add_in in;
+  memset(&in, 0, sizeof in);
+  in.path.ptr = get_str(a, "path", &in.path.len);
+  if (!get_i64(a, "size", &in.size)) in.size = -1;
+  if (!get_i64(a, "modificationTime", &in.mtime)) in.mtime = 0;
   const dk_json_value *pv = JGET(a, "partitionValues");
   if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
     if (pv->len > DK__MAX_PV)
-      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values", path);
-    const char **arr = pv_scratch(st, 2 * (size_t)pv->len, err);
-    if (!arr) return DK_NOMEM;
+      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values",
+                           in.path.ptr ? in.path.ptr : "");
+    dk_buf_clear(&st->pv_views);
+    DK_RETURN_NOT_OK(dk_buf_reserve(&st->pv_views, 2 * (size_t)pv->len * sizeof(dk_str), err));
+    dk_str *kv = (dk_str *)(void *)st->pv_views.data;
     for (uint32_t i = 0; i < pv->len; i++) {
       const dk_json_member *m = &pv->u.members[i];
-      arr[2 * i] = intern(st, m->key, m->klen, err);
-      if (!arr[2 * i]) return DK_NOMEM;
-      size_t vn;
-      const char *v = dk_json_as_str(&m->value, &vn);
-      if (v) {
-        arr[2 * i + 1] = intern(st, v, vn, err);
-        if (!arr[2 * i + 1]) return DK_NOMEM;
-      } else if (m->value.type == DK_JSON_NULL) {
-        arr[2 * i + 1] = NULL;
-      } else {
+      kv[2 * i].ptr = m->key;
+      kv[2 * i].len = m->klen;
+      kv[2 * i + 1].ptr = dk_json_as_str(&m->value, &kv[2 * i + 1].len);
+      if (!kv[2 * i + 1].ptr && m->value.type != DK_JSON_NULL)
         return dk__error_set(err, DK_CORRUPT,
-                             "log: add '%s': partition value of '%s' is not a string", path,
-                             m->key);
-      }
+                             "log: add '%s': partition value of '%s' is not a string",
+                             in.path.ptr ? in.path.ptr : "", m->key);
     }
-    f.n_pv = pv->len;
-    f.pv = intern_pv(st, arr, 2 * (size_t)f.n_pv, err);
-    if (!f.pv) return DK_NOMEM;
+    in.pv = kv;
+    in.n_pv = pv->len;
   }
-  size_t sn;
-  const char *stats = get_str(a, "stats", &sn);
-  dk__fextra ex;
-  memset(&ex, 0, sizeof ex);
-  bool has_extra = false;
+  in.stats.ptr = get_str(a, "stats", &in.stats.len);
   const dk_json_value *tags = JGET(a, "tags");
   if (tags && tags->type == DK_JSON_OBJECT) {
     dk_buf_clear(&st->scratch);
     DK_RETURN_NOT_OK(dk_json_write_value(&st->scratch, tags, err));
-    ex.tags = arena_str(st, st->scratch.data, st->scratch.len, err);
-    if (!ex.tags) return DK_NOMEM;
-    has_extra = true;
+    in.tags_json.ptr = st->scratch.data ? st->scratch.data : "";
+    in.tags_json.len = st->scratch.len;
   }
   const dk_json_value *dvv = JGET(a, "deletionVector");
   if (dvv && dvv->type == DK_JSON_OBJECT) {
-    dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
-    if (!dv) return DK_NOMEM;
-    DK_RETURN_NOT_OK(dv_parse(dv, st, dvv, "add", err));
-    dv->path_or_inline_dv =
-        arena_str(st, dv->path_or_inline_dv, strlen(dv->path_or_inline_dv), err);
-    if (!dv->path_or_inline_dv) return DK_NOMEM;
-    ex.dv = dv;
-    has_extra = true;
+    dk_dv_descriptor dv;
+    DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "add", err));
+    in.has_dv = 1;
+    in.dv_type = dv.storage_type;
+    in.dv_path.ptr = dv.path_or_inline_dv;
+    in.dv_path.len = strlen(dv.path_or_inline_dv);
+    in.dv_offset = dv.offset;
+    in.dv_size = dv.size_in_bytes;
+    in.dv_card = dv.cardinality;
   }
-  if (get_i64(a, "baseRowId", &ex.base_row_id)) {
-    f.flags |= DK__F_BRID;
-    has_extra = true;
-  }
-  if (get_i64(a, "defaultRowCommitVersion", &ex.drcv)) {
-    f.flags |= DK__F_DRCV;
-    has_extra = true;
-  }
-  if (has_extra) {
-    f.extra = dk_arena_alloc(&st->arena, sizeof *f.extra, err);
-    if (!f.extra) return DK_NOMEM;
-    *f.extra = ex;
-  }
-  if (stats) DK_RETURN_NOT_OK(sblock_add(st, &f, stats, sn, err));
-
-  return add_insert(st, &f, plen, err);
+  in.has_brid = get_i64(a, "baseRowId", &in.brid);
+  in.has_drcv = get_i64(a, "defaultRowCommitVersion", &in.drcv);
+  return dk_log__apply_add_in(st, &in, err);
 }
 
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,

@@ -153,6 +153,7 @@ typedef struct dk__state {
   dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
   dk_hmap pv_text;           /* the same tuples keyed by their text (columnar adds) */
   dk_buf pv_key;             /* scratch: one tuple's text key */
+  dk_buf pv_views;           /* scratch: one JSON add's partition values as dk_str views */
   const char **pv_buf;       /* scratch tuple */
   size_t pv_cap;
   dk__file *files;
@@ -201,7 +202,8 @@ void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
                                dk_error *err);
-/* An add action from a columnar source (Parquet checkpoints): borrowed views, no NULs needed. */
+/* An add action as views (Parquet checkpoint columns, or a commit's parsed JSON): borrowed,
+ * no NULs needed. */
 typedef struct dk__add_in {
   dk_str path;               /* as written (URL-encoded) */
   size_t n_pv;
