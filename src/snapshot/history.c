@@ -14,34 +14,16 @@
 #include "snapshot/snapshot_int.h"
 
 /* Parses one commit file; calls `fn` for each action line until it returns false. */
-typedef bool (*line_fn)(const dk_json_value *line, void *payload);
-
-static dk_status scan_commit(dk_table *t, const dk__logfile *lf, dk_arena *ar, line_fn fn,
+static dk_status scan_commit(dk_table *t, const dk__logfile *lf, dk_arena *ar, dk__line_fn fn,
                              void *payload, dk_error *err) {
   uint8_t *data;
-  size_t len;
+  size_t len, bad_line, bad_off;
   DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, lf->name, &data, &len, err));
-  const char *text = (const char *)data;
-  dk_status st = DK_OK;
-  size_t pos = 0, lineno = 0;
-  while (pos < len) {
-    const char *nl = memchr(text + pos, '\n', len - pos);
-    size_t end = nl ? (size_t)(nl - text) : len;
-    lineno++;
-    size_t a = pos;
-    while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
-    if (a < end) {
-      dk_json_value *v;
-      st = dk_json_parse(&v, ar, text + a, end - a, err);
-      if (st != DK_OK) {
-        dk__error_prefix(err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root, lf->name,
-                         lineno, a);
-        break;
-      }
-      if (!fn(v, payload)) break;
-    }
-    pos = end + 1;
-  }
+  dk_status st =
+      dk_snapshot__scan_lines((const char *)data, len, false, ar, fn, payload, &bad_line, &bad_off, err);
+  if (st != DK_OK)
+    dk__error_prefix(err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root, lf->name,
+                     bad_line, bad_off);
   t->sto->free_buf(t->sto, data);
   return st;
 }
@@ -75,21 +57,9 @@ static dk_status find_commit_info(dk_table *t, const dk__logfile *lf, dk_arena *
     char *buf = dk__malloc(t->alloc, CI_PREFIX);
     dk_error pe;
     dk_error_init(&pe);
-    if (buf && t->sto->read_range(t->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK) {
-      size_t pos = 0;
-      while (!f->ci && pos < CI_PREFIX) {
-        const char *nl = memchr(buf + pos, '\n', CI_PREFIX - pos);
-        if (!nl) break; /* the line goes on past the prefix */
-        size_t end = (size_t)(nl - buf), a = pos;
-        while (a < end && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r')) a++;
-        dk_json_value *v;
-        if (a < end) {
-          if (dk_json_parse(&v, ar, buf + a, end - a, &pe) != DK_OK) break;
-          find_ci(v, f);
-        }
-        pos = end + 1;
-      }
-    }
+    size_t bad_line, bad_off;
+    if (buf && t->sto->read_range(t->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK)
+      (void)dk_snapshot__scan_lines(buf, CI_PREFIX, true, ar, find_ci, f, &bad_line, &bad_off, &pe);
     dk__free(t->alloc, buf);
     if (f->ci) return DK_OK;
   }

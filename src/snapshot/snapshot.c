@@ -111,46 +111,67 @@ typedef struct commit_slot {
   const dk__logfile *lf;
   dk_arena ar;
   dk_json_value **lines;
-  size_t n_lines;
+  size_t n_lines, cap_lines;
   dk_status st;
   dk_error err;
   size_t bad_line, bad_off;
 } commit_slot;
 
-static void parse_slot(dk_table *t, commit_slot *s) {
-  uint8_t *data = NULL;
-  size_t len = 0;
-  s->st = dk_snapshot__read_log_file(t, s->lf->name, &data, &len, &s->err);
-  if (s->st != DK_OK) return;
-  const char *text = (const char *)data;
-  size_t cap = 0, pos = 0, lineno = 0;
+dk_status dk_snapshot__scan_lines(const char *text, size_t len, bool complete_only, dk_arena *ar,
+                                  dk__line_fn fn, void *payload, size_t *bad_line,
+                                  size_t *bad_off, dk_error *err) {
+  size_t pos = 0, lineno = 0;
   while (pos < len) {
     const char *nl = memchr(text + pos, '\n', len - pos);
+    if (!nl && complete_only) break; /* the line goes on past the prefix */
     size_t end = nl ? (size_t)(nl - text) : len;
     lineno++;
     size_t a = pos;
     while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
     if (a < end) {
-      if (s->n_lines == cap) {
-        size_t nc = cap ? cap * 2 : 16;
-        dk_json_value **p = dk_arena_alloc(&s->ar, nc * sizeof *p, &s->err);
-        if (!p) {
-          s->st = DK_NOMEM;
-          break;
-        }
-        if (s->n_lines) memcpy(p, s->lines, s->n_lines * sizeof *p);
-        s->lines = p;
-        cap = nc;
+      dk_json_value *v;
+      dk_status st = dk_json_parse(&v, ar, text + a, end - a, err);
+      if (st != DK_OK) {
+        *bad_line = lineno;
+        *bad_off = a;
+        return st;
       }
-      s->st = dk_json_parse(&s->lines[s->n_lines], &s->ar, text + a, end - a, &s->err);
-      if (s->st != DK_OK) {
-        dk__error_prefix(&s->err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root,
-                         s->lf->name, lineno, a);
-        break;
-      }
-      s->n_lines++;
+      if (!fn(v, payload)) break;
     }
     pos = end + 1;
+  }
+  return DK_OK;
+}
+
+/* Appends a parsed line to the slot (false, with s->st set, when out of memory). */
+static bool keep_line(const dk_json_value *line, void *payload) {
+  commit_slot *s = payload;
+  if (s->n_lines == s->cap_lines) {
+    size_t nc = s->cap_lines ? s->cap_lines * 2 : 16;
+    dk_json_value **p = dk_arena_alloc(&s->ar, nc * sizeof *p, &s->err);
+    if (!p) {
+      s->st = DK_NOMEM;
+      return false;
+    }
+    if (s->n_lines) memcpy(p, s->lines, s->n_lines * sizeof *p);
+    s->lines = p;
+    s->cap_lines = nc;
+  }
+  s->lines[s->n_lines++] = (dk_json_value *)(uintptr_t)line;
+  return true;
+}
+
+static void parse_slot(dk_table *t, commit_slot *s) {
+  uint8_t *data = NULL;
+  size_t len = 0, bad_line, bad_off;
+  s->st = dk_snapshot__read_log_file(t, s->lf->name, &data, &len, &s->err);
+  if (s->st != DK_OK) return;
+  dk_status st = dk_snapshot__scan_lines((const char *)data, len, false, &s->ar, keep_line, s,
+                                         &bad_line, &bad_off, &s->err);
+  if (st != DK_OK) {
+    s->st = st;
+    dk__error_prefix(&s->err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root,
+                     s->lf->name, bad_line, bad_off);
   }
   t->sto->free_buf(t->sto, data);
 }

@@ -31,6 +31,14 @@ struct dk_snapshot {
   int64_t crc_num_files;
 };
 
+/* Parses the action lines (newline-delimited JSON) of text[0..len) in order, calling fn for
+ * each until it returns false; blank lines are skipped. complete_only: text is a prefix of a
+ * file, and a last line without its newline is left alone. On a line that does not parse,
+ * *bad_line / *bad_off (1-based line, byte offset) name it for the caller's message. */
+typedef bool (*dk__line_fn)(const dk_json_value *line, void *payload);
+dk_status dk_snapshot__scan_lines(const char *text, size_t len, bool complete_only, dk_arena *ar,
+                                  dk__line_fn fn, void *payload, size_t *bad_line,
+                                  size_t *bad_off, dk_error *err);
 dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
                                      dk_error *err);
 dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
