@@ -73,16 +73,23 @@ static inline dk_str lc_view(const leafc *c, int64_t k) {
 }
 
 /* Flat leaves: one level per row. Each takes row r's value, when there is one, and must be
- * called for every row whose parent struct is present (rows without it hold no values). */
+ * called for every row whose parent struct is present (rows without it hold no values).
+ * lc_take: the dense index of row r's value, or -1 when it is null. */
+static inline int64_t lc_take(leafc *c, int64_t r) {
+  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return -1;
+  return c->vi++;
+}
+
 static bool lc_str(leafc *c, int64_t r, dk_str *out) {
-  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
-  *out = lc_view(c, c->vi++);
+  int64_t k = lc_take(c, r);
+  if (k < 0) return false;
+  *out = lc_view(c, k);
   return true;
 }
 
 static bool lc_int(leafc *c, int64_t r, int64_t *out) {
-  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
-  int64_t k = c->vi++;
+  int64_t k = lc_take(c, r);
+  if (k < 0) return false;
   if (c->type == PQ_INT64) {
     memcpy(out, c->d.vals + 8 * k, 8);
   } else {
@@ -94,8 +101,9 @@ static bool lc_int(leafc *c, int64_t r, int64_t *out) {
 }
 
 static bool lc_bool(leafc *c, int64_t r, bool *out) {
-  if (!c->l || c->vi >= c->d.n_dense || lc_def(c, r) != (uint32_t)c->max_def) return false;
-  *out = c->d.vals[c->vi++] != 0;
+  int64_t k = lc_take(c, r);
+  if (k < 0) return false;
+  *out = c->d.vals[k] != 0;
   return true;
 }
 
