@@ -700,36 +700,15 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
   batch_clear(b, c->type == PQ_BYTE_ARRAY);
   if (c->type == PQ_BYTE_ARRAY && b->offs.len != 4) return dk__error_set(err, DK_NOMEM, "out of memory");
   int eof = 0;
-  if (c->max_def == 0 && c->max_rep == 0) {
+  if (c->max_rep == 0) { /* flat: levels (if nullable) straight into b, values per page segment */
     int64_t left = rows;
     while (left > 0) {
       if (c->page_left == 0) {
         DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
         if (eof) break;
       }
-      int64_t take = DK_MIN(c->page_left, left);
-      DK_RETURN_NOT_OK(decode_values(c, take, b, err));
-      c->page_left -= take;
-      left -= take;
-    }
-    if (left > 0)
-      return dk__error_set(err, DK_CORRUPT,
-                           "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
-                           (long long)c->chunk_off, (long long)left);
-    b->n_levels = rows;
-    b->hint_vals = b->vals.len;
-    b->hint_data = b->data.len;
-    return DK_OK;
-  }
-  if (c->max_rep == 0) { /* flat nullable: levels straight into b, values per page segment */
-    int64_t left = rows;
-    while (left > 0) {
-      if (c->page_left == 0) {
-        DK_RETURN_NOT_OK(next_data_page(c, &eof, err));
-        if (eof) break;
-      }
-      int64_t take = DK_MIN(c->page_left, left), dense = 0;
-      DK_RETURN_NOT_OK(flat_levels(c, take, b, &dense, err));
+      int64_t take = DK_MIN(c->page_left, left), dense = take;
+      if (c->max_def > 0) DK_RETURN_NOT_OK(flat_levels(c, take, b, &dense, err));
       DK_RETURN_NOT_OK(decode_values(c, dense, b, err));
       c->page_left -= take;
       left -= take;
@@ -738,11 +717,12 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
       return dk__error_set(err, DK_CORRUPT,
                            "corrupt column chunk at offset %lld: it ends %lld rows short of its row group",
                            (long long)c->chunk_off, (long long)left);
+    if (c->max_def == 0) b->n_levels = rows;
     b->hint_vals = b->vals.len;
     b->hint_data = b->data.len;
     return DK_OK;
   }
-  int64_t started = 0;
+  int64_t started = 0; /* repeated: rows start where rep == 0 */
   for (;;) {
     if (c->la_pos == c->la_n) {
       if (c->page_left == 0) {
@@ -754,25 +734,19 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
     const uint32_t *def = (const uint32_t *)c->la_def.data;
     const uint32_t *rep = (const uint32_t *)c->la_rep.data;
     int64_t i = c->la_pos, j = i, end = c->la_n;
-    if (c->max_rep == 0) {
-      int64_t take = DK_MIN(end - i, rows - started);
-      started += take;
-      j = i + take;
-    } else {
-      while (j < end) {
-        if (rep[j] == 0) {
-          if (started == rows) break;
-          started++;
-        } else if (started == 0) {
-          return col_fail(c, err, "the first level of a row has a non-zero repetition level");
-        }
-        j++;
+    while (j < end) {
+      if (rep[j] == 0) {
+        if (started == rows) break;
+        started++;
+      } else if (started == 0) {
+        return col_fail(c, err, "the first level of a row has a non-zero repetition level");
       }
+      j++;
     }
     int64_t seg = j - i;
     if (seg == 0) break;
     DK_RETURN_NOT_OK(dk_buf_append(&b->def, def + i, (size_t)seg * 4, err));
-    if (c->max_rep > 0) DK_RETURN_NOT_OK(dk_buf_append(&b->rep, rep + i, (size_t)seg * 4, err));
+    DK_RETURN_NOT_OK(dk_buf_append(&b->rep, rep + i, (size_t)seg * 4, err));
     int64_t dense = 0;
     uint32_t md = (uint32_t)c->max_def;
     for (int64_t k = i; k < j; k++) dense += def[k] == md;
@@ -780,7 +754,6 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
     b->n_levels += seg;
     c->la_pos = j;
     if (j < end) break;
-    if (c->max_rep == 0 && started == rows) break;
   }
   if (started < rows)
     return dk__error_set(err, DK_CORRUPT,
