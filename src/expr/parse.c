@@ -359,6 +359,18 @@ static long tok_small_int(const parser *p, const tok *t) {
   return v;
 }
 
+static dk_status parse_operand(parser *p, dk_expr **out);
+
+/* NAME( operand: skips the name and '(' (at name, p->cur) and parses the first argument. */
+static dk_status parse_call_operand(parser *p, const tok *name, dk_expr **out) {
+  DK_RETURN_NOT_OK(advance(p));
+  DK_RETURN_NOT_OK(advance(p));
+  if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, name->start, "expression nests too deeply");
+  DK_RETURN_NOT_OK(parse_operand(p, out));
+  p->depth--;
+  return DK_OK;
+}
+
 static dk_status parse_operand(parser *p, dk_expr **out) {
   *out = NULL;
   tok t = p->cur, nx;
@@ -471,12 +483,8 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
   if (nx.kind == T_LPAREN && is_kw(p, &t, "ISNAN")) {
     /* isnan(x) is TRUE for NaN and FALSE otherwise, also for NULL: exactly `x <=> NaN`
     ** under dk's (Spark's) NaN = NaN rule */
-    DK_RETURN_NOT_OK(advance(p));
-    DK_RETURN_NOT_OK(advance(p));
-    if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, t.start, "expression nests too deeply");
     dk_expr *v = NULL;
-    DK_RETURN_NOT_OK(parse_operand(p, &v));
-    p->depth--;
+    DK_RETURN_NOT_OK(parse_call_operand(p, &t, &v));
     dk_status st = expect(p, T_RPAREN, "')'");
     dk_expr *nan = NULL;
     if (!st) st = dk_expr_literal_double(&nan, NAN, p->err);
@@ -487,12 +495,8 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     return dk_expr_cmp(out, DK_CMP_NULL_SAFE_EQ, v, nan, p->err);
   }
   if (nx.kind == T_LPAREN && is_kw(p, &t, "STARTS_WITH")) {
-    DK_RETURN_NOT_OK(advance(p));
-    DK_RETURN_NOT_OK(advance(p));
-    if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, t.start, "expression nests too deeply");
     dk_expr *v = NULL;
-    DK_RETURN_NOT_OK(parse_operand(p, &v));
-    p->depth--;
+    DK_RETURN_NOT_OK(parse_call_operand(p, &t, &v));
     dk_status st = expect(p, T_COMMA, "','");
     tok pt = p->cur;
     if (!st && pt.kind != T_STRING) st = lex_error(p, pt.start, "STARTS_WITH needs a string prefix");
