@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "dk/parquet.h"
+#include "driver.h"
 
 #if defined(__has_include)
 #  if __has_include("codec/parquet/reader.h")
@@ -40,17 +41,6 @@ typedef struct bench_args {
   int use_mmap;
   int decompress_only;
 } bench_args;
-
-static double clock_seconds(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double now_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
-
-/* user+sys CPU of all threads of the process */
-static double cpu_seconds(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int pending(const char *why) {
   printf("{\"status\": \"pending\", \"reason\": \"%s\"}\n", why);
@@ -81,15 +71,13 @@ static int parse_args(bench_args *a, int argc, char **argv) {
 #if BENCH_HAVE_READER
 
 static int fail(const char *what, const dk_error *err) {
-  fprintf(stderr, "bench_parquet_decode: %s: %s: %s\n", what, dk_status_str(err->code),
-          err->message);
-  return 1;
+  return bench_fail("bench_parquet_decode", what, err);
 }
 
 static int run_decode(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
-  double c0 = cpu_seconds(), t0 = now_seconds();
+  double c0 = bench_cpu(), t0 = bench_wall();
   dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
@@ -104,26 +92,11 @@ static int run_decode(const bench_args *a) {
     dk_parquet_file_free(f);
     return fail("read", &err);
   }
-  int64_t rows = 0, batches = 0;
-  int rc = 0;
-  for (;;) {
-    struct ArrowArray batch;
-    memset(&batch, 0, sizeof batch);
-    int e = stream.get_next(&stream, &batch);
-    if (e != 0) {
-      const char *msg = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-      fprintf(stderr, "bench_parquet_decode: get_next: errno %d: %s\n", e, msg ? msg : "");
-      rc = 1;
-      break;
-    }
-    if (!batch.release) break; /* end of stream */
-    rows += batch.length;
-    batches++;
-    batch.release(&batch);
-  }
+  int64_t rows, batches;
+  int rc = bench_drain(&stream, "bench_parquet_decode", &rows, &batches);
   stream.release(&stream);
   dk_parquet_file_free(f);
-  double t1 = now_seconds(), c1 = cpu_seconds();
+  double t1 = bench_wall(), c1 = bench_cpu();
   if (rc) return rc;
   printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": %lld, \"batches\": %lld}\n",
          t1 - t0, c1 - c0, (long long)rows, (long long)batches);
@@ -134,14 +107,14 @@ static int run_decompress(const bench_args *a) {
 #ifdef DK_HAVE_BENCH_DECOMPRESS
   dk_error err;
   dk_error_init(&err);
-  double c0 = cpu_seconds(), t0 = now_seconds();
+  double c0 = bench_cpu(), t0 = bench_wall();
   dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
   int64_t bytes = 0;
   dk_status st = dk_parquet_bench_decompress_all(f, &bytes, &err);
   dk_parquet_file_free(f);
-  double t1 = now_seconds(), c1 = cpu_seconds();
+  double t1 = bench_wall(), c1 = bench_cpu();
   if (st != DK_OK) return fail("decompress", &err);
   printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"bytes\": %lld}\n", t1 - t0, c1 - c0,
          (long long)bytes);
@@ -166,8 +139,6 @@ int main(int argc, char **argv) {
 #if BENCH_HAVE_READER
   return a.decompress_only ? run_decompress(&a) : run_decode(&a);
 #else
-  (void)now_seconds;
-  (void)cpu_seconds;
   return pending(a.decompress_only ? "n/a: dk's Parquet reader is not in this build"
                                    : "dk's Parquet reader is not in this build");
 #endif

@@ -22,6 +22,7 @@
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "driver.h"
 
 typedef struct bench_args {
   const char *uri;
@@ -31,15 +32,8 @@ typedef struct bench_args {
   int plan_only;
 } bench_args;
 
-static double clock_seconds(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int fail(const char *what, const dk_error *err) {
-  fprintf(stderr, "bench_scan_p2p3: %s: %s: %s\n", what, dk_status_str(err->code), err->message);
-  return 1;
+  return bench_fail("bench_scan_p2p3", what, err);
 }
 
 static int parse_args(bench_args *a, int argc, char **argv) {
@@ -115,7 +109,7 @@ static int print_plan(const dk_scan *scan, double plan_seconds) {
 static int run(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
-  double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), t0 = clock_seconds(CLOCK_MONOTONIC);
+  double c0 = bench_cpu(), t0 = bench_wall();
   dk_table_options to;
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
@@ -144,7 +138,7 @@ static int run(const bench_args *a) {
     rc = fail("scan", &err);
     goto done;
   }
-  double t_plan = clock_seconds(CLOCK_MONOTONIC);
+  double t_plan = bench_wall();
   if (a->plan_only) {
     rc = print_plan(scan, t_plan - t0);
     goto done;
@@ -155,22 +149,8 @@ static int run(const bench_args *a) {
     rc = fail("read", &err);
     goto done;
   }
-  int64_t rows = 0, batches = 0;
-  for (;;) {
-    struct ArrowArray batch;
-    memset(&batch, 0, sizeof batch);
-    int e = stream.get_next(&stream, &batch);
-    if (e != 0) {
-      const char *msg = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-      fprintf(stderr, "bench_scan_p2p3: get_next: errno %d: %s\n", e, msg ? msg : "");
-      rc = 1;
-      break;
-    }
-    if (!batch.release) break; /* end of stream */
-    rows += batch.length;
-    batches++;
-    batch.release(&batch);
-  }
+  int64_t rows, batches;
+  rc = bench_drain(&stream, "bench_scan_p2p3", &rows, &batches);
   stream.release(&stream);
   dk_scan_stats st;
   dk_scan_stats_get(&st, scan);
@@ -182,7 +162,7 @@ static int run(const bench_args *a) {
   s = NULL;
   dk_table_free(t);
   t = NULL;
-  double t1 = clock_seconds(CLOCK_MONOTONIC), c1 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  double t1 = bench_wall(), c1 = bench_cpu();
   if (rc == 0) {
     printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"plan_seconds\": %.6f, \"rows\": %lld, "
            "\"batches\": %lld, ",

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "dk/common.h"
+#include "driver.h"
 
 #if defined(__has_include)
 #  if __has_include("dk/snapshot.h")
@@ -30,24 +31,16 @@
 
 #define EXIT_PENDING 3
 
-static double clock_seconds(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 #if BENCH_HAVE_SNAPSHOT
 
 static int fail(const char *what, const dk_error *err) {
-  fprintf(stderr, "bench_snapshot_load: %s: %s: %s\n", what, dk_status_str(err->code),
-          err->message);
-  return 1;
+  return bench_fail("bench_snapshot_load", what, err);
 }
 
 static int run(const char *uri, int threads) {
   dk_error err;
   dk_error_init(&err);
-  double c0 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID), t0 = clock_seconds(CLOCK_MONOTONIC);
+  double c0 = bench_cpu(), t0 = bench_wall();
   dk_table_options to;
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
@@ -59,7 +52,7 @@ static int run(const char *uri, int threads) {
     dk_table_free(t);
     return fail("snapshot", &err);
   }
-  double t_loaded = clock_seconds(CLOCK_MONOTONIC);
+  double t_loaded = bench_wall();
   int64_t n = dk_snapshot_num_files(s), bytes = 0, with_stats = 0, path_chars = 0;
   int rc = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -75,7 +68,7 @@ static int run(const char *uri, int threads) {
   int64_t version = dk_snapshot_version(s);
   dk_snapshot_free(s);
   dk_table_free(t);
-  double t1 = clock_seconds(CLOCK_MONOTONIC), c1 = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  double t1 = bench_wall(), c1 = bench_cpu();
   if (rc) return rc;
   printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"load_seconds\": %.6f, \"rows\": %lld, "
          "\"version\": %lld, \"bytes\": %lld, \"with_stats\": %lld, \"with_path\": %lld}\n",
@@ -106,7 +99,6 @@ int main(int argc, char **argv) {
 #if BENCH_HAVE_SNAPSHOT
   return run(uri, threads);
 #else
-  (void)clock_seconds;
   (void)threads;
   printf("{\"status\": \"pending\", \"reason\": \"dk's snapshot API is not in this build\"}\n");
   return EXIT_PENDING;
