@@ -44,6 +44,7 @@ test-tsan: deps
 
 test-c:
 	$(BUILD)/dk_unit
+	tools/check_symbols.sh $(BUILD)/libdk.so
 
 test-fuzz:
 	@for r in $(BUILD)/*_fuzzer_replay; do \

@@ -44,11 +44,11 @@ static dk_status on_log_file(const dk_file_info *fi, void *payload) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *e = nl ? nl : end;
     if (e > p) {
-      dk_buf_append(&c->all, p, (size_t)(e - p), &err);
-      dk_buf_putc(&c->all, '\n', &err);
+      dk__buf_append(&c->all, p, (size_t)(e - p), &err);
+      dk__buf_putc(&c->all, '\n', &err);
       if (e - p > 7 && memcmp(p, "{\"add\":", 7) == 0) {
-        dk_buf_append(&c->adds, p, (size_t)(e - p), &err);
-        dk_buf_putc(&c->adds, '\n', &err);
+        dk__buf_append(&c->adds, p, (size_t)(e - p), &err);
+        dk__buf_putc(&c->adds, '\n', &err);
       }
     }
     p = e + 1;
@@ -85,7 +85,7 @@ static char *repeat(const dk_buf *src, size_t target, size_t *len) {
 /* Parses every line; optionally writes each DOM back. Returns seconds, or -1 on error. */
 static double run(const char *buf, size_t len, dk_buf *out, size_t *lines) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_error err = {0};
   const char *p = buf, *end = buf + len;
   size_t n = 0;
@@ -94,22 +94,22 @@ static double run(const char *buf, size_t len, dk_buf *out, size_t *lines) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *e = nl ? nl : end;
     dk_json_value *v;
-    if (dk_json_parse(&v, &ar, p, (size_t)(e - p), &err) != DK_OK) {
+    if (dk__json_parse(&v, &ar, p, (size_t)(e - p), &err) != DK_OK) {
       fprintf(stderr, "parse error: %s\n", err.message);
       return -1;
     }
     if (out) {
-      dk_buf_clear(out);
-      if (dk_json_write_value(out, v, &err) != DK_OK) return -1;
+      dk__buf_clear(out);
+      if (dk__json_write_value(out, v, &err) != DK_OK) return -1;
     }
     if (++n % 4096 == 0) {
-      dk_arena_dispose(&ar);
-      dk_arena_init(&ar, NULL, 0);
+      dk__arena_dispose(&ar);
+      dk__arena_init(&ar, NULL, 0);
     }
     p = e + 1;
   }
   double t = now() - t0;
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   *lines = n;
   return t;
 }
@@ -127,8 +127,8 @@ int main(int argc, char **argv) {
   ctx c = {0};
   dk_error err = {0};
   if (dk_storage_local_new(&c.s, NULL, &err) != DK_OK) return 1;
-  dk_buf_init(&c.all, NULL);
-  dk_buf_init(&c.adds, NULL);
+  dk__buf_init(&c.all, NULL);
+  dk__buf_init(&c.adds, NULL);
   char root[4096];
   snprintf(root, sizeof root, "%s/delta-golden", data);
   if (c.s->list_from(c.s, root, NULL, on_table, &c, &err) != DK_OK) {
@@ -152,15 +152,15 @@ int main(int argc, char **argv) {
     printf("parse %-12s %7.1f MB in %6.3f s: %7.1f MB/s, %5.2f M lines/s\n", names[k],
            (double)len / 1e6, best, (double)len / 1e6 / best, (double)lines / 1e6 / best);
     dk_buf out;
-    dk_buf_init(&out, NULL);
+    dk__buf_init(&out, NULL);
     double t = run(big, len, &out, &lines);
     printf("parse+write %-6s %7.1f MB in %6.3f s: %7.1f MB/s\n", names[k], (double)len / 1e6, t,
            (double)len / 1e6 / t);
-    dk_buf_dispose(&out);
+    dk__buf_dispose(&out);
     free(big);
   }
-  dk_buf_dispose(&c.all);
-  dk_buf_dispose(&c.adds);
+  dk__buf_dispose(&c.all);
+  dk__buf_dispose(&c.adds);
   c.s->free(c.s);
   return 0;
 }

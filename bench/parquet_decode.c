@@ -5,7 +5,7 @@
 ** row group to Arrow batches with the given number of decode threads, releases each batch,
 ** and prints one JSON line on stdout:
 **     {"seconds": <open + read wall time>, "rows": <rows seen>, "batches": <n>}
-** `--decompress-only` instead times dk_parquet_bench_decompress_all() (page decompression
+** `--decompress-only` instead times dk_pq__bench_decompress_all() (page decompression
 ** without decoding, a lower bound for the reader) and prints {"seconds", "bytes"}.
 **
 ** While dk's reader is not part of the build (no src/codec/parquet/reader.h), or the
@@ -112,7 +112,7 @@ static int run_decompress(const bench_args *a) {
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
   int64_t bytes = 0;
-  dk_status st = dk_parquet_bench_decompress_all(f, &bytes, &err);
+  dk_status st = dk_pq__bench_decompress_all(f, &bytes, &err);
   dk_parquet_file_free(f);
   double t1 = bench_wall(), c1 = bench_cpu();
   if (st != DK_OK) return fail("decompress", &err);
@@ -121,7 +121,7 @@ static int run_decompress(const bench_args *a) {
   return 0;
 #else
   (void)a;
-  return pending("n/a: dk_parquet_bench_decompress_all not in this build");
+  return pending("n/a: dk_pq__bench_decompress_all not in this build");
 #endif
 }
 

@@ -33,7 +33,7 @@ static void die(const char *what, const dk_error *err) {
 static void field(struct ArrowSchema *s, const char *fmt, const char *name, int nkids) {
   dk_atype t;
   dk_error err = {0};
-  if (dk_atype_parse(&t, fmt, &err) || dk_schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
+  if (dk__atype_parse(&t, fmt, &err) || dk__schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
     die("schema", &err);
 }
 
@@ -96,7 +96,7 @@ static void setup(void) {
   field(g_schema.children[8]->children[0], "i", "x", 0);
   field(g_schema.children[8]->children[1], "u", "y", 0);
   dk_arr a;
-  if (dk_arr_init_from_schema(&a, &g_schema, NULL, &err)) die("arr", &err);
+  if (dk__arr_init_from_schema(&a, &g_schema, NULL, &err)) die("arr", &err);
   /* rows (NULL-marked by has[]): see build_stats for the matching statistics */
   const int64_t iv[5] = {1, 5, 0, 3, 0}, lv[5] = {10, -3, 0, 7, 0};
   const char *sv[5] = {"apple", "melon", NULL, "banana", NULL};
@@ -114,34 +114,34 @@ static void setup(void) {
   dk_status st = DK_OK;
   for (int r = 0; r < 5 && !st; r++) {
     dk_arr *k = a.children;
-    st = has_i[r] ? dk_arr_append_int(&k[0], iv[r], &err) : dk_arr_append_null(&k[0], &err);
-    if (!st) st = has_l[r] ? dk_arr_append_int(&k[1], lv[r], &err) : dk_arr_append_null(&k[1], &err);
-    if (!st) st = sv[r] ? dk_arr_append_bytes(&k[2], sv[r], (int64_t)strlen(sv[r]), &err) : dk_arr_append_null(&k[2], &err);
-    if (!st) st = has_d[r] ? dk_arr_append_double(&k[3], dv[r], &err) : dk_arr_append_null(&k[3], &err);
-    if (!st) st = has_dt[r] ? dk_arr_append_int(&k[4], dtv[r], &err) : dk_arr_append_null(&k[4], &err);
-    if (!st) st = has_dt[r] ? dk_arr_append_int(&k[5], tsv[r], &err) : dk_arr_append_null(&k[5], &err);
+    st = has_i[r] ? dk__arr_append_int(&k[0], iv[r], &err) : dk__arr_append_null(&k[0], &err);
+    if (!st) st = has_l[r] ? dk__arr_append_int(&k[1], lv[r], &err) : dk__arr_append_null(&k[1], &err);
+    if (!st) st = sv[r] ? dk__arr_append_bytes(&k[2], sv[r], (int64_t)strlen(sv[r]), &err) : dk__arr_append_null(&k[2], &err);
+    if (!st) st = has_d[r] ? dk__arr_append_double(&k[3], dv[r], &err) : dk__arr_append_null(&k[3], &err);
+    if (!st) st = has_dt[r] ? dk__arr_append_int(&k[4], dtv[r], &err) : dk__arr_append_null(&k[4], &err);
+    if (!st) st = has_dt[r] ? dk__arr_append_int(&k[5], tsv[r], &err) : dk__arr_append_null(&k[5], &err);
     if (!st) {
       __int128 u = decv[r];
       uint8_t b16[16];
       memcpy(b16, &u, 16);
-      st = has_dec[r] ? dk_arr_append_bytes(&k[6], b16, 16, &err) : dk_arr_append_null(&k[6], &err);
+      st = has_dec[r] ? dk__arr_append_bytes(&k[6], b16, 16, &err) : dk__arr_append_null(&k[6], &err);
     }
-    if (!st) st = bv[r] >= 0 ? dk_arr_append_bool(&k[7], bv[r], &err) : dk_arr_append_null(&k[7], &err);
+    if (!st) st = bv[r] >= 0 ? dk__arr_append_bool(&k[7], bv[r], &err) : dk__arr_append_null(&k[7], &err);
     if (!st) {
       if (st_null[r]) {
-        st = dk_arr_append_null(&k[8], &err);
+        st = dk__arr_append_null(&k[8], &err);
       } else {
         dk_arr *sc = k[8].children;
-        st = r == 3 ? dk_arr_append_null(&sc[0], &err) : dk_arr_append_int(&sc[0], xv[r], &err);
-        if (!st) st = yv[r] ? dk_arr_append_bytes(&sc[1], yv[r], 1, &err) : dk_arr_append_null(&sc[1], &err);
-        if (!st) st = dk_arr_finish_element(&k[8], &err);
+        st = r == 3 ? dk__arr_append_null(&sc[0], &err) : dk__arr_append_int(&sc[0], xv[r], &err);
+        if (!st) st = yv[r] ? dk__arr_append_bytes(&sc[1], yv[r], 1, &err) : dk__arr_append_null(&sc[1], &err);
+        if (!st) st = dk__arr_finish_element(&k[8], &err);
       }
     }
-    if (!st) st = binv[r] ? dk_arr_append_bytes(&k[9], binv[r], 1, &err) : dk_arr_append_null(&k[9], &err);
-    if (!st) st = dk_arr_finish_element(&a, &err);
+    if (!st) st = binv[r] ? dk__arr_append_bytes(&k[9], binv[r], 1, &err) : dk__arr_append_null(&k[9], &err);
+    if (!st) st = dk__arr_finish_element(&a, &err);
   }
-  if (st || dk_arr_finish(&a, &g_batch, &err)) die("batch", &err);
-  dk_arr_reset(&a);
+  if (st || dk__arr_finish(&a, &g_batch, &err)) die("batch", &err);
+  dk__arr_reset(&a);
   build_stats();
   g_ready = 1;
 }
@@ -149,8 +149,8 @@ static void setup(void) {
 /* 0 FALSE, 1 NULL, 2 TRUE */
 static int tri(const struct ArrowArray *a, int64_t i) {
   const uint8_t *v = a->buffers[0];
-  if (v && !dk_bit_get(v, i)) return 1;
-  return dk_bit_get(a->buffers[1], i) ? 2 : 0;
+  if (v && !dk__bit_get(v, i)) return 1;
+  return dk__bit_get(a->buffers[1], i) ? 2 : 0;
 }
 
 static void check_semantics(const dk_expr *e) {
@@ -173,13 +173,13 @@ static void check_semantics(const dk_expr *e) {
     die("NOT of a bound predicate", &err);
   for (int i = 0; i < 5; i++)
     if (tri(&nout, i) != 2 - tri(&out, i)) die("NOT p is not the negation of p", NULL);
-  if (any_true && dk_skip_eval(b, &g_stats) == DK_SKIP_CAN_SKIP) {
+  if (any_true && dk_expr__skip_eval(b, &g_stats) == DK_SKIP_CAN_SKIP) {
     char *s = NULL;
     dk_expr_to_string(&s, e, &err);
     fprintf(stderr, "unsound skip: %s\n", s ? s : "?");
     abort();
   }
-  if (any_false && dk_skip_eval(bneg, &g_stats) == DK_SKIP_CAN_SKIP) {
+  if (any_false && dk_expr__skip_eval(bneg, &g_stats) == DK_SKIP_CAN_SKIP) {
     char *s = NULL;
     dk_expr_to_string(&s, neg, &err);
     fprintf(stderr, "unsound skip: %s\n", s ? s : "?");

@@ -2,10 +2,10 @@
 ** json_fuzzer.c — fuzz target for the JSON codec (src/codec/json).
 **
 ** The input is parsed as one JSON text and, like a Delta commit file (newline-delimited
-** JSON), line by line. Whatever parses is written back with dk_json_write_value, parsed
+** JSON), line by line. Whatever parses is written back with dk__json_write_value, parsed
 ** again and compared structurally with the first tree; writing the second tree must give
 ** the same bytes (a fixed point). Numbers that convert to double are re-printed with
-** dk_json_write_double and must read back bit-identical. Any mismatch aborts.
+** dk__json_write_double and must read back bit-identical. Any mismatch aborts.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +47,17 @@ static void check_numbers(const dk_json_value *v, dk_buf *tmp) {
     case DK_JSON_NUMBER: {
       int64_t i;
       double d;
-      if (dk_json_as_i64(v, &i)) {
+      if (dk__json_as_i64(v, &i)) {
         char buf[32];
         snprintf(buf, sizeof buf, "%lld", (long long)i);
         /* same integer, modulo "-0" */
         if (strcmp(buf, v->u.num) != 0 && !(i == 0 && strcmp(v->u.num, "-0") == 0))
           die("as_i64 text mismatch");
       }
-      if (dk_json_as_double(v, &d)) {
+      if (dk__json_as_double(v, &d)) {
         dk_error err = {0};
-        dk_buf_clear(tmp);
-        if (dk_json_write_double(tmp, d, &err) != DK_OK) die("write_double failed");
+        dk__buf_clear(tmp);
+        if (dk__json_write_double(tmp, d, &err) != DK_OK) die("write_double failed");
         double back = strtod(tmp->data, NULL);
         if (memcmp(&back, &d, sizeof d) != 0) die("double does not round-trip");
       }
@@ -76,30 +76,30 @@ static void check_numbers(const dk_json_value *v, dk_buf *tmp) {
 
 static void one(const char *text, size_t len) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 256); /* small chunks: exercise chunk boundaries */
+  dk__arena_init(&ar, NULL, 256); /* small chunks: exercise chunk boundaries */
   dk_error err = {0};
   dk_json_value *v = NULL;
-  dk_status st = dk_json_parse(&v, &ar, text, len, &err);
+  dk_status st = dk__json_parse(&v, &ar, text, len, &err);
   if (st != DK_OK) {
     if (st != DK_CORRUPT || v != NULL || !strstr(err.message, "byte offset"))
       die("parse failure without a DK_CORRUPT offset message");
-    dk_arena_dispose(&ar);
+    dk__arena_dispose(&ar);
     return;
   }
   dk_buf b1, b2;
-  dk_buf_init(&b1, NULL);
-  dk_buf_init(&b2, NULL);
-  if (dk_json_write_value(&b1, v, &err) != DK_OK) die("write of a parsed value failed");
+  dk__buf_init(&b1, NULL);
+  dk__buf_init(&b2, NULL);
+  if (dk__json_write_value(&b1, v, &err) != DK_OK) die("write of a parsed value failed");
   dk_json_value *v2 = NULL;
-  if (dk_json_parse(&v2, &ar, b1.data, b1.len, &err) != DK_OK) die("re-parse failed");
+  if (dk__json_parse(&v2, &ar, b1.data, b1.len, &err) != DK_OK) die("re-parse failed");
   if (!same(v, v2)) die("re-parsed tree differs");
-  if (dk_json_write_value(&b2, v2, &err) != DK_OK) die("second write failed");
+  if (dk__json_write_value(&b2, v2, &err) != DK_OK) die("second write failed");
   if (b1.len != b2.len || memcmp(b1.data, b2.data, b1.len) != 0) die("writer not a fixed point");
-  dk_buf_clear(&b2);
+  dk__buf_clear(&b2);
   check_numbers(v, &b2);
-  dk_buf_dispose(&b1);
-  dk_buf_dispose(&b2);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&b1);
+  dk__buf_dispose(&b2);
+  dk__arena_dispose(&ar);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st.has_metadata && st.metadata.schema_string) {
       const dk_type *t;
       dk_arena ar;
-      dk_arena_init(&ar, NULL, 4096);
+      dk__arena_init(&ar, NULL, 4096);
       if (dk_schema__parse(&t, &ar, st.metadata.schema_string, strlen(st.metadata.schema_string),
                            &err) == DK_OK) {
         char buf[256];
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct ArrowSchema sc;
         if (dk_schema__to_arrow(&sc, t, 1, &err) == DK_OK) sc.release(&sc);
       }
-      dk_arena_dispose(&ar);
+      dk__arena_dispose(&ar);
     }
   }
   dk_log__state_dispose(&st);

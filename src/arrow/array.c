@@ -2,7 +2,7 @@
 ** array.c — Arrow C Data Interface producer: types, schemas, array builders, export.
 **
 ** Follows the Arrow "C Data Interface" and "Columnar Format" specifications. Exports are
-** zero-copy: dk_arr_finish moves the builder's aligned buffers into the ArrowArray's
+** zero-copy: dk__arr_finish moves the builder's aligned buffers into the ArrowArray's
 ** private block, and the release callback frees them (recursively for children).
 */
 #include <stdio.h>
@@ -12,21 +12,21 @@
 
 /* ---- types ------------------------------------------------------------------------------ */
 
-dk_atype dk_atype_decimal(int32_t precision, int32_t scale) {
-  dk_atype t = dk_atype_make(DK_AT_DECIMAL128);
+dk_atype dk__atype_decimal(int32_t precision, int32_t scale) {
+  dk_atype t = dk__atype_make(DK_AT_DECIMAL128);
   t.precision = precision;
   t.scale = scale;
   return t;
 }
 
-dk_atype dk_atype_timestamp(dk_time_unit unit, const char *tz) {
-  dk_atype t = dk_atype_make(DK_AT_TIMESTAMP);
+dk_atype dk__atype_timestamp(dk_time_unit unit, const char *tz) {
+  dk_atype t = dk__atype_make(DK_AT_TIMESTAMP);
   t.unit = unit;
   if (tz) snprintf(t.tz, sizeof t.tz, "%s", tz);
   return t;
 }
 
-int dk_atype_width(const dk_atype *t) {
+int dk__atype_width(const dk_atype *t) {
   switch (t->id) {
     case DK_AT_INT8:
     case DK_AT_UINT8: return 1;
@@ -55,7 +55,7 @@ static bool atype_has_offsets(dk_atype_id id) {
 
 static const char unit_char[] = {'s', 'm', 'u', 'n'};
 
-dk_status dk_atype_format(const dk_atype *t, char *buf, size_t cap, dk_error *err) {
+dk_status dk__atype_format(const dk_atype *t, char *buf, size_t cap, dk_error *err) {
   const char *f = NULL;
   switch (t->id) {
     case DK_AT_NA: f = "n"; break;
@@ -106,7 +106,7 @@ static int unit_from_char(char c) {
   }
 }
 
-dk_status dk_atype_parse(dk_atype *out, const char *f, dk_error *err) {
+dk_status dk__atype_parse(dk_atype *out, const char *f, dk_error *err) {
   memset(out, 0, sizeof *out);
   static const struct {
     const char *f;
@@ -128,7 +128,7 @@ dk_status dk_atype_parse(dk_atype *out, const char *f, dk_error *err) {
     int p, s, bits = 128;
     int n = sscanf(f + 2, "%d,%d,%d", &p, &s, &bits);
     if (n >= 2 && bits == 128) {
-      *out = dk_atype_decimal(p, s);
+      *out = dk__atype_decimal(p, s);
       return DK_OK;
     }
   } else if (f[0] == 'w' && f[1] == ':') {
@@ -140,7 +140,7 @@ dk_status dk_atype_parse(dk_atype *out, const char *f, dk_error *err) {
     out->id = out->unit <= DK_TU_MILLI ? DK_AT_TIME32 : DK_AT_TIME64;
     return DK_OK;
   } else if (f[0] == 't' && f[1] == 's' && unit_from_char(f[2]) >= 0 && f[3] == ':') {
-    *out = dk_atype_timestamp((dk_time_unit)unit_from_char(f[2]), f + 4);
+    *out = dk__atype_timestamp((dk_time_unit)unit_from_char(f[2]), f + 4);
     return DK_OK;
   }
   return dk__error_set(err, DK_UNSUPPORTED, "unsupported Arrow format '%s'", f);
@@ -160,9 +160,9 @@ typedef struct schema_private {
 static void schema_release(struct ArrowSchema *s) {
   if (!s || !s->release) return;
   schema_private *p = s->private_data;
-  for (int64_t i = 0; i < s->n_children; i++) dk_schema_release(s->children[i]);
+  for (int64_t i = 0; i < s->n_children; i++) dk__schema_release(s->children[i]);
   if (s->dictionary) {
-    dk_schema_release(s->dictionary);
+    dk__schema_release(s->dictionary);
   }
   const dk_allocator *a = p->alloc;
   dk__free(a, p->format);
@@ -174,11 +174,11 @@ static void schema_release(struct ArrowSchema *s) {
   s->release = NULL;
 }
 
-dk_status dk_schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
+dk_status dk__schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
                          int64_t flags, int64_t n_children, dk_error *err) {
   memset(out, 0, sizeof *out);
   char fmt[64];
-  DK_RETURN_NOT_OK(dk_atype_format(t, fmt, sizeof fmt, err));
+  DK_RETURN_NOT_OK(dk__atype_format(t, fmt, sizeof fmt, err));
   schema_private *p = dk__calloc(NULL, 1, sizeof *p);
   if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (schema)");
   p->format = dk__strdup(NULL, fmt);
@@ -203,31 +203,31 @@ dk_status dk_schema_init(struct ArrowSchema *out, const dk_atype *t, const char 
   return DK_OK;
 }
 
-dk_status dk_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
+dk_status dk__schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
                                  const char *const *values, int n, dk_error *err) {
   schema_private *p = s->private_data;
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   int32_t n32 = n;
-  dk_status st = dk_buf_append(&b, &n32, 4, err);
+  dk_status st = dk__buf_append(&b, &n32, 4, err);
   for (int i = 0; i < n && st == DK_OK; i++) {
     int32_t kl = (int32_t)strlen(keys[i]), vl = (int32_t)strlen(values[i]);
-    st = dk_buf_append(&b, &kl, 4, err);
-    if (!st) st = dk_buf_append(&b, keys[i], (size_t)kl, err);
-    if (!st) st = dk_buf_append(&b, &vl, 4, err);
-    if (!st) st = dk_buf_append(&b, values[i], (size_t)vl, err);
+    st = dk__buf_append(&b, &kl, 4, err);
+    if (!st) st = dk__buf_append(&b, keys[i], (size_t)kl, err);
+    if (!st) st = dk__buf_append(&b, &vl, 4, err);
+    if (!st) st = dk__buf_append(&b, values[i], (size_t)vl, err);
   }
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
   dk__free(p->alloc, p->metadata);
-  p->metadata = dk_buf_detach(&b);
+  p->metadata = dk__buf_detach(&b);
   s->metadata = p->metadata;
   return DK_OK;
 }
 
-dk_str dk_schema_metadata_get(const char *md, const char *key) {
+dk_str dk__schema_metadata_get(const char *md, const char *key) {
   dk_str none = {NULL, 0};
   if (!md) return none;
   int32_t n;
@@ -263,7 +263,7 @@ static size_t metadata_size(const char *md) {
   return (size_t)(p - md);
 }
 
-dk_status dk_schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err) {
+dk_status dk__schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err) {
   memset(out, 0, sizeof *out);
   dk_atype t;
   /* copy the format verbatim, even when we cannot parse it */
@@ -296,7 +296,7 @@ dk_status dk_schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src,
   out->children = p->child_ptrs;
   for (int64_t i = 0; i < nc; i++) {
     p->child_ptrs[i] = &p->children[i];
-    dk_status st = dk_schema_copy(&p->children[i], src->children[i], err);
+    dk_status st = dk__schema_copy(&p->children[i], src->children[i], err);
     out->n_children = i + (st == DK_OK);
     if (st) {
       schema_release(out);
@@ -309,7 +309,7 @@ dk_status dk_schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src,
 
 /* ---- buffers ---------------------------------------------------------------------------- */
 
-dk_status dk_abuf_reserve(dk_abuf *b, const dk_allocator *a, int64_t extra, dk_error *err) {
+dk_status dk__abuf_reserve(dk_abuf *b, const dk_allocator *a, int64_t extra, dk_error *err) {
   if (DK_LIKELY(b->len + extra <= b->cap && b->data)) return DK_OK;
   if (extra < 0 || extra > INT64_MAX / 4 - b->len)
     return dk__error_set(err, DK_NOMEM, "arrow buffer too large");
@@ -325,15 +325,15 @@ dk_status dk_abuf_reserve(dk_abuf *b, const dk_allocator *a, int64_t extra, dk_e
   return DK_OK;
 }
 
-dk_status dk_abuf_append(dk_abuf *b, const dk_allocator *a, const void *p, int64_t n,
+dk_status dk__abuf_append(dk_abuf *b, const dk_allocator *a, const void *p, int64_t n,
                          dk_error *err) {
-  DK_RETURN_NOT_OK(dk_abuf_reserve(b, a, n, err));
+  DK_RETURN_NOT_OK(dk__abuf_reserve(b, a, n, err));
   if (n) memcpy(b->data + b->len, p, (size_t)n);
   b->len += n;
   return DK_OK;
 }
 
-void dk_abuf_free(dk_abuf *b, const dk_allocator *a) {
+void dk__abuf_free(dk_abuf *b, const dk_allocator *a) {
   dk__aligned_free(a, b->data);
   b->data = NULL;
   b->len = b->cap = 0;
@@ -345,93 +345,93 @@ static dk_status arr_start_offsets(dk_arr *a, dk_error *err) {
   if (!atype_has_offsets(a->type.id)) return DK_OK;
   int32_t zero = 0;
   a->values.len = 0;
-  return dk_abuf_append(&a->values, a->alloc, &zero, 4, err);
+  return dk__abuf_append(&a->values, a->alloc, &zero, 4, err);
 }
 
-dk_status dk_arr_init(dk_arr *a, const dk_atype *t, const dk_allocator *alloc, dk_error *err) {
+dk_status dk__arr_init(dk_arr *a, const dk_atype *t, const dk_allocator *alloc, dk_error *err) {
   memset(a, 0, sizeof *a);
   a->alloc = alloc;
   a->type = *t;
   return arr_start_offsets(a, err);
 }
 
-dk_status dk_arr_set_children(dk_arr *a, int64_t n, dk_error *err) {
+dk_status dk__arr_set_children(dk_arr *a, int64_t n, dk_error *err) {
   a->children = dk__calloc(a->alloc, (size_t)(n ? n : 1), sizeof *a->children);
   if (!a->children) return dk__error_set(err, DK_NOMEM, "out of memory (array children)");
   a->n_children = n;
   return DK_OK;
 }
 
-dk_status dk_arr_init_from_schema(dk_arr *a, const struct ArrowSchema *schema,
+dk_status dk__arr_init_from_schema(dk_arr *a, const struct ArrowSchema *schema,
                                   const dk_allocator *alloc, dk_error *err) {
   dk_atype t;
   memset(a, 0, sizeof *a);
-  DK_RETURN_NOT_OK(dk_atype_parse(&t, schema->format, err));
-  DK_RETURN_NOT_OK(dk_arr_init(a, &t, alloc, err));
+  DK_RETURN_NOT_OK(dk__atype_parse(&t, schema->format, err));
+  DK_RETURN_NOT_OK(dk__arr_init(a, &t, alloc, err));
   if (schema->n_children > 0) {
-    dk_status st = dk_arr_set_children(a, schema->n_children, err);
+    dk_status st = dk__arr_set_children(a, schema->n_children, err);
     for (int64_t i = 0; st == DK_OK && i < schema->n_children; i++)
-      st = dk_arr_init_from_schema(&a->children[i], schema->children[i], alloc, err);
+      st = dk__arr_init_from_schema(&a->children[i], schema->children[i], alloc, err);
     if (st) {
-      dk_arr_reset(a);
+      dk__arr_reset(a);
       return st;
     }
   }
   return DK_OK;
 }
 
-void dk_arr_reset(dk_arr *a) {
-  for (int64_t i = 0; i < a->n_children; i++) dk_arr_reset(&a->children[i]);
+void dk__arr_reset(dk_arr *a) {
+  for (int64_t i = 0; i < a->n_children; i++) dk__arr_reset(&a->children[i]);
   dk__free(a->alloc, a->children);
-  dk_abuf_free(&a->validity, a->alloc);
-  dk_abuf_free(&a->values, a->alloc);
-  dk_abuf_free(&a->data, a->alloc);
+  dk__abuf_free(&a->validity, a->alloc);
+  dk__abuf_free(&a->values, a->alloc);
+  dk__abuf_free(&a->data, a->alloc);
   memset(a, 0, sizeof *a);
 }
 
-dk_status dk_arr_ensure_validity(dk_arr *a, int64_t extra, dk_error *err) {
+dk_status dk__arr_ensure_validity(dk_arr *a, int64_t extra, dk_error *err) {
   int64_t need = (a->length + extra + 7) / 8;
   if (!a->validity.data) {
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&a->validity, a->alloc, need + 8, err));
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&a->validity, a->alloc, need + 8, err));
     memset(a->validity.data, 0xff, (size_t)a->validity.cap);
     a->validity.len = (a->length + 7) / 8;
     return DK_OK;
   }
   if (need > a->validity.cap) {
     int64_t old = a->validity.cap;
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&a->validity, a->alloc, need - a->validity.len + 8, err));
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&a->validity, a->alloc, need - a->validity.len + 8, err));
     memset(a->validity.data + old, 0xff, (size_t)(a->validity.cap - old));
   }
   return DK_OK;
 }
 
-dk_status dk_arr_reserve(dk_arr *a, int64_t n, dk_error *err) {
-  int w = dk_atype_width(&a->type);
+dk_status dk__arr_reserve(dk_arr *a, int64_t n, dk_error *err) {
+  int w = dk__atype_width(&a->type);
   if (a->type.id == DK_AT_BOOL) {
     int64_t need = (a->length + n + 7) / 8 + 8;
     if (need > a->values.cap) {
       int64_t old = a->values.cap;
-      DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, need - a->values.len, err));
+      DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, need - a->values.len, err));
       memset(a->values.data + old, 0, (size_t)(a->values.cap - old));
     }
   } else if (atype_has_offsets(a->type.id)) {
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, 4 * n, err));
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, 4 * n, err));
   } else if (w > 0) {
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, (int64_t)w * n, err));
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, (int64_t)w * n, err));
   }
-  if (a->validity.data) DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n, err));
+  if (a->validity.data) DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, n, err));
   return DK_OK;
 }
 
 /* Called once per appended slot: bumps length, tracks validity. */
 static inline dk_status arr_slot(dk_arr *a, bool valid, dk_error *err) {
   if (!valid) {
-    DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, 1, err));
-    dk_bit_clear(a->validity.data, a->length);
+    DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, 1, err));
+    dk__bit_clear(a->validity.data, a->length);
     a->null_count++;
   } else if (a->validity.data) {
-    DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, 1, err));
-    dk_bit_set(a->validity.data, a->length);
+    DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, 1, err));
+    dk__bit_set(a->validity.data, a->length);
   }
   a->length++;
   if (a->validity.data) a->validity.len = (a->length + 7) / 8;
@@ -442,17 +442,17 @@ static dk_status arr_push_offset(dk_arr *a, int64_t end, dk_error *err) {
   if (end > INT32_MAX)
     return dk__error_set(err, DK_UNSUPPORTED, "array exceeds 2 GiB of offsets; use smaller batches");
   int32_t e = (int32_t)end;
-  return dk_abuf_append(&a->values, a->alloc, &e, 4, err);
+  return dk__abuf_append(&a->values, a->alloc, &e, 4, err);
 }
 
 static int64_t arr_child_len(const dk_arr *a) {
   return a->n_children > 0 ? a->children[0].length : 0;
 }
 
-dk_status dk_arr_append_null(dk_arr *a, dk_error *err) {
-  int w = dk_atype_width(&a->type);
+dk_status dk__arr_append_null(dk_arr *a, dk_error *err) {
+  int w = dk__atype_width(&a->type);
   if (a->type.id == DK_AT_BOOL) {
-    DK_RETURN_NOT_OK(dk_arr_reserve(a, 1, err));
+    DK_RETURN_NOT_OK(dk__arr_reserve(a, 1, err));
   } else if (a->type.id == DK_AT_STRING || a->type.id == DK_AT_BINARY) {
     DK_RETURN_NOT_OK(arr_push_offset(a, a->data.len, err));
   } else if (a->type.id == DK_AT_LIST || a->type.id == DK_AT_MAP) {
@@ -460,23 +460,23 @@ dk_status dk_arr_append_null(dk_arr *a, dk_error *err) {
   } else if (a->type.id == DK_AT_STRUCT) {
     /* struct children must stay aligned: append nulls to every child */
     for (int64_t i = 0; i < a->n_children; i++)
-      DK_RETURN_NOT_OK(dk_arr_append_null(&a->children[i], err));
+      DK_RETURN_NOT_OK(dk__arr_append_null(&a->children[i], err));
   } else if (w > 0) {
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, w, err));
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, w, err));
     memset(a->values.data + a->values.len, 0, (size_t)w);
     a->values.len += w;
   }
   return arr_slot(a, false, err);
 }
 
-dk_status dk_arr_append_nulls(dk_arr *a, int64_t n, dk_error *err) {
-  for (int64_t i = 0; i < n; i++) DK_RETURN_NOT_OK(dk_arr_append_null(a, err));
+dk_status dk__arr_append_nulls(dk_arr *a, int64_t n, dk_error *err) {
+  for (int64_t i = 0; i < n; i++) DK_RETURN_NOT_OK(dk__arr_append_null(a, err));
   return DK_OK;
 }
 
-dk_status dk_arr_append_int(dk_arr *a, int64_t v, dk_error *err) {
-  int w = dk_atype_width(&a->type);
-  DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, 8, err));
+dk_status dk__arr_append_int(dk_arr *a, int64_t v, dk_error *err) {
+  int w = dk__atype_width(&a->type);
+  DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, 8, err));
   uint8_t *p = a->values.data + a->values.len;
   switch (w) {
     case 1: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
@@ -490,49 +490,49 @@ dk_status dk_arr_append_int(dk_arr *a, int64_t v, dk_error *err) {
   return arr_slot(a, true, err);
 }
 
-dk_status dk_arr_append_uint(dk_arr *a, uint64_t v, dk_error *err) {
-  return dk_arr_append_int(a, (int64_t)v, err);
+dk_status dk__arr_append_uint(dk_arr *a, uint64_t v, dk_error *err) {
+  return dk__arr_append_int(a, (int64_t)v, err);
 }
 
-dk_status dk_arr_append_double(dk_arr *a, double v, dk_error *err) {
+dk_status dk__arr_append_double(dk_arr *a, double v, dk_error *err) {
   if (a->type.id == DK_AT_FLOAT) {
     float f = (float)v;
-    DK_RETURN_NOT_OK(dk_abuf_append(&a->values, a->alloc, &f, 4, err));
+    DK_RETURN_NOT_OK(dk__abuf_append(&a->values, a->alloc, &f, 4, err));
   } else if (a->type.id == DK_AT_DOUBLE) {
-    DK_RETURN_NOT_OK(dk_abuf_append(&a->values, a->alloc, &v, 8, err));
+    DK_RETURN_NOT_OK(dk__abuf_append(&a->values, a->alloc, &v, 8, err));
   } else {
     return dk__error_set(err, DK_INTERNAL, "append_double on a non-float array");
   }
   return arr_slot(a, true, err);
 }
 
-dk_status dk_arr_append_bool(dk_arr *a, bool v, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_arr_reserve(a, 1, err));
-  if (v) dk_bit_set(a->values.data, a->length);
+dk_status dk__arr_append_bool(dk_arr *a, bool v, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__arr_reserve(a, 1, err));
+  if (v) dk__bit_set(a->values.data, a->length);
   return arr_slot(a, true, err);
 }
 
-dk_status dk_arr_append_bytes(dk_arr *a, const void *p, int64_t n, dk_error *err) {
+dk_status dk__arr_append_bytes(dk_arr *a, const void *p, int64_t n, dk_error *err) {
   if (a->type.id == DK_AT_STRING || a->type.id == DK_AT_BINARY) {
-    DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, p, n, err));
+    DK_RETURN_NOT_OK(dk__abuf_append(&a->data, a->alloc, p, n, err));
     DK_RETURN_NOT_OK(arr_push_offset(a, a->data.len, err));
   } else {
-    int w = dk_atype_width(&a->type);
+    int w = dk__atype_width(&a->type);
     if (w != n)
       return dk__error_set(err, DK_INTERNAL, "append_bytes: %lld bytes into a %d-byte type",
                            (long long)n, w);
-    DK_RETURN_NOT_OK(dk_abuf_append(&a->values, a->alloc, p, n, err));
+    DK_RETURN_NOT_OK(dk__abuf_append(&a->values, a->alloc, p, n, err));
   }
   return arr_slot(a, true, err);
 }
 
-dk_status dk_arr_finish_element(dk_arr *a, dk_error *err) {
+dk_status dk__arr_finish_element(dk_arr *a, dk_error *err) {
   if (a->type.id == DK_AT_LIST || a->type.id == DK_AT_MAP)
     DK_RETURN_NOT_OK(arr_push_offset(a, arr_child_len(a), err));
   return arr_slot(a, true, err);
 }
 
-void dk_arr_advance(dk_arr *a, int64_t n, int64_t nulls) {
+void dk__arr_advance(dk_arr *a, int64_t n, int64_t nulls) {
   a->length += n;
   a->null_count += nulls;
   if (a->validity.data) a->validity.len = (a->length + 7) / 8;
@@ -546,15 +546,15 @@ typedef struct array_private {
   const void *buffer_ptrs[3];
   struct ArrowArray **child_ptrs;
   struct ArrowArray *children;
-  void (*release_owner)(void *);  /* dk_array_wrap: foreign owner */
+  void (*release_owner)(void *);  /* dk__array_wrap: foreign owner */
   void *owner;
 } array_private;
 
 static void array_release(struct ArrowArray *arr) {
   if (!arr || !arr->release) return;
   array_private *p = arr->private_data;
-  for (int64_t i = 0; i < arr->n_children; i++) dk_array_release(arr->children[i]);
-  if (arr->dictionary) dk_array_release(arr->dictionary);
+  for (int64_t i = 0; i < arr->n_children; i++) dk__array_release(arr->children[i]);
+  if (arr->dictionary) dk__array_release(arr->dictionary);
   for (int i = 0; i < 3; i++) dk__aligned_free(p->alloc, p->owned[i]);
   if (p->release_owner) p->release_owner(p->owner);
   dk__free(p->alloc, p->child_ptrs);
@@ -581,7 +581,7 @@ static array_private *array_private_new(const dk_allocator *alloc, int64_t n_chi
   return p;
 }
 
-dk_status dk_arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
+dk_status dk__arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
   memset(out, 0, sizeof *out);
   array_private *p = array_private_new(a->alloc, a->n_children);
   if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (array export)");
@@ -595,7 +595,7 @@ dk_status dk_arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
 
   /* Children first, so a failure leaves a consistent, releasable parent. */
   for (int64_t i = 0; i < a->n_children; i++) {
-    dk_status st = dk_arr_finish(&a->children[i], &p->children[i], err);
+    dk_status st = dk__arr_finish(&a->children[i], &p->children[i], err);
     if (st) {
       out->n_children = i;
       array_release(out);
@@ -623,13 +623,13 @@ dk_status dk_arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
   }
   out->n_buffers = nb;
   if (nb >= 2) {
-    if (!a->values.data) DK_RETURN_NOT_OK(dk_abuf_reserve(&a->values, a->alloc, 8, err));
+    if (!a->values.data) DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, 8, err));
     p->owned[1] = a->values.data;
     p->buffer_ptrs[1] = a->values.data;
     a->values = (dk_abuf){0};
   }
   if (nb == 3) {
-    if (!a->data.data) DK_RETURN_NOT_OK(dk_abuf_reserve(&a->data, a->alloc, 8, err));
+    if (!a->data.data) DK_RETURN_NOT_OK(dk__abuf_reserve(&a->data, a->alloc, 8, err));
     p->owned[2] = a->data.data;
     p->buffer_ptrs[2] = a->data.data;
     a->data = (dk_abuf){0};
@@ -639,7 +639,7 @@ dk_status dk_arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
   return arr_start_offsets(a, err);
 }
 
-dk_status dk_array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,
+dk_status dk__array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,
                         int64_t offset, int n_buffers, const void *const *buffers,
                         int64_t n_children, struct ArrowArray *children,
                         void (*release_owner)(void *owner), void *owner,
@@ -649,7 +649,7 @@ dk_status dk_array_wrap(struct ArrowArray *out, int64_t length, int64_t null_cou
   array_private *p = array_private_new(alloc, n_children);
   if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (array wrap)");
   for (int i = 0; i < n_buffers; i++) p->buffer_ptrs[i] = buffers[i];
-  for (int64_t i = 0; i < n_children; i++) dk_array_move(&children[i], &p->children[i]);
+  for (int64_t i = 0; i < n_children; i++) dk__array_move(&children[i], &p->children[i]);
   p->release_owner = release_owner;
   p->owner = owner;
   out->length = length;
@@ -673,7 +673,7 @@ typedef struct stream_private {
   dk_error err;
 } stream_private;
 
-int dk_status_to_errno(dk_status s) {
+int dk__status_to_errno(dk_status s) {
   switch (s) {
     case DK_OK: return 0;
     case DK_NOMEM: return 12;       /* ENOMEM */
@@ -688,14 +688,14 @@ int dk_status_to_errno(dk_status s) {
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   stream_private *p = s->private_data;
   dk_error_init(&p->err);
-  return dk_status_to_errno(p->impl.get_schema(p->state, out, &p->err));
+  return dk__status_to_errno(p->impl.get_schema(p->state, out, &p->err));
 }
 
 static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
   stream_private *p = s->private_data;
   dk_error_init(&p->err);
   memset(out, 0, sizeof *out);
-  return dk_status_to_errno(p->impl.get_next(p->state, out, &p->err));
+  return dk__status_to_errno(p->impl.get_next(p->state, out, &p->err));
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *s) {
@@ -711,7 +711,7 @@ static void stream_release(struct ArrowArrayStream *s) {
   s->release = NULL;
 }
 
-dk_status dk_stream_init(struct ArrowArrayStream *out, const dk_stream_impl *impl, void *state,
+dk_status dk__stream_init(struct ArrowArrayStream *out, const dk_stream_impl *impl, void *state,
                          const dk_allocator *alloc, dk_error *err) {
   memset(out, 0, sizeof *out);
   stream_private *p = dk__calloc(alloc, 1, sizeof *p);
@@ -739,25 +739,25 @@ typedef struct batches_state {
 
 static dk_status batches_schema(void *st, struct ArrowSchema *out, dk_error *err) {
   batches_state *b = st;
-  return dk_schema_copy(out, &b->schema, err);
+  return dk__schema_copy(out, &b->schema, err);
 }
 
 static dk_status batches_next(void *st, struct ArrowArray *out, dk_error *err) {
   batches_state *b = st;
   (void)err;
-  if (b->next < b->n) dk_array_move(&b->batches[b->next++], out);
+  if (b->next < b->n) dk__array_move(&b->batches[b->next++], out);
   return DK_OK;
 }
 
 static void batches_release(void *st) {
   batches_state *b = st;
-  for (int64_t i = b->next; i < b->n; i++) dk_array_release(&b->batches[i]);
+  for (int64_t i = b->next; i < b->n; i++) dk__array_release(&b->batches[i]);
   dk__free(b->alloc, b->batches);
-  dk_schema_release(&b->schema);
+  dk__schema_release(&b->schema);
   dk__free(b->alloc, b);
 }
 
-dk_status dk_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
+dk_status dk__stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
                                  struct ArrowArray *batches, int64_t n_batches,
                                  const dk_allocator *alloc, dk_error *err) {
   batches_state *b = dk__calloc(alloc, 1, sizeof *b);
@@ -767,11 +767,11 @@ dk_status dk_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchem
     dk__free(alloc, copy);
     return dk__error_set(err, DK_NOMEM, "out of memory (stream)");
   }
-  dk_schema_move(schema, &b->schema);
-  for (int64_t i = 0; i < n_batches; i++) dk_array_move(&batches[i], &copy[i]);
+  dk__schema_move(schema, &b->schema);
+  for (int64_t i = 0; i < n_batches; i++) dk__array_move(&batches[i], &copy[i]);
   b->batches = copy;
   b->n = n_batches;
   b->alloc = alloc;
   static const dk_stream_impl impl = {batches_schema, batches_next, batches_release};
-  return dk_stream_init(out, &impl, b, alloc, err);
+  return dk__stream_init(out, &impl, b, alloc, err);
 }

@@ -7,7 +7,7 @@
 **  - dk_schema_*: build a struct ArrowSchema tree whose strings and children are owned by its
 **    private_data; one release frees the whole tree.
 **  - dk_arr: an array under construction. Producers write values straight into its buffers
-**    (dk_abuf, 64-byte aligned) and dk_arr_finish hands the buffers to a struct ArrowArray
+**    (dk_abuf, 64-byte aligned) and dk__arr_finish hands the buffers to a struct ArrowArray
 **    WITHOUT copying: the ArrowArray's private_data owns them from then on.
 **
 ** Buffer layout follows the Arrow columnar spec: validity bitmap (LSB first; absent when
@@ -61,50 +61,50 @@ typedef struct dk_atype {
   char tz[40];         /* TIMESTAMP: "" = no time zone (wall clock), else e.g. "UTC" */
 } dk_atype;
 
-static inline dk_atype dk_atype_make(dk_atype_id id) {
+static inline dk_atype dk__atype_make(dk_atype_id id) {
   dk_atype t;
   memset(&t, 0, sizeof t);
   t.id = id;
   return t;
 }
-dk_atype dk_atype_decimal(int32_t precision, int32_t scale);
-dk_atype dk_atype_timestamp(dk_time_unit unit, const char *tz /* NULL or "" = none */);
+dk_atype dk__atype_decimal(int32_t precision, int32_t scale);
+dk_atype dk__atype_timestamp(dk_time_unit unit, const char *tz /* NULL or "" = none */);
 
 /* Bytes per value in the values buffer (bool: 0 = bit-packed; variable/nested: 0). */
-int dk_atype_width(const dk_atype *t);
+int dk__atype_width(const dk_atype *t);
 /* Arrow format string ("l", "tsu:UTC", "d:10,2", "w:16", "+s", ...) into buf. */
-dk_status dk_atype_format(const dk_atype *t, char *buf, size_t cap, dk_error *err);
+dk_status dk__atype_format(const dk_atype *t, char *buf, size_t cap, dk_error *err);
 /* Parses a format string; unknown formats are DK_UNSUPPORTED. */
-dk_status dk_atype_parse(dk_atype *out, const char *format, dk_error *err);
+dk_status dk__atype_parse(dk_atype *out, const char *format, dk_error *err);
 
 /* ---- schemas ---------------------------------------------------------------------------- */
 
 /* Initialises *out as a field of type t named `name` (may be NULL) with n_children child slots,
-** each initialised to an empty released schema the caller fills with dk_schema_init (or moves
+** each initialised to an empty released schema the caller fills with dk__schema_init (or moves
 ** into). flags: ARROW_FLAG_NULLABLE etc. For MAP the caller adds one "entries" struct child
 ** with "key" and "value". On failure *out is released (release == NULL). */
-dk_status dk_schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
+dk_status dk__schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
                          int64_t flags, int64_t n_children, dk_error *err);
 /* Sets the metadata blob (Arrow's binary key/value encoding built from n pairs). */
-dk_status dk_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
+dk_status dk__schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
                                  const char *const *values, int n, dk_error *err);
 /* Looks a key up in an Arrow metadata blob; returns a view or {NULL,0}. */
-dk_str dk_schema_metadata_get(const char *metadata, const char *key);
+dk_str dk__schema_metadata_get(const char *metadata, const char *key);
 /* Deep copy. */
-dk_status dk_schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err);
+dk_status dk__schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err);
 
-static inline void dk_schema_move(struct ArrowSchema *src, struct ArrowSchema *dst) {
+static inline void dk__schema_move(struct ArrowSchema *src, struct ArrowSchema *dst) {
   *dst = *src;
   src->release = NULL;
 }
-static inline void dk_array_move(struct ArrowArray *src, struct ArrowArray *dst) {
+static inline void dk__array_move(struct ArrowArray *src, struct ArrowArray *dst) {
   *dst = *src;
   src->release = NULL;
 }
-static inline void dk_schema_release(struct ArrowSchema *s) {
+static inline void dk__schema_release(struct ArrowSchema *s) {
   if (s && s->release) s->release(s);
 }
-static inline void dk_array_release(struct ArrowArray *a) {
+static inline void dk__array_release(struct ArrowArray *a) {
   if (a && a->release) a->release(a);
 }
 
@@ -117,10 +117,10 @@ typedef struct dk_abuf {
 } dk_abuf;
 
 /* Makes room for `extra` more bytes (capacity doubles; padding keeps cap a multiple of 64). */
-dk_status dk_abuf_reserve(dk_abuf *b, const dk_allocator *a, int64_t extra, dk_error *err);
-dk_status dk_abuf_append(dk_abuf *b, const dk_allocator *a, const void *p, int64_t n,
+dk_status dk__abuf_reserve(dk_abuf *b, const dk_allocator *a, int64_t extra, dk_error *err);
+dk_status dk__abuf_append(dk_abuf *b, const dk_allocator *a, const void *p, int64_t n,
                          dk_error *err);
-void dk_abuf_free(dk_abuf *b, const dk_allocator *a);
+void dk__abuf_free(dk_abuf *b, const dk_allocator *a);
 
 /* ---- arrays under construction ---------------------------------------------------------- */
 
@@ -138,46 +138,46 @@ struct dk_arr {
 };
 
 /* Builds an empty builder tree matching a schema (nested types recurse). */
-dk_status dk_arr_init_from_schema(dk_arr *a, const struct ArrowSchema *schema,
+dk_status dk__arr_init_from_schema(dk_arr *a, const struct ArrowSchema *schema,
                                   const dk_allocator *alloc, dk_error *err);
 /* Builds an empty leaf (or childless) builder; nested callers add children with
-** dk_arr_set_children. */
-dk_status dk_arr_init(dk_arr *a, const dk_atype *t, const dk_allocator *alloc, dk_error *err);
-dk_status dk_arr_set_children(dk_arr *a, int64_t n, dk_error *err);
-void dk_arr_reset(dk_arr *a);
+** dk__arr_set_children. */
+dk_status dk__arr_init(dk_arr *a, const dk_atype *t, const dk_allocator *alloc, dk_error *err);
+dk_status dk__arr_set_children(dk_arr *a, int64_t n, dk_error *err);
+void dk__arr_reset(dk_arr *a);
 
 /* Ensures room for n more values (and, for offsets-based types, n more offsets). */
-dk_status dk_arr_reserve(dk_arr *a, int64_t n, dk_error *err);
+dk_status dk__arr_reserve(dk_arr *a, int64_t n, dk_error *err);
 /* Materialises the validity bitmap (all-valid so far) so producers can clear bits directly. */
-dk_status dk_arr_ensure_validity(dk_arr *a, int64_t extra, dk_error *err);
+dk_status dk__arr_ensure_validity(dk_arr *a, int64_t extra, dk_error *err);
 
 /* Appends (no reserve needed; they reserve themselves — for bulk paths write buffers
-** directly, then call dk_arr_advance). */
-dk_status dk_arr_append_null(dk_arr *a, dk_error *err);   /* nested: also child slots none */
-dk_status dk_arr_append_nulls(dk_arr *a, int64_t n, dk_error *err);
-dk_status dk_arr_append_int(dk_arr *a, int64_t v, dk_error *err);    /* any int/date/time/ts */
-dk_status dk_arr_append_uint(dk_arr *a, uint64_t v, dk_error *err);
-dk_status dk_arr_append_double(dk_arr *a, double v, dk_error *err);  /* float or double */
-dk_status dk_arr_append_bool(dk_arr *a, bool v, dk_error *err);
-dk_status dk_arr_append_bytes(dk_arr *a, const void *p, int64_t n, dk_error *err); /* utf8, binary, fixed, decimal128 (16 LE bytes) */
+** directly, then call dk__arr_advance). */
+dk_status dk__arr_append_null(dk_arr *a, dk_error *err);   /* nested: also child slots none */
+dk_status dk__arr_append_nulls(dk_arr *a, int64_t n, dk_error *err);
+dk_status dk__arr_append_int(dk_arr *a, int64_t v, dk_error *err);    /* any int/date/time/ts */
+dk_status dk__arr_append_uint(dk_arr *a, uint64_t v, dk_error *err);
+dk_status dk__arr_append_double(dk_arr *a, double v, dk_error *err);  /* float or double */
+dk_status dk__arr_append_bool(dk_arr *a, bool v, dk_error *err);
+dk_status dk__arr_append_bytes(dk_arr *a, const void *p, int64_t n, dk_error *err); /* utf8, binary, fixed, decimal128 (16 LE bytes) */
 /* Nested: call after appending the element's children. For LIST/MAP, closes the current
 ** element (its offset = child length); for STRUCT, counts one row. */
-dk_status dk_arr_finish_element(dk_arr *a, dk_error *err);
+dk_status dk__arr_finish_element(dk_arr *a, dk_error *err);
 
 /* Bulk path: the producer wrote `n` values (and validity bits if materialised, and offsets)
 ** directly; advance length/null_count. */
-void dk_arr_advance(dk_arr *a, int64_t n, int64_t nulls);
+void dk__arr_advance(dk_arr *a, int64_t n, int64_t nulls);
 
 /* Moves the built buffers into *out (zero copy) and leaves `a` empty for reuse with the same
 ** type. The exported array owns its buffers; releasing it frees them. */
-dk_status dk_arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err);
+dk_status dk__arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err);
 
 /* Bit helpers */
-static inline bool dk_bit_get(const uint8_t *bits, int64_t i) {
+static inline bool dk__bit_get(const uint8_t *bits, int64_t i) {
   return (bits[i >> 3] >> (i & 7)) & 1;
 }
-static inline void dk_bit_set(uint8_t *bits, int64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
-static inline void dk_bit_clear(uint8_t *bits, int64_t i) {
+static inline void dk__bit_set(uint8_t *bits, int64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+static inline void dk__bit_clear(uint8_t *bits, int64_t i) {
   bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
 }
 
@@ -186,7 +186,7 @@ static inline void dk_bit_clear(uint8_t *bits, int64_t i) {
 /* Wraps an arbitrary owner: `release_owner(owner)` runs when the array is released. Used to
 ** hand decoded pages to Arrow without copying. buffers/children are copied into the private
 ** block; children are moved. */
-dk_status dk_array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,
+dk_status dk__array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,
                         int64_t offset, int n_buffers, const void *const *buffers,
                         int64_t n_children, struct ArrowArray *children,
                         void (*release_owner)(void *owner), void *owner,
@@ -194,7 +194,7 @@ dk_status dk_array_wrap(struct ArrowArray *out, int64_t length, int64_t null_cou
 
 /* ---- streams ---------------------------------------------------------------------------- */
 
-/* A producer implements these; dk_stream_init builds the ArrowArrayStream around them,
+/* A producer implements these; dk__stream_init builds the ArrowArrayStream around them,
 ** including get_last_error (message from the dk_error the callbacks fill) and errno mapping. */
 typedef struct dk_stream_impl {
   /* Fills *out with the schema (caller of get_schema owns it). */
@@ -205,15 +205,15 @@ typedef struct dk_stream_impl {
   void (*release)(void *state);
 } dk_stream_impl;
 
-dk_status dk_stream_init(struct ArrowArrayStream *out, const dk_stream_impl *impl, void *state,
+dk_status dk__stream_init(struct ArrowArrayStream *out, const dk_stream_impl *impl, void *state,
                          const dk_allocator *alloc, dk_error *err);
 
 /* A stream over batches already in memory (moved in; schema moved in). */
-dk_status dk_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
+dk_status dk__stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
                                  struct ArrowArray *batches, int64_t n_batches,
                                  const dk_allocator *alloc, dk_error *err);
 
 /* Maps a dk_status to the errno value the Arrow stream callbacks return. */
-int dk_status_to_errno(dk_status s);
+int dk__status_to_errno(dk_status s);
 
 #endif /* DK_ARROW_ARRAY_H */

@@ -32,7 +32,7 @@ static void plan_free(pplan *p) {
 static dk_status plan_build(pplan *p, const struct ArrowSchema *s, int depth, dk_error *err) {
   memset(p, 0, sizeof *p);
   if (depth > 200) return dk__error_set(err, DK_UNSUPPORTED, "schema nested too deeply to print");
-  DK_RETURN_NOT_OK(dk_atype_parse(&p->t, s->format, err));
+  DK_RETURN_NOT_OK(dk__atype_parse(&p->t, s->format, err));
   if (s->n_children > 0) {
     p->children = calloc((size_t)s->n_children, sizeof *p->children);
     if (!p->children) return dk__error_set(err, DK_NOMEM, "out of memory");
@@ -52,7 +52,7 @@ static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
     u /= 10;
   } while (u);
   if (v < 0) tmp[n++] = '-';
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, (size_t)n, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, (size_t)n, err));
   for (int i = 0; i < n; i++) b->data[b->len + (size_t)i] = tmp[n - 1 - i];
   b->len += (size_t)n;
   b->data[b->len] = 0;
@@ -61,12 +61,12 @@ static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
 
 static bool is_valid(const struct ArrowArray *a, int64_t i) {
   const uint8_t *v = a->buffers && a->n_buffers > 0 ? a->buffers[0] : NULL;
-  return !v || dk_bit_get(v, a->offset + i);
+  return !v || dk__bit_get(v, a->offset + i);
 }
 
 static dk_status put_escaped(dk_buf *b, const uint8_t *s, size_t n, int quote, dk_error *err) {
   static const char hex[] = "0123456789abcdef";
-  if (quote) DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+  if (quote) DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
   size_t start = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t c = s[i];
@@ -89,13 +89,13 @@ static dk_status put_escaped(dk_buf *b, const uint8_t *s, size_t n, int quote, d
         i += (size_t)len - 1;
         continue;
       }
-      DK_RETURN_NOT_OK(dk_buf_append(b, s + start, i - start, err));
-      DK_RETURN_NOT_OK(dk_buf_puts(b, "\xef\xbf\xbd", err));
+      DK_RETURN_NOT_OK(dk__buf_append(b, s + start, i - start, err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "\xef\xbf\xbd", err));
       start = i + 1;
       continue;
     }
     if (!quote && c != '"' && c != '\\') continue; /* raw mode: only control chars escaped */
-    DK_RETURN_NOT_OK(dk_buf_append(b, s + start, i - start, err));
+    DK_RETURN_NOT_OK(dk__buf_append(b, s + start, i - start, err));
     char e[8];
     size_t el = 2;
     e[0] = '\\';
@@ -111,17 +111,17 @@ static dk_status put_escaped(dk_buf *b, const uint8_t *s, size_t n, int quote, d
         e[1] = 'u', e[2] = '0', e[3] = '0', e[4] = hex[c >> 4], e[5] = hex[c & 15];
         el = 6;
     }
-    DK_RETURN_NOT_OK(dk_buf_append(b, e, el, err));
+    DK_RETURN_NOT_OK(dk__buf_append(b, e, el, err));
     start = i + 1;
   }
-  DK_RETURN_NOT_OK(dk_buf_append(b, s + start, n - start, err));
-  if (quote) DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+  DK_RETURN_NOT_OK(dk__buf_append(b, s + start, n - start, err));
+  if (quote) DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
   return DK_OK;
 }
 
 static dk_status put_base64(dk_buf *b, const uint8_t *s, size_t n, dk_error *err) {
   static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, (n + 2) / 3 * 4 + 2, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, (n + 2) / 3 * 4 + 2, err));
   char *o = b->data + b->len;
   *o++ = '"';
   size_t i = 0;
@@ -166,7 +166,7 @@ static dk_status put_date(dk_buf *b, int64_t days, dk_error *err) {
   int64_t y;
   int m, d;
   civil(days, &y, &m, &d);
-  return dk_buf_printf(b, err, "%04lld-%02d-%02d", (long long)y, m, d);
+  return dk__buf_printf(b, err, "%04lld-%02d-%02d", (long long)y, m, d);
 }
 
 static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
@@ -174,9 +174,9 @@ static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
 static dk_status put_time_of_day(dk_buf *b, int64_t secs_of_day, int64_t frac, int unit,
                                  dk_error *err) {
   int h = (int)(secs_of_day / 3600), mi = (int)(secs_of_day / 60 % 60), s = (int)(secs_of_day % 60);
-  if (unit == DK_TU_NANO) return dk_buf_printf(b, err, "%02d:%02d:%02d.%09lld", h, mi, s, (long long)frac);
+  if (unit == DK_TU_NANO) return dk__buf_printf(b, err, "%02d:%02d:%02d.%09lld", h, mi, s, (long long)frac);
   int64_t us = frac * (1000000 / per_sec[unit]);
-  return dk_buf_printf(b, err, "%02d:%02d:%02d.%06lld", h, mi, s, (long long)us);
+  return dk__buf_printf(b, err, "%02d:%02d:%02d.%06lld", h, mi, s, (long long)us);
 }
 
 static dk_status put_decimal(dk_buf *b, const uint8_t *p, int scale, dk_error *err) {
@@ -207,7 +207,7 @@ static dk_status put_decimal(dk_buf *b, const uint8_t *p, int scale, dk_error *e
     if (i == scale && scale > 0) out[o++] = '.';
   }
   out[o++] = '"';
-  return dk_buf_append(b, out, (size_t)o, err);
+  return dk__buf_append(b, out, (size_t)o, err);
 }
 
 static float half_to_float(uint16_t h) {
@@ -233,7 +233,7 @@ static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
 
 /* Variant columns: a struct tagged parquet.variant with binary `metadata` and `value`. */
 static bool is_variant(const struct ArrowSchema *s) {
-  dk_str ext = dk_schema_metadata_get(s->metadata, "ARROW:extension:name");
+  dk_str ext = dk__schema_metadata_get(s->metadata, "ARROW:extension:name");
   return ext.ptr && ext.len == 15 && !memcmp(ext.ptr, "parquet.variant", 15);
 }
 
@@ -247,10 +247,10 @@ static dk_status put_variant(dk_buf *b, const struct ArrowSchema *s, const struc
   }
   if (!ma || !va) return dk__error_set(err, DK_UNSUPPORTED, "variant column without binary metadata/value");
   int64_t mj = ma->offset + j, vj = va->offset + j;
-  if (!is_valid(ma, j) || !is_valid(va, j)) return dk_buf_puts(b, "null", err);
+  if (!is_valid(ma, j) || !is_valid(va, j)) return dk__buf_puts(b, "null", err);
   const int32_t *mo = ma->buffers[1], *vo = va->buffers[1];
   const uint8_t *md = ma->buffers[2], *vd = va->buffers[2];
-  return dk_variant_to_json(b, md + mo[mj], (size_t)(mo[mj + 1] - mo[mj]), vd + vo[vj],
+  return dk__variant_to_json(b, md + mo[mj], (size_t)(mo[mj + 1] - mo[mj]), vd + vo[vj],
                             (size_t)(vo[vj + 1] - vo[vj]), err);
 }
 
@@ -262,8 +262,8 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
   int64_t j = a->offset + i;
   const void *vals = a->n_buffers > 1 ? a->buffers[1] : NULL;
   switch (t->id) {
-    case DK_AT_NA: return dk_buf_puts(b, "null", err);
-    case DK_AT_BOOL: return dk_buf_puts(b, dk_bit_get(vals, j) ? "true" : "false", err);
+    case DK_AT_NA: return dk__buf_puts(b, "null", err);
+    case DK_AT_BOOL: return dk__buf_puts(b, dk__bit_get(vals, j) ? "true" : "false", err);
     case DK_AT_INT8: return put_i64(b, ((const int8_t *)vals)[j], err);
     case DK_AT_INT16: return put_i64(b, ((const int16_t *)vals)[j], err);
     case DK_AT_INT32: return put_i64(b, ((const int32_t *)vals)[j], err);
@@ -272,35 +272,35 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
     case DK_AT_UINT16: return put_i64(b, ((const uint16_t *)vals)[j], err);
     case DK_AT_UINT32: return put_i64(b, ((const uint32_t *)vals)[j], err);
     case DK_AT_UINT64:
-      return dk_buf_printf(b, err, "%llu", (unsigned long long)((const uint64_t *)vals)[j]);
-    case DK_AT_FLOAT16: return dk_json_write_float(b, half_to_float(((const uint16_t *)vals)[j]), err);
-    case DK_AT_FLOAT: return dk_json_write_float(b, ((const float *)vals)[j], err);
-    case DK_AT_DOUBLE: return dk_json_write_double(b, ((const double *)vals)[j], err);
+      return dk__buf_printf(b, err, "%llu", (unsigned long long)((const uint64_t *)vals)[j]);
+    case DK_AT_FLOAT16: return dk__json_write_float(b, half_to_float(((const uint16_t *)vals)[j]), err);
+    case DK_AT_FLOAT: return dk__json_write_float(b, ((const float *)vals)[j], err);
+    case DK_AT_DOUBLE: return dk__json_write_double(b, ((const double *)vals)[j], err);
     case DK_AT_DECIMAL128: return put_decimal(b, (const uint8_t *)vals + 16 * j, t->scale, err);
     case DK_AT_DATE32:
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
       DK_RETURN_NOT_OK(put_date(b, ((const int32_t *)vals)[j], err));
-      return dk_buf_putc(b, '"', err);
+      return dk__buf_putc(b, '"', err);
     case DK_AT_TIME32:
     case DK_AT_TIME64: {
       int64_t v = t->id == DK_AT_TIME32 ? ((const int32_t *)vals)[j] : ((const int64_t *)vals)[j];
       int64_t ps = per_sec[t->unit];
       int64_t secs = floor_div(v, ps);
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
       DK_RETURN_NOT_OK(put_time_of_day(b, ((secs % 86400) + 86400) % 86400, v - secs * ps, (int)t->unit, err));
-      return dk_buf_putc(b, '"', err);
+      return dk__buf_putc(b, '"', err);
     }
     case DK_AT_TIMESTAMP: {
       int64_t v = ((const int64_t *)vals)[j];
       int64_t ps = per_sec[t->unit];
       int64_t secs = floor_div(v, ps);
       int64_t days = floor_div(secs, 86400);
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
       DK_RETURN_NOT_OK(put_date(b, days, err));
-      DK_RETURN_NOT_OK(dk_buf_putc(b, 'T', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, 'T', err));
       DK_RETURN_NOT_OK(put_time_of_day(b, secs - days * 86400, v - secs * ps, (int)t->unit, err));
-      if (t->tz[0]) DK_RETURN_NOT_OK(dk_buf_putc(b, 'Z', err));
-      return dk_buf_putc(b, '"', err);
+      if (t->tz[0]) DK_RETURN_NOT_OK(dk__buf_putc(b, 'Z', err));
+      return dk__buf_putc(b, '"', err);
     }
     case DK_AT_STRING:
     case DK_AT_BINARY: {
@@ -314,24 +314,24 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
                         (size_t)t->byte_width, err);
     case DK_AT_LIST: {
       const int32_t *o = vals;
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
       for (int64_t k = o[j]; k < o[j + 1]; k++) {
-        if (k > o[j]) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+        if (k > o[j]) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
         DK_RETURN_NOT_OK(put_value(c, &p->children[0], s->children[0], a->children[0], k, depth + 1));
       }
-      return dk_buf_putc(b, ']', err);
+      return dk__buf_putc(b, ']', err);
     }
     case DK_AT_STRUCT: {
       if (is_variant(s)) return put_variant(b, s, a, j, err);
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
       for (int64_t k = 0; k < s->n_children; k++) {
-        if (k) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+        if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
         const char *nm = s->children[k]->name ? s->children[k]->name : "";
         DK_RETURN_NOT_OK(put_escaped(b, (const uint8_t *)nm, strlen(nm), 1, err));
-        DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
         DK_RETURN_NOT_OK(put_value(c, &p->children[k], s->children[k], a->children[k], j, depth + 1));
       }
-      return dk_buf_putc(b, '}', err);
+      return dk__buf_putc(b, '}', err);
     }
     case DK_AT_MAP: {
       const int32_t *o = vals;
@@ -339,17 +339,17 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
       const struct ArrowArray *ea = a->children[0];
       const pplan *ep = &p->children[0];
       int obj = ep->children[0].t.id == DK_AT_STRING;
-      DK_RETURN_NOT_OK(dk_buf_putc(b, obj ? '{' : '[', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, obj ? '{' : '[', err));
       for (int64_t k = o[j]; k < o[j + 1]; k++) {
-        if (k > o[j]) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+        if (k > o[j]) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
         int64_t ek = ea->offset + k;
-        if (!obj) DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
+        if (!obj) DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
         DK_RETURN_NOT_OK(put_value(c, &ep->children[0], es->children[0], ea->children[0], ek, depth + 1));
-        DK_RETURN_NOT_OK(dk_buf_putc(b, obj ? ':' : ',', err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, obj ? ':' : ',', err));
         DK_RETURN_NOT_OK(put_value(c, &ep->children[1], es->children[1], ea->children[1], ek, depth + 1));
-        if (!obj) DK_RETURN_NOT_OK(dk_buf_putc(b, ']', err));
+        if (!obj) DK_RETURN_NOT_OK(dk__buf_putc(b, ']', err));
       }
-      return dk_buf_putc(b, obj ? '}' : ']', err);
+      return dk__buf_putc(b, obj ? '}' : ']', err);
     }
     default: return dk__error_set(err, DK_UNSUPPORTED, "cannot print Arrow type '%s'", s->format);
   }
@@ -357,11 +357,11 @@ static dk_status put_value_typed(pctx *c, const pplan *p, const struct ArrowSche
 
 static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
                            const struct ArrowArray *a, int64_t i, int depth) {
-  if (!is_valid(a, i)) return dk_buf_puts(c->b, "null", c->err);
+  if (!is_valid(a, i)) return dk__buf_puts(c->b, "null", c->err);
   return put_value_typed(c, p, s, a, i, depth);
 }
 
-dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
+dk_status dk__arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
                                     const struct ArrowArray *array, int64_t i, dk_error *err) {
   pctx c = {out, err};
   pplan p;
@@ -390,7 +390,7 @@ dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema *schem
   if (!e) return dk__error_set(err, DK_NOMEM, "out of memory");
   e->alloc = alloc;
   e->schema = schema;
-  dk_buf_init(&e->text, alloc);
+  dk__buf_init(&e->text, alloc);
   dk_status st = plan_build(&e->plan, schema, 0, err);
   if (st) {
     dk_arrow_json_free(e);
@@ -406,7 +406,7 @@ dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc, const struct Arro
   out->len = 0;
   DK_RETURN_IF(!array || i < 0 || i >= array->length, DK_INVALID, err,
                "arrow json: value %lld outside the array", (long long)i);
-  dk_buf_clear(&enc->text);
+  dk__buf_clear(&enc->text);
   pctx c = {&enc->text, err};
   DK_RETURN_NOT_OK(put_value(&c, &enc->plan, enc->schema, array, i, 0));
   out->ptr = enc->text.data ? enc->text.data : "";
@@ -417,7 +417,7 @@ dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc, const struct Arro
 void dk_arrow_json_free(dk_arrow_json *enc) {
   if (!enc) return;
   plan_free(&enc->plan);
-  dk_buf_dispose(&enc->text);
+  dk__buf_dispose(&enc->text);
   dk__free(enc->alloc, enc);
 }
 
@@ -438,7 +438,7 @@ static dk_status cell_text(dk_buf *b, const pplan *p, const struct ArrowSchema *
     const int32_t *o = a->buffers[1];
     const uint8_t *d = a->buffers[2];
     int64_t j = a->offset + i;
-    return dk_buf_append(b, d + o[j], (size_t)(o[j + 1] - o[j]), err);
+    return dk__buf_append(b, d + o[j], (size_t)(o[j + 1] - o[j]), err);
   }
   if (unquote && b->len - start >= 2) {
     memmove(b->data + start, b->data + start + 1, b->len - start - 2);
@@ -452,13 +452,13 @@ static dk_status csv_field(dk_buf *out, const char *s, size_t n, dk_error *err) 
   int q = 0;
   for (size_t i = 0; i < n; i++)
     if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
-  if (!q) return dk_buf_append(out, s, n, err);
-  DK_RETURN_NOT_OK(dk_buf_putc(out, '"', err));
+  if (!q) return dk__buf_append(out, s, n, err);
+  DK_RETURN_NOT_OK(dk__buf_putc(out, '"', err));
   for (size_t i = 0; i < n; i++) {
-    if (s[i] == '"') DK_RETURN_NOT_OK(dk_buf_putc(out, '"', err));
-    DK_RETURN_NOT_OK(dk_buf_putc(out, s[i], err));
+    if (s[i] == '"') DK_RETURN_NOT_OK(dk__buf_putc(out, '"', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(out, s[i], err));
   }
-  return dk_buf_putc(out, '"', err);
+  return dk__buf_putc(out, '"', err);
 }
 
 static size_t utf8_width(const char *s, size_t n) {
@@ -476,30 +476,30 @@ static dk_status put_header(dk_buf *out, const struct ArrowSchema *schema, int f
     for (int64_t k = 0; st == DK_OK && k < nc; k++) {
       const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
       if (format == DK_PRINT_CSV) {
-        if (k) st = dk_buf_putc(out, ',', err);
+        if (k) st = dk__buf_putc(out, ',', err);
         if (!st) st = csv_field(out, nm, strlen(nm), err);
         continue;
       }
       size_t w = pass ? 0 : utf8_width(nm, strlen(nm));
-      if (k) st = dk_buf_puts(out, pass ? "-+-" : " | ", err);
-      if (!st && !pass) st = dk_buf_puts(out, nm, err);
+      if (k) st = dk__buf_puts(out, pass ? "-+-" : " | ", err);
+      if (!st && !pass) st = dk__buf_puts(out, nm, err);
       for (size_t x = w; st == DK_OK && x < widths[k]; x++)
-        st = dk_buf_putc(out, pass ? '-' : ' ', err);
+        st = dk__buf_putc(out, pass ? '-' : ' ', err);
     }
-    if (!st) st = dk_buf_putc(out, '\n', err);
+    if (!st) st = dk__buf_putc(out, '\n', err);
   }
   return st;
 }
 
-dk_status dk_printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
+dk_status dk__printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
                           const dk_allocator *alloc, dk_error *err) {
   memset(p, 0, sizeof *p);
   p->schema = schema;
   p->header = !(format & DK_PRINT_NO_HEADER);
   p->format = format & 0xff;
   p->alloc = alloc;
-  dk_buf_init(&p->cells, alloc);
-  dk_buf_init(&p->ends, alloc);
+  dk__buf_init(&p->cells, alloc);
+  dk__buf_init(&p->ends, alloc);
   if (p->format != DK_PRINT_JSONL && p->format != DK_PRINT_CSV && p->format != DK_PRINT_TABLE)
     return dk__error_set(err, DK_INVALID, "unknown print format %d", p->format);
   if (!schema || !schema->format || strcmp(schema->format, "+s") != 0)
@@ -515,12 +515,12 @@ dk_status dk_printer_init(dk_printer *p, const struct ArrowSchema *schema, int f
   return plan_build(p->plan, schema, 0, err);
 }
 
-void dk_printer_dispose(dk_printer *p) {
+void dk__printer_dispose(dk_printer *p) {
   if (p->plan) plan_free(p->plan);
   dk__free(p->alloc, p->plan);
   dk__free(p->alloc, p->widths);
-  dk_buf_dispose(&p->cells);
-  dk_buf_dispose(&p->ends);
+  dk__buf_dispose(&p->cells);
+  dk__buf_dispose(&p->ends);
   memset(p, 0, sizeof *p);
 }
 
@@ -537,22 +537,22 @@ static dk_status table_flush(dk_printer *p, dk_buf *out, dk_error *err) {
   for (int64_t r = 0; st == DK_OK && r < p->rows; r++) {
     for (int64_t k = 0; st == DK_OK && k < nc; k++) {
       size_t e = ends[r * nc + k];
-      if (k) st = dk_buf_puts(out, " | ", err);
-      if (!st) st = dk_buf_append(out, p->cells.data + pos, e - pos, err);
+      if (k) st = dk__buf_puts(out, " | ", err);
+      if (!st) st = dk__buf_append(out, p->cells.data + pos, e - pos, err);
       for (size_t x = utf8_width(p->cells.data + pos, e - pos); st == DK_OK && x < p->widths[k];
            x++)
-        st = dk_buf_putc(out, ' ', err);
+        st = dk__buf_putc(out, ' ', err);
       pos = e;
     }
-    if (!st) st = dk_buf_putc(out, '\n', err);
+    if (!st) st = dk__buf_putc(out, '\n', err);
   }
-  dk_buf_clear(&p->cells);
-  dk_buf_clear(&p->ends);
+  dk__buf_clear(&p->cells);
+  dk__buf_clear(&p->ends);
   p->rows = 0;
   return st;
 }
 
-dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
+dk_status dk__printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
                          dk_error *err) {
   const struct ArrowSchema *schema = p->schema;
   int64_t nc = schema->n_children;
@@ -564,17 +564,17 @@ dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *ba
   if (p->format == DK_PRINT_JSONL) {
     for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       int64_t j = batch->offset + r;
-      st = dk_buf_putc(out, '{', err);
+      st = dk__buf_putc(out, '{', err);
       for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        if (k) st = dk_buf_putc(out, ',', err);
+        if (k) st = dk__buf_putc(out, ',', err);
         const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
         if (!st) st = put_escaped(out, (const uint8_t *)nm, strlen(nm), 1, err);
-        if (!st) st = dk_buf_putc(out, ':', err);
+        if (!st) st = dk__buf_putc(out, ':', err);
         if (st) break;
-        if (!is_valid(batch, r)) st = dk_buf_puts(out, "null", err);
+        if (!is_valid(batch, r)) st = dk__buf_puts(out, "null", err);
         else st = put_value(&c, &p->plan->children[k], schema->children[k], batch->children[k], j, 0);
       }
-      if (!st) st = dk_buf_puts(out, "}\n", err);
+      if (!st) st = dk__buf_puts(out, "}\n", err);
     }
     return st;
   }
@@ -586,13 +586,13 @@ dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *ba
     dk_buf *cell = &p->cells;
     for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
       for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        dk_buf_clear(cell);
+        dk__buf_clear(cell);
         st = cell_text(cell, &p->plan->children[k], schema->children[k], batch->children[k],
                        batch->offset + r, err);
-        if (!st && k) st = dk_buf_putc(out, ',', err);
+        if (!st && k) st = dk__buf_putc(out, ',', err);
         if (!st) st = csv_field(out, cell->data ? cell->data : "", cell->len, err);
       }
-      if (!st) st = dk_buf_putc(out, '\n', err);
+      if (!st) st = dk__buf_putc(out, '\n', err);
     }
     return st;
   }
@@ -603,9 +603,9 @@ dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *ba
       size_t before = p->cells.len;
       st = cell_text(&p->cells, &p->plan->children[k], schema->children[k], batch->children[k],
                      batch->offset + r, err);
-      if (!st && p->cells.len == before) st = dk_buf_puts(&p->cells, "null", err);
+      if (!st && p->cells.len == before) st = dk__buf_puts(&p->cells, "null", err);
       size_t end = p->cells.len;
-      if (!st) st = dk_buf_append(&p->ends, &end, sizeof end, err);
+      if (!st) st = dk__buf_append(&p->ends, &end, sizeof end, err);
       size_t w = utf8_width(p->cells.data + before, end - before);
       if (w > p->widths[k]) p->widths[k] = w;
     }
@@ -614,7 +614,7 @@ dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *ba
   return st;
 }
 
-dk_status dk_printer_finish(dk_printer *p, dk_buf *out, dk_error *err) {
+dk_status dk__printer_finish(dk_printer *p, dk_buf *out, dk_error *err) {
   if (p->format == DK_PRINT_TABLE) return table_flush(p, out, err);
   if (p->format == DK_PRINT_CSV && p->header) { /* no rows: the header alone */
     p->header = 0;
@@ -623,12 +623,12 @@ dk_status dk_printer_finish(dk_printer *p, dk_buf *out, dk_error *err) {
   return DK_OK;
 }
 
-dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
+dk_status dk__arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
                                const struct ArrowArray *batch, int format, dk_error *err) {
   dk_printer p;
-  dk_status st = dk_printer_init(&p, schema, format, out->alloc, err);
-  if (!st) st = dk_printer_add(&p, out, batch, err);
-  if (!st) st = dk_printer_finish(&p, out, err);
-  dk_printer_dispose(&p);
+  dk_status st = dk__printer_init(&p, schema, format, out->alloc, err);
+  if (!st) st = dk__printer_add(&p, out, batch, err);
+  if (!st) st = dk__printer_finish(&p, out, err);
+  dk__printer_dispose(&p);
   return st;
 }

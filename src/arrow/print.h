@@ -41,20 +41,20 @@ typedef struct dk_printer {
   int64_t rows;      /* TABLE rows held */
 } dk_printer;
 
-dk_status dk_printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
+dk_status dk__printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
                           const dk_allocator *alloc, dk_error *err);
-dk_status dk_printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
+dk_status dk__printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
                          dk_error *err);
-dk_status dk_printer_finish(dk_printer *p, dk_buf *out, dk_error *err);
-void dk_printer_dispose(dk_printer *p);
+dk_status dk__printer_finish(dk_printer *p, dk_buf *out, dk_error *err);
+void dk__printer_dispose(dk_printer *p);
 
 /* Appends the rows of `batch` (a struct array described by `schema`) to out: one batch,
 ** printed on its own (init + add + finish). */
-dk_status dk_arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
+dk_status dk__arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
                                const struct ArrowArray *batch, int format, dk_error *err);
 
 /* Appends one value (row i of array under schema) as JSON. */
-dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
+dk_status dk__arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
                                     const struct ArrowArray *array, int64_t i, dk_error *err);
 
 /* Appends the JSON text of one Variant value (Parquet VariantEncoding.md): objects, arrays,
@@ -62,7 +62,7 @@ dk_status dk_arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schem
 ** UUIDs as strings; binary as base64. DK_CORRUPT on malformed bytes. A struct column whose
 ** field metadata has ARROW:extension:name = "parquet.variant" (children `metadata` and
 ** `value`, both binary) is printed this way. */
-dk_status dk_variant_to_json(dk_buf *out, const uint8_t *metadata, size_t mlen,
+dk_status dk__variant_to_json(dk_buf *out, const uint8_t *metadata, size_t mlen,
                              const uint8_t *value, size_t vlen, dk_error *err);
 
 #endif /* DK_ARROW_PRINT_H */

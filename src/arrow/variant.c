@@ -79,7 +79,7 @@ static dk_status put_ts(dk_buf *b, int64_t v, int64_t per_sec, int utc, dk_error
   int64_t y;
   unsigned mo, d;
   civil(days, &y, &mo, &d);
-  return dk_buf_printf(b, err, "\"%04" PRId64 "-%02u-%02u %02d:%02d:%02d.%0*" PRId64 "%s\"", y, mo,
+  return dk__buf_printf(b, err, "\"%04" PRId64 "-%02u-%02u %02d:%02d:%02d.%0*" PRId64 "%s\"", y, mo,
                        d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
                        per_sec == 1000000 ? 6 : 9, frac, utc ? "+00:00" : "");
 }
@@ -101,25 +101,25 @@ static dk_status put_dec(dk_buf *b, const uint8_t *p, int w, int scale, dk_error
   } while (u && n < 60);
   if (scale < 0 || scale > 38) return bad(err, "bad decimal scale", 0);
   while (n <= scale) digits[n++] = '0';
-  if (neg) DK_RETURN_NOT_OK(dk_buf_putc(b, '-', err));
+  if (neg) DK_RETURN_NOT_OK(dk__buf_putc(b, '-', err));
   for (int i = n - 1; i >= 0; i--) {
-    DK_RETURN_NOT_OK(dk_buf_putc(b, digits[i], err));
-    if (i == scale && scale > 0) DK_RETURN_NOT_OK(dk_buf_putc(b, '.', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, digits[i], err));
+    if (i == scale && scale > 0) DK_RETURN_NOT_OK(dk__buf_putc(b, '.', err));
   }
   return DK_OK;
 }
 
 static dk_status put_b64(dk_buf *b, const uint8_t *s, size_t n, dk_error *err) {
   static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+  DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
   for (size_t i = 0; i < n; i += 3) {
     uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
                  (i + 2 < n ? s[i + 2] : 0);
     char o[4] = {t[v >> 18], t[(v >> 12) & 63], i + 1 < n ? t[(v >> 6) & 63] : '=',
                  i + 2 < n ? t[v & 63] : '='};
-    DK_RETURN_NOT_OK(dk_buf_append(b, o, 4, err));
+    DK_RETURN_NOT_OK(dk__buf_append(b, o, 4, err));
   }
-  return dk_buf_putc(b, '"', err);
+  return dk__buf_putc(b, '"', err);
 }
 
 static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t len, int depth,
@@ -129,7 +129,7 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
   int basic = p[0] & 3, hdr = p[0] >> 2;
   if (basic == 1) { /* short string */
     if ((size_t)hdr > len - 1) return bad(err, "truncated short string", 1);
-    return dk_json_write_str(b, (const char *)p + 1, (size_t)hdr, err);
+    return dk__json_write_str(b, (const char *)p + 1, (size_t)hdr, err);
   }
   if (basic == 2 || basic == 3) {
     int osz = (hdr & 3) + 1;
@@ -147,22 +147,22 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
     if ((len - at) / (size_t)osz < n + 1) return bad(err, "truncated offsets", at);
     size_t data_at = at + (size_t)(n + 1) * (size_t)osz;
     size_t dlen = len - data_at;
-    DK_RETURN_NOT_OK(dk_buf_putc(b, basic == 2 ? '{' : '[', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, basic == 2 ? '{' : '[', err));
     for (uint64_t i = 0; i < n; i++) {
-      if (i) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+      if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
       if (basic == 2) {
         const uint8_t *ks = NULL;
         size_t kn = 0;
         DK_RETURN_NOT_OK(meta_key(m, le(p + ids_at + i * (size_t)isz, isz), &ks, &kn, err));
-        DK_RETURN_NOT_OK(dk_json_write_str(b, (const char *)ks, kn, err));
-        DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+        DK_RETURN_NOT_OK(dk__json_write_str(b, (const char *)ks, kn, err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
       }
       uint64_t o = le(p + offs_at + i * (size_t)osz, osz);
       /* a child's size is not stored; it runs to the end of the data area at most */
       if (o >= dlen) return bad(err, "element offset outside the value", offs_at);
       DK_RETURN_NOT_OK(value_json(b, m, p + data_at + o, dlen - (size_t)o, depth + 1, err));
     }
-    return dk_buf_putc(b, basic == 2 ? '}' : ']', err);
+    return dk__buf_putc(b, basic == 2 ? '}' : ']', err);
   }
   /* primitive */
   static const signed char size[21] = {0, 0, 0, 1, 2, 4, 8, 8, 5, 9, 17, 4, 8, 8, 4, -1, -1, 8, 8, 8, 16};
@@ -171,18 +171,18 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
   size_t vl = len - 1;
   if (size[hdr] >= 0 && vl < (size_t)size[hdr]) return bad(err, "truncated primitive", 1);
   switch (hdr) {
-    case 0: return dk_buf_puts(b, "null", err);
-    case 1: return dk_buf_puts(b, "true", err);
-    case 2: return dk_buf_puts(b, "false", err);
-    case 3: return dk_buf_printf(b, err, "%d", (int)(int8_t)v[0]);
-    case 4: return dk_buf_printf(b, err, "%d", (int)(int16_t)le(v, 2));
-    case 5: return dk_buf_printf(b, err, "%" PRId32, (int32_t)le(v, 4));
-    case 6: return dk_buf_printf(b, err, "%" PRId64, (int64_t)le(v, 8));
+    case 0: return dk__buf_puts(b, "null", err);
+    case 1: return dk__buf_puts(b, "true", err);
+    case 2: return dk__buf_puts(b, "false", err);
+    case 3: return dk__buf_printf(b, err, "%d", (int)(int8_t)v[0]);
+    case 4: return dk__buf_printf(b, err, "%d", (int)(int16_t)le(v, 2));
+    case 5: return dk__buf_printf(b, err, "%" PRId32, (int32_t)le(v, 4));
+    case 6: return dk__buf_printf(b, err, "%" PRId64, (int64_t)le(v, 8));
     case 7: {
       uint64_t u = le(v, 8);
       double d;
       memcpy(&d, &u, 8);
-      return dk_json_write_double(b, d, err);
+      return dk__json_write_double(b, d, err);
     }
     case 8: return put_dec(b, v + 1, 4, v[0], err);
     case 9: return put_dec(b, v + 1, 8, v[0], err);
@@ -191,7 +191,7 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
       int64_t y;
       unsigned mo, d;
       civil((int32_t)le(v, 4), &y, &mo, &d);
-      return dk_buf_printf(b, err, "\"%04" PRId64 "-%02u-%02u\"", y, mo, d);
+      return dk__buf_printf(b, err, "\"%04" PRId64 "-%02u-%02u\"", y, mo, d);
     }
     case 12: return put_ts(b, (int64_t)le(v, 8), 1000000, 1, err);
     case 13: return put_ts(b, (int64_t)le(v, 8), 1000000, 0, err);
@@ -199,19 +199,19 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
       uint32_t u = (uint32_t)le(v, 4);
       float f;
       memcpy(&f, &u, 4);
-      return dk_json_write_float(b, f, err);
+      return dk__json_write_float(b, f, err);
     }
     case 15:
     case 16: {
       if (vl < 4) return bad(err, "truncated length", 1);
       uint64_t n = le(v, 4);
       if (n > vl - 4) return bad(err, "string/binary overruns the value", 1);
-      if (hdr == 16) return dk_json_write_str(b, (const char *)v + 4, (size_t)n, err);
+      if (hdr == 16) return dk__json_write_str(b, (const char *)v + 4, (size_t)n, err);
       return put_b64(b, v + 4, (size_t)n, err);
     }
     case 17: {
       int64_t us = (int64_t)le(v, 8);
-      return dk_buf_printf(b, err, "\"%02d:%02d:%02d.%06d\"", (int)(us / 3600000000LL),
+      return dk__buf_printf(b, err, "\"%02d:%02d:%02d.%06d\"", (int)(us / 3600000000LL),
                            (int)(us / 60000000 % 60), (int)(us / 1000000 % 60), (int)(us % 1000000));
     }
     case 18: return put_ts(b, (int64_t)le(v, 8), 1000000000, 1, err);
@@ -227,12 +227,12 @@ static dk_status value_json(dk_buf *b, const vmeta *m, const uint8_t *p, size_t 
         o[k++] = hx[v[i] & 15];
       }
       o[k++] = '"';
-      return dk_buf_append(b, o, (size_t)k, err);
+      return dk__buf_append(b, o, (size_t)k, err);
     }
   }
 }
 
-dk_status dk_variant_to_json(dk_buf *out, const uint8_t *metadata, size_t mlen,
+dk_status dk__variant_to_json(dk_buf *out, const uint8_t *metadata, size_t mlen,
                              const uint8_t *value, size_t vlen, dk_error *err) {
   vmeta m;
   DK_RETURN_NOT_OK(meta_open(&m, metadata, mlen, err));

@@ -10,14 +10,14 @@ dk_status dk_variant_json(char **out, size_t *len, const uint8_t *metadata, size
   *out = NULL;
   *len = 0;
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  dk_status st = dk_variant_to_json(&b, metadata, mlen, value, vlen, err);
-  if (!st && !b.data) st = dk_buf_reserve(&b, 1, err);
+  dk__buf_init(&b, NULL);
+  dk_status st = dk__variant_to_json(&b, metadata, mlen, value, vlen, err);
+  if (!st && !b.data) st = dk__buf_reserve(&b, 1, err);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
   *len = b.len;
-  *out = dk_buf_detach(&b);
+  *out = dk__buf_detach(&b);
   return DK_OK;
 }

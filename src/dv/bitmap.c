@@ -297,7 +297,7 @@ static dk_status dv_parse(dv_parser *ps) {
   return DK_OK;
 }
 
-void dk_dv_free(dk_dv *dv) {
+void dk_dv__free(dk_dv *dv) {
   if (!dv) return;
   const dk_allocator *a = dv->alloc;
   dk__free(a, dv->conts);
@@ -306,7 +306,7 @@ void dk_dv_free(dk_dv *dv) {
   dk__free(a, dv);
 }
 
-dk_status dk_dv_decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
+dk_status dk_dv__decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
                               const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   dv_parser ps = {.p = bytes, .len = len, .err = err};
@@ -320,13 +320,13 @@ dk_status dk_dv_decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
   if (ps.nwords) dv->words = dk__malloc(alloc, ps.nwords * sizeof *dv->words);
   if (ps.nvals) dv->vals = dk__malloc(alloc, ps.nvals * sizeof *dv->vals);
   if ((ps.ncont && !dv->conts) || (ps.nwords && !dv->words) || (ps.nvals && !dv->vals)) {
-    dk_dv_free(dv);
+    dk_dv__free(dv);
     return dk__error_set(err, DK_NOMEM, "deletion vector: out of memory");
   }
   ps.dv = dv;
   dk_status st = dv_parse(&ps);
   if (st != DK_OK) { /* cannot happen: the same bytes passed the counting pass */
-    dk_dv_free(dv);
+    dk_dv__free(dv);
     return st;
   }
   *out = dv;
@@ -342,7 +342,7 @@ dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err
 
 /* ---- queries ---------------------------------------------------------------------------- */
 
-uint64_t dk_dv_cardinality(const dk_dv *dv) { return dv ? dv->cardinality : 0; }
+uint64_t dk_dv__cardinality(const dk_dv *dv) { return dv ? dv->cardinality : 0; }
 
 /* Index of the first container whose key is >= key (ncont when none). */
 static size_t dv_lower_bound(const dk_dv *dv, uint64_t key) {
@@ -367,7 +367,7 @@ static uint32_t dv_lower_bound16(const uint16_t *vals, uint32_t n, uint32_t stri
   return lo;
 }
 
-bool dk_dv_contains(const dk_dv *dv, int64_t row_index) {
+bool dk_dv__contains(const dk_dv *dv, int64_t row_index) {
   if (!dv || row_index < 0) return false;
   uint64_t key = (uint64_t)row_index >> 16;
   uint32_t low = (uint32_t)row_index & 0xFFFF;
@@ -476,20 +476,20 @@ static uint64_t dv_visit_range(const dk_dv *dv, int64_t first_row, int64_t n, in
   return count;
 }
 
-uint64_t dk_dv_range_cardinality(const dk_dv *dv, int64_t first_row, int64_t n) {
+uint64_t dk_dv__range_cardinality(const dk_dv *dv, int64_t first_row, int64_t n) {
   return dv_visit_range(dv, first_row, n, DV_MARK_NONE, NULL);
 }
 
-uint64_t dk_dv_fill_selection(const dk_dv *dv, int64_t first_row, int64_t n, uint8_t *keep) {
+uint64_t dk_dv__fill_selection(const dk_dv *dv, int64_t first_row, int64_t n, uint8_t *keep) {
   return dv_visit_range(dv, first_row, n, DV_MARK_BYTES, keep);
 }
 
-uint64_t dk_dv_fill_selection_bits(const dk_dv *dv, int64_t first_row, int64_t n,
+uint64_t dk_dv__fill_selection_bits(const dk_dv *dv, int64_t first_row, int64_t n,
                                    uint8_t *keep_bits) {
   return dv_visit_range(dv, first_row, n, DV_MARK_BITS, keep_bits);
 }
 
-dk_status dk_dv_foreach(const dk_dv *dv, dk_status (*cb)(int64_t row, void *payload),
+dk_status dk_dv__foreach(const dk_dv *dv, dk_status (*cb)(int64_t row, void *payload),
                         void *payload) {
   if (!dv) return DK_OK;
   for (size_t i = 0; i < dv->ncont; i++) {

@@ -9,7 +9,7 @@
 */
 #include "dv/dv.h"
 
-dk_status dk_dv_descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
+dk_status dk_dv__descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
                                 const int64_t *offset, int64_t size_in_bytes,
                                 int64_t cardinality, dk_error *err) {
   memset(out, 0, sizeof *out);
@@ -40,10 +40,10 @@ dk_status dk_dv_descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str pat
   return DK_OK;
 }
 
-dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_buf_putc(out, (char)d->storage_type, err));
-  DK_RETURN_NOT_OK(dk_buf_append(out, d->path_or_inline.ptr, d->path_or_inline.len, err));
-  if (d->has_offset) DK_RETURN_NOT_OK(dk_buf_printf(out, err, "@%lld", (long long)d->offset));
+dk_status dk_dv__unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_putc(out, (char)d->storage_type, err));
+  DK_RETURN_NOT_OK(dk__buf_append(out, d->path_or_inline.ptr, d->path_or_inline.len, err));
+  if (d->has_offset) DK_RETURN_NOT_OK(dk__buf_printf(out, err, "@%lld", (long long)d->offset));
   return DK_OK;
 }
 
@@ -67,7 +67,7 @@ static dk_status dv_percent_decode(dk_buf *out, const char *s, size_t n, dk_erro
       c = (char)(h << 4 | l);
       i += 2;
     }
-    DK_RETURN_NOT_OK(dk_buf_putc(out, c, err));
+    DK_RETURN_NOT_OK(dk__buf_putc(out, c, err));
   }
   return DK_OK;
 }
@@ -75,8 +75,8 @@ static dk_status dv_percent_decode(dk_buf *out, const char *s, size_t n, dk_erro
 static dk_status dv_append_root(dk_buf *out, const char *table_root, dk_error *err) {
   size_t n = strlen(table_root);
   while (n > 1 && table_root[n - 1] == '/') n--;
-  DK_RETURN_NOT_OK(dk_buf_append(out, table_root, n, err));
-  if (!(n == 1 && table_root[0] == '/')) DK_RETURN_NOT_OK(dk_buf_putc(out, '/', err));
+  DK_RETURN_NOT_OK(dk__buf_append(out, table_root, n, err));
+  if (!(n == 1 && table_root[0] == '/')) DK_RETURN_NOT_OK(dk__buf_putc(out, '/', err));
   return DK_OK;
 }
 
@@ -95,21 +95,21 @@ static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_desc *d,
   DK_RETURN_IF(!table_root, DK_INVALID, err, "deletionVector: a 'u' DV needs the table root");
   uint8_t uuid[16];
   dk_buf raw;
-  dk_buf_init(&raw, out->alloc);
-  dk_status st = dk_z85_decode(&raw, s + plen, DK_DV_UUID_Z85_LEN, err);
+  dk__buf_init(&raw, out->alloc);
+  dk_status st = dk_dv__z85_decode(&raw, s + plen, DK_DV_UUID_Z85_LEN, err);
   if (st != DK_OK) {
-    dk_buf_dispose(&raw);
+    dk__buf_dispose(&raw);
     dk__error_prefix(err, "deletionVector UUID \"%.*s\"", (int)DK_DV_UUID_Z85_LEN, s + plen);
     return st;
   }
   memcpy(uuid, raw.data, 16);
-  dk_buf_dispose(&raw);
+  dk__buf_dispose(&raw);
   DK_RETURN_NOT_OK(dv_append_root(out, table_root, err));
   if (plen) {
-    DK_RETURN_NOT_OK(dk_buf_append(out, s, plen, err));
-    DK_RETURN_NOT_OK(dk_buf_putc(out, '/', err));
+    DK_RETURN_NOT_OK(dk__buf_append(out, s, plen, err));
+    DK_RETURN_NOT_OK(dk__buf_putc(out, '/', err));
   }
-  DK_RETURN_NOT_OK(dk_buf_puts(out, "deletion_vector_", err));
+  DK_RETURN_NOT_OK(dk__buf_puts(out, "deletion_vector_", err));
   static const char hex[] = "0123456789abcdef";
   char text[37];
   size_t k = 0;
@@ -118,11 +118,11 @@ static dk_status dv_resolve_uuid(const char *table_root, const dk_dv_desc *d,
     text[k++] = hex[uuid[i] >> 4];
     text[k++] = hex[uuid[i] & 15];
   }
-  DK_RETURN_NOT_OK(dk_buf_append(out, text, 36, err));
-  return dk_buf_puts(out, ".bin", err);
+  DK_RETURN_NOT_OK(dk__buf_append(out, text, 36, err));
+  return dk__buf_puts(out, ".bin", err);
 }
 
-dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
+dk_status dk_dv__resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
                              dk_error *err) {
   switch (d->storage_type) {
     case DK_DV_STORAGE_UUID: return dv_resolve_uuid(table_root, d, out, err);

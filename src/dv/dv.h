@@ -7,7 +7,7 @@
 ** (Z85) for the text encoding of inline DVs and UUIDs.
 **
 ** Layering: dv sits below scan. It reads DV files only through a dk_storage vtable; the
-** decoding layer (dk_dv_decode_bitmap, dk_dv_decode_file_range) takes bytes, so it can be
+** decoding layer (dk_dv__decode_bitmap, dk_dv__decode_file_range) takes bytes, so it can be
 ** tested and fuzzed without I/O.
 **
 ** Thread-safety: a loaded dk_dv is immutable; its queries may run from many threads.
@@ -32,15 +32,15 @@
 /* ---- Z85 (ZeroMQ RFC 32) ---------------------------------------------------------------- */
 
 /* Appends the Z85 text of data[0..n) to out. n must be a multiple of 4 (DK_INVALID
- * otherwise); use dk_z85_encode_padded for other lengths. */
-dk_status dk_z85_encode(dk_buf *out, const uint8_t *data, size_t n, dk_error *err);
-/* Like dk_z85_encode, but zero-pads the last group to 4 bytes first (what Delta writers do
+ * otherwise); use dk_dv__z85_encode_padded for other lengths. */
+dk_status dk_dv__z85_encode(dk_buf *out, const uint8_t *data, size_t n, dk_error *err);
+/* Like dk_dv__z85_encode, but zero-pads the last group to 4 bytes first (what Delta writers do
  * for inline DVs, whose sizeInBytes then tells the reader how many bytes are real). */
-dk_status dk_z85_encode_padded(dk_buf *out, const uint8_t *data, size_t n, dk_error *err);
+dk_status dk_dv__z85_encode_padded(dk_buf *out, const uint8_t *data, size_t n, dk_error *err);
 /* Decodes Z85 text into out (appending len/5*4 bytes). DK_CORRUPT, naming the character
  * offset, when len is not a multiple of 5, a character is outside the alphabet, or a group
  * exceeds 2^32-1. */
-dk_status dk_z85_decode(dk_buf *out, const char *text, size_t len, dk_error *err);
+dk_status dk_dv__z85_decode(dk_buf *out, const char *text, size_t len, dk_error *err);
 
 /* ---- descriptor ------------------------------------------------------------------------- */
 
@@ -51,7 +51,7 @@ typedef enum dk_dv_storage_type {
 } dk_dv_storage_type;
 
 /* One DeletionVectorDescriptor. The text is borrowed: it must outlive the descriptor's use
- * (dk_dv_load copies what it keeps). Fill it with dk_dv_descriptor_init. */
+ * (dk_dv__load copies what it keeps). Fill it with dk_dv__descriptor_init. */
 typedef struct dk_dv_desc {
   dk_dv_storage_type storage_type; /* 'u', 'i' or 'p' */
   dk_str path_or_inline;           /* pathOrInlineDv, borrowed, not NUL-terminated */
@@ -66,13 +66,13 @@ typedef struct dk_dv_desc {
  * (absent). Validates what can be validated without I/O: a legal storage type, no offset
  * for inline DVs, offset >= 0, sizeInBytes >= 0 (Int), cardinality >= 0, a 'u' path of at
  * least 20 characters. Errors: DK_CORRUPT (message names the field). path is borrowed. */
-dk_status dk_dv_descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
+dk_status dk_dv__descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
                                 const int64_t *offset, int64_t size_in_bytes,
                                 int64_t cardinality, dk_error *err);
 
 /* Appends the descriptor's uniqueId: storageType + pathOrInlineDv [+ '@' + offset when the
  * offset is present]. It tells apart successive DVs of one data file in log replay. */
-dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err);
+dk_status dk_dv__unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err);
 
 /* Appends the storage path of the DV file: for 'u', table_root + "/" [+ prefix + "/"] +
  * "deletion_vector_<uuid>.bin" with the UUID Z85-decoded from the last 20 characters; for
@@ -80,7 +80,7 @@ dk_status dk_dv_unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err);
  * file://localhost/x) turned into a local path. table_root is a storage path; a trailing
  * '/' is allowed. Errors: DK_INVALID for inline DVs (they have no file), DK_CORRUPT for a
  * bad UUID or percent escape. */
-dk_status dk_dv_resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
+dk_status dk_dv__resolve_path(const char *table_root, const dk_dv_desc *d, dk_buf *out,
                              dk_error *err);
 
 /* ---- loaded deletion vector ------------------------------------------------------------- */
@@ -93,7 +93,7 @@ typedef struct dk_dv dk_dv;
  * headers against the bytes present, sorted array values, bitset cardinalities, ordered
  * non-overlapping runs inside 16 bits, and offset headers. Errors: DK_CORRUPT naming the
  * byte offset (relative to bytes) and the cause; DK_NOMEM. Memory is O(len). */
-dk_status dk_dv_decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
+dk_status dk_dv__decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
                               const dk_allocator *alloc, dk_error *err);
 
 /* Decodes the DV stored at byte `offset` of a DV file, given the bytes file[0..len) that
@@ -101,7 +101,7 @@ dk_status dk_dv_decode_bitmap(dk_dv **out, const uint8_t *bytes, size_t len,
  * bitmap, and its big-endian CRC-32. `file_offset` and `name` are only used in messages.
  * Errors: DK_CORRUPT (truncated, size mismatch, checksum mismatch with both values, bad
  * bitmap), DK_NOMEM. */
-dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
+dk_status dk_dv__decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
                                   int64_t expected_size, const char *name, int64_t file_offset,
                                   const dk_allocator *alloc, dk_error *err);
 
@@ -113,38 +113,38 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
  * cardinality 0 yields an empty DV without any read (as Delta's own readers do).
  * Errors: DK_CORRUPT (message names the DV file and offset), DK_NOT_FOUND/DK_IO from st,
  * DK_NOMEM. On failure *out is NULL. st may be NULL for inline DVs. */
-dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
+dk_status dk_dv__load(dk_dv **out, dk_storage *st, const char *table_root,
                      const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err);
 
 /* An empty DV (deletes no row). */
 dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err);
 
 /* Frees a DV; accepts NULL. */
-void dk_dv_free(dk_dv *dv);
+void dk_dv__free(dk_dv *dv);
 
 /* Number of deleted rows. */
-uint64_t dk_dv_cardinality(const dk_dv *dv);
+uint64_t dk_dv__cardinality(const dk_dv *dv);
 
 /* Whether row `row_index` (0-based position in the data file) is deleted. */
-bool dk_dv_contains(const dk_dv *dv, int64_t row_index);
+bool dk_dv__contains(const dk_dv *dv, int64_t row_index);
 
 /* Number of deleted rows in [first_row, first_row + n). */
-uint64_t dk_dv_range_cardinality(const dk_dv *dv, int64_t first_row, int64_t n);
+uint64_t dk_dv__range_cardinality(const dk_dv *dv, int64_t first_row, int64_t n);
 
 /* The hot path for a batch of rows [first_row, first_row + n): sets keep[i] = 0 for every
  * deleted row first_row + i and leaves the other bytes untouched (so it composes with a
  * predicate's selection; initialise keep to 1s). Works container by container, without a
  * call per row. Returns the number of deleted rows in the range. */
-uint64_t dk_dv_fill_selection(const dk_dv *dv, int64_t first_row, int64_t n, uint8_t *keep);
+uint64_t dk_dv__fill_selection(const dk_dv *dv, int64_t first_row, int64_t n, uint8_t *keep);
 
 /* Same, on an LSB-first bitmap (Arrow validity layout): clears bit i of keep_bits for each
  * deleted row first_row + i. */
-uint64_t dk_dv_fill_selection_bits(const dk_dv *dv, int64_t first_row, int64_t n,
+uint64_t dk_dv__fill_selection_bits(const dk_dv *dv, int64_t first_row, int64_t n,
                                    uint8_t *keep_bits);
 
 /* Calls cb(row, payload) for every deleted row in ascending order; stops and returns the
  * first non-OK status of cb. */
-dk_status dk_dv_foreach(const dk_dv *dv, dk_status (*cb)(int64_t row, void *payload),
+dk_status dk_dv__foreach(const dk_dv *dv, dk_status (*cb)(int64_t row, void *payload),
                         void *payload);
 
 #endif /* DK_DV_DV_H */

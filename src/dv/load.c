@@ -24,7 +24,7 @@ static inline uint32_t rd32be(const uint8_t *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
+dk_status dk_dv__decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
                                   int64_t expected_size, const char *name, int64_t file_offset,
                                   const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
@@ -43,7 +43,7 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
   DK_RETURN_IF(stored != actual, DK_CORRUPT, err,
                "DV file %s offset %lld: checksum mismatch, stored 0x%08x, computed 0x%08x",
                name, (long long)file_offset, stored, actual);
-  dk_status st = dk_dv_decode_bitmap(out, bytes + 4, size, alloc, err);
+  dk_status st = dk_dv__decode_bitmap(out, bytes + 4, size, alloc, err);
   if (st != DK_OK)
     dk__error_prefix(err, "DV file %s offset %lld (bitmap at +4)", name,
                      (long long)file_offset);
@@ -52,17 +52,17 @@ dk_status dk_dv_decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len,
 
 static dk_status dv_check_cardinality(const dk_dv *dv, const dk_dv_desc *d,
                                       const char *where, dk_error *err) {
-  DK_RETURN_IF(dk_dv_cardinality(dv) != (uint64_t)d->cardinality, DK_CORRUPT, err,
+  DK_RETURN_IF(dk_dv__cardinality(dv) != (uint64_t)d->cardinality, DK_CORRUPT, err,
                "%s: the DV holds %llu rows, its descriptor's cardinality is %lld", where,
-               (unsigned long long)dk_dv_cardinality(dv), (long long)d->cardinality);
+               (unsigned long long)dk_dv__cardinality(dv), (long long)d->cardinality);
   return DK_OK;
 }
 
 static dk_status dv_load_inline(dk_dv **out, const dk_dv_desc *d,
                                 const dk_allocator *alloc, dk_error *err) {
   dk_buf raw;
-  dk_buf_init(&raw, alloc);
-  dk_status st = dk_z85_decode(&raw, d->path_or_inline.ptr, d->path_or_inline.len, err);
+  dk__buf_init(&raw, alloc);
+  dk_status st = dk_dv__z85_decode(&raw, d->path_or_inline.ptr, d->path_or_inline.len, err);
   if (st != DK_OK) {
     dk__error_prefix(err, "inline DV");
     goto cleanup;
@@ -73,13 +73,13 @@ static dk_status dv_load_inline(dk_dv **out, const dk_dv_desc *d,
                        raw.len, (int)d->size_in_bytes);
     goto cleanup;
   }
-  DK_CHECK_GOTO(dk_dv_decode_bitmap(out, (const uint8_t *)raw.data, (size_t)d->size_in_bytes,
+  DK_CHECK_GOTO(dk_dv__decode_bitmap(out, (const uint8_t *)raw.data, (size_t)d->size_in_bytes,
                                     alloc, err));
   st = dv_check_cardinality(*out, d, "inline DV", err);
 cleanup:
-  dk_buf_dispose(&raw);
+  dk__buf_dispose(&raw);
   if (st != DK_OK && *out) {
-    dk_dv_free(*out);
+    dk_dv__free(*out);
     *out = NULL;
   }
   return st;
@@ -89,9 +89,9 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
                               const dk_dv_desc *d, const dk_allocator *alloc,
                               dk_error *err) {
   dk_buf path;
-  dk_buf_init(&path, alloc);
+  dk__buf_init(&path, alloc);
   uint8_t *bytes = NULL;
-  dk_status s = dk_dv_resolve_path(table_root, d, &path, err);
+  dk_status s = dk_dv__resolve_path(table_root, d, &path, err);
   if (s != DK_OK) goto cleanup;
   if (!st || !st->read_range) {
     s = dk__error_set(err, DK_INVALID, "DV file %s: no storage to read it with", path.data);
@@ -134,7 +134,7 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
                       path.data, bytes[0], DK_DV_FILE_VERSION);
     goto cleanup;
   }
-  s = dk_dv_decode_file_range(out, bytes + with_version, n - (size_t)with_version,
+  s = dk_dv__decode_file_range(out, bytes + with_version, n - (size_t)with_version,
                               d->size_in_bytes, path.data, offset, alloc, err);
   if (s != DK_OK) goto cleanup;
   char where[64 + 4096];
@@ -142,15 +142,15 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
   s = dv_check_cardinality(*out, d, where, err);
 cleanup:
   if (s != DK_OK && *out) {
-    dk_dv_free(*out);
+    dk_dv__free(*out);
     *out = NULL;
   }
   dk__free(alloc, bytes);
-  dk_buf_dispose(&path);
+  dk__buf_dispose(&path);
   return s;
 }
 
-dk_status dk_dv_load(dk_dv **out, dk_storage *st, const char *table_root,
+dk_status dk_dv__load(dk_dv **out, dk_storage *st, const char *table_root,
                      const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   /* An empty DV deletes nothing: like Delta's readers, do not read it. */

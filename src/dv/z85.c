@@ -36,10 +36,10 @@ static void z85_encode_group(char *dst, uint32_t v) {
   }
 }
 
-dk_status dk_z85_encode(dk_buf *out, const uint8_t *data, size_t n, dk_error *err) {
+dk_status dk_dv__z85_encode(dk_buf *out, const uint8_t *data, size_t n, dk_error *err) {
   DK_RETURN_IF(n % 4 != 0, DK_INVALID, err, "z85: input length %zu is not a multiple of 4",
                n);
-  DK_RETURN_NOT_OK(dk_buf_reserve(out, n / 4 * 5, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(out, n / 4 * 5, err));
   char *dst = out->data + out->len;
   for (size_t i = 0; i < n; i += 4) {
     uint32_t v = (uint32_t)data[i] << 24 | (uint32_t)data[i + 1] << 16 |
@@ -52,19 +52,19 @@ dk_status dk_z85_encode(dk_buf *out, const uint8_t *data, size_t n, dk_error *er
   return DK_OK;
 }
 
-dk_status dk_z85_encode_padded(dk_buf *out, const uint8_t *data, size_t n, dk_error *err) {
+dk_status dk_dv__z85_encode_padded(dk_buf *out, const uint8_t *data, size_t n, dk_error *err) {
   size_t whole = n / 4 * 4;
-  DK_RETURN_NOT_OK(dk_z85_encode(out, data, whole, err));
+  DK_RETURN_NOT_OK(dk_dv__z85_encode(out, data, whole, err));
   if (whole == n) return DK_OK;
   uint8_t last[4] = {0, 0, 0, 0};
   memcpy(last, data + whole, n - whole);
-  return dk_z85_encode(out, last, 4, err);
+  return dk_dv__z85_encode(out, last, 4, err);
 }
 
-dk_status dk_z85_decode(dk_buf *out, const char *text, size_t len, dk_error *err) {
+dk_status dk_dv__z85_decode(dk_buf *out, const char *text, size_t len, dk_error *err) {
   DK_RETURN_IF(len % 5 != 0, DK_CORRUPT, err,
                "z85: text length %zu is not a multiple of 5", len);
-  DK_RETURN_NOT_OK(dk_buf_reserve(out, len / 5 * 4, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(out, len / 5 * 4, err));
   uint8_t *dst = (uint8_t *)out->data + out->len;
   for (size_t i = 0; i < len; i += 5) {
     uint64_t v = 0;

@@ -69,7 +69,7 @@ static void col_label(char *buf, size_t cap, const dk_colref *c) {
 }
 
 static const char *type_label(const dk_atype *t, char *buf, size_t cap) {
-  if (dk_atype_format(t, buf, cap, NULL) != DK_OK) snprintf(buf, cap, "?");
+  if (dk__atype_format(t, buf, cap, NULL) != DK_OK) snprintf(buf, cap, "?");
   return buf;
 }
 
@@ -119,7 +119,7 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
     r->idx[lvl] = (int32_t)found;
     dk__free(NULL, r->names[lvl]);
     r->names[lvl] = dk__strdup(NULL, s->name ? s->name : "");
-    dk_str phys = dk_schema_metadata_get(s->metadata, "delta.columnMapping.physicalName");
+    dk_str phys = dk__schema_metadata_get(s->metadata, "delta.columnMapping.physicalName");
     r->phys[lvl] = phys.ptr && phys.len ? dk__strndup(NULL, phys.ptr, phys.len)
                                         : dk__strdup(NULL, s->name ? s->name : "");
     if (!r->names[lvl] || !r->phys[lvl]) {
@@ -132,7 +132,7 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
                        "column '%s' is dictionary-encoded; decode it before filtering", label);
     goto fail;
   }
-  if (dk_atype_parse(&r->type, s->format, NULL) != DK_OK) {
+  if (dk__atype_parse(&r->type, s->format, NULL) != DK_OK) {
     st = dk__error_set(b->err, DK_UNSUPPORTED, "column '%s' has unsupported type '%s'", label,
                        s->format);
     goto fail;
@@ -291,7 +291,7 @@ static dk_status coerce_string_lit(binder *b, const dk_colref *c, dk_lit *l) {
       nl.type = DK_LIT_DECIMAL;
       break;
     case DK_DOM_F64: {
-      dk_atype dt = dk_atype_make(DK_AT_DOUBLE);
+      dk_atype dt = dk__atype_make(DK_AT_DOUBLE);
       st = l->len ? dk__lit_from_text(&nl, l->bytes, l->len, &dt, &e2) : DK_INVALID;
       if (!st && nl.type != DK_LIT_DOUBLE) st = DK_INVALID;
       break;

@@ -37,7 +37,7 @@ typedef struct colview {
 } colview;
 
 static uint8_t *scratch(ectx *c, dk_error *err) {
-  return dk_arena_alloc(&c->ar, (size_t)(c->n ? c->n : 1), err);
+  return dk__arena_alloc(&c->ar, (size_t)(c->n ? c->n : 1), err);
 }
 
 static dk_status new_tv(ectx *c, tv *t) {
@@ -64,9 +64,9 @@ static dk_status resolve(ectx *c, const dk_colref *col, colview *cv) {
       if (!ok) {
         ok = scratch(c, c->err);
         if (!ok) return DK_NOMEM;
-        for (int64_t i = 0; i < n; i++) ok[i] = dk_bit_get(bits, o + i);
+        for (int64_t i = 0; i < n; i++) ok[i] = dk__bit_get(bits, o + i);
       } else {
-        for (int64_t i = 0; i < n; i++) ok[i] &= dk_bit_get(bits, o + i);
+        for (int64_t i = 0; i < n; i++) ok[i] &= dk__bit_get(bits, o + i);
       }
     }
   }
@@ -266,7 +266,7 @@ static void cmp_bytes(uint8_t *r, const colview *cv, dk_cmp_op op, const uint8_t
 static void cmp_bool(uint8_t *r, const colview *cv, dk_cmp_op op, int lit, int64_t n) {
   const uint8_t *bits = cv->leaf->buffers[1];
   for (int64_t i = 0; i < n; i++) {
-    int v = dk_bit_get(bits, cv->off + i);
+    int v = dk__bit_get(bits, cv->off + i);
     int c = v - lit;
     switch (op) {
       case DK_CMP_EQ: case DK_CMP_NULL_SAFE_EQ: r[i] = c == 0; break;
@@ -284,7 +284,7 @@ static void cmp_bool(uint8_t *r, const colview *cv, dk_cmp_op op, int lit, int64
 static int64_t get_i64(const colview *cv, const dk_atype *t, int64_t i) {
   const void *b = cv->leaf->buffers[1];
   int64_t k = cv->off + i;
-  switch (dk_atype_width(t)) {
+  switch (dk__atype_width(t)) {
     case 1: return t->id == DK_AT_UINT8 ? (int64_t)((const uint8_t *)b)[k] : (int64_t)((const int8_t *)b)[k];
     case 2: return t->id == DK_AT_UINT16 ? (int64_t)((const uint16_t *)b)[k] : (int64_t)((const int16_t *)b)[k];
     case 4: return t->id == DK_AT_UINT32 ? (int64_t)((const uint32_t *)b)[k] : (int64_t)((const int32_t *)b)[k];
@@ -336,8 +336,8 @@ static dk_status eval_col_col(ectx *c, const dk_expr *e, tv *out) {
           break;
         }
         case DK_DOM_BOOL:
-          cmp = (int)dk_bit_get(a.leaf->buffers[1], a.off + i) -
-                (int)dk_bit_get(b.leaf->buffers[1], b.off + i);
+          cmp = (int)dk__bit_get(a.leaf->buffers[1], a.off + i) -
+                (int)dk__bit_get(b.leaf->buffers[1], b.off + i);
           break;
         default:
           break;
@@ -404,13 +404,13 @@ static dk_status eval_cmp(ectx *c, const dk_expr *e, tv *out) {
     case DK_DOM_I64: {
       dk_atype_id id = col->type.id;
       bool uns = id == DK_AT_UINT8 || id == DK_AT_UINT16 || id == DK_AT_UINT32;
-      cmp_int_width(r, &cv, dk_atype_width(&col->type), uns, op, e->li, n);
+      cmp_int_width(r, &cv, dk__atype_width(&col->type), uns, op, e->li, n);
       break;
     }
     case DK_DOM_F64: {
       double *tmp = NULL;
       if (col->type.id != DK_AT_DOUBLE && col->type.id != DK_AT_FLOAT) {
-        tmp = dk_arena_alloc(&c->ar, sizeof(double) * (size_t)(n ? n : 1), c->err);
+        tmp = dk__arena_alloc(&c->ar, sizeof(double) * (size_t)(n ? n : 1), c->err);
         if (!tmp) return DK_NOMEM;
       }
       cmp_f64(r, &cv, &col->type, op, e->ld, n, tmp);
@@ -515,7 +515,7 @@ static dk_status eval_like(ectx *c, const dk_expr *e, tv *out) {
   colview cv;
   DK_RETURN_NOT_OK(resolve(c, &e->children[0]->col, &cv));
   const dk_lit *p = &e->children[1]->lit;
-  int16_t *codes = dk_arena_alloc(&c->ar, (p->len ? p->len : 1) * sizeof *codes, c->err);
+  int16_t *codes = dk__arena_alloc(&c->ar, (p->len ? p->len : 1) * sizeof *codes, c->err);
   if (!codes) return DK_NOMEM;
   size_t m;
   if (!dk__like_compile(p->bytes, p->len, codes, &m))
@@ -560,8 +560,8 @@ static dk_status eval_in_list(ectx *c, const dk_expr *e, tv *out) {
   size_t k = e->n_children;
   uint8_t *r = out->val;
   if (col->dom == DK_DOM_I64) {
-    int64_t *vals = dk_arena_alloc(&c->ar, sizeof(int64_t) * (size_t)(n ? n : 1), c->err);
-    int64_t *lits = dk_arena_alloc(&c->ar, sizeof(int64_t) * k, c->err);
+    int64_t *vals = dk__arena_alloc(&c->ar, sizeof(int64_t) * (size_t)(n ? n : 1), c->err);
+    int64_t *lits = dk__arena_alloc(&c->ar, sizeof(int64_t) * k, c->err);
     if (!vals || !lits) return DK_NOMEM;
     for (size_t j = 0; j < k; j++) lits[j] = e->children[j]->li;
     for (int64_t i = 0; i < n; i++) vals[i] = get_i64(&cv, &col->type, i);
@@ -600,7 +600,7 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
       colview cv;
       DK_RETURN_NOT_OK(resolve(c, &e->col, &cv));
       const uint8_t *bits = cv.leaf->buffers[1];
-      for (int64_t i = 0; i < n; i++) out->val[i] = dk_bit_get(bits, cv.off + i);
+      for (int64_t i = 0; i < n; i++) out->val[i] = dk__bit_get(bits, cv.off + i);
       fill_ok(out->ok, &cv, n);
       if (cv.ok) mask_val(out->val, out->ok, n);
       return DK_OK;
@@ -679,7 +679,7 @@ static dk_status eval_root(ectx *c, tv *t, const dk_expr *bound,
   DK_RETURN_IF(schema && schema->n_children != batch->n_children, DK_INVALID, err,
                "batch has %lld columns, schema %lld", (long long)batch->n_children,
                (long long)schema->n_children);
-  dk_arena_init(&c->ar, NULL, 64 * 1024);
+  dk__arena_init(&c->ar, NULL, 64 * 1024);
   c->n = batch->length;
   c->batch = batch;
   c->err = err;
@@ -698,24 +698,24 @@ dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
   dk_arr a;
   bool a_init = false;
   if (st) goto done;
-  dk_atype bt = dk_atype_make(DK_AT_BOOL);
-  DK_CHECK_GOTO(dk_arr_init(&a, &bt, NULL, err));
+  dk_atype bt = dk__atype_make(DK_AT_BOOL);
+  DK_CHECK_GOTO(dk__arr_init(&a, &bt, NULL, err));
   a_init = true;
   int64_t n = c.n, nulls = 0;
-  DK_CHECK_GOTO(dk_arr_reserve(&a, n, err));
+  DK_CHECK_GOTO(dk__arr_reserve(&a, n, err));
   for (int64_t i = 0; i < n; i++) nulls += !t.ok[i];
-  if (nulls) DK_CHECK_GOTO(dk_arr_ensure_validity(&a, n, err));
+  if (nulls) DK_CHECK_GOTO(dk__arr_ensure_validity(&a, n, err));
   for (int64_t i = 0; i < n; i++) {
-    if (t.val[i]) dk_bit_set(a.values.data, i);
-    if (!t.ok[i]) dk_bit_clear(a.validity.data, i);
+    if (t.val[i]) dk__bit_set(a.values.data, i);
+    if (!t.ok[i]) dk__bit_clear(a.validity.data, i);
   }
   a.values.len = (n + 7) / 8;
-  dk_arr_advance(&a, n, nulls);
-  st = dk_arr_finish(&a, out_bool, err);
+  dk__arr_advance(&a, n, nulls);
+  st = dk__arr_finish(&a, out_bool, err);
 cleanup:
 done:
-  if (a_init) dk_arr_reset(&a);
-  dk_arena_dispose(&c.ar);
+  if (a_init) dk__arr_reset(&a);
+  dk__arena_dispose(&c.ar);
   return st;
 }
 
@@ -734,6 +734,6 @@ dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected, const dk
     }
     if (out_selected) *out_selected = sel;
   }
-  dk_arena_dispose(&c.ar);
+  dk__arena_dispose(&c.ar);
   return st;
 }

@@ -402,12 +402,12 @@ bool dk_expr__ident_is_plain(const char *s, size_t n) {
 }
 
 static dk_status put_quoted(dk_buf *b, const char *s, size_t n, char q, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_buf_putc(b, q, err));
+  DK_RETURN_NOT_OK(dk__buf_putc(b, q, err));
   for (size_t i = 0; i < n; i++) {
-    if (s[i] == q) DK_RETURN_NOT_OK(dk_buf_putc(b, q, err));
-    DK_RETURN_NOT_OK(dk_buf_putc(b, s[i], err));
+    if (s[i] == q) DK_RETURN_NOT_OK(dk__buf_putc(b, q, err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, s[i], err));
   }
-  return dk_buf_putc(b, q, err);
+  return dk__buf_putc(b, q, err);
 }
 
 /* Shortest "%.Ng" text that reads back as exactly d. */
@@ -435,44 +435,44 @@ static dk_status print_lit(dk_buf *b, const dk_lit *l, dk_error *err) {
   char tmp[96];
   switch (l->type) {
     case DK_LIT_NULL:
-      return dk_buf_puts(b, "NULL", err);
+      return dk__buf_puts(b, "NULL", err);
     case DK_LIT_BOOL:
-      return dk_buf_puts(b, l->v.b ? "TRUE" : "FALSE", err);
+      return dk__buf_puts(b, l->v.b ? "TRUE" : "FALSE", err);
     case DK_LIT_INT8:
-      return dk_buf_printf(b, err, "TINYINT '%lld'", (long long)l->v.i);
+      return dk__buf_printf(b, err, "TINYINT '%lld'", (long long)l->v.i);
     case DK_LIT_INT16:
-      return dk_buf_printf(b, err, "SMALLINT '%lld'", (long long)l->v.i);
+      return dk__buf_printf(b, err, "SMALLINT '%lld'", (long long)l->v.i);
     case DK_LIT_INT32:
-      return dk_buf_printf(b, err, "INT '%lld'", (long long)l->v.i);
+      return dk__buf_printf(b, err, "INT '%lld'", (long long)l->v.i);
     case DK_LIT_INT64:
-      return dk_buf_printf(b, err, "%lld", (long long)l->v.i);
+      return dk__buf_printf(b, err, "%lld", (long long)l->v.i);
     case DK_LIT_FLOAT:
       format_double(tmp, sizeof tmp, l->v.d, true);
-      return dk_buf_printf(b, err, "FLOAT '%s'", tmp);
+      return dk__buf_printf(b, err, "FLOAT '%s'", tmp);
     case DK_LIT_DOUBLE:
       format_double(tmp, sizeof tmp, l->v.d, false);
-      return dk_buf_printf(b, err, "DOUBLE '%s'", tmp);
+      return dk__buf_printf(b, err, "DOUBLE '%s'", tmp);
     case DK_LIT_DECIMAL: {
       dk__format_decimal(tmp, sizeof tmp, l->v.dec, l->scale);
       int inferred = DK_MAX(dk__i128_digits(l->v.dec), l->scale);
-      if (l->scale > 0 && inferred == l->precision) return dk_buf_puts(b, tmp, err);
-      return dk_buf_printf(b, err, "DECIMAL(%d,%d) '%s'", l->precision, l->scale, tmp);
+      if (l->scale > 0 && inferred == l->precision) return dk__buf_puts(b, tmp, err);
+      return dk__buf_printf(b, err, "DECIMAL(%d,%d) '%s'", l->precision, l->scale, tmp);
     }
     case DK_LIT_STRING:
       return put_quoted(b, l->bytes, l->len, '\'', err);
     case DK_LIT_BINARY: {
-      DK_RETURN_NOT_OK(dk_buf_puts(b, "X'", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "X'", err));
       for (size_t i = 0; i < l->len; i++)
-        DK_RETURN_NOT_OK(dk_buf_printf(b, err, "%02x", (unsigned char)l->bytes[i]));
-      return dk_buf_putc(b, '\'', err);
+        DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%02x", (unsigned char)l->bytes[i]));
+      return dk__buf_putc(b, '\'', err);
     }
     case DK_LIT_DATE:
       dk__format_date(tmp, sizeof tmp, l->v.i);
-      return dk_buf_printf(b, err, "DATE '%s'", tmp);
+      return dk__buf_printf(b, err, "DATE '%s'", tmp);
     case DK_LIT_TIMESTAMP:
     case DK_LIT_TIMESTAMP_NTZ:
       dk__format_timestamp(tmp, sizeof tmp, l->v.i);
-      return dk_buf_printf(b, err, "%s '%s'",
+      return dk__buf_printf(b, err, "%s '%s'",
                            l->type == DK_LIT_TIMESTAMP ? "TIMESTAMP" : "TIMESTAMP_NTZ", tmp);
   }
   return dk__error_set(err, DK_INTERNAL, "unknown literal type %d", (int)l->type);
@@ -500,9 +500,9 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
 
 static dk_status print_operand(dk_buf *b, const dk_expr *e, int depth, dk_error *err) {
   if (is_atom(e)) return print_expr(b, e, depth, err);
-  DK_RETURN_NOT_OK(dk_buf_putc(b, '(', err));
+  DK_RETURN_NOT_OK(dk__buf_putc(b, '(', err));
   DK_RETURN_NOT_OK(print_expr(b, e, depth, err));
-  return dk_buf_putc(b, ')', err);
+  return dk__buf_putc(b, ')', err);
 }
 
 static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *err) {
@@ -510,10 +510,10 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
   switch (e->kind) {
     case DK_EXPR_COLUMN:
       for (int i = 0; i < e->col.depth; i++) {
-        if (i) DK_RETURN_NOT_OK(dk_buf_putc(b, '.', err));
+        if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, '.', err));
         const char *n = e->col.names[i];
         if (dk_expr__ident_is_plain(n, strlen(n)))
-          DK_RETURN_NOT_OK(dk_buf_puts(b, n, err));
+          DK_RETURN_NOT_OK(dk__buf_puts(b, n, err));
         else
           DK_RETURN_NOT_OK(put_quoted(b, n, strlen(n), '`', err));
       }
@@ -522,12 +522,12 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
       return print_lit(b, &e->lit, err);
     case DK_EXPR_CMP:
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
-      DK_RETURN_NOT_OK(dk_buf_printf(b, err, " %s ", op_text(e->op)));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, " %s ", op_text(e->op)));
       return print_operand(b, e->children[1], depth + 1, err);
     case DK_EXPR_AND:
     case DK_EXPR_OR:
       for (size_t i = 0; i < e->n_children; i++) {
-        if (i) DK_RETURN_NOT_OK(dk_buf_puts(b, e->kind == DK_EXPR_AND ? " AND " : " OR ", err));
+        if (i) DK_RETURN_NOT_OK(dk__buf_puts(b, e->kind == DK_EXPR_AND ? " AND " : " OR ", err));
         const dk_expr *c = e->children[i];
         if (c->kind == DK_EXPR_AND || c->kind == DK_EXPR_OR)
           DK_RETURN_NOT_OK(print_operand(b, c, depth + 1, err));
@@ -536,30 +536,30 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
       }
       return DK_OK;
     case DK_EXPR_NOT:
-      DK_RETURN_NOT_OK(dk_buf_puts(b, "NOT ", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "NOT ", err));
       return print_operand(b, e->children[0], depth + 1, err);
     case DK_EXPR_IS_NULL:
     case DK_EXPR_IS_NOT_NULL:
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
-      return dk_buf_puts(b, e->kind == DK_EXPR_IS_NULL ? " IS NULL" : " IS NOT NULL", err);
+      return dk__buf_puts(b, e->kind == DK_EXPR_IS_NULL ? " IS NULL" : " IS NOT NULL", err);
     case DK_EXPR_IN:
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
-      DK_RETURN_NOT_OK(dk_buf_puts(b, " IN (", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, " IN (", err));
       for (size_t i = 1; i < e->n_children; i++) {
-        if (i > 1) DK_RETURN_NOT_OK(dk_buf_puts(b, ", ", err));
+        if (i > 1) DK_RETURN_NOT_OK(dk__buf_puts(b, ", ", err));
         DK_RETURN_NOT_OK(print_operand(b, e->children[i], depth + 1, err));
       }
-      return dk_buf_putc(b, ')', err);
+      return dk__buf_putc(b, ')', err);
     case DK_EXPR_LIKE:
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
-      DK_RETURN_NOT_OK(dk_buf_puts(b, " LIKE ", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, " LIKE ", err));
       return print_operand(b, e->children[1], depth + 1, err);
     case DK_EXPR_STARTS_WITH:
-      DK_RETURN_NOT_OK(dk_buf_puts(b, "STARTS_WITH(", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "STARTS_WITH(", err));
       DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
-      DK_RETURN_NOT_OK(dk_buf_puts(b, ", ", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, ", ", err));
       DK_RETURN_NOT_OK(print_operand(b, e->children[1], depth + 1, err));
-      return dk_buf_putc(b, ')', err);
+      return dk__buf_putc(b, ')', err);
   }
   return dk__error_set(err, DK_INTERNAL, "unknown expression kind %d", (int)e->kind);
 }
@@ -568,14 +568,14 @@ dk_status dk_expr_to_string(char **out, const dk_expr *e, dk_error *err) {
   *out = NULL;
   DK_RETURN_IF(!e, DK_INVALID, err, "NULL expression");
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_status st = print_expr(&b, e, 0, err);
-  if (!st) st = dk_buf_reserve(&b, 1, err);
+  if (!st) st = dk__buf_reserve(&b, 1, err);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
-  *out = dk_buf_detach(&b);
+  *out = dk__buf_detach(&b);
   return DK_OK;
 }
 

@@ -453,11 +453,11 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
                  {"BIGINT", DK_AT_INT64}, {"LONG", DK_AT_INT64},    {"FLOAT", DK_AT_FLOAT},
                  {"REAL", DK_AT_FLOAT},   {"DOUBLE", DK_AT_DOUBLE}, {"DATE", DK_AT_DATE32}};
     for (size_t i = 0; i < DK_ARRAY_LEN(typed); i++)
-      if (is_kw(p, &t, typed[i].kw)) return parse_typed_literal(p, out, &t, dk_atype_make(typed[i].id), false);
+      if (is_kw(p, &t, typed[i].kw)) return parse_typed_literal(p, out, &t, dk__atype_make(typed[i].id), false);
     if (is_kw(p, &t, "TIMESTAMP"))
-      return parse_typed_literal(p, out, &t, dk_atype_timestamp(DK_TU_MICRO, "UTC"), false);
+      return parse_typed_literal(p, out, &t, dk__atype_timestamp(DK_TU_MICRO, "UTC"), false);
     if (is_kw(p, &t, "TIMESTAMP_NTZ"))
-      return parse_typed_literal(p, out, &t, dk_atype_timestamp(DK_TU_MICRO, NULL), true);
+      return parse_typed_literal(p, out, &t, dk__atype_timestamp(DK_TU_MICRO, NULL), true);
     return lex_error(p, t.start, "unknown typed literal");
   }
   if (nx.kind == T_LPAREN && is_kw(p, &t, "DECIMAL")) {
@@ -477,7 +477,7 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
       return lex_error(p, t.start, "invalid DECIMAL(precision, scale)");
     DK_RETURN_NOT_OK(peek(p, &nx));
     if (nx.kind != T_STRING) return lex_error(p, nx.start, "expected a quoted decimal");
-    return parse_typed_literal(p, out, &t, dk_atype_decimal((int32_t)prec, (int32_t)scale),
+    return parse_typed_literal(p, out, &t, dk__atype_decimal((int32_t)prec, (int32_t)scale),
                                false);
   }
   if (nx.kind == T_LPAREN && is_kw(p, &t, "ISNAN")) {

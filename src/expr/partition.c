@@ -19,17 +19,17 @@ dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
 }
 
 static dk_status append_lit(dk_arr *a, const dk_lit *l, dk_error *err) {
-  if (l->type == DK_LIT_NULL) return dk_arr_append_null(a, err);
+  if (l->type == DK_LIT_NULL) return dk__arr_append_null(a, err);
   switch (a->type.id) {
     case DK_AT_BOOL:
-      return dk_arr_append_bool(a, l->v.b, err);
+      return dk__arr_append_bool(a, l->v.b, err);
     case DK_AT_FLOAT:
     case DK_AT_DOUBLE:
-      return dk_arr_append_double(a, l->v.d, err);
+      return dk__arr_append_double(a, l->v.d, err);
     case DK_AT_DECIMAL128: {
       uint8_t b[16];
       memcpy(b, &l->v.dec, 16); /* little-endian hosts, as the Arrow buffers */
-      return dk_arr_append_bytes(a, b, 16, err);
+      return dk__arr_append_bytes(a, b, 16, err);
     }
     case DK_AT_TIMESTAMP: {
       int64_t v = l->v.i;
@@ -43,13 +43,13 @@ static dk_status append_lit(dk_arr *a, const dk_lit *l, dk_error *err) {
           break;
         default: break;
       }
-      return dk_arr_append_int(a, v, err);
+      return dk__arr_append_int(a, v, err);
     }
     case DK_AT_STRING:
     case DK_AT_BINARY:
-      return dk_arr_append_bytes(a, l->bytes, (int64_t)l->len, err);
+      return dk__arr_append_bytes(a, l->bytes, (int64_t)l->len, err);
     default:
-      return dk_arr_append_int(a, l->v.i, err);
+      return dk__arr_append_int(a, l->v.i, err);
   }
 }
 
@@ -67,13 +67,13 @@ dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *s
   dk_status st = DK_OK;
   bool init = false;
   for (int64_t c = 0; c < nc && !st; c++) {
-    st = dk_atype_parse(&types[c], schema->children[c]->format, err);
+    st = dk__atype_parse(&types[c], schema->children[c]->format, err);
     if (!st && (types[c].id == DK_AT_LIST || types[c].id == DK_AT_STRUCT ||
                 types[c].id == DK_AT_MAP))
       st = dk__error_set(err, DK_UNSUPPORTED, "partition column '%s' has a nested type",
                          schema->children[c]->name);
   }
-  if (!st) st = dk_arr_init_from_schema(&a, schema, NULL, err);
+  if (!st) st = dk__arr_init_from_schema(&a, schema, NULL, err);
   if (!st) init = true;
   for (int64_t r = 0; r < n_rows && !st; r++) {
     for (int64_t c = 0; c < nc && !st; c++) {
@@ -87,10 +87,10 @@ dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *s
       dk__free(NULL, l.bytes);
       if (st) dk__error_prefix(err, "partition column '%s'", schema->children[c]->name);
     }
-    if (!st) st = dk_arr_finish_element(&a, err);
+    if (!st) st = dk__arr_finish_element(&a, err);
   }
-  if (!st) st = dk_arr_finish(&a, out, err);
-  if (init) dk_arr_reset(&a);
+  if (!st) st = dk__arr_finish(&a, out, err);
+  if (init) dk__arr_reset(&a);
   dk__free(NULL, types);
   return st;
 }

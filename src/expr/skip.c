@@ -372,7 +372,7 @@ static bool can_skip(const sctx *c, const dk_expr *e, bool neg, int depth) {
   }
 }
 
-dk_skip_result dk_skip_eval(const dk_expr *bound, const dk_file_stats *stats) {
+dk_skip_result dk_expr__skip_eval(const dk_expr *bound, const dk_file_stats *stats) {
   if (!bound || !bound->bound) return DK_SKIP_MUST_READ;
   sctx c = {0};
   if (stats && stats->root && stats->root->type == DK_JSON_OBJECT) {

@@ -145,22 +145,22 @@ dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err) {
              {"binary", DK_AT_BINARY}};
   for (size_t i = 0; i < DK_ARRAY_LEN(map); i++)
     if (!strcmp(name, map[i].name)) {
-      *out = dk_atype_make(map[i].id);
+      *out = dk__atype_make(map[i].id);
       return DK_OK;
     }
   if (!strcmp(name, "timestamp")) {
-    *out = dk_atype_timestamp(DK_TU_MICRO, "UTC");
+    *out = dk__atype_timestamp(DK_TU_MICRO, "UTC");
     return DK_OK;
   }
   if (!strcmp(name, "timestamp_ntz")) {
-    *out = dk_atype_timestamp(DK_TU_MICRO, NULL);
+    *out = dk__atype_timestamp(DK_TU_MICRO, NULL);
     return DK_OK;
   }
   int p, s, used = -1;
   if (sscanf(name, "decimal(%d ,%d )%n", &p, &s, &used) == 2 && used > 0 && name[used] == 0) {
     if (p < 1 || p > 38 || s < 0 || s > p)
       return dk__error_set(err, DK_INVALID, "invalid decimal type '%s'", name);
-    *out = dk_atype_decimal(p, s);
+    *out = dk__atype_decimal(p, s);
     return DK_OK;
   }
   return dk__error_set(err, DK_UNSUPPORTED, "unsupported partition column type '%s'", name);

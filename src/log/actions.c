@@ -34,24 +34,24 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
                              dk_error *err) {
   memset(st, 0, sizeof *st);
   st->alloc = alloc;
-  dk_arena_init(&st->arena, alloc, 1 << 20);
-  dk_hmap_init(&st->intern, alloc);
-  dk_hmap_init(&st->pv_intern, alloc);
-  dk_hmap_init(&st->pv_text, alloc);
-  dk_buf_init(&st->pv_key, alloc);
-  dk_buf_init(&st->pv_views, alloc);
-  dk_hmap_init(&st->txn_index, alloc);
-  dk_hmap_init(&st->domain_index, alloc);
-  dk_buf_init(&st->scratch, alloc);
-  dk_buf_init(&st->sidecars, alloc);
-  dk_buf_init(&st->pending, alloc);
+  dk__arena_init(&st->arena, alloc, 1 << 20);
+  dk__hmap_init(&st->intern, alloc);
+  dk__hmap_init(&st->pv_intern, alloc);
+  dk__hmap_init(&st->pv_text, alloc);
+  dk__buf_init(&st->pv_key, alloc);
+  dk__buf_init(&st->pv_views, alloc);
+  dk__hmap_init(&st->txn_index, alloc);
+  dk__hmap_init(&st->domain_index, alloc);
+  dk__buf_init(&st->scratch, alloc);
+  dk__buf_init(&st->sidecars, alloc);
+  dk__buf_init(&st->pending, alloc);
   st->last_ict = -1;
   st->last_commit_info_ts = -1;
   st->cur_version = -1;
   st->metadata.created_time = -1;
   size_t rl = strlen(root);
   while (rl > 1 && root[rl - 1] == '/') rl--;
-  st->root = dk_arena_strndup(&st->arena, root, rl, err);
+  st->root = dk__arena_strndup(&st->arena, root, rl, err);
   st->root_len = rl;
   return st->root ? DK_OK : DK_NOMEM;
 }
@@ -62,26 +62,26 @@ void dk_log__state_dispose(dk__state *st) {
   dk__free(st->alloc, st->tombs);
   dk__free(st->alloc, st->txns);
   dk__free(st->alloc, st->domains);
-  dk_hmap_dispose(&st->intern);
-  dk_hmap_dispose(&st->pv_intern);
-  dk_hmap_dispose(&st->pv_text);
-  dk_buf_dispose(&st->pv_key);
-  dk_buf_dispose(&st->pv_views);
+  dk__hmap_dispose(&st->intern);
+  dk__hmap_dispose(&st->pv_intern);
+  dk__hmap_dispose(&st->pv_text);
+  dk__buf_dispose(&st->pv_key);
+  dk__buf_dispose(&st->pv_views);
   dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
-  dk_hmap_dispose(&st->txn_index);
-  dk_hmap_dispose(&st->domain_index);
-  dk_buf_dispose(&st->scratch);
-  dk_buf_dispose(&st->sidecars);
-  dk_buf_dispose(&st->pending);
+  dk__hmap_dispose(&st->txn_index);
+  dk__hmap_dispose(&st->domain_index);
+  dk__buf_dispose(&st->scratch);
+  dk__buf_dispose(&st->sidecars);
+  dk__buf_dispose(&st->pending);
   if (st->n_sblocks) prefetch_quiesce(st);
   for (size_t i = 0; i < st->n_sblocks; i++) {
     dk__free(st->alloc, st->sblocks[i]->data);
     dk__free(st->alloc, st->sblocks[i]);
   }
   dk__free(st->alloc, st->sblocks);
-  dk_arena_dispose(&st->arena);
+  dk__arena_dispose(&st->arena);
   memset(st, 0, sizeof *st);
 }
 
@@ -99,18 +99,18 @@ static dk_status grow(const dk_allocator *a, void **arr, size_t *cap, size_t n, 
 }
 
 static const char *arena_str(dk__state *st, const char *s, size_t n, dk_error *err) {
-  return dk_arena_strndup(&st->arena, s, n, err);
+  return dk__arena_strndup(&st->arena, s, n, err);
 }
 
 /* Interned copy of s (partition keys and values repeat across files). */
 static const char *intern(dk__state *st, const char *s, size_t n, dk_error *err) {
   uint64_t *slot;
   bool ins;
-  if (dk_hmap_upsert(&st->intern, s, n, &slot, &ins, err) != DK_OK) return NULL;
+  if (dk__hmap_upsert(&st->intern, s, n, &slot, &ins, err) != DK_OK) return NULL;
   if (ins) {
     const char *p = arena_str(st, s, n, err);
     if (!p) {
-      dk_hmap_remove(&st->intern, s, n);
+      dk__hmap_remove(&st->intern, s, n);
       return NULL;
     }
     *slot = (uint64_t)(uintptr_t)p;
@@ -137,12 +137,12 @@ static const char **pv_scratch(dk__state *st, size_t n, dk_error *err) {
 static const char **intern_pv(dk__state *st, const char **arr, size_t n, dk_error *err) {
   uint64_t *slot;
   bool ins;
-  if (dk_hmap_upsert(&st->pv_intern, (const char *)arr, n * sizeof *arr, &slot, &ins, err) != DK_OK)
+  if (dk__hmap_upsert(&st->pv_intern, (const char *)arr, n * sizeof *arr, &slot, &ins, err) != DK_OK)
     return NULL;
   if (ins) {
-    const char **p = dk_arena_alloc(&st->arena, n * sizeof *p, err);
+    const char **p = dk__arena_alloc(&st->arena, n * sizeof *p, err);
     if (!p) {
-      dk_hmap_remove(&st->pv_intern, (const char *)arr, n * sizeof *arr);
+      dk__hmap_remove(&st->pv_intern, (const char *)arr, n * sizeof *arr);
       return NULL;
     }
     memcpy(p, arr, n * sizeof *p);
@@ -155,17 +155,17 @@ static const char **intern_pv(dk__state *st, const char **arr, size_t n, dk_erro
  * tuple's text (length-prefixed keys and values), interning each string only on a miss. */
 static const char **intern_pv_text(dk__state *st, const dk_str *pv, size_t n, dk_error *err) {
   dk_buf *k = &st->pv_key;
-  dk_buf_clear(k);
+  dk__buf_clear(k);
   for (size_t i = 0; i < 2 * n; i++) {
     uint32_t len = pv[i].ptr ? (uint32_t)pv[i].len : UINT32_MAX;
     if (pv[i].ptr && pv[i].len >= UINT32_MAX) {
       dk__error_set(err, DK_CORRUPT, "log: partition value too long");
       return NULL;
     }
-    if (dk_buf_append(k, &len, 4, err) != DK_OK) return NULL;
-    if (pv[i].ptr && dk_buf_append(k, pv[i].ptr, pv[i].len, err) != DK_OK) return NULL;
+    if (dk__buf_append(k, &len, 4, err) != DK_OK) return NULL;
+    if (pv[i].ptr && dk__buf_append(k, pv[i].ptr, pv[i].len, err) != DK_OK) return NULL;
   }
-  uint64_t *hit = dk_hmap_get(&st->pv_text, k->data, k->len);
+  uint64_t *hit = dk__hmap_get(&st->pv_text, k->data, k->len);
   if (hit) return (const char **)(uintptr_t)*hit;
   const char **arr = pv_scratch(st, 2 * n, err);
   if (!arr) return NULL;
@@ -182,7 +182,7 @@ static const char **intern_pv_text(dk__state *st, const dk_str *pv, size_t n, dk
   if (!t) return NULL;
   uint64_t *slot;
   bool ins;
-  if (dk_hmap_upsert(&st->pv_text, k->data, k->len, &slot, &ins, err) != DK_OK) return NULL;
+  if (dk__hmap_upsert(&st->pv_text, k->data, k->len, &slot, &ins, err) != DK_OK) return NULL;
   *slot = (uint64_t)(uintptr_t)t;
   return t;
 }
@@ -197,7 +197,7 @@ static int hexval(char c) {
 dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar,
                                  const char *root, size_t root_len, const char *p, size_t n,
                                  dk_error *err) {
-  char *d = dk_arena_alloc(ar, n + 1, err);
+  char *d = dk__arena_alloc(ar, n + 1, err);
   if (!d) return DK_NOMEM;
   size_t k = 0;
   if (!memchr(p, '%', n)) { /* the common case: nothing to decode */
@@ -287,7 +287,7 @@ static dk_status sblock_seal(dk__state *st, dk_error *err) {
   }
   b->usize = (uint32_t)n;
   st->cur_sblock = NULL;
-  dk_buf_clear(&st->pending);
+  dk__buf_clear(&st->pending);
   return DK_OK;
 }
 
@@ -356,8 +356,8 @@ static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t
   f->sblk = st->cur_sblock;
   f->soff = (uint32_t)st->pending.len;
   f->slen = (uint32_t)n;
-  DK_RETURN_NOT_OK(dk_buf_append(&st->pending, text, n, err));
-  return dk_buf_putc(&st->pending, 0, err);
+  DK_RETURN_NOT_OK(dk__buf_append(&st->pending, text, n, err));
+  return dk__buf_putc(&st->pending, 0, err);
 }
 
 /* One decompressed block per thread. The buffer is registered with a pthread key so that
@@ -429,8 +429,8 @@ static void *prefetch_main(void *arg) {
 static prefetch *prefetch_new(void) {
   prefetch *p = dk__calloc(NULL, 1, sizeof *p);
   if (!p) return NULL;
-  dk_buf_init(&p->text, NULL);
-  dk_buf_init(&p->scratch, NULL);
+  dk__buf_init(&p->text, NULL);
+  dk__buf_init(&p->scratch, NULL);
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   if (pthread_create(&p->tid, NULL, prefetch_main, p) != 0) {
@@ -462,8 +462,8 @@ static void prefetch_free(prefetch *p) {
   pthread_join(p->tid, NULL);
   pthread_mutex_destroy(&p->mu);
   pthread_cond_destroy(&p->cv);
-  dk_buf_dispose(&p->text);
-  dk_buf_dispose(&p->scratch);
+  dk__buf_dispose(&p->text);
+  dk__buf_dispose(&p->scratch);
   dk__free(NULL, p->offs);
   dk__free(NULL, p);
 }
@@ -507,8 +507,8 @@ static void cache_free(void *p) {
   if (t_cache == c) t_cache = NULL;
   prefetch_free(c->pf);
   dk__free(NULL, c->buf);
-  dk_buf_dispose(&c->text);
-  dk_buf_dispose(&c->scratch);
+  dk__buf_dispose(&c->text);
+  dk__buf_dispose(&c->scratch);
   dk__free(NULL, c->offs);
   dk__free(NULL, c);
 }
@@ -520,8 +520,8 @@ static stats_cache *cache_get(void) {
   pthread_once(&g_cache_once, cache_key_init);
   stats_cache *c = dk__calloc(NULL, 1, sizeof *c);
   if (!c) return NULL;
-  dk_buf_init(&c->text, NULL);
-  dk_buf_init(&c->scratch, NULL);
+  dk__buf_init(&c->text, NULL);
+  dk__buf_init(&c->scratch, NULL);
   if (pthread_setspecific(g_cache_key, c) != 0) {
     dk__free(NULL, c);
     return NULL;
@@ -630,10 +630,10 @@ dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *
 /* ---- field helpers ---------------------------------------------------------------------- */
 
 /* Object lookup by a string literal without a strlen per call (the hot path of replay). */
-#define JGET(o, lit) dk_json_getn((o), "" lit, sizeof(lit) - 1) /* literals only */
+#define JGET(o, lit) dk__json_getn((o), "" lit, sizeof(lit) - 1) /* literals only */
 
-#define get_i64(o, k, out) dk_json_as_i64(JGET((o), k), (out))
-#define get_str(o, k, n) dk_json_as_str(JGET((o), k), (n))
+#define get_i64(o, k, out) dk__json_as_i64(JGET((o), k), (out))
+#define get_str(o, k, n) dk__json_as_str(JGET((o), k), (n))
 
 /* Reads a deletionVector descriptor; path_or_inline_dv stays borrowed from the JSON until copied.
  * Its unique id (storageType + pathOrInlineDv [+ "@" offset]) keys the file with its path. */
@@ -666,9 +666,9 @@ static bool dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b) {
 }
 
 static uint64_t key_hash(const char *path, size_t plen, const dk_dv_descriptor *dv) {
-  uint64_t h = dk_hash_bytes(path, plen);
+  uint64_t h = dk__hash_bytes(path, plen);
   if (dv) {
-    uint64_t d = dk_hash_bytes(dv->path_or_inline_dv, strlen(dv->path_or_inline_dv));
+    uint64_t d = dk__hash_bytes(dv->path_or_inline_dv, strlen(dv->path_or_inline_dv));
     h ^= (d + (uint64_t)(unsigned char)dv->storage_type * 0x9E3779B97F4A7C15ull +
           (uint64_t)(uint32_t)dv->offset) * 0xC2B2AE3D27D4EB4Full;
     h ^= h >> 29;
@@ -798,7 +798,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
     if (!f.pv) return DK_NOMEM;
   }
   if (in->tags_json.ptr || in->has_dv || in->has_brid || in->has_drcv) {
-    dk__fextra *ex = dk_arena_alloc(&st->arena, sizeof *ex, err);
+    dk__fextra *ex = dk__arena_alloc(&st->arena, sizeof *ex, err);
     if (!ex) return DK_NOMEM;
     memset(ex, 0, sizeof *ex);
     if (in->tags_json.ptr) {
@@ -806,7 +806,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
       if (!ex->tags) return DK_NOMEM;
     }
     if (in->has_dv) {
-      dk_dv_descriptor *dv = dk_arena_alloc(&st->arena, sizeof *dv, err);
+      dk_dv_descriptor *dv = dk__arena_alloc(&st->arena, sizeof *dv, err);
       if (!dv) return DK_NOMEM;
       if (in->dv_type != 'u' && in->dv_type != 'i' && in->dv_type != 'p')
         return dk__error_set(err, DK_CORRUPT, "log: add '%s': unknown deletionVector storageType", path);
@@ -846,14 +846,14 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
     if (pv->len > DK__MAX_PV)
       return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values",
                            in.path.ptr ? in.path.ptr : "");
-    dk_buf_clear(&st->pv_views);
-    DK_RETURN_NOT_OK(dk_buf_reserve(&st->pv_views, 2 * (size_t)pv->len * sizeof(dk_str), err));
+    dk__buf_clear(&st->pv_views);
+    DK_RETURN_NOT_OK(dk__buf_reserve(&st->pv_views, 2 * (size_t)pv->len * sizeof(dk_str), err));
     dk_str *kv = (dk_str *)(void *)st->pv_views.data;
     for (uint32_t i = 0; i < pv->len; i++) {
       const dk_json_member *m = &pv->u.members[i];
       kv[2 * i].ptr = m->key;
       kv[2 * i].len = m->klen;
-      kv[2 * i + 1].ptr = dk_json_as_str(&m->value, &kv[2 * i + 1].len);
+      kv[2 * i + 1].ptr = dk__json_as_str(&m->value, &kv[2 * i + 1].len);
       if (!kv[2 * i + 1].ptr && m->value.type != DK_JSON_NULL)
         return dk__error_set(err, DK_CORRUPT,
                              "log: add '%s': partition value of '%s' is not a string",
@@ -865,8 +865,8 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
   in.stats.ptr = get_str(a, "stats", &in.stats.len);
   const dk_json_value *tags = JGET(a, "tags");
   if (tags && tags->type == DK_JSON_OBJECT) {
-    dk_buf_clear(&st->scratch);
-    DK_RETURN_NOT_OK(dk_json_write_value(&st->scratch, tags, err));
+    dk__buf_clear(&st->scratch);
+    DK_RETURN_NOT_OK(dk__json_write_value(&st->scratch, tags, err));
     in.tags_json.ptr = st->scratch.data ? st->scratch.data : "";
     in.tags_json.len = st->scratch.len;
   }
@@ -953,7 +953,7 @@ static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, 
   if (!get_i64(a, "deletionTimestamp", &in.deletion_timestamp)) in.deletion_timestamp = -1;
   if (!get_i64(a, "size", &in.size)) in.size = -1;
   bool b;
-  in.data_change = dk_json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
+  in.data_change = dk__json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
   return dk_log__apply_remove_in(st, &in, flags, err);
 }
 
@@ -981,7 +981,7 @@ dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int fl
   t.path = path;
   t.dv = NULL;
   if (dvp) {
-    dk_dv_descriptor *d = dk_arena_alloc(&st->arena, sizeof *d, err);
+    dk_dv_descriptor *d = dk__arena_alloc(&st->arena, sizeof *d, err);
     if (!d) return DK_NOMEM;
     *d = *dvp;
     d->path_or_inline_dv = arena_str(st, dvp->path_or_inline_dv, strlen(dvp->path_or_inline_dv), err);
@@ -1028,11 +1028,11 @@ static dk_status str_array(dk__state *st, const dk_json_value *v, const char *wh
     *out = empty;
     return DK_OK;
   }
-  const char **arr = dk_arena_alloc(&st->arena, sizeof *arr * v->len, err);
+  const char **arr = dk__arena_alloc(&st->arena, sizeof *arr * v->len, err);
   if (!arr) return DK_NOMEM;
   for (uint32_t i = 0; i < v->len; i++) {
     size_t sn;
-    const char *s = dk_json_as_str(&v->u.items[i], &sn);
+    const char *s = dk__json_as_str(&v->u.items[i], &sn);
     if (!s)
       return dk__error_set(err, DK_CORRUPT, "log: %s has a non-string entry (version %lld)", what,
                            (long long)st->cur_version);
@@ -1070,7 +1070,7 @@ static dk_status apply_protocol(dk__state *st, const dk_json_value *a, dk_error 
 static dk_status opt_str(dk__state *st, const dk_json_value *o, const char *k, const char **out,
                          dk_error *err) {
   size_t n;
-  const char *s = dk_json_as_str(dk_json_get(o, k), &n);
+  const char *s = dk__json_as_str(dk__json_get(o, k), &n);
   *out = NULL;
   if (!s) return DK_OK;
   *out = arena_str(st, s, n, err);
@@ -1094,14 +1094,14 @@ static dk_status apply_metadata(dk__state *st, const dk_json_value *a, dk_error 
                              &m.partition_columns, &m.n_partition_columns, err));
   const dk_json_value *cfg = JGET(a, "configuration");
   if (cfg && cfg->type == DK_JSON_OBJECT && cfg->len) {
-    const char **keys = dk_arena_alloc(&st->arena, sizeof *keys * cfg->len, err);
-    const char **vals = dk_arena_alloc(&st->arena, sizeof *vals * cfg->len, err);
+    const char **keys = dk__arena_alloc(&st->arena, sizeof *keys * cfg->len, err);
+    const char **vals = dk__arena_alloc(&st->arena, sizeof *vals * cfg->len, err);
     if (!keys || !vals) return DK_NOMEM;
     size_t n = 0;
     for (uint32_t i = 0; i < cfg->len; i++) {
       const dk_json_member *mm = &cfg->u.members[i];
       size_t vn;
-      const char *v = dk_json_as_str(&mm->value, &vn);
+      const char *v = dk__json_as_str(&mm->value, &vn);
       if (!v) continue; /* null values: treated as unset */
       keys[n] = arena_str(st, mm->key, mm->klen, err);
       vals[n] = arena_str(st, v, vn, err);
@@ -1128,7 +1128,7 @@ static dk_status apply_txn(dk__state *st, const dk_json_value *a, dk_error *err)
                          (long long)st->cur_version);
   uint64_t *slot;
   bool ins;
-  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->txn_index, app, n, &slot, &ins, err));
+  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->txn_index, app, n, &slot, &ins, err));
   if (ins) {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->txns, &st->cap_txns, st->n_txns,
                           sizeof *st->txns, err));
@@ -1150,10 +1150,10 @@ static dk_status apply_domain(dk__state *st, const dk_json_value *a, dk_error *e
     return dk__error_set(err, DK_CORRUPT, "log: domainMetadata without a domain (version %lld)",
                          (long long)st->cur_version);
   bool removed = false;
-  dk_json_as_bool(JGET(a, "removed"), &removed);
+  dk__json_as_bool(JGET(a, "removed"), &removed);
   uint64_t *slot;
   bool ins;
-  DK_RETURN_NOT_OK(dk_hmap_upsert(&st->domain_index, dom, n, &slot, &ins, err));
+  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->domain_index, dom, n, &slot, &ins, err));
   if (ins) {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->domains, &st->cap_domains, st->n_domains,
                           sizeof *st->domains, err));
@@ -1201,7 +1201,7 @@ dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int fla
       size_t n;
       const char *p = get_str(a, "path", &n);
       if (!p) return dk__error_set(err, DK_CORRUPT, "log: sidecar action without a path");
-      DK_RETURN_NOT_OK(dk_buf_append(&st->sidecars, p, n + 1, err)); /* with its NUL */
+      DK_RETURN_NOT_OK(dk__buf_append(&st->sidecars, p, n + 1, err)); /* with its NUL */
     }
     /* cdc, checkpointMetadata and unknown actions do not change the snapshot */
   }
@@ -1211,7 +1211,7 @@ dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int fla
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,
                                   const char *name, dk_error *err) {
   dk_arena ar;
-  dk_arena_init(&ar, st->alloc, 64 * 1024);
+  dk__arena_init(&ar, st->alloc, 64 * 1024);
   dk_status s = DK_OK;
   size_t pos = 0, lineno = 0;
   while (pos < len) {
@@ -1222,7 +1222,7 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
     while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
     if (a < b) {
       dk_json_value *v;
-      s = dk_json_parse(&v, &ar, text + a, b - a, err);
+      s = dk__json_parse(&v, &ar, text + a, b - a, err);
       if (s == DK_OK) s = dk_log__apply_action(st, v, flags, err);
       if (s != DK_OK) {
         if (s == DK_CORRUPT || s == DK_UNSUPPORTED)
@@ -1231,13 +1231,13 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
       }
       /* keep the scratch arena small on big files */
       if (ar.total > (16u << 20)) {
-        dk_arena_dispose(&ar);
-        dk_arena_init(&ar, st->alloc, 64 * 1024);
+        dk__arena_dispose(&ar);
+        dk__arena_init(&ar, st->alloc, 64 * 1024);
       }
     }
     pos = end + 1;
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   return s;
 }
 

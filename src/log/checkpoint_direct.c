@@ -230,8 +230,8 @@ void dk_log__direct_free(dk__direct *d) {
   const dk_allocator *alloc = d->alloc;
   dk__free(alloc, d->kv);
   dk__free(alloc, d->tkv);
-  dk_buf_dispose(&d->tags);
-  dk_buf_dispose(&d->dvpath);
+  dk__buf_dispose(&d->tags);
+  dk__buf_dispose(&d->dvpath);
   dk__free(alloc, d);
 }
 
@@ -241,8 +241,8 @@ dk_status dk_log__direct_open(dk__direct **out, dk_parquet_file *pf, const dk_al
   direct *d = dk__calloc(alloc, 1, sizeof *d);
   if (!d) return dk__error_set(err, DK_NOMEM, "out of memory");
   d->alloc = alloc;
-  dk_buf_init(&d->tags, alloc);
-  dk_buf_init(&d->dvpath, alloc);
+  dk__buf_init(&d->tags, alloc);
+  dk__buf_init(&d->dvpath, alloc);
   dk_status s = lc_open(&d->add_path, pf, "add.path", T_STR, 0, 1, true, err);
   if (s == DK_OK) s = lc_open(&d->add_size, pf, "add.size", T_INT, 0, 1, true, err);
   if (s == DK_OK) s = lc_open(&d->add_mtime, pf, "add.modificationTime", T_INT, 0, 1, false, err);
@@ -307,17 +307,17 @@ static dk_status direct_add(dk__state *st, direct *d, int64_t r, dk_error *err) 
     const dk_str *tkv = d->tkv;
     dk_buf *tags = &d->tags;
     dk_status s;
-    dk_buf_clear(tags);
-    s = dk_buf_putc(tags, '{', err);
+    dk__buf_clear(tags);
+    s = dk__buf_putc(tags, '{', err);
     for (size_t i = 0; s == DK_OK && i < nt; i++) {
-      if (i) s = dk_buf_putc(tags, ',', err);
-      if (s == DK_OK) s = dk_json_write_str(tags, tkv[2 * i].ptr, tkv[2 * i].len, err);
-      if (s == DK_OK) s = dk_buf_putc(tags, ':', err);
+      if (i) s = dk__buf_putc(tags, ',', err);
+      if (s == DK_OK) s = dk__json_write_str(tags, tkv[2 * i].ptr, tkv[2 * i].len, err);
+      if (s == DK_OK) s = dk__buf_putc(tags, ':', err);
       if (s == DK_OK)
-        s = tkv[2 * i + 1].ptr ? dk_json_write_str(tags, tkv[2 * i + 1].ptr, tkv[2 * i + 1].len, err)
-                               : dk_buf_puts(tags, "null", err);
+        s = tkv[2 * i + 1].ptr ? dk__json_write_str(tags, tkv[2 * i + 1].ptr, tkv[2 * i + 1].len, err)
+                               : dk__buf_puts(tags, "null", err);
     }
-    if (s == DK_OK) s = dk_buf_putc(tags, '}', err);
+    if (s == DK_OK) s = dk__buf_putc(tags, '}', err);
     DK_RETURN_NOT_OK(s);
     in.tags_json.ptr = tags->data;
     in.tags_json.len = tags->len;
@@ -350,9 +350,9 @@ static dk_status direct_remove(dk__state *st, direct *d, int64_t r, dk_error *er
     if (dv.storage_type != 'u' && dv.storage_type != 'i' && dv.storage_type != 'p')
       return dk__error_set(err, DK_CORRUPT, "log: remove: unknown deletionVector storageType '%c'",
                            dv.storage_type);
-    dk_buf_clear(&d->dvpath);
-    DK_RETURN_NOT_OK(dk_buf_append(&d->dvpath, p.ptr, p.len, err));
-    DK_RETURN_NOT_OK(dk_buf_putc(&d->dvpath, 0, err));
+    dk__buf_clear(&d->dvpath);
+    DK_RETURN_NOT_OK(dk__buf_append(&d->dvpath, p.ptr, p.len, err));
+    DK_RETURN_NOT_OK(dk__buf_putc(&d->dvpath, 0, err));
     dv.path_or_inline_dv = d->dvpath.data;
     in.dv = &dv;
   }

@@ -38,7 +38,7 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
 
 static dk_status render_struct(dk_buf *b, const struct ArrowSchema *s, const struct ArrowArray *a,
                                int64_t i, int depth, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+  DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
   bool first = true;
   for (int64_t c = 0; c < s->n_children && c < a->n_children; c++) {
     const struct ArrowSchema *cs = s->children[c];
@@ -50,13 +50,13 @@ static dk_status render_struct(dk_buf *b, const struct ArrowSchema *s, const str
       return dk__error_set(err, DK_CORRUPT, "checkpoint: child '%s' shorter than its parent", nm);
     }
     if (!is_valid(ca, ci)) continue;
-    if (!first) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+    if (!first) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
     first = false;
-    DK_RETURN_NOT_OK(dk_json_write_str(b, nm, strlen(nm), err));
-    DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+    DK_RETURN_NOT_OK(dk__json_write_str(b, nm, strlen(nm), err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
     DK_RETURN_NOT_OK(render(b, cs, ca, ci, depth + 1, err));
   }
-  return dk_buf_putc(b, '}', err);
+  return dk__buf_putc(b, '}', err);
 }
 
 static dk_status offsets(const struct ArrowArray *a, int64_t i, bool large, int64_t *lo,
@@ -82,7 +82,7 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   if (depth > 32) return dk__error_set(err, DK_CORRUPT, "checkpoint: nesting too deep");
   const char *f = s->format;
   int64_t j = i + a->offset;
-  if (!is_valid(a, i)) return dk_buf_puts(b, "null", err);
+  if (!is_valid(a, i)) return dk__buf_puts(b, "null", err);
   switch (f[0]) {
     case '+':
       if (f[1] == 's') return render_struct(b, s, a, i, depth, err);
@@ -96,34 +96,34 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
         if (f[1] == 'm') {
           if (es->n_children != 2 || ea->n_children != 2)
             return dk__error_set(err, DK_CORRUPT, "checkpoint: malformed map");
-          DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+          DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
           for (int64_t k = lo; k < hi; k++) {
-            if (k > lo) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+            if (k > lo) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
             const struct ArrowArray *ka = ea->children[0], *va = ea->children[1];
             int64_t kk = k + ea->offset;
             /* keys are strings in every checkpoint map */
             dk_buf kb;
-            dk_buf_init(&kb, b->alloc);
+            dk__buf_init(&kb, b->alloc);
             dk_status st = render(&kb, es->children[0], ka, kk, depth + 1, err);
             if (st == DK_OK) {
               if (kb.len && kb.data[0] == '"')
-                st = dk_buf_append(b, kb.data, kb.len, err);
+                st = dk__buf_append(b, kb.data, kb.len, err);
               else
-                st = dk_json_write_str(b, kb.data ? kb.data : "", kb.len, err);
+                st = dk__json_write_str(b, kb.data ? kb.data : "", kb.len, err);
             }
-            dk_buf_dispose(&kb);
+            dk__buf_dispose(&kb);
             DK_RETURN_NOT_OK(st);
-            DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+            DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
             DK_RETURN_NOT_OK(render(b, es->children[1], va, kk, depth + 1, err));
           }
-          return dk_buf_putc(b, '}', err);
+          return dk__buf_putc(b, '}', err);
         }
-        DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
         for (int64_t k = lo; k < hi; k++) {
-          if (k > lo) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+          if (k > lo) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
           DK_RETURN_NOT_OK(render(b, es, ea, k, depth + 1, err));
         }
-        return dk_buf_putc(b, ']', err);
+        return dk__buf_putc(b, ']', err);
       }
       break;
     case 'u':
@@ -136,23 +136,23 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
       if (a->n_buffers < 3 || (!a->buffers[2] && hi > lo))
         return dk__error_set(err, DK_CORRUPT, "checkpoint: string array without data");
       const char *d = a->buffers[2];
-      return dk_json_write_str(b, d ? d + lo : "", (size_t)(hi - lo), err);
+      return dk__json_write_str(b, d ? d + lo : "", (size_t)(hi - lo), err);
     }
     case 'b': {
       const uint8_t *bits = a->buffers[1];
-      return dk_buf_puts(b, ((bits[j >> 3] >> (j & 7)) & 1) ? "true" : "false", err);
+      return dk__buf_puts(b, ((bits[j >> 3] >> (j & 7)) & 1) ? "true" : "false", err);
     }
-    case 'c': return dk_buf_printf(b, err, "%d", (int)((const int8_t *)a->buffers[1])[j]);
-    case 's': return dk_buf_printf(b, err, "%d", (int)((const int16_t *)a->buffers[1])[j]);
-    case 'i': return dk_buf_printf(b, err, "%" PRId32, ((const int32_t *)a->buffers[1])[j]);
-    case 'l': return dk_buf_printf(b, err, "%" PRId64, ((const int64_t *)a->buffers[1])[j]);
+    case 'c': return dk__buf_printf(b, err, "%d", (int)((const int8_t *)a->buffers[1])[j]);
+    case 's': return dk__buf_printf(b, err, "%d", (int)((const int16_t *)a->buffers[1])[j]);
+    case 'i': return dk__buf_printf(b, err, "%" PRId32, ((const int32_t *)a->buffers[1])[j]);
+    case 'l': return dk__buf_printf(b, err, "%" PRId64, ((const int64_t *)a->buffers[1])[j]);
     case 't': /* timestamps/dates: their integer value */
       if (f[1] == 'd' && f[2] == 'D')
-        return dk_buf_printf(b, err, "%" PRId32, ((const int32_t *)a->buffers[1])[j]);
-      return dk_buf_printf(b, err, "%" PRId64, ((const int64_t *)a->buffers[1])[j]);
-    case 'f': return dk_json_write_float(b, ((const float *)a->buffers[1])[j], err);
-    case 'g': return dk_json_write_double(b, ((const double *)a->buffers[1])[j], err);
-    case 'n': return dk_buf_puts(b, "null", err);
+        return dk__buf_printf(b, err, "%" PRId32, ((const int32_t *)a->buffers[1])[j]);
+      return dk__buf_printf(b, err, "%" PRId64, ((const int64_t *)a->buffers[1])[j]);
+    case 'f': return dk__json_write_float(b, ((const float *)a->buffers[1])[j], err);
+    case 'g': return dk__json_write_double(b, ((const double *)a->buffers[1])[j], err);
+    case 'n': return dk__buf_puts(b, "null", err);
     default: break;
   }
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
@@ -290,7 +290,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
     in.pv = *pvbuf;
   }
   if (c->tags >= 0 && is_valid(a->children[c->tags], ci)) {
-    dk_buf_clear(tags);
+    dk__buf_clear(tags);
     DK_RETURN_NOT_OK(render(tags, s->children[c->tags], a->children[c->tags], ci, 0, err));
     in.tags_json.ptr = tags->data;
     in.tags_json.len = tags->len;
@@ -338,12 +338,12 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   dk_status s = dk_parquet_read(&stream, pf, &ro, err);
   if (s != DK_OK) return s;
   dk_buf line, tagbuf;
-  dk_buf_init(&line, st->alloc);
-  dk_buf_init(&tagbuf, st->alloc);
+  dk__buf_init(&line, st->alloc);
+  dk__buf_init(&tagbuf, st->alloc);
   dk_str *pvbuf = NULL;
   size_t pvcap = 0;
   dk_arena ar;
-  dk_arena_init(&ar, st->alloc, 64 * 1024);
+  dk__arena_init(&ar, st->alloc, 64 * 1024);
   struct ArrowSchema bs;
   memset(&bs, 0, sizeof bs);
   if (stream.get_schema(&stream, &bs) != 0)
@@ -402,14 +402,14 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
           if (c == add_col) {
             s = add_row(st, &ac, ri, &tagbuf, &pvbuf, &pvcap, err);
           } else {
-            dk_buf_clear(&line);
-            s = dk_buf_putc(&line, '{', err);
-            if (s == DK_OK) s = dk_json_write_str(&line, nm, strlen(nm), err);
-            if (s == DK_OK) s = dk_buf_putc(&line, ':', err);
+            dk__buf_clear(&line);
+            s = dk__buf_putc(&line, '{', err);
+            if (s == DK_OK) s = dk__json_write_str(&line, nm, strlen(nm), err);
+            if (s == DK_OK) s = dk__buf_putc(&line, ':', err);
             if (s == DK_OK) s = render(&line, bs.children[c], ca, ri, 0, err);
-            if (s == DK_OK) s = dk_buf_putc(&line, '}', err);
+            if (s == DK_OK) s = dk__buf_putc(&line, '}', err);
             dk_json_value *v;
-            if (s == DK_OK) s = dk_json_parse(&v, &ar, line.data, line.len, err);
+            if (s == DK_OK) s = dk__json_parse(&v, &ar, line.data, line.len, err);
             if (s == DK_OK) s = dk_log__apply_action(st, v, DK__FROM_CHECKPOINT, err);
           }
           if (s == DK_OK && is_add && rowmap && row_base + r < nrows)
@@ -417,8 +417,8 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
           if (s != DK_OK) dk__error_prefix(err, "row %" PRId64, row_base + r);
         }
         if (ar.total > (8u << 20)) {
-          dk_arena_dispose(&ar);
-          dk_arena_init(&ar, st->alloc, 64 * 1024);
+          dk__arena_dispose(&ar);
+          dk__arena_init(&ar, st->alloc, 64 * 1024);
         }
       }
     }
@@ -427,9 +427,9 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   }
   if (bs.release) bs.release(&bs);
   if (stream.release) stream.release(&stream);
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&line);
-  dk_buf_dispose(&tagbuf);
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&line);
+  dk__buf_dispose(&tagbuf);
   dk__free(st->alloc, pvbuf);
   return s;
 }
@@ -672,7 +672,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
   dk_error_init(&w.err);
   bool walked = false, direct_done = false;
   if (s == DK_OK && two_pass) {
-    pc.src = dk_arena_strndup(&st->arena, path, strlen(path), err);
+    pc.src = dk__arena_strndup(&st->arena, path, strlen(path), err);
     if (!pc.src) s = DK_NOMEM;
   }
   if (s == DK_OK && two_pass) {

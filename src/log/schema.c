@@ -61,7 +61,7 @@ static dk_status parse_field(dk_field *f, dk_arena *ar, const dk_json_value *v, 
 
 dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_value *v,
                                dk_error *err) {
-  dk_type *t = dk_arena_alloc(ar, sizeof *t, err);
+  dk_type *t = dk__arena_alloc(ar, sizeof *t, err);
   if (!t) return DK_NOMEM;
   memset(t, 0, sizeof *t);
   if (v && v->type == DK_JSON_STRING) {
@@ -85,18 +85,18 @@ dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_
   if (!v || v->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "schema: a type must be a string or an object");
   size_t tn;
-  const char *tt = dk_json_as_str(dk_json_get(v, "type"), &tn);
+  const char *tt = dk__json_as_str(dk__json_get(v, "type"), &tn);
   if (!tt) return dk__error_set(err, DK_CORRUPT, "schema: complex type without \"type\"");
   bool b;
   if (strcmp(tt, "struct") == 0) {
-    const dk_json_value *fs = dk_json_get(v, "fields");
+    const dk_json_value *fs = dk__json_get(v, "fields");
     if (!fs || fs->type != DK_JSON_ARRAY)
       return dk__error_set(err, DK_CORRUPT, "schema: struct without \"fields\" array");
     t->id = DK_TYPE_STRUCT;
     t->n_fields = fs->len;
     dk_field *fields = NULL;
     if (fs->len) {
-      fields = dk_arena_alloc(ar, sizeof *fields * fs->len, err);
+      fields = dk__arena_alloc(ar, sizeof *fields * fs->len, err);
       if (!fields) return DK_NOMEM;
       for (uint32_t i = 0; i < fs->len; i++)
         DK_RETURN_NOT_OK(parse_field(&fields[i], ar, &fs->u.items[i], err));
@@ -104,13 +104,13 @@ dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_
     t->fields = fields;
   } else if (strcmp(tt, "array") == 0) {
     t->id = DK_TYPE_ARRAY;
-    DK_RETURN_NOT_OK(dk_schema__from_json(&t->element, ar, dk_json_get(v, "elementType"), err));
-    t->contains_null = dk_json_as_bool(dk_json_get(v, "containsNull"), &b) ? b : 1;
+    DK_RETURN_NOT_OK(dk_schema__from_json(&t->element, ar, dk__json_get(v, "elementType"), err));
+    t->contains_null = dk__json_as_bool(dk__json_get(v, "containsNull"), &b) ? b : 1;
   } else if (strcmp(tt, "map") == 0) {
     t->id = DK_TYPE_MAP;
-    DK_RETURN_NOT_OK(dk_schema__from_json(&t->key, ar, dk_json_get(v, "keyType"), err));
-    DK_RETURN_NOT_OK(dk_schema__from_json(&t->value, ar, dk_json_get(v, "valueType"), err));
-    t->value_contains_null = dk_json_as_bool(dk_json_get(v, "valueContainsNull"), &b) ? b : 1;
+    DK_RETURN_NOT_OK(dk_schema__from_json(&t->key, ar, dk__json_get(v, "keyType"), err));
+    DK_RETURN_NOT_OK(dk_schema__from_json(&t->value, ar, dk__json_get(v, "valueType"), err));
+    t->value_contains_null = dk__json_as_bool(dk__json_get(v, "valueContainsNull"), &b) ? b : 1;
   } else {
     return dk__error_set(err, DK_UNSUPPORTED, "schema: unsupported complex type '%s'", tt);
   }
@@ -123,29 +123,29 @@ static dk_status parse_field(dk_field *f, dk_arena *ar, const dk_json_value *v, 
   if (!v || v->type != DK_JSON_OBJECT)
     return dk__error_set(err, DK_CORRUPT, "schema: a struct field must be an object");
   size_t n;
-  const char *name = dk_json_as_str(dk_json_get(v, "name"), &n);
+  const char *name = dk__json_as_str(dk__json_get(v, "name"), &n);
   if (!name) return dk__error_set(err, DK_CORRUPT, "schema: struct field without a name");
-  f->name = dk_arena_strndup(ar, name, n, err);
+  f->name = dk__arena_strndup(ar, name, n, err);
   if (!f->name) return DK_NOMEM;
-  DK_RETURN_NOT_OK(dk_schema__from_json(&f->type, ar, dk_json_get(v, "type"), err));
+  DK_RETURN_NOT_OK(dk_schema__from_json(&f->type, ar, dk__json_get(v, "type"), err));
   bool b;
-  f->nullable = dk_json_as_bool(dk_json_get(v, "nullable"), &b) ? b : 1;
-  const dk_json_value *md = dk_json_get(v, "metadata");
+  f->nullable = dk__json_as_bool(dk__json_get(v, "nullable"), &b) ? b : 1;
+  const dk_json_value *md = dk__json_get(v, "metadata");
   dk_buf buf;
-  dk_buf_init(&buf, NULL);
-  dk_status st = md && md->type == DK_JSON_OBJECT ? dk_json_write_value(&buf, md, err)
-                                                  : dk_buf_puts(&buf, "{}", err);
+  dk__buf_init(&buf, NULL);
+  dk_status st = md && md->type == DK_JSON_OBJECT ? dk__json_write_value(&buf, md, err)
+                                                  : dk__buf_puts(&buf, "{}", err);
   if (st == DK_OK) {
-    f->metadata_json = dk_arena_strndup(ar, buf.data, buf.len, err);
+    f->metadata_json = dk__arena_strndup(ar, buf.data, buf.len, err);
     if (!f->metadata_json) st = DK_NOMEM;
   }
-  dk_buf_dispose(&buf);
+  dk__buf_dispose(&buf);
   DK_RETURN_NOT_OK(st);
   int64_t id;
-  f->column_mapping_id = dk_json_as_i64(dk_json_get(md, "delta.columnMapping.id"), &id) ? id : -1;
-  const char *pn = dk_json_as_str(dk_json_get(md, "delta.columnMapping.physicalName"), &n);
+  f->column_mapping_id = dk__json_as_i64(dk__json_get(md, "delta.columnMapping.id"), &id) ? id : -1;
+  const char *pn = dk__json_as_str(dk__json_get(md, "delta.columnMapping.physicalName"), &n);
   if (pn) {
-    f->physical_name = dk_arena_strndup(ar, pn, n, err);
+    f->physical_name = dk__arena_strndup(ar, pn, n, err);
     if (!f->physical_name) return DK_NOMEM;
   } else {
     f->physical_name = f->name;
@@ -156,7 +156,7 @@ static dk_status parse_field(dk_field *f, dk_arena *ar, const dk_json_value *v, 
 dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, size_t len,
                            dk_error *err) {
   dk_json_value *v;
-  DK_RETURN_NOT_OK(dk_json_parse(&v, ar, text, len, err));
+  DK_RETURN_NOT_OK(dk__json_parse(&v, ar, text, len, err));
   const dk_type *t;
   DK_RETURN_NOT_OK(dk_schema__from_json(&t, ar, v, err));
   if (t->id != DK_TYPE_STRUCT)

@@ -104,7 +104,7 @@ static dk_status on_entry(const dk_file_info *info, void *payload) {
     seg->all = p;
     c->cap = nc;
   }
-  lf.name = dk_arena_strndup(&seg->names, name, strlen(name), c->err);
+  lf.name = dk__arena_strndup(&seg->names, name, strlen(name), c->err);
   if (!lf.name) return DK_NOMEM;
   lf.size = info->size;
   lf.mtime = info->mtime_ms;
@@ -147,12 +147,12 @@ static int64_t read_hint(dk_storage *sto, const char *logdir, const dk_allocator
   if (sto->read(sto, path, &data, &len, &e) != DK_OK) return -1;
   int64_t v = -1;
   dk_arena ar;
-  dk_arena_init(&ar, alloc, 4096);
+  dk__arena_init(&ar, alloc, 4096);
   dk_json_value *j;
-  if (len && dk_json_parse(&j, &ar, (const char *)data, len, &e) == DK_OK) {
-    if (!dk_json_as_i64(dk_json_get(j, "version"), &v) || v < 0) v = -1;
+  if (len && dk__json_parse(&j, &ar, (const char *)data, len, &e) == DK_OK) {
+    if (!dk__json_as_i64(dk__json_get(j, "version"), &v) || v < 0) v = -1;
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   sto->free_buf(sto, data);
   return v;
 }
@@ -187,7 +187,7 @@ static dk_status pick_checkpoint(dk__segment *seg, int64_t lo, int64_t hi, dk_er
       }
       if (have == n) {
         /* copy the parts, in order, into a fresh array owned by the segment's arena */
-        dk__logfile *arr = dk_arena_alloc(&seg->names, sizeof *arr * (size_t)n, err);
+        dk__logfile *arr = dk__arena_alloc(&seg->names, sizeof *arr * (size_t)n, err);
         if (!arr) {
           dk__free(seg->alloc, parts);
           return DK_NOMEM;
@@ -210,7 +210,7 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
   memset(seg, 0, sizeof *seg);
   seg->alloc = alloc;
   seg->cp_version = -1;
-  dk_arena_init(&seg->names, alloc, 16 * 1024);
+  dk__arena_init(&seg->names, alloc, 16 * 1024);
   char logdir[4096];
   if (snprintf(logdir, sizeof logdir, "%s/_delta_log", root) >= (int)sizeof logdir)
     return dk__error_set(err, DK_INVALID, "table path too long");
@@ -221,7 +221,7 @@ void dk_log__segment_dispose(dk__segment *seg) {
   if (!seg) return;
   dk__free(seg->alloc, seg->all);
   dk__free(seg->alloc, seg->commits);
-  dk_arena_dispose(&seg->names);
+  dk__arena_dispose(&seg->names);
   memset(seg, 0, sizeof *seg);
 }
 
@@ -231,7 +231,7 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
   memset(seg, 0, sizeof *seg);
   seg->alloc = alloc;
   seg->cp_version = -1;
-  dk_arena_init(&seg->names, alloc, 16 * 1024);
+  dk__arena_init(&seg->names, alloc, 16 * 1024);
   char logdir[4096];
   if (snprintf(logdir, sizeof logdir, "%s/_delta_log", root) >= (int)sizeof logdir)
     return dk__error_set(err, DK_INVALID, "table path too long");
@@ -345,14 +345,14 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
   }
   int64_t expect = first_needed;
   dk_buf missing;
-  dk_buf_init(&missing, alloc);
+  dk__buf_init(&missing, alloc);
   size_t n_missing = 0;
   for (size_t i = 0; i < seg->n_all && expect <= target; i++) {
     dk__logfile *f = &seg->all[i];
     if (f->kind != DK__LF_COMMIT || f->version < first_needed || f->version > target) continue;
     if (f->version < expect) continue; /* duplicate name cannot happen, be safe */
     while (expect < f->version) {
-      if (n_missing < 20) dk_buf_printf(&missing, NULL, "%s%" PRId64, n_missing ? ", " : "", expect);
+      if (n_missing < 20) dk__buf_printf(&missing, NULL, "%s%" PRId64, n_missing ? ", " : "", expect);
       n_missing++;
       expect++;
     }
@@ -360,7 +360,7 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
     expect++;
   }
   while (expect <= target) {
-    if (n_missing < 20) dk_buf_printf(&missing, NULL, "%s%" PRId64, n_missing ? ", " : "", expect);
+    if (n_missing < 20) dk__buf_printf(&missing, NULL, "%s%" PRId64, n_missing ? ", " : "", expect);
     n_missing++;
     expect++;
   }
@@ -370,10 +370,10 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
                        "(needed %" PRId64 "..%" PRId64 ")",
                        logdir, missing.data ? missing.data : "", n_missing > 20 ? ", ..." : "",
                        first_needed, target);
-    dk_buf_dispose(&missing);
+    dk__buf_dispose(&missing);
     return st;
   }
-  dk_buf_dispose(&missing);
+  dk__buf_dispose(&missing);
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_CRC && seg->all[i].version == target) seg->crc = &seg->all[i];
   /* Log compaction: a run of commits x..y inside the segment may be read from x.y.compacted.json

@@ -14,11 +14,11 @@
 dk_status dk_scan__null_array(struct ArrowArray *out, const struct ArrowSchema *schema, int64_t n,
                               const dk_allocator *alloc, dk_error *err) {
   dk_arr b;
-  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, schema, alloc, err));
-  dk_status st = dk_arr_reserve(&b, n, err);
-  if (!st) st = dk_arr_append_nulls(&b, n, err);
-  if (!st) st = dk_arr_finish(&b, out, err);
-  dk_arr_reset(&b);
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&b, schema, alloc, err));
+  dk_status st = dk__arr_reserve(&b, n, err);
+  if (!st) st = dk__arr_append_nulls(&b, n, err);
+  if (!st) st = dk__arr_finish(&b, out, err);
+  dk__arr_reset(&b);
   return st;
 }
 
@@ -29,14 +29,14 @@ static dk_status take_validity(dk_arr *dst, const struct ArrowArray *src, const 
                                int64_t m, int64_t *nulls, dk_error *err) {
   *nulls = 0;
   if (src->null_count == 0 || !src->buffers[0]) {
-    if (dst->validity.data) DK_RETURN_NOT_OK(dk_arr_ensure_validity(dst, m, err));
+    if (dst->validity.data) DK_RETURN_NOT_OK(dk__arr_ensure_validity(dst, m, err));
     return DK_OK;
   }
-  DK_RETURN_NOT_OK(dk_arr_ensure_validity(dst, m, err));
+  DK_RETURN_NOT_OK(dk__arr_ensure_validity(dst, m, err));
   const uint8_t *v = src->buffers[0];
   for (int64_t k = 0; k < m; k++) {
-    if (!dk_bit_get(v, src->offset + idx[k])) {
-      dk_bit_clear(dst->validity.data, dst->length + k);
+    if (!dk__bit_get(v, src->offset + idx[k])) {
+      dk__bit_clear(dst->validity.data, dst->length + k);
       (*nulls)++;
     }
   }
@@ -46,7 +46,7 @@ static dk_status take_validity(dk_arr *dst, const struct ArrowArray *src, const 
 static dk_status take_into(dk_arr *dst, const struct ArrowArray *src, const int64_t *idx,
                            int64_t m, dk_error *err) {
   int64_t nulls;
-  DK_RETURN_NOT_OK(dk_arr_reserve(dst, m, err));
+  DK_RETURN_NOT_OK(dk__arr_reserve(dst, m, err));
   DK_RETURN_NOT_OK(take_validity(dst, src, idx, m, &nulls, err));
   const int64_t off = src->offset;
   switch (dst->type.id) {
@@ -55,8 +55,8 @@ static dk_status take_into(dk_arr *dst, const struct ArrowArray *src, const int6
     case DK_AT_BOOL: {
       const uint8_t *bits = src->buffers[1];
       for (int64_t k = 0; k < m; k++)
-        if (dk_bit_get(bits, off + idx[k])) dk_bit_set(dst->values.data, dst->length + k);
-        else dk_bit_clear(dst->values.data, dst->length + k);
+        if (dk__bit_get(bits, off + idx[k])) dk__bit_set(dst->values.data, dst->length + k);
+        else dk__bit_clear(dst->values.data, dst->length + k);
       dst->values.len = (dst->length + m + 7) / 8;
       break;
     }
@@ -66,7 +66,7 @@ static dk_status take_into(dk_arr *dst, const struct ArrowArray *src, const int6
       const uint8_t *d = src->buffers[2];
       int64_t total = 0;
       for (int64_t k = 0; k < m; k++) total += o[off + idx[k] + 1] - o[off + idx[k]];
-      DK_RETURN_NOT_OK(dk_abuf_reserve(&dst->data, dst->alloc, total, err));
+      DK_RETURN_NOT_OK(dk__abuf_reserve(&dst->data, dst->alloc, total, err));
       DK_RETURN_IF(dst->data.len + total > INT32_MAX, DK_UNSUPPORTED, err,
                    "scan: batch exceeds 2 GiB of string data; use a smaller batch size");
       int32_t *wo = (int32_t *)(dst->values.data + dst->values.len);
@@ -114,7 +114,7 @@ static dk_status take_into(dk_arr *dst, const struct ArrowArray *src, const int6
       break;
     }
     default: {
-      int w = dk_atype_width(&dst->type);
+      int w = dk__atype_width(&dst->type);
       DK_RETURN_IF(w <= 0, DK_UNSUPPORTED, err, "scan: cannot select rows of Arrow type %d",
                    (int)dst->type.id);
       const uint8_t *v = src->buffers[1];
@@ -133,7 +133,7 @@ static dk_status take_into(dk_arr *dst, const struct ArrowArray *src, const int6
       dst->values.len += (int64_t)w * m;
     }
   }
-  dk_arr_advance(dst, m, nulls);
+  dk__arr_advance(dst, m, nulls);
   return DK_OK;
 }
 
@@ -141,10 +141,10 @@ dk_status dk_scan__take(struct ArrowArray *out, const struct ArrowSchema *schema
                         const struct ArrowArray *src, const int64_t *idx, int64_t m,
                         const dk_allocator *alloc, dk_error *err) {
   dk_arr b;
-  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, schema, alloc, err));
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&b, schema, alloc, err));
   dk_status st = take_into(&b, src, idx, m, err);
-  if (!st) st = dk_arr_finish(&b, out, err);
-  dk_arr_reset(&b);
+  if (!st) st = dk__arr_finish(&b, out, err);
+  dk__arr_reset(&b);
   return st;
 }
 
@@ -186,19 +186,19 @@ static dk_status cast_prim(struct ArrowArray *out, const dk_atype *tt, const dk_
   const int64_t n = src->length, off = src->offset;
   const uint8_t *v = src->buffers[1];
   dk_arr b;
-  DK_RETURN_NOT_OK(dk_arr_init(&b, tt, alloc, err));
-  dk_status st = dk_arr_reserve(&b, n, err);
+  DK_RETURN_NOT_OK(dk__arr_init(&b, tt, alloc, err));
+  dk_status st = dk__arr_reserve(&b, n, err);
   int64_t nulls = 0;
   if (!st && src->null_count != 0 && src->buffers[0]) {
-    st = dk_arr_ensure_validity(&b, n, err);
+    st = dk__arr_ensure_validity(&b, n, err);
     for (int64_t k = 0; !st && k < n; k++)
-      if (!dk_bit_get(src->buffers[0], off + k)) {
-        dk_bit_clear(b.validity.data, k);
+      if (!dk__bit_get(src->buffers[0], off + k)) {
+        dk__bit_clear(b.validity.data, k);
         nulls++;
       }
   }
   if (st) goto done;
-  const int sw = dk_atype_width(st_), tw = dk_atype_width(tt);
+  const int sw = dk__atype_width(st_), tw = dk__atype_width(tt);
   uint8_t *w = b.values.data;
   if (is_int(st_->id) && is_int(tt->id)) {
     for (int64_t k = 0; k < n; k++) {
@@ -258,11 +258,11 @@ static dk_status cast_prim(struct ArrowArray *out, const dk_atype *tt, const dk_
     goto done;
   }
   b.values.len = (int64_t)tw * n;
-  dk_arr_advance(&b, n, nulls);
-  st = dk_arr_finish(&b, out, err);
+  dk__arr_advance(&b, n, nulls);
+  st = dk__arr_finish(&b, out, err);
 done:
-  dk_arr_reset(&b);
-  dk_array_release(src);
+  dk__arr_reset(&b);
+  dk__array_release(src);
   return st;
 }
 
@@ -272,7 +272,7 @@ int64_t dk_scan__find_child(const struct ArrowSchema *s, const dk_field *f,
                             dk_column_mapping_mode mode) {
   if (mode == DK_COLUMN_MAPPING_ID && f->column_mapping_id >= 0) {
     for (int64_t i = 0; i < s->n_children; i++) {
-      dk_str id = dk_schema_metadata_get(s->children[i]->metadata, "PARQUET:field_id");
+      dk_str id = dk__schema_metadata_get(s->children[i]->metadata, "PARQUET:field_id");
       if (id.ptr && id.len < 24) {
         char buf[24];
         memcpy(buf, id.ptr, id.len);
@@ -296,7 +296,7 @@ typedef struct held_array {
 
 static void held_release(void *p) {
   held_array *h = p;
-  dk_array_release(&h->a);
+  dk__array_release(&h->a);
   dk__free(h->alloc, h);
 }
 
@@ -306,13 +306,13 @@ static dk_status rewrap(struct ArrowArray *out, struct ArrowArray *src, int64_t 
                         struct ArrowArray *children, const dk_allocator *alloc, dk_error *err) {
   held_array *h = dk__calloc(alloc, 1, sizeof *h);
   if (!h) {
-    for (int64_t i = 0; i < n_children; i++) dk_array_release(&children[i]);
-    dk_array_release(src);
+    for (int64_t i = 0; i < n_children; i++) dk__array_release(&children[i]);
+    dk__array_release(src);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
   h->alloc = alloc;
-  dk_array_move(src, &h->a);
-  return dk_array_wrap(out, h->a.length, h->a.null_count, h->a.offset, (int)h->a.n_buffers,
+  dk__array_move(src, &h->a);
+  return dk__array_wrap(out, h->a.length, h->a.null_count, h->a.offset, (int)h->a.n_buffers,
                        h->a.buffers, n_children, children, held_release, h, alloc, err);
 }
 
@@ -325,14 +325,14 @@ static dk_status conform_struct(struct ArrowArray *out, const dk_type *t, const 
                                 dk_column_mapping_mode mode, const struct ArrowSchema *ss,
                                 struct ArrowArray *src, const dk_allocator *alloc, dk_error *err) {
   if (strcmp(ss->format, "+s") != 0) {
-    dk_array_release(src);
+    dk__array_release(src);
     return dk__error_set(err, DK_UNSUPPORTED, "scan: column '%s' is not a struct in the data file",
                          ss->name ? ss->name : "");
   }
   int64_t nc = tgt->n_children;
   struct ArrowArray *ch = dk__calloc(alloc, (size_t)(nc ? nc : 1), sizeof *ch);
   if (!ch) {
-    dk_array_release(src);
+    dk__array_release(src);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
   dk_status st = DK_OK;
@@ -361,14 +361,14 @@ static dk_status conform_struct(struct ArrowArray *out, const dk_type *t, const 
       st = dk_scan__null_array(&ch[i], tgt->children[i], src->offset + src->length, alloc, err);
     } else {
       struct ArrowArray tmp;
-      dk_array_move(src->children[j], &tmp);
+      dk__array_move(src->children[j], &tmp);
       st = conform_rec(&ch[i], ct, tgt->children[i], mode, ss->children[j], &tmp, alloc, err);
     }
   }
   if (st) {
-    for (int64_t k = 0; k < i - 1; k++) dk_array_release(&ch[k]);
+    for (int64_t k = 0; k < i - 1; k++) dk__array_release(&ch[k]);
     dk__free(alloc, ch);
-    dk_array_release(src);
+    dk__array_release(src);
     return st;
   }
   st = rewrap(out, src, nc, ch, alloc, err);
@@ -383,13 +383,13 @@ static dk_status conform_rec(struct ArrowArray *out, const dk_type *t, const str
   if (!strcmp(tf, "+s")) return conform_struct(out, t, tgt, mode, ss, src, alloc, err);
   if (!strcmp(tf, "+l") || !strcmp(tf, "+m")) {
     if (strcmp(ss->format, tf) != 0) {
-      dk_array_release(src);
+      dk__array_release(src);
       return dk__error_set(err, DK_UNSUPPORTED,
                            "scan: column '%s' has type %s in the data file, expected %s",
                            ss->name ? ss->name : "", ss->format, tf);
     }
     struct ArrowArray child, tmp;
-    dk_array_move(src->children[0], &tmp);
+    dk__array_move(src->children[0], &tmp);
     dk_status st;
     if (tf[1] == 'l')
       st = conform_rec(&child, t ? t->element : NULL, tgt->children[0], mode, ss->children[0], &tmp,
@@ -397,24 +397,24 @@ static dk_status conform_rec(struct ArrowArray *out, const dk_type *t, const str
     else
       st = conform_struct(&child, t, tgt->children[0], mode, ss->children[0], &tmp, alloc, err);
     if (st) {
-      dk_array_release(src);
+      dk__array_release(src);
       return st;
     }
     return rewrap(out, src, 1, &child, alloc, err);
   }
   if (!strcmp(tf, ss->format)) {
-    dk_array_move(src, out);
+    dk__array_move(src, out);
     return DK_OK;
   }
   dk_atype ta, sa;
-  dk_status st = dk_atype_parse(&ta, tf, err);
-  if (!st) st = dk_atype_parse(&sa, ss->format, err);
+  dk_status st = dk__atype_parse(&ta, tf, err);
+  if (!st) st = dk__atype_parse(&sa, ss->format, err);
   if (st) {
-    dk_array_release(src);
+    dk__array_release(src);
     return st;
   }
   if (same_layout(&ta, &sa)) {
-    dk_array_move(src, out);
+    dk__array_move(src, out);
     return DK_OK;
   }
   return cast_prim(out, &ta, &sa, src, alloc, err);
@@ -430,13 +430,13 @@ dk_status dk_scan__project(struct ArrowArray *out, const struct ArrowSchema *tgt
                            const struct ArrowSchema *src_schema, struct ArrowArray *src,
                            const dk_allocator *alloc, dk_error *err) {
   if (strcmp(tgt->format, "+s") != 0 || strcmp(src_schema->format, "+s") != 0) {
-    dk_array_move(src, out);
+    dk__array_move(src, out);
     return DK_OK;
   }
   int64_t nc = tgt->n_children;
   struct ArrowArray *ch = dk__calloc(alloc, (size_t)(nc ? nc : 1), sizeof *ch);
   if (!ch) {
-    dk_array_release(src);
+    dk__array_release(src);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
   dk_status st = DK_OK;
@@ -451,14 +451,14 @@ dk_status dk_scan__project(struct ArrowArray *out, const struct ArrowSchema *tgt
       break;
     }
     struct ArrowArray tmp;
-    dk_array_move(src->children[j], &tmp);
+    dk__array_move(src->children[j], &tmp);
     st = dk_scan__project(&ch[i], tgt->children[i], src_schema->children[j], &tmp, alloc, err);
     if (st) break;
   }
   if (st) {
-    for (int64_t k = 0; k < i; k++) dk_array_release(&ch[k]);
+    for (int64_t k = 0; k < i; k++) dk__array_release(&ch[k]);
     dk__free(alloc, ch);
-    dk_array_release(src);
+    dk__array_release(src);
     return st;
   }
   st = rewrap(out, src, nc, ch, alloc, err);

@@ -99,11 +99,11 @@ static void stat_add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_
 static void plan_dispose(scan_plan *p) {
   dk__free(p->alloc, p->root);
   dk__free(p->alloc, p->cols);
-  dk_schema_release(&p->out_schema);
-  dk_schema_release(&p->read_schema);
+  dk__schema_release(&p->out_schema);
+  dk__schema_release(&p->read_schema);
   dk_expr_free(p->residual);
   dk_expr_free(p->residual_bound);
-  dk_arena_dispose(&p->ar);
+  dk__arena_dispose(&p->ar);
   memset(p, 0, sizeof *p);
 }
 
@@ -116,7 +116,7 @@ static const char *const meta_names[] = {"file_path", "file_name", "file_size", 
 static dk_status add_physical_names(struct ArrowSchema *sc, const dk_field *f, dk_error *err) {
   const char *k[1] = {"delta.columnMapping.physicalName"};
   const char *v[1] = {f->physical_name};
-  DK_RETURN_NOT_OK(dk_schema_set_metadata(sc, k, v, 1, err));
+  DK_RETURN_NOT_OK(dk__schema_set_metadata(sc, k, v, 1, err));
   if (f->type->id == DK_TYPE_STRUCT && (size_t)sc->n_children == f->type->n_fields)
     for (size_t i = 0; i < f->type->n_fields; i++)
       DK_RETURN_NOT_OK(add_physical_names(sc->children[i], &f->type->fields[i], err));
@@ -128,7 +128,7 @@ static dk_status tag_variants(struct ArrowSchema *sc, const dk_type *t, dk_error
   switch (t->id) {
     case DK_TYPE_VARIANT: {
       const char *k[1] = {"ARROW:extension:name"}, *v[1] = {"parquet.variant"};
-      return dk_schema_set_metadata(sc, k, v, 1, err);
+      return dk__schema_set_metadata(sc, k, v, 1, err);
     }
     case DK_TYPE_STRUCT:
       for (size_t i = 0; i < t->n_fields && (int64_t)i < sc->n_children; i++)
@@ -150,10 +150,10 @@ static dk_status tag_variants(struct ArrowSchema *sc, const dk_type *t, dk_error
 /* Builds the output schema from the logical Arrow schema of the table. */
 static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err) {
   (void)schema;
-  dk_atype st = dk_atype_make(DK_AT_STRUCT);
+  dk_atype st = dk__atype_make(DK_AT_STRUCT);
   int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
-  dk_status s = dk_schema_init(&p->out_schema, &st, "", 0, n, err);
-  if (!s) s = dk_schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
+  dk_status s = dk__schema_init(&p->out_schema, &st, "", 0, n, err);
+  if (!s) s = dk__schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
     /* export the (possibly pruned) field through a one-field struct */
     dk_type one;
@@ -164,37 +164,37 @@ static dk_status plan_build_schema(scan_plan *p, const dk_type *schema, dk_error
     struct ArrowSchema col;
     s = dk_schema__to_arrow(&col, &one, 0, err);
     if (s) break;
-    dk_schema_release(p->read_schema.children[i]);
-    s = dk_schema_copy(p->read_schema.children[i], col.children[0], err);
+    dk__schema_release(p->read_schema.children[i]);
+    s = dk__schema_copy(p->read_schema.children[i], col.children[0], err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
     if (!s && i < p->n_out && p->cols[i].out_field) {
-      dk_schema_release(&col);
+      dk__schema_release(&col);
       one.fields = p->cols[i].out_field;
       s = dk_schema__to_arrow(&col, &one, 0, err);
       if (s) break;
     }
     if (!s && i < p->n_out) {
       const dk_field *of = p->cols[i].out_field ? p->cols[i].out_field : p->cols[i].field;
-      dk_schema_release(p->out_schema.children[i]);
-      s = dk_schema_copy(p->out_schema.children[i], col.children[0], err);
+      dk__schema_release(p->out_schema.children[i]);
+      s = dk__schema_copy(p->out_schema.children[i], col.children[0], err);
       if (!s) s = tag_variants(p->out_schema.children[i], of->type, err);
     }
-    dk_schema_release(&col);
+    dk__schema_release(&col);
   }
   if (s == DK_OK && p->meta) {
     struct ArrowSchema *m = p->out_schema.children[p->n_out];
-    dk_schema_release(m);
+    dk__schema_release(m);
     int nm = 0;
     for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
-    s = dk_schema_init(m, &st, "_metadata", 0, nm, err);
+    s = dk__schema_init(m, &st, "_metadata", 0, nm, err);
     int k = 0;
     for (int b = 0; s == DK_OK && b < 9; b++) {
       if (!((p->meta >> b) & 1)) continue;
-      dk_atype t = dk_atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
-      if (b == 5) t = dk_atype_timestamp(DK_TU_MICRO, "UTC");
-      dk_schema_release(m->children[k]);
-      s = dk_schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
+      dk_atype t = dk__atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
+      if (b == 5) t = dk__atype_timestamp(DK_TU_MICRO, "UTC");
+      dk__schema_release(m->children[k]);
+      s = dk__schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
       k++;
     }
   }
@@ -214,10 +214,10 @@ static int is_partition_col(const scan_plan *p, const char *name) {
 ** schema's (as Spark's nested column pruning does). */
 static dk_status prune_struct(const dk_type **out, const dk_type *t, const char *const *paths,
                               size_t n, dk_arena *ar, dk_error *err) {
-  dk_type *nt = dk_arena_alloc(ar, sizeof *nt, err);
-  dk_field *nf = dk_arena_alloc(ar, (t->n_fields ? t->n_fields : 1) * sizeof *nf, err);
-  const char **sub = dk_arena_alloc(ar, (n ? n : 1) * sizeof *sub, err);
-  char *used = dk_arena_alloc(ar, n ? n : 1, err);
+  dk_type *nt = dk__arena_alloc(ar, sizeof *nt, err);
+  dk_field *nf = dk__arena_alloc(ar, (t->n_fields ? t->n_fields : 1) * sizeof *nf, err);
+  const char **sub = dk__arena_alloc(ar, (n ? n : 1) * sizeof *sub, err);
+  char *used = dk__arena_alloc(ar, n ? n : 1, err);
   if (!nt || !nf || !sub || !used) return DK_NOMEM;
   memset(used, 0, n ? n : 1);
   *nt = *t;
@@ -269,10 +269,10 @@ static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const cha
     }
     return DK_OK;
   }
-  p->req = dk_arena_alloc(&p->ar, (size_t)(n ? n : 1) * sizeof *p->req, err);
+  p->req = dk__arena_alloc(&p->ar, (size_t)(n ? n : 1) * sizeof *p->req, err);
   if (!p->req) return DK_NOMEM;
   for (int64_t i = 0; i < n; i++) {
-    p->req[i] = dk_arena_alloc(&p->ar, strlen(names[i]) + 1, err);
+    p->req[i] = dk__arena_alloc(&p->ar, strlen(names[i]) + 1, err);
     if (!p->req[i]) return DK_NOMEM;
     memcpy((char *)p->req[i], names[i], strlen(names[i]) + 1);
   }
@@ -291,7 +291,7 @@ static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const cha
       if (!strcmp(p->cols[c].field->name, f->name)) dup = 1;
     if (dup) continue; /* handled with its first mention */
     /* every request on this top-level column */
-    const char **paths = dk_arena_alloc(&p->ar, (size_t)n * sizeof *paths, err);
+    const char **paths = dk__arena_alloc(&p->ar, (size_t)n * sizeof *paths, err);
     if (!paths) return DK_NOMEM;
     size_t np = 0;
     int whole = 0;
@@ -307,7 +307,7 @@ static dk_status plan_add_columns(scan_plan *p, const dk_type *schema, const cha
     } else {
       DK_RETURN_IF(f->type->id != DK_TYPE_STRUCT, DK_NOT_FOUND, err,
                    "scan: '%s' is not a struct (cannot select '%s')", f->name, name);
-      dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+      dk_field *nf = dk__arena_alloc(&p->ar, sizeof *nf, err);
       if (!nf) return DK_NOMEM;
       *nf = *f;
       DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
@@ -370,7 +370,7 @@ static dk_status widen_pruned_col(scan_plan *p, scan_col *c, const dk_field *f, 
   /* the new path, dotted */
   size_t len = 0;
   for (size_t i = 0; i + 1 < depth; i++) len += strlen(names[i]) + 1;
-  char *path = dk_arena_alloc(&p->ar, len, err);
+  char *path = dk__arena_alloc(&p->ar, len, err);
   if (!path) return DK_NOMEM;
   path[0] = 0;
   for (size_t i = 0, o = 0; i + 1 < depth; i++) {
@@ -379,7 +379,7 @@ static dk_status widen_pruned_col(scan_plan *p, scan_col *c, const dk_field *f, 
     o += l;
     path[o++] = i + 2 < depth ? '.' : 0;
   }
-  const char **fp = dk_arena_alloc(&p->ar, (c->n_fpaths + 1) * sizeof *fp, err);
+  const char **fp = dk__arena_alloc(&p->ar, (c->n_fpaths + 1) * sizeof *fp, err);
   if (!fp) return DK_NOMEM;
   if (c->n_fpaths) memcpy(fp, c->fpaths, c->n_fpaths * sizeof *fp);
   fp[c->n_fpaths] = path;
@@ -387,12 +387,12 @@ static dk_status widen_pruned_col(scan_plan *p, scan_col *c, const dk_field *f, 
   c->n_fpaths++;
   /* every projected path of this column, then the filter's */
   size_t nr = p->n_req > 0 ? (size_t)p->n_req : 0, fl = strlen(f->name), np = 0;
-  const char **paths = dk_arena_alloc(&p->ar, (nr + c->n_fpaths) * sizeof *paths, err);
+  const char **paths = dk__arena_alloc(&p->ar, (nr + c->n_fpaths) * sizeof *paths, err);
   if (!paths) return DK_NOMEM;
   for (size_t k = 0; k < nr; k++)
     if (!strncasecmp(p->req[k], f->name, fl) && p->req[k][fl] == '.') paths[np++] = p->req[k] + fl + 1;
   for (size_t k = 0; k < c->n_fpaths; k++) paths[np++] = c->fpaths[k];
-  dk_field *nf = dk_arena_alloc(&p->ar, sizeof *nf, err);
+  dk_field *nf = dk__arena_alloc(&p->ar, sizeof *nf, err);
   if (!nf) return DK_NOMEM;
   *nf = *f;
   DK_RETURN_NOT_OK(prune_struct(&nf->type, f->type, paths, np, &p->ar, err));
@@ -431,8 +431,8 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
                                    const dk_type *schema, dk_error *err) {
   struct ArrowSchema logical;
   DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
-  dk_status st = dk_schema_copy(out, &logical, err);
-  dk_schema_release(&logical);
+  dk_status st = dk__schema_copy(out, &logical, err);
+  dk__schema_release(&logical);
   for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)
     st = add_physical_names(out->children[i], &schema->fields[i], err);
   return st;
@@ -455,7 +455,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   const dk_allocator *alloc = NULL;
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
-  if (dk_pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+  if (dk__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
     dk__free(alloc, s);
     return DK_NOMEM;
   }
@@ -464,15 +464,15 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   full.release = pschema.release = NULL;
   dk_expr *bound_full = NULL, *ponly = NULL, *pbound = NULL;
   dk_arena ar;
-  dk_arena_init(&ar, alloc, 0);
+  dk__arena_init(&ar, alloc, 0);
   uint8_t *pmask = NULL;
   const char **pv_all = NULL;
 
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
-  p->alloc = dk_pool_allocator(s->pool);
-  dk_arena_init(&p->ar, p->alloc, 0);
+  p->alloc = dk__pool_allocator(s->pool);
+  dk__arena_init(&p->ar, p->alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
   p->limit = o.limit;
@@ -524,8 +524,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     if (p->residual && !o.keep_residual)
       DK_CHECK_GOTO(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
     if (ponly) {
-      dk_atype sty = dk_atype_make(DK_AT_STRUCT);
-      DK_CHECK_GOTO(dk_schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
+      dk_atype sty = dk__atype_make(DK_AT_STRUCT);
+      DK_CHECK_GOTO(dk__schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
       for (size_t k = 0; k < md->n_partition_columns; k++) {
         const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
         if (!f) {
@@ -533,8 +533,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
                              p->root, md->partition_columns[k]);
           goto cleanup;
         }
-        dk_schema_release(pschema.children[k]);
-        DK_CHECK_GOTO(dk_schema_copy(pschema.children[k], full.children[f - schema->fields], err));
+        dk__schema_release(pschema.children[k]);
+        DK_CHECK_GOTO(dk__schema_copy(pschema.children[k], full.children[f - schema->fields], err));
       }
       DK_CHECK_GOTO(dk_expr_bind(&pbound, ponly, &pschema, err));
     }
@@ -569,7 +569,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     struct ArrowArray pb;
     DK_CHECK_GOTO(dk_partition_batch(&pb, &pschema, pv_all, nf, err));
     st = dk_expr_eval_filter(pmask, NULL, pbound, &pschema, &pb, err);
-    dk_array_release(&pb);
+    dk__array_release(&pb);
     if (st) goto cleanup;
   }
   int use_stats = bound_full && dk_expr__has_columns(bound_full);
@@ -586,11 +586,11 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
     }
     int64_t nrec = stats_num_records(f.stats);
     if (use_stats && f.stats) {
-      dk_arena_reset(&ar);
+      dk__arena_reset(&ar);
       dk_json_value *jv = NULL;
-      if (dk_json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
+      if (dk__json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
         dk_file_stats fs = {.root = jv};
-        if (dk_skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
+        if (dk_expr__skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
           s->stats.files_pruned_stats++;
           s->pruned[2 * s->n_pruned] = i;
           s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
@@ -624,12 +624,12 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->stats.rows_estimated = est;
   st = DK_OK;
 cleanup:
-  dk_schema_release(&full);
-  dk_schema_release(&pschema);
+  dk__schema_release(&full);
+  dk__schema_release(&pschema);
   dk_expr_free(bound_full);
   dk_expr_free(ponly);
   dk_expr_free(pbound);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   dk__free(alloc, pmask);
   dk__free(alloc, pv_all);
   if (st == DK_OK) {
@@ -643,7 +643,7 @@ cleanup:
 void dk_scan_free(dk_scan *s) {
   if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   plan_dispose(&s->plan);
-  dk_pool_release(s->pool); /* lives on while batches still hold blocks */
+  dk__pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
@@ -654,7 +654,7 @@ void dk_scan_free(dk_scan *s) {
 }
 
 dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err) {
-  return dk_schema_copy(out, &scan->plan.out_schema, err);
+  return dk__schema_copy(out, &scan->plan.out_schema, err);
 }
 
 const dk_expr *dk_scan_residual(const dk_scan *scan) {
@@ -723,9 +723,9 @@ static void file_reader_close(file_reader *r) {
   const dk_allocator *a = r->plan->alloc;
   if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
   r->has_stream = 0;
-  dk_schema_release(&r->read_schema);
+  dk__schema_release(&r->read_schema);
   dk_parquet_file_free(r->pf);
-  dk_dv_free(r->dv);
+  dk_dv__free(r->dv);
   dk__free(a, r->full_path);
   dk__free(a, r->uri);
   dk__free(a, r->col_src);
@@ -749,7 +749,7 @@ static int hexval(char c) {
 static dk_status resolve_path(char **out, const char *root, const char *path,
                               const dk_allocator *a, dk_error *err) {
   dk_buf b;
-  dk_buf_init(&b, a);
+  dk__buf_init(&b, a);
   dk_status st = DK_OK;
   if (!strncmp(path, "file:", 5)) {
     const char *p = path + 5;
@@ -757,27 +757,27 @@ static dk_status resolve_path(char **out, const char *root, const char *path,
     else if (!strncmp(p, "///", 3)) p += 2;
     for (; *p && !st; p++) {
       if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
-        st = dk_buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
+        st = dk__buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
         p += 2;
       } else {
-        st = dk_buf_putc(&b, *p, err);
+        st = dk__buf_putc(&b, *p, err);
       }
     }
   } else if (path[0] == '/') {
-    st = dk_buf_puts(&b, path, err);
+    st = dk__buf_puts(&b, path, err);
   } else if (strstr(path, "://")) {
     st = dk__error_set(err, DK_UNSUPPORTED, "scan: data file '%s' is not on the local file system",
                        path);
   } else {
-    st = dk_buf_printf(&b, err, "%s/%s", root, path);
+    st = dk__buf_printf(&b, err, "%s/%s", root, path);
   }
-  if (!st) st = dk_buf_putc(&b, 0, err);
+  if (!st) st = dk__buf_putc(&b, 0, err);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
   *out = dk__strdup(a, (const char *)b.data);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
   return DK_OK;
 }
@@ -794,20 +794,20 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
   DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
   if (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME)) {
     dk_buf b;
-    dk_buf_init(&b, a);
+    dk__buf_init(&b, a);
     /* file URI, percent-encoding what is not unreserved or '/' (RFC 3986) */
-    dk_status st = dk_buf_puts(&b, "file://", err);
+    dk_status st = dk__buf_puts(&b, "file://", err);
     for (const unsigned char *q = (const unsigned char *)r->full_path; !st && *q; q++) {
       unsigned char ch = *q;
       if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
           strchr("-._~/!$&'()*+,;=:@", ch))
-        st = dk_buf_putc(&b, (char)ch, err);
+        st = dk__buf_putc(&b, (char)ch, err);
       else
-        st = dk_buf_printf(&b, err, "%%%02X", ch);
+        st = dk__buf_printf(&b, err, "%%%02X", ch);
     }
-    if (!st) st = dk_buf_putc(&b, 0, err);
+    if (!st) st = dk__buf_putc(&b, 0, err);
     if (!st) r->uri = dk__strdup(a, (const char *)b.data);
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     DK_RETURN_NOT_OK(st);
     DK_RETURN_IF(!r->uri, DK_NOMEM, err, "out of memory (scan)");
   }
@@ -823,10 +823,10 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
     int64_t off = t->dv->offset;
     const char *pth = t->dv->path_or_inline_dv;
     char stype = t->dv->storage_type;
-    DK_RETURN_NOT_OK(dk_dv_descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
+    DK_RETURN_NOT_OK(dk_dv__descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
                                            off >= 0 ? &off : NULL, t->dv->size_in_bytes,
                                            t->dv->cardinality, err));
-    DK_RETURN_NOT_OK(dk_dv_load(&r->dv, sto, plan->root, &d, a, err));
+    DK_RETURN_NOT_OK(dk_dv__load(&r->dv, sto, plan->root, &d, a, err));
   }
   size_t np = 0;
   for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;
@@ -896,9 +896,9 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
         unsigned mo, dd;
         if (x < -719162 || x > 2932896) return false; /* years 1..9999 */
         civil_from_days(x, &yr, &mo, &dd);
-        return dk_buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
+        return dk__buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
       }
-      return dk_buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+      return dk__buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
     case DK_TYPE_FLOAT:
     case DK_TYPE_DOUBLE: {
       double d;
@@ -912,7 +912,7 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
         return false;
       }
       if (!isfinite(d)) return false; /* NaN: no order; infinities: not JSON numbers */
-      return dk_buf_printf(b, NULL, "%.17g", d) == DK_OK;
+      return dk__buf_printf(b, NULL, "%.17g", d) == DK_OK;
     }
     case DK_TYPE_DECIMAL: {
       int prec, scale;
@@ -949,7 +949,7 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
         if (i == scale && scale > 0) txt[k++] = '.';
       }
       txt[k] = 0;
-      return dk_buf_puts(b, txt, NULL) == DK_OK;
+      return dk__buf_puts(b, txt, NULL) == DK_OK;
     }
     case DK_TYPE_TIMESTAMP:
     case DK_TYPE_TIMESTAMP_NTZ: {
@@ -971,7 +971,7 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
       int yr;
       unsigned mo, dd;
       civil_from_days(days, &yr, &mo, &dd);
-      return dk_buf_printf(b, NULL, "\"%04d-%02u-%02uT%02d:%02d:%02d.%06d%s\"", yr, mo, dd,
+      return dk__buf_printf(b, NULL, "\"%04d-%02u-%02uT%02d:%02d:%02d.%06d%s\"", yr, mo, dd,
                            (int)(rem / 3600000000), (int)(rem / 60000000 % 60),
                            (int)(rem / 1000000 % 60), (int)(rem % 1000000),
                            t->id == DK_TYPE_TIMESTAMP ? "Z" : "") == DK_OK;
@@ -980,7 +980,7 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
       if (phys != 6) return false;
       for (size_t i = 0; i < len; i++)
         if (v[i] >= 0x80 || v[i] < 0x20) return false; /* keep to plain ASCII */
-      return dk_json_write_str(b, (const char *)v, len, NULL) == DK_OK;
+      return dk__json_write_str(b, (const char *)v, len, NULL) == DK_OK;
     }
     default:
       return false;
@@ -995,32 +995,32 @@ typedef struct stats_acc {
 
 static void stats_acc_init(stats_acc *a, const dk_allocator *alloc) {
   memset(a, 0, sizeof *a);
-  dk_buf_init(&a->mn, alloc);
-  dk_buf_init(&a->mx, alloc);
-  dk_buf_init(&a->nc, alloc);
+  dk__buf_init(&a->mn, alloc);
+  dk__buf_init(&a->mx, alloc);
+  dk__buf_init(&a->nc, alloc);
 }
 
 static void stats_acc_dispose(stats_acc *a) {
-  dk_buf_dispose(&a->mn);
-  dk_buf_dispose(&a->mx);
-  dk_buf_dispose(&a->nc);
+  dk__buf_dispose(&a->mn);
+  dk__buf_dispose(&a->mx);
+  dk__buf_dispose(&a->nc);
 }
 
 static void stats_acc_add(stats_acc *a, const dk_field *f, const char *ff, const char *key,
                           const dk_parquet_column_stats *cs) {
   if (cs->has_null_count) {
-    dk_buf_puts(&a->nc, a->n_nc++ ? "," : "", NULL);
-    dk_json_write_str(&a->nc, key, strlen(key), NULL);
-    dk_buf_printf(&a->nc, NULL, ":%" PRId64, cs->null_count);
+    dk__buf_puts(&a->nc, a->n_nc++ ? "," : "", NULL);
+    dk__json_write_str(&a->nc, key, strlen(key), NULL);
+    dk__buf_printf(&a->nc, NULL, ":%" PRId64, cs->null_count);
   }
   if (cs->has_min_max) {
     size_t l1 = a->mn.len, l2 = a->mx.len;
-    dk_buf_puts(&a->mn, a->n_mm ? "," : "", NULL);
-    dk_json_write_str(&a->mn, key, strlen(key), NULL);
-    dk_buf_putc(&a->mn, ':', NULL);
-    dk_buf_puts(&a->mx, a->n_mm ? "," : "", NULL);
-    dk_json_write_str(&a->mx, key, strlen(key), NULL);
-    dk_buf_putc(&a->mx, ':', NULL);
+    dk__buf_puts(&a->mn, a->n_mm ? "," : "", NULL);
+    dk__json_write_str(&a->mn, key, strlen(key), NULL);
+    dk__buf_putc(&a->mn, ':', NULL);
+    dk__buf_puts(&a->mx, a->n_mm ? "," : "", NULL);
+    dk__json_write_str(&a->mx, key, strlen(key), NULL);
+    dk__buf_putc(&a->mx, ':', NULL);
     if (stat_json(&a->mn, f->type, ff, cs, 0) && stat_json(&a->mx, f->type, ff, cs, 1)) {
       a->n_mm++;
     } else {
@@ -1035,21 +1035,21 @@ static void stats_acc_add(stats_acc *a, const dk_field *f, const char *ff, const
 static bool stats_acc_can_skip(const stats_acc *a, const scan_plan *plan, int64_t num_rows) {
   if (!a->n_mm && !a->n_nc) return false;
   dk_buf all;
-  dk_buf_init(&all, plan->alloc);
-  dk_buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
+  dk__buf_init(&all, plan->alloc);
+  dk__buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
                 "\"nullCount\":{%.*s}}", num_rows, (int)a->mn.len, (const char *)a->mn.data,
                 (int)a->mx.len, (const char *)a->mx.data, (int)a->nc.len, (const char *)a->nc.data);
   bool skip = false;
   dk_arena ar;
-  dk_arena_init(&ar, plan->alloc, 0);
+  dk__arena_init(&ar, plan->alloc, 0);
   dk_json_value *jv = NULL;
-  if (all.data && dk_json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
+  if (all.data && dk__json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
     /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
     dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
-    skip = dk_skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+    skip = dk_expr__skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
   }
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&all);
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&all);
   return skip;
 }
 
@@ -1243,7 +1243,7 @@ static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSc
     int64_t j = dk_scan__find_child(fs, &t->fields[i], mode);
     if (j < 0) continue;
     size_t pl = strlen(prefix), cl = strlen(fs->children[j]->name);
-    char *path = dk_arena_alloc(ar, pl + cl + 2, err);
+    char *path = dk__arena_alloc(ar, pl + cl + 2, err);
     if (!path) return DK_NOMEM;
     memcpy(path, prefix, pl);
     path[pl] = '.';
@@ -1294,7 +1294,7 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (r->stats) stat_add(&r->stats->row_groups_total, 1);
       r->rg_first_row = r->next_row = info.first_row;
       if (info.num_rows == 0) continue;
-      if (r->dv && dk_dv_range_cardinality(r->dv, info.first_row, info.num_rows) ==
+      if (r->dv && dk_dv__range_cardinality(r->dv, info.first_row, info.num_rows) ==
                        (uint64_t)info.num_rows) {
         continue;
       }
@@ -1302,13 +1302,13 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
       if (plan->residual_bound && rg_can_skip(r, rg, info.num_rows, &fs)) {
         if (r->stats) stat_add(&r->stats->row_groups_skipped, 1);
-        dk_schema_release(&fs);
+        dk__schema_release(&fs);
         continue;
       }
     }
     path_list pl = {NULL, 0, 0};
     dk_arena par;
-    dk_arena_init(&par, plan->alloc, 0);
+    dk__arena_init(&par, plan->alloc, 0);
     const char **names = NULL;
     size_t nn = 0, ntop = 0;
     dk_status pst = DK_OK;
@@ -1328,8 +1328,8 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
     if (!pst) pst = path_push(&pl, NULL, plan->alloc, err);
     if (pst) {
       dk__free(plan->alloc, pl.v);
-      dk_arena_dispose(&par);
-      dk_schema_release(&fs);
+      dk__arena_dispose(&par);
+      dk__schema_release(&fs);
       return pst;
     }
     names = pl.v;
@@ -1355,8 +1355,8 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       dk_status rst = page_ranges(r, rg, info.num_rows, &fs, names, nn, &rr, &nr, &pskip, err);
       if (rst || nr >= 0) {
         dk__free(plan->alloc, names);
-        dk_arena_dispose(&par);
-        dk_schema_release(&fs);
+        dk__arena_dispose(&par);
+        dk__schema_release(&fs);
         DK_RETURN_NOT_OK(rst);
         if (r->stats) stat_add(&r->stats->pages_skipped, pskip);
         dk__free(plan->alloc, r->ranges);
@@ -1389,8 +1389,8 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (!st) r->has_stream = 1;
     }
     dk__free(plan->alloc, names);
-    dk_arena_dispose(&par);
-    dk_schema_release(&fs);
+    dk__arena_dispose(&par);
+    dk__schema_release(&fs);
     DK_RETURN_NOT_OK(st);
     if (!r->has_stream) {
       /* no file columns needed: emit the row group's rows as one batch per batch_size */
@@ -1412,10 +1412,10 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
                                 dk_error *err) {
   if (v->is_null) return dk_scan__null_array(out, s, m, a, err);
   dk_arr b;
-  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&b, s, a, err));
-  dk_status st = dk_arr_reserve(&b, m, err);
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&b, s, a, err));
+  dk_status st = dk__arr_reserve(&b, m, err);
   uint8_t val[16];
-  int w = dk_atype_width(&b.type);
+  int w = dk__atype_width(&b.type);
   memset(val, 0, sizeof val);
   switch (v->type) {
     case DK_TYPE_DECIMAL:
@@ -1443,7 +1443,7 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
     if (len * m > INT32_MAX) {
       st = dk__error_set(err, DK_UNSUPPORTED, "scan: partition value too long for one batch");
     } else {
-      st = dk_abuf_reserve(&b.data, a, len * m, err);
+      st = dk__abuf_reserve(&b.data, a, len * m, err);
       int32_t *o = (int32_t *)(b.values.data + b.values.len);
       for (int64_t k = 0; !st && k < m; k++) {
         if (len) memcpy(b.data.data + b.data.len, v->str, (size_t)len);
@@ -1452,23 +1452,23 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
       }
       if (!st) {
         b.values.len += 4 * m;
-        dk_arr_advance(&b, m, 0);
+        dk__arr_advance(&b, m, 0);
       }
     }
   } else if (v->type == DK_TYPE_BOOLEAN) {
     if (v->i64) memset(b.values.data, 0xff, (size_t)((m + 7) / 8));
     b.values.len = (m + 7) / 8;
-    dk_arr_advance(&b, m, 0);
+    dk__arr_advance(&b, m, 0);
   } else if (w > 0) {
     for (int64_t k = 0; k < m; k++) memcpy(b.values.data + (int64_t)w * k, val, (size_t)w);
     b.values.len = (int64_t)w * m;
-    dk_arr_advance(&b, m, 0);
+    dk__arr_advance(&b, m, 0);
   } else {
     st = dk__error_set(err, DK_UNSUPPORTED, "scan: cannot materialise partition type %d",
                        (int)v->type);
   }
-  if (!st) st = dk_arr_finish(&b, out, err);
-  dk_arr_reset(&b);
+  if (!st) st = dk__arr_finish(&b, out, err);
+  dk__arr_reset(&b);
   return st;
 }
 
@@ -1476,7 +1476,7 @@ static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema
 static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *s, int64_t pos,
                           int *valid) {
   int64_t p = c->offset + pos;
-  if (c->null_count != 0 && c->buffers[0] && !dk_bit_get(c->buffers[0], p)) {
+  if (c->null_count != 0 && c->buffers[0] && !dk__bit_get(c->buffers[0], p)) {
     *valid = 0;
     return 0;
   }
@@ -1499,7 +1499,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   const dk_allocator *a = plan->alloc;
   const struct ArrowSchema *ms = plan->out_schema.children[plan->n_out];
   dk_arr sb;
-  DK_RETURN_NOT_OK(dk_arr_init_from_schema(&sb, ms, a, err));
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&sb, ms, a, err));
   dk_status st = DK_OK;
   int k = 0;
   const char *fname = r->uri ? strrchr(r->uri, '/') : NULL; /* last segment of the URI */
@@ -1507,13 +1507,13 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
   for (int bit = 0; st == DK_OK && bit < 9; bit++) {
     if (!((plan->meta >> bit) & 1)) continue;
     dk_arr *c = &sb.children[k++];
-    st = dk_arr_reserve(c, m, err);
+    st = dk__arr_reserve(c, m, err);
     for (int64_t i = 0; st == DK_OK && i < m; i++) {
       int valid = 0;
       int64_t v = 0;
       switch (1u << bit) {
-        case DK_META_FILE_PATH: st = dk_arr_append_bytes(c, r->uri, (int64_t)strlen(r->uri), err); continue;
-        case DK_META_FILE_NAME: st = dk_arr_append_bytes(c, fname, (int64_t)strlen(fname), err); continue;
+        case DK_META_FILE_PATH: st = dk__arr_append_bytes(c, r->uri, (int64_t)strlen(r->uri), err); continue;
+        case DK_META_FILE_NAME: st = dk__arr_append_bytes(c, fname, (int64_t)strlen(fname), err); continue;
         case DK_META_FILE_SIZE: v = t->size; break;
         case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
         case DK_META_FILE_BLOCK_LENGTH:
@@ -1548,14 +1548,14 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
           }
           break;
       }
-      st = dk_arr_append_int(c, v, err);
+      st = dk__arr_append_int(c, v, err);
     }
   }
   if (!st) {
-    dk_arr_advance(&sb, m, 0);
-    st = dk_arr_finish(&sb, out, err);
+    dk__arr_advance(&sb, m, 0);
+    st = dk__arr_finish(&sb, out, err);
   }
-  dk_arr_reset(&sb);
+  dk__arr_reset(&sb);
   return st;
 }
 
@@ -1616,7 +1616,7 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
     if (r->stats) stat_add(&r->stats->rows_decoded, n);
     dk_status st = ensure_scratch(r, n, err);
     if (st) {
-      dk_array_release(&b);
+      dk__array_release(&b);
       return st;
     }
     /* every column the batch needs, n rows each (partition and missing columns only when
@@ -1628,7 +1628,7 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
     if (!full || !ch) {
       dk__free(a, full);
       dk__free(a, ch);
-      dk_array_release(&b);
+      dk__array_release(&b);
       return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     }
     const int filtering = plan->residual_bound != NULL;
@@ -1645,15 +1645,15 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
         continue;
       }
       struct ArrowArray src;
-      dk_array_move(b.children[j], &src);
+      dk__array_move(b.children[j], &src);
       st = dk_scan__conform(&full[c], plan->cols[c].field->type, ts, plan->mode,
                             r->read_schema.children[j], &src, a, err);
     }
     /* selection: deletion vector, then the residual filter */
     int have_keep = 0;
-    if (st == DK_OK && r->dv && dk_dv_range_cardinality(r->dv, first, n) > 0) {
+    if (st == DK_OK && r->dv && dk_dv__range_cardinality(r->dv, first, n) > 0) {
       memset(r->keep, 1, (size_t)n);
-      uint64_t del = dk_dv_fill_selection(r->dv, first, n, r->keep);
+      uint64_t del = dk_dv__fill_selection(r->dv, first, n, r->keep);
       if (r->stats) stat_add(&r->stats->rows_deleted, (int64_t)del);
       have_keep = 1;
     }
@@ -1712,22 +1712,22 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
           /* read wider for the filter: select rows, then drop the fields not projected */
           const struct ArrowSchema *rs = plan->read_schema.children[c];
           struct ArrowArray sel;
-          if (dense) dk_array_move(&full[c], &sel);
+          if (dense) dk__array_move(&full[c], &sel);
           else st = dk_scan__take(&sel, rs, &full[c], r->idx, m, a, err);
           if (!st) st = dk_scan__project(&ch[c], ts, rs, &sel, a, err);
         } else if (dense) {
-          dk_array_move(&full[c], &ch[c]);
+          dk__array_move(&full[c], &ch[c]);
         } else {
           st = dk_scan__take(&ch[c], ts, &full[c], r->idx, m, a, err);
         }
         pk += part;
       }
     }
-    for (int64_t k = 0; k < nc; k++) dk_array_release(&full[k]);
+    for (int64_t k = 0; k < nc; k++) dk__array_release(&full[k]);
     dk__free(a, full);
     if (st == DK_OK && m == 0) {
       dk__free(a, ch);
-      dk_array_release(&b);
+      dk__array_release(&b);
       continue;
     }
     if (st == DK_OK && plan->meta) {
@@ -1738,14 +1738,14 @@ static dk_status file_reader_next(file_reader *r, struct ArrowArray *out, int64_
       if (!st) c++;
       dk__free(a, rows);
     }
-    dk_array_release(&b);
+    dk__array_release(&b);
     if (st) {
-      for (int64_t k = 0; k < c; k++) dk_array_release(&ch[k]);
+      for (int64_t k = 0; k < c; k++) dk__array_release(&ch[k]);
       dk__free(a, ch);
       return st;
     }
     const void *nullbuf[1] = {NULL};
-    st = dk_array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    st = dk__array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
     dk__free(a, ch);
     DK_RETURN_NOT_OK(st);
     if (*remaining > 0) *remaining -= m;
@@ -1851,10 +1851,10 @@ static void mt_push(mt_stream *m, struct ArrowArray *a) {
   while (m->count == m->cap && !m->cancel) pthread_cond_wait(&m->not_full, &m->mu);
   if (m->cancel) {
     pthread_mutex_unlock(&m->mu);
-    dk_array_release(a);
+    dk__array_release(a);
     return;
   }
-  dk_array_move(a, &m->q[(m->head + m->count) % m->cap]);
+  dk__array_move(a, &m->q[(m->head + m->count) % m->cap]);
   m->count++;
   pthread_cond_signal(&m->not_empty);
   pthread_mutex_unlock(&m->mu);
@@ -1913,7 +1913,7 @@ static dk_status mt_next(void *state, struct ArrowArray *out, dk_error *err) {
   if (m->err.code != DK_OK) {
     st = dk__error_set(err, m->err.code, "%s", m->err.message);
   } else if (m->count > 0) {
-    dk_array_move(&m->q[m->head], out);
+    dk__array_move(&m->q[m->head], out);
     m->head = (m->head + 1) % m->cap;
     m->count--;
     pthread_cond_signal(&m->not_full);
@@ -1930,7 +1930,7 @@ static void mt_release(void *state) {
   pthread_mutex_unlock(&m->mu);
   for (int i = 0; i < m->started; i++) pthread_join(m->tids[i], NULL);
   while (m->count > 0) {
-    dk_array_release(&m->q[m->head]);
+    dk__array_release(&m->q[m->head]);
     m->head = (m->head + 1) % m->cap;
     m->count--;
   }
@@ -2029,7 +2029,7 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
     return dk__error_set(err, DK_IO, "scan: cannot start reader threads");
   }
   static const dk_stream_impl impl = {mt_schema, mt_next, mt_release};
-  return dk_stream_init(out, &impl, m, scan->alloc, err);
+  return dk__stream_init(out, &impl, m, scan->alloc, err);
 }
 
 dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
@@ -2051,7 +2051,7 @@ dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *er
     return st;
   }
   static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
-  return dk_stream_init(out, &impl, s, scan->alloc, err);
+  return dk__stream_init(out, &impl, s, scan->alloc, err);
 }
 
 /* ---- splits ------------------------------------------------------------------------------- */
@@ -2111,15 +2111,15 @@ int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
 static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
   uint8_t x[8];
   for (int i = 0; i < 8; i++) x[i] = (uint8_t)((uint64_t)v >> (8 * i));
-  return dk_buf_append(b, x, 8, err);
+  return dk__buf_append(b, x, 8, err);
 }
 
 static dk_status put_str(dk_buf *b, const char *s, dk_error *err) {
   uint32_t n = s ? (uint32_t)strlen(s) : 0xffffffffu;
   uint8_t x[4];
   for (int i = 0; i < 4; i++) x[i] = (uint8_t)(n >> (8 * i));
-  DK_RETURN_NOT_OK(dk_buf_append(b, x, 4, err));
-  return s ? dk_buf_append(b, s, n, err) : DK_OK;
+  DK_RETURN_NOT_OK(dk__buf_append(b, x, 4, err));
+  return s ? dk__buf_append(b, s, n, err) : DK_OK;
 }
 
 dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan, int64_t i,
@@ -2131,9 +2131,9 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   const scan_plan *p = &scan->plan;
   const dk_metadata *md = dk_snapshot_metadata(scan->snap);
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   char *res = NULL;
-  dk_status st = dk_buf_append(&b, SPLIT_MAGIC, 8, err);
+  dk_status st = dk__buf_append(&b, SPLIT_MAGIC, 8, err);
   if (!st) st = put_str(&b, p->root, err);
   if (!st) st = put_str(&b, md->schema_string ? md->schema_string
                                               : "{\"type\":\"struct\",\"fields\":[]}", err);
@@ -2181,17 +2181,17 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   }
   if (res) dk_expr_string_free(res);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
   *out = malloc(b.len ? b.len : 1);
   if (!*out) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return dk__error_set(err, DK_NOMEM, "out of memory (split)");
   }
   memcpy(*out, b.data, b.len);
   *len = b.len;
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   return DK_OK;
 }
 
@@ -2235,7 +2235,7 @@ static dk_status get_str(rd *r, const char **out) {
   if (r->len - r->pos < n)
     return dk__error_set(r->err, DK_CORRUPT, "split: string of %u bytes overruns the split at byte %zu",
                          n, r->pos - 4);
-  char *s = dk_arena_alloc(r->ar, (size_t)n + 1, r->err);
+  char *s = dk__arena_alloc(r->ar, (size_t)n + 1, r->err);
   if (!s) return DK_NOMEM;
   memcpy(s, r->p + r->pos, n);
   s[n] = 0;
@@ -2261,8 +2261,8 @@ static void split_stream_free(split_stream *s) {
   if (s->open) file_reader_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   plan_dispose(&s->plan);
-  dk_pool_release(s->pool);
-  dk_arena_dispose(&s->ar);
+  dk__pool_release(s->pool);
+  dk__arena_dispose(&s->ar);
   dk__free(s->alloc, s);
 }
 
@@ -2285,7 +2285,7 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   p->mode = (dk_column_mapping_mode)v;
   int64_t n_pc, n_req, n_hidden;
   DK_RETURN_NOT_OK(get_count(&r, &n_pc, (int64_t)schema->n_fields));
-  p->pcols = dk_arena_alloc(&p->ar, (size_t)(n_pc ? n_pc : 1) * sizeof *p->pcols, err);
+  p->pcols = dk__arena_alloc(&p->ar, (size_t)(n_pc ? n_pc : 1) * sizeof *p->pcols, err);
   if (!p->pcols) return DK_NOMEM;
   for (int64_t c = 0; c < n_pc; c++) {
     DK_RETURN_NOT_OK(get_str(&r, &p->pcols[c]));
@@ -2295,7 +2295,7 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(get_i64(&r, &n_req));
   DK_RETURN_IF(n_req < -1 || n_req > (int64_t)(len / 4), DK_CORRUPT, err,
                "split: bad column count %" PRId64, n_req);
-  const char **req = dk_arena_alloc(&p->ar, (size_t)(n_req > 0 ? n_req : 1) * sizeof *req, err);
+  const char **req = dk__arena_alloc(&p->ar, (size_t)(n_req > 0 ? n_req : 1) * sizeof *req, err);
   if (!req) return DK_NOMEM;
   for (int64_t c = 0; c < n_req; c++) {
     DK_RETURN_NOT_OK(get_str(&r, &req[c]));
@@ -2337,7 +2337,7 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;
   DK_RETURN_NOT_OK(get_count(&r, &nt, (int64_t)(len / 64 + 1)));
-  s->tasks = dk_arena_alloc(&s->ar, (size_t)(nt ? nt : 1) * sizeof *s->tasks, err);
+  s->tasks = dk__arena_alloc(&s->ar, (size_t)(nt ? nt : 1) * sizeof *s->tasks, err);
   if (!s->tasks) return DK_NOMEM;
   memset(s->tasks, 0, (size_t)(nt ? nt : 1) * sizeof *s->tasks);
   for (int64_t k = 0; k < nt; k++) {
@@ -2346,13 +2346,13 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
     DK_RETURN_IF(!t->path, DK_CORRUPT, err, "split: file %" PRId64 " has no path", k);
     DK_RETURN_NOT_OK(get_i64(&r, &t->size));
     DK_RETURN_NOT_OK(get_i64(&r, &t->mtime));
-    const char **pv = dk_arena_alloc(&s->ar, (n_part ? n_part : 1) * sizeof *pv, err);
+    const char **pv = dk__arena_alloc(&s->ar, (n_part ? n_part : 1) * sizeof *pv, err);
     if (!pv) return DK_NOMEM;
     for (size_t q = 0; q < n_part; q++) DK_RETURN_NOT_OK(get_str(&r, &pv[q]));
     t->pvals = pv;
     DK_RETURN_NOT_OK(get_count(&r, &v, 1));
     if (v) {
-      dk_dv_descriptor *d = dk_arena_alloc(&s->ar, sizeof *d, err);
+      dk_dv_descriptor *d = dk__arena_alloc(&s->ar, sizeof *d, err);
       if (!d) return DK_NOMEM;
       const char *ty;
       DK_RETURN_NOT_OK(get_str(&r, &ty));
@@ -2385,7 +2385,7 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
 
 static dk_status split_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
   split_stream *s = state;
-  return dk_schema_copy(out, &s->plan.out_schema, err);
+  return dk__schema_copy(out, &s->plan.out_schema, err);
 }
 
 static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
@@ -2421,13 +2421,13 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   split_stream *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
   s->alloc = alloc;
-  if (dk_pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
+  if (dk__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
     dk__free(alloc, s);
     return DK_NOMEM;
   }
-  s->plan.alloc = dk_pool_allocator(s->pool);
-  dk_arena_init(&s->ar, alloc, 0);
-  dk_arena_init(&s->plan.ar, s->plan.alloc, 0);
+  s->plan.alloc = dk__pool_allocator(s->pool);
+  dk__arena_init(&s->ar, alloc, 0);
+  dk__arena_init(&s->plan.ar, s->plan.alloc, 0);
   dk_status st = split_parse(s, split, len, err);
   if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
   if (st) {
@@ -2435,5 +2435,5 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
     return st;
   }
   static const dk_stream_impl impl = {split_stream_schema, split_stream_next, split_stream_release};
-  return dk_stream_init(out, &impl, s, alloc, err);
+  return dk__stream_init(out, &impl, s, alloc, err);
 }

@@ -34,7 +34,7 @@ typedef struct ci_find {
 
 static bool find_ci(const dk_json_value *line, void *payload) {
   ci_find *f = payload;
-  const dk_json_value *ci = dk_json_get(line, "commitInfo");
+  const dk_json_value *ci = dk__json_get(line, "commitInfo");
   if (ci && ci->type == DK_JSON_OBJECT) {
     f->ci = ci;
     return false;
@@ -69,15 +69,15 @@ static dk_status find_commit_info(dk_table *t, const dk__logfile *lf, dk_arena *
 dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
                                   dk_error *err) {
   dk_arena ar;
-  dk_arena_init(&ar, t->alloc, 16 * 1024);
+  dk__arena_init(&ar, t->alloc, 16 * 1024);
   ci_find f = {NULL};
   dk_status st = find_commit_info(t, lf, &ar, &f, err);
-  if (st == DK_OK && !dk_json_as_i64(dk_json_get(f.ci, "inCommitTimestamp"), out))
+  if (st == DK_OK && !dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), out))
     st = dk__error_set(err, DK_CORRUPT,
                        "%s/_delta_log/%s: in-commit timestamps are enabled but the commit has no "
                        "commitInfo.inCommitTimestamp",
                        t->root, lf->name);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   return st;
 }
 
@@ -214,34 +214,34 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
       st = dk__error_set(err, DK_NOMEM, "out of memory");
     } else {
       h->alloc = t->alloc;
-      dk_arena_init(&h->ar, t->alloc, 64 * 1024);
+      dk__arena_init(&h->ar, t->alloc, 64 * 1024);
       dk_buf b;
-      dk_buf_init(&b, t->alloc);
+      dk__buf_init(&b, t->alloc);
       for (size_t i = 0; i < want && st == DK_OK; i++) {
         const dk__logfile *lf = c[n - 1 - i];
         dk_arena tmp;
-        dk_arena_init(&tmp, t->alloc, 16 * 1024);
+        dk__arena_init(&tmp, t->alloc, 16 * 1024);
         ci_find f = {NULL};
         st = find_commit_info(t, lf, &tmp, &f, err);
         if (st == DK_OK) {
-          dk_buf_clear(&b);
-          st = f.ci ? dk_json_write_value(&b, f.ci, err) : dk_buf_puts(&b, "{}", err);
+          dk__buf_clear(&b);
+          st = f.ci ? dk__json_write_value(&b, f.ci, err) : dk__buf_puts(&b, "{}", err);
         }
         if (st == DK_OK) {
           hist_entry *e = &h->e[h->n];
           e->version = lf->version;
           int64_t ict;
-          e->timestamp = dk_json_as_i64(dk_json_get(f.ci, "inCommitTimestamp"), &ict) ? ict
+          e->timestamp = dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), &ict) ? ict
                                                                                       : lf->mtime;
-          e->json = dk_arena_strndup(&h->ar, b.data ? b.data : "", b.len, err);
+          e->json = dk__arena_strndup(&h->ar, b.data ? b.data : "", b.len, err);
           if (!e->json)
             st = DK_NOMEM;
           else
             h->n++;
         }
-        dk_arena_dispose(&tmp);
+        dk__arena_dispose(&tmp);
       }
-      dk_buf_dispose(&b);
+      dk__buf_dispose(&b);
     }
   }
   dk__free(t->alloc, c);
@@ -256,7 +256,7 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
 
 void dk_history_free(dk_history *h) {
   if (!h) return;
-  dk_arena_dispose(&h->ar);
+  dk__arena_dispose(&h->ar);
   dk__free(h->alloc, h->e);
   dk__free(h->alloc, h);
 }
@@ -343,19 +343,19 @@ static bool range_line(const dk_json_value *line, void *payload) {
     a->version = c->version;
     if (a->kind == DK_ACTION_COMMIT_INFO) {
       int64_t x;
-      if (dk_json_as_i64(dk_json_get(&m->value, "inCommitTimestamp"), &x)) c->ict = x;
+      if (dk__json_as_i64(dk__json_get(&m->value, "inCommitTimestamp"), &x)) c->ict = x;
     }
-    dk_buf_clear(&c->buf);
-    c->st = dk_json_write_value(&c->buf, &m->value, c->err);
+    dk__buf_clear(&c->buf);
+    c->st = dk__json_write_value(&c->buf, &m->value, c->err);
     if (c->st != DK_OK) return false;
-    a->json = dk_arena_strndup(&r->ar, c->buf.data, c->buf.len, c->err);
+    a->json = dk__arena_strndup(&r->ar, c->buf.data, c->buf.len, c->err);
     if (!a->json) {
       c->st = DK_NOMEM;
       return false;
     }
     if (a->kind == DK_ACTION_ADD || a->kind == DK_ACTION_REMOVE || a->kind == DK_ACTION_CDC) {
       size_t pn;
-      const char *p = dk_json_as_str(dk_json_get(&m->value, "path"), &pn);
+      const char *p = dk__json_as_str(dk__json_get(&m->value, "path"), &pn);
       if (!p) {
         c->st = dk__error_set(c->err, DK_CORRUPT, "version %" PRId64 ": %s without a path",
                               c->version, m->key);
@@ -415,21 +415,21 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
         r->alloc = t->alloc;
         r->first = first;
         r->last = last;
-        dk_arena_init(&r->ar, t->alloc, 64 * 1024);
+        dk__arena_init(&r->ar, t->alloc, 64 * 1024);
         range_ctx ctx = {r, t, 0, -1, {0}, DK_OK, err};
-        dk_buf_init(&ctx.buf, t->alloc);
+        dk__buf_init(&ctx.buf, t->alloc);
         for (int64_t v = first; v <= last && st == DK_OK; v++) {
           const dk__logfile *lf = c[start + (size_t)(v - first)];
           ctx.version = v;
           ctx.ict = -1;
           dk_arena tmp;
-          dk_arena_init(&tmp, t->alloc, 64 * 1024);
+          dk__arena_init(&tmp, t->alloc, 64 * 1024);
           st = scan_commit(t, lf, &tmp, range_line, &ctx, err);
           if (st == DK_OK) st = ctx.st;
-          dk_arena_dispose(&tmp);
+          dk__arena_dispose(&tmp);
           r->ts[v - first] = ctx.ict >= 0 ? ctx.ict : lf->mtime;
         }
-        dk_buf_dispose(&ctx.buf);
+        dk__buf_dispose(&ctx.buf);
       }
     }
   }
@@ -445,7 +445,7 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
 
 void dk_commit_range_free(dk_commit_range *r) {
   if (!r) return;
-  dk_arena_dispose(&r->ar);
+  dk__arena_dispose(&r->ar);
   dk__free(r->alloc, r->a);
   dk__free(r->alloc, r->ts);
   dk__free(r->alloc, r);

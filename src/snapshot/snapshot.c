@@ -130,7 +130,7 @@ dk_status dk_snapshot__scan_lines(const char *text, size_t len, bool complete_on
     while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
     if (a < end) {
       dk_json_value *v;
-      dk_status st = dk_json_parse(&v, ar, text + a, end - a, err);
+      dk_status st = dk__json_parse(&v, ar, text + a, end - a, err);
       if (st != DK_OK) {
         *bad_line = lineno;
         *bad_off = a;
@@ -148,7 +148,7 @@ static bool keep_line(const dk_json_value *line, void *payload) {
   commit_slot *s = payload;
   if (s->n_lines == s->cap_lines) {
     size_t nc = s->cap_lines ? s->cap_lines * 2 : 16;
-    dk_json_value **p = dk_arena_alloc(&s->ar, nc * sizeof *p, &s->err);
+    dk_json_value **p = dk__arena_alloc(&s->ar, nc * sizeof *p, &s->err);
     if (!p) {
       s->st = DK_NOMEM;
       return false;
@@ -245,9 +245,9 @@ static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error
 }
 
 static void slot_reset(dk_table *t, commit_slot *c) {
-  dk_arena_dispose(&c->ar);
+  dk__arena_dispose(&c->ar);
   memset(c, 0, sizeof *c);
-  dk_arena_init(&c->ar, t->alloc, 64 * 1024);
+  dk__arena_init(&c->ar, t->alloc, 64 * 1024);
 }
 
 /* Applies commits[0..n) in order, parsing them on other threads when there are several. */
@@ -258,7 +258,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
   if (th < 1) {
     commit_slot c;
     memset(&c, 0, sizeof c);
-    dk_arena_init(&c.ar, t->alloc, 64 * 1024);
+    dk__arena_init(&c.ar, t->alloc, 64 * 1024);
     dk_status s = DK_OK;
     for (size_t i = 0; i < n && s == DK_OK; i++) {
       c.lf = &commits[i];
@@ -266,7 +266,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
       s = apply_slot(t, st, &c, err);
       slot_reset(t, &c);
     }
-    dk_arena_dispose(&c.ar);
+    dk__arena_dispose(&c.ar);
     return s;
   }
   pipeline p;
@@ -282,7 +282,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
     dk__free(t->alloc, p.ready);
     return dk__error_set(err, DK_NOMEM, "out of memory");
   }
-  for (size_t i = 0; i < p.ring; i++) dk_arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
+  for (size_t i = 0; i < p.ring; i++) dk__arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
   pthread_mutex_init(&p.mu, NULL);
   pthread_cond_init(&p.cv, NULL);
   pthread_t tids[8];
@@ -316,7 +316,7 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
   pthread_cond_broadcast(&p.cv);
   pthread_mutex_unlock(&p.mu);
   for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  for (size_t i = 0; i < p.ring; i++) dk_arena_dispose(&p.slots[i].ar);
+  for (size_t i = 0; i < p.ring; i++) dk__arena_dispose(&p.slots[i].ar);
   pthread_mutex_destroy(&p.mu);
   pthread_cond_destroy(&p.cv);
   dk__free(t->alloc, p.slots);
@@ -327,9 +327,9 @@ dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfi
 static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
   if (!st->sidecars.len) return DK_OK;
   dk_buf names;
-  dk_buf_init(&names, t->alloc);
-  dk_status s = dk_buf_append(&names, st->sidecars.data, st->sidecars.len, err);
-  dk_buf_clear(&st->sidecars);
+  dk__buf_init(&names, t->alloc);
+  dk_status s = dk__buf_append(&names, st->sidecars.data, st->sidecars.len, err);
+  dk__buf_clear(&st->sidecars);
   for (size_t off = 0; s == DK_OK && off < names.len;) {
     const char *nm = names.data + off;
     size_t nl = strlen(nm);
@@ -337,7 +337,7 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
     const char *p;
     size_t pl;
     dk_arena tmp;
-    dk_arena_init(&tmp, t->alloc, 4096);
+    dk__arena_init(&tmp, t->alloc, 4096);
     /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
     s = dk_log__canonical_path(&p, &pl, &tmp, "", 0, nm, nl, err);
     if (s == DK_OK) {
@@ -348,9 +348,9 @@ static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
         snprintf(path, sizeof path, "%s/_delta_log/_sidecars/%s", t->root, p);
       s = dk_log__apply_parquet_checkpoint(st, path, NULL, err);
     }
-    dk_arena_dispose(&tmp);
+    dk__arena_dispose(&tmp);
   }
-  dk_buf_dispose(&names);
+  dk__buf_dispose(&names);
   return s;
 }
 
@@ -495,21 +495,21 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
   dk_error e2 = {0};
   if (dk_snapshot__read_log_file(t, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
   dk_arena ar;
-  dk_arena_init(&ar, t->alloc, 16 * 1024);
+  dk__arena_init(&ar, t->alloc, 16 * 1024);
   dk_json_value *j;
   dk_status st = DK_NOT_FOUND;
   int64_t nf, bytes;
-  if (dk_json_parse(&j, &ar, (const char *)data, len, &e2) == DK_OK &&
-      dk_json_as_i64(dk_json_get(j, "numFiles"), &nf) &&
-      dk_json_as_i64(dk_json_get(j, "tableSizeBytes"), &bytes) && nf >= 0 && bytes >= 0) {
-    const dk_json_value *p = dk_json_get(j, "protocol"), *m = dk_json_get(j, "metadata");
+  if (dk__json_parse(&j, &ar, (const char *)data, len, &e2) == DK_OK &&
+      dk__json_as_i64(dk__json_get(j, "numFiles"), &nf) &&
+      dk__json_as_i64(dk__json_get(j, "tableSizeBytes"), &bytes) && nf >= 0 && bytes >= 0) {
+    const dk_json_value *p = dk__json_get(j, "protocol"), *m = dk__json_get(j, "metadata");
     if (p && m && p->type == DK_JSON_OBJECT && m->type == DK_JSON_OBJECT) {
       st = apply_one(&s->st, "protocol", p, err);
       if (st == DK_OK) st = apply_one(&s->st, "metaData", m, err);
-      const dk_json_value *arr = dk_json_get(j, "setTransactions");
+      const dk_json_value *arr = dk__json_get(j, "setTransactions");
       for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
         st = apply_one(&s->st, "txn", &arr->u.items[i], err);
-      arr = dk_json_get(j, "domainMetadata");
+      arr = dk__json_get(j, "domainMetadata");
       for (uint32_t i = 0; st == DK_OK && arr && arr->type == DK_JSON_ARRAY && i < arr->len; i++)
         st = apply_one(&s->st, "domainMetadata", &arr->u.items[i], err);
       if (st == DK_OK) {
@@ -517,13 +517,13 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
         s->crc_num_files = nf;
         s->total_bytes = bytes;
         int64_t ict;
-        if (dk_json_as_i64(dk_json_get(j, "inCommitTimestampOpt"), &ict)) s->st.last_ict = ict;
+        if (dk__json_as_i64(dk__json_get(j, "inCommitTimestampOpt"), &ict)) s->st.last_ict = ict;
       } else if (st != DK_NOMEM) {
         dk__error_prefix(err, "%s/_delta_log/%s", t->root, crc->name);
       }
     }
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   t->sto->free_buf(t->sto, data);
   return st;
 }
@@ -660,14 +660,14 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
   for (size_t i = 0; st == DK_OK && i < n->n_txns; i++) {
     uint64_t *slot;
     bool ins;
-    st = dk_hmap_upsert(&n->txn_index, n->txns[i].app_id, strlen(n->txns[i].app_id), &slot, &ins,
+    st = dk__hmap_upsert(&n->txn_index, n->txns[i].app_id, strlen(n->txns[i].app_id), &slot, &ins,
                         err);
     if (st == DK_OK) *slot = i;
   }
   for (size_t i = 0; st == DK_OK && i < n->n_domains; i++) {
     uint64_t *slot;
     bool ins;
-    st = dk_hmap_upsert(&n->domain_index, n->domains[i].domain, strlen(n->domains[i].domain),
+    st = dk__hmap_upsert(&n->domain_index, n->domains[i].domain, strlen(n->domains[i].domain),
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }

@@ -61,10 +61,10 @@ static dk_status local_list_from(dk_storage *s, const char *dir, const char *sta
   if (!d) return sys_error(err, errno, "list", dir);
   dk_status st = DK_OK;
   dk_arena names;
-  dk_arena_init(&names, al, 0);
+  dk__arena_init(&names, al, 0);
   dk_buf ptrs, path;
-  dk_buf_init(&ptrs, al);
-  dk_buf_init(&path, al);
+  dk__buf_init(&ptrs, al);
+  dk__buf_init(&path, al);
   size_t count = 0;
   for (;;) {
     errno = 0;
@@ -76,9 +76,9 @@ static dk_status local_list_from(dk_storage *s, const char *dir, const char *sta
     const char *n = e->d_name;
     if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0))) continue;
     if (start_name && strcmp(n, start_name) < 0) continue;
-    char *copy = dk_arena_strndup(&names, n, strlen(n), err);
+    char *copy = dk__arena_strndup(&names, n, strlen(n), err);
     if (!copy) DK_CHECK_GOTO(DK_NOMEM);
-    DK_CHECK_GOTO(dk_buf_append(&ptrs, &copy, sizeof copy, err));
+    DK_CHECK_GOTO(dk__buf_append(&ptrs, &copy, sizeof copy, err));
     count++;
   }
   char **v = (char **)(void *)ptrs.data;
@@ -92,10 +92,10 @@ static dk_status local_list_from(dk_storage *s, const char *dir, const char *sta
       if (errno == ENOENT) continue; /* removed since readdir */
       DK_CHECK_GOTO(sys_error(err, errno, "stat", v[i]));
     }
-    dk_buf_clear(&path);
-    DK_CHECK_GOTO(dk_buf_append(&path, dir, dlen, err));
-    if (!(dlen == 1 && dir[0] == '/')) DK_CHECK_GOTO(dk_buf_putc(&path, '/', err));
-    DK_CHECK_GOTO(dk_buf_puts(&path, v[i], err));
+    dk__buf_clear(&path);
+    DK_CHECK_GOTO(dk__buf_append(&path, dir, dlen, err));
+    if (!(dlen == 1 && dir[0] == '/')) DK_CHECK_GOTO(dk__buf_putc(&path, '/', err));
+    DK_CHECK_GOTO(dk__buf_puts(&path, v[i], err));
     dk_file_info info = {.path = path.data,
                          .size = (int64_t)sb.st_size,
                          .mtime_ms = mtime_ms(&sb),
@@ -105,9 +105,9 @@ static dk_status local_list_from(dk_storage *s, const char *dir, const char *sta
   }
 cleanup:
   closedir(d);
-  dk_buf_dispose(&ptrs);
-  dk_buf_dispose(&path);
-  dk_arena_dispose(&names);
+  dk__buf_dispose(&ptrs);
+  dk__buf_dispose(&path);
+  dk__arena_dispose(&names);
   return st;
 }
 
@@ -258,9 +258,9 @@ static int create_temp(const char *path, dk_buf *tmp, dk_error *err) {
   const char *slash = strrchr(path, '/');
   size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
   for (int tries = 0; tries < 100; tries++) {
-    dk_buf_clear(tmp);
-    if (dk_buf_append(tmp, path, dirlen, err) != DK_OK ||
-        dk_buf_printf(tmp, err, ".%s.%ld-%lu.tmp", path + dirlen, (long)getpid(),
+    dk__buf_clear(tmp);
+    if (dk__buf_append(tmp, path, dirlen, err) != DK_OK ||
+        dk__buf_printf(tmp, err, ".%s.%ld-%lu.tmp", path + dirlen, (long)getpid(),
                       next_tmp_id()) != DK_OK) {
       errno = ENOMEM;
       return -1;
@@ -321,7 +321,7 @@ static void sync_parent(const char *path) {
 static dk_status local_write(dk_storage *s, const char *path, const void *data, size_t len,
                              dk_error *err) {
   dk_buf tmp;
-  dk_buf_init(&tmp, alloc_of(s));
+  dk__buf_init(&tmp, alloc_of(s));
   dk_status st = write_temp(s, path, data, len, &tmp, err);
   if (st == DK_OK) {
     if (rename(tmp.data, path) != 0) {
@@ -332,14 +332,14 @@ static dk_status local_write(dk_storage *s, const char *path, const void *data, 
       sync_parent(path);
     }
   }
-  dk_buf_dispose(&tmp);
+  dk__buf_dispose(&tmp);
   return st;
 }
 
 static dk_status local_put_if_absent(dk_storage *s, const char *path, const void *data,
                                      size_t len, dk_error *err) {
   dk_buf tmp;
-  dk_buf_init(&tmp, alloc_of(s));
+  dk__buf_init(&tmp, alloc_of(s));
   dk_status st = write_temp(s, path, data, len, &tmp, err);
   if (st == DK_OK) {
     int rc = link(tmp.data, path);
@@ -365,7 +365,7 @@ static dk_status local_put_if_absent(dk_storage *s, const char *path, const void
       st = sys_error(err, e, "link to", path);
     }
   }
-  dk_buf_dispose(&tmp);
+  dk__buf_dispose(&tmp);
   return st;
 }
 

@@ -12,19 +12,19 @@
 
 /* ---- dk_buf ---------------------------------------------------------------------------- */
 
-void dk_buf_init(dk_buf *b, const dk_allocator *a) {
+void dk__buf_init(dk_buf *b, const dk_allocator *a) {
   b->data = NULL;
   b->len = b->cap = 0;
   b->alloc = a;
 }
 
-void dk_buf_dispose(dk_buf *b) {
+void dk__buf_dispose(dk_buf *b) {
   dk__free(b->alloc, b->data);
   b->data = NULL;
   b->len = b->cap = 0;
 }
 
-dk_status dk_buf_reserve(dk_buf *b, size_t extra, dk_error *err) {
+dk_status dk__buf_reserve(dk_buf *b, size_t extra, dk_error *err) {
   if (b->len + extra <= b->cap && b->data) return DK_OK;
   if (extra > SIZE_MAX / 2 - b->len) return dk__error_set(err, DK_NOMEM, "buffer too large");
   size_t cap = b->cap ? b->cap : 64;
@@ -37,34 +37,34 @@ dk_status dk_buf_reserve(dk_buf *b, size_t extra, dk_error *err) {
   return DK_OK;
 }
 
-dk_status dk_buf_append(dk_buf *b, const void *p, size_t n, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, n, err));
+dk_status dk__buf_append(dk_buf *b, const void *p, size_t n, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, n, err));
   if (n) memcpy(b->data + b->len, p, n);
   b->len += n;
   b->data[b->len] = 0;
   return DK_OK;
 }
 
-dk_status dk_buf_puts(dk_buf *b, const char *s, dk_error *err) {
-  return dk_buf_append(b, s, strlen(s), err);
+dk_status dk__buf_puts(dk_buf *b, const char *s, dk_error *err) {
+  return dk__buf_append(b, s, strlen(s), err);
 }
 
-dk_status dk_buf_putc(dk_buf *b, char c, dk_error *err) {
-  if (DK_UNLIKELY(b->len + 1 > b->cap || !b->data)) DK_RETURN_NOT_OK(dk_buf_reserve(b, 1, err));
+dk_status dk__buf_putc(dk_buf *b, char c, dk_error *err) {
+  if (DK_UNLIKELY(b->len + 1 > b->cap || !b->data)) DK_RETURN_NOT_OK(dk__buf_reserve(b, 1, err));
   b->data[b->len++] = c;
   b->data[b->len] = 0;
   return DK_OK;
 }
 
-dk_status dk_buf_printf(dk_buf *b, dk_error *err, const char *fmt, ...) {
+dk_status dk__buf_printf(dk_buf *b, dk_error *err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   char small[256];
   int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
   if (n < 0) return dk__error_set(err, DK_INTERNAL, "formatting failed");
-  if ((size_t)n < sizeof small) return dk_buf_append(b, small, (size_t)n, err);
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, (size_t)n, err));
+  if ((size_t)n < sizeof small) return dk__buf_append(b, small, (size_t)n, err);
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, (size_t)n, err));
   va_start(ap, fmt);
   vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
@@ -72,7 +72,7 @@ dk_status dk_buf_printf(dk_buf *b, dk_error *err, const char *fmt, ...) {
   return DK_OK;
 }
 
-char *dk_buf_detach(dk_buf *b) {
+char *dk__buf_detach(dk_buf *b) {
   char *p = b->data;
   b->data = NULL;
   b->len = b->cap = 0;
@@ -88,14 +88,14 @@ struct dk_arena_chunk {
   _Alignas(16) unsigned char data[];
 };
 
-void dk_arena_init(dk_arena *ar, const dk_allocator *a, size_t chunk_size) {
+void dk__arena_init(dk_arena *ar, const dk_allocator *a, size_t chunk_size) {
   ar->head = NULL;
   ar->chunk_size = chunk_size ? chunk_size : 64 * 1024;
   ar->alloc = a;
   ar->total = 0;
 }
 
-void dk_arena_dispose(dk_arena *ar) {
+void dk__arena_dispose(dk_arena *ar) {
   dk_arena_chunk *c = ar->head;
   while (c) {
     dk_arena_chunk *next = c->next;
@@ -106,7 +106,7 @@ void dk_arena_dispose(dk_arena *ar) {
   ar->total = 0;
 }
 
-void dk_arena_reset(dk_arena *ar) {
+void dk__arena_reset(dk_arena *ar) {
   dk_arena_chunk *c = ar->head;
   if (!c) return;
   dk_arena_chunk *rest = c->next;
@@ -120,7 +120,7 @@ void dk_arena_reset(dk_arena *ar) {
   c->used = 0;
 }
 
-void *dk_arena_alloc(dk_arena *ar, size_t n, dk_error *err) {
+void *dk__arena_alloc(dk_arena *ar, size_t n, dk_error *err) {
   n = (n + 7) & ~(size_t)7;
   dk_arena_chunk *c = ar->head;
   if (DK_LIKELY(c && c->size - c->used >= n)) {
@@ -152,8 +152,8 @@ void *dk_arena_alloc(dk_arena *ar, size_t n, dk_error *err) {
   return nc->data;
 }
 
-char *dk_arena_strndup(dk_arena *ar, const char *s, size_t n, dk_error *err) {
-  char *p = dk_arena_alloc(ar, n + 1, err);
+char *dk__arena_strndup(dk_arena *ar, const char *s, size_t n, dk_error *err) {
+  char *p = dk__arena_alloc(ar, n + 1, err);
   if (!p) return NULL;
   if (n) memcpy(p, s, n);
   p[n] = 0;
@@ -174,7 +174,7 @@ static inline uint64_t load64(const unsigned char *p) {
   return v;
 }
 
-uint64_t dk_hash_bytes(const void *data, size_t n) {
+uint64_t dk__hash_bytes(const void *data, size_t n) {
   const unsigned char *p = data;
   const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull,
                  k2 = 0x8ebc6af09c88c6e3ull;
@@ -200,18 +200,18 @@ uint64_t dk_hash_bytes(const void *data, size_t n) {
 
 /* ---- dk_hmap --------------------------------------------------------------------------- */
 
-void dk_hmap_init(dk_hmap *m, const dk_allocator *a) {
+void dk__hmap_init(dk_hmap *m, const dk_allocator *a) {
   m->slots = NULL;
   m->cap = m->count = 0;
   m->alloc = a;
-  dk_arena_init(&m->keys, a, 256 * 1024);
+  dk__arena_init(&m->keys, a, 256 * 1024);
 }
 
-void dk_hmap_dispose(dk_hmap *m) {
+void dk__hmap_dispose(dk_hmap *m) {
   dk__free(m->alloc, m->slots);
   m->slots = NULL;
   m->cap = m->count = 0;
-  dk_arena_dispose(&m->keys);
+  dk__arena_dispose(&m->keys);
 }
 
 static dk_status hmap_grow(dk_hmap *m, dk_error *err) {
@@ -231,9 +231,9 @@ static dk_status hmap_grow(dk_hmap *m, dk_error *err) {
   return DK_OK;
 }
 
-uint64_t *dk_hmap_get(const dk_hmap *m, const char *key, size_t klen) {
+uint64_t *dk__hmap_get(const dk_hmap *m, const char *key, size_t klen) {
   if (!m->cap) return NULL;
-  uint64_t h = dk_hash_bytes(key, klen);
+  uint64_t h = dk__hash_bytes(key, klen);
   size_t j = h & (m->cap - 1);
   for (;;) {
     dk_hmap_slot *s = &m->slots[j];
@@ -243,15 +243,15 @@ uint64_t *dk_hmap_get(const dk_hmap *m, const char *key, size_t klen) {
   }
 }
 
-dk_status dk_hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **value_out,
+dk_status dk__hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **value_out,
                          bool *inserted, dk_error *err) {
   if ((m->count + 1) * 4 > m->cap * 3) DK_RETURN_NOT_OK(hmap_grow(m, err));
-  uint64_t h = dk_hash_bytes(key, klen);
+  uint64_t h = dk__hash_bytes(key, klen);
   size_t j = h & (m->cap - 1);
   for (;;) {
     dk_hmap_slot *s = &m->slots[j];
     if (!s->hash) {
-      char *k = dk_arena_strndup(&m->keys, key, klen, err);
+      char *k = dk__arena_strndup(&m->keys, key, klen, err);
       if (!k) return DK_NOMEM;
       s->hash = h;
       s->key = k;
@@ -271,9 +271,9 @@ dk_status dk_hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **va
   }
 }
 
-bool dk_hmap_remove(dk_hmap *m, const char *key, size_t klen) {
+bool dk__hmap_remove(dk_hmap *m, const char *key, size_t klen) {
   if (!m->cap) return false;
-  uint64_t h = dk_hash_bytes(key, klen);
+  uint64_t h = dk__hash_bytes(key, klen);
   size_t mask = m->cap - 1, j = h & mask;
   for (;;) {
     dk_hmap_slot *s = &m->slots[j];
@@ -312,22 +312,22 @@ dk_status dk__read_file(const dk_allocator *a, const char *path, char **out, siz
     return dk__error_set(err, errno == ENOENT ? DK_NOT_FOUND : DK_IO, "%s: cannot open: %s",
                          path, strerror(errno));
   dk_buf b;
-  dk_buf_init(&b, a);
+  dk__buf_init(&b, a);
   char tmp[65536];
   size_t n;
   dk_status st = DK_OK;
   while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-    st = dk_buf_append(&b, tmp, n, err);
+    st = dk__buf_append(&b, tmp, n, err);
     if (st) break;
   }
   if (!st && ferror(f)) st = dk__error_set(err, DK_IO, "%s: read failed", path);
   fclose(f);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
-  if (!b.data) DK_RETURN_NOT_OK(dk_buf_reserve(&b, 1, err));
+  if (!b.data) DK_RETURN_NOT_OK(dk__buf_reserve(&b, 1, err));
   *len = b.len;
-  *out = dk_buf_detach(&b);
+  *out = dk__buf_detach(&b);
   return DK_OK;
 }

@@ -188,7 +188,7 @@ static void *pool_realloc(void *ctx, void *ptr, size_t n) {
   return nr + POOL_HDR;
 }
 
-dk_status dk_pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
+dk_status dk__pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
                       dk_error *err) {
   dk_pool *p = dk__calloc(parent, 1, sizeof *p);
   *out = NULL;
@@ -209,7 +209,7 @@ dk_status dk_pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cach
   return DK_OK;
 }
 
-dk_status dk_pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
+dk_status dk__pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
                         dk_error *err) {
   if (a && a->malloc == pool_malloc) {
     dk_pool *p = a->ctx;
@@ -218,12 +218,12 @@ dk_status dk_pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
     *out = p;
     return DK_OK;
   }
-  return dk_pool_new(out, a, max_cached, err);
+  return dk__pool_new(out, a, max_cached, err);
 }
 
-const dk_allocator *dk_pool_allocator(dk_pool *p) { return &p->iface; }
+const dk_allocator *dk__pool_allocator(dk_pool *p) { return &p->iface; }
 
-void dk_pool_release(dk_pool *p) {
+void dk__pool_release(dk_pool *p) {
   if (!p) return;
   if (__atomic_sub_fetch(&p->owners, 1, __ATOMIC_ACQ_REL) == 0) {
     pthread_mutex_lock(&p->mu);
@@ -233,7 +233,7 @@ void dk_pool_release(dk_pool *p) {
   pool_unref(p);
 }
 
-void dk_pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
+void dk__pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
                       size_t *cached_bytes) {
   dk_pool *q = (dk_pool *)p;
   *live_refs = __atomic_load_n(&q->refs, __ATOMIC_RELAXED);

@@ -6,7 +6,7 @@
 ** Memory:   dk__malloc/calloc/realloc/free through an optional dk_allocator (NULL = libc).
 ** Buffers:  dk_buf, a growable byte buffer (64-byte aligned growth, no per-append malloc).
 ** Arena:    dk_arena, bump allocation in chunks; freed all at once.
-** Hashing:  dk_hash_bytes (64-bit) and dk_hmap, open addressing from byte keys to uint64.
+** Hashing:  dk__hash_bytes (64-bit) and dk_hmap, open addressing from byte keys to uint64.
 */
 #ifndef DK_UTIL_H
 #define DK_UTIL_H
@@ -88,19 +88,19 @@ typedef struct dk_buf {
   const dk_allocator *alloc;
 } dk_buf;
 
-void dk_buf_init(dk_buf *b, const dk_allocator *a);
-void dk_buf_dispose(dk_buf *b);
-dk_status dk_buf_reserve(dk_buf *b, size_t extra, dk_error *err);
-dk_status dk_buf_append(dk_buf *b, const void *p, size_t n, dk_error *err);
-dk_status dk_buf_puts(dk_buf *b, const char *s, dk_error *err);
-dk_status dk_buf_putc(dk_buf *b, char c, dk_error *err);
-dk_status dk_buf_printf(dk_buf *b, dk_error *err, const char *fmt, ...) DK_PRINTF(3, 4);
-static inline void dk_buf_clear(dk_buf *b) {
+void dk__buf_init(dk_buf *b, const dk_allocator *a);
+void dk__buf_dispose(dk_buf *b);
+dk_status dk__buf_reserve(dk_buf *b, size_t extra, dk_error *err);
+dk_status dk__buf_append(dk_buf *b, const void *p, size_t n, dk_error *err);
+dk_status dk__buf_puts(dk_buf *b, const char *s, dk_error *err);
+dk_status dk__buf_putc(dk_buf *b, char c, dk_error *err);
+dk_status dk__buf_printf(dk_buf *b, dk_error *err, const char *fmt, ...) DK_PRINTF(3, 4);
+static inline void dk__buf_clear(dk_buf *b) {
   b->len = 0;
   if (b->data) b->data[0] = 0;
 }
 /* Takes ownership of the data (caller frees with dk__free(b->alloc, p)); resets b. */
-char *dk_buf_detach(dk_buf *b);
+char *dk__buf_detach(dk_buf *b);
 
 /* ---- arena ----------------------------------------------------------------------------- */
 
@@ -112,17 +112,17 @@ typedef struct dk_arena {
   size_t total;             /* bytes allocated from the system */
 } dk_arena;
 
-void dk_arena_init(dk_arena *ar, const dk_allocator *a, size_t chunk_size);
-void dk_arena_dispose(dk_arena *ar);
+void dk__arena_init(dk_arena *ar, const dk_allocator *a, size_t chunk_size);
+void dk__arena_dispose(dk_arena *ar);
 /* Frees all but the newest chunk and rewinds it (reuse without page-faulting again). */
-void dk_arena_reset(dk_arena *ar);
+void dk__arena_reset(dk_arena *ar);
 /* 8-byte aligned; NULL on failure (records DK_NOMEM in err). */
-void *dk_arena_alloc(dk_arena *ar, size_t n, dk_error *err);
-char *dk_arena_strndup(dk_arena *ar, const char *s, size_t n, dk_error *err);
+void *dk__arena_alloc(dk_arena *ar, size_t n, dk_error *err);
+char *dk__arena_strndup(dk_arena *ar, const char *s, size_t n, dk_error *err);
 
 /* ---- hashing --------------------------------------------------------------------------- */
 
-uint64_t dk_hash_bytes(const void *p, size_t n);
+uint64_t dk__hash_bytes(const void *p, size_t n);
 
 /* Open-addressing map from byte strings (copied into an internal arena) to uint64 values. */
 typedef struct dk_hmap_slot {
@@ -140,14 +140,14 @@ typedef struct dk_hmap {
   const dk_allocator *alloc;
 } dk_hmap;
 
-void dk_hmap_init(dk_hmap *m, const dk_allocator *a);
-void dk_hmap_dispose(dk_hmap *m);
+void dk__hmap_init(dk_hmap *m, const dk_allocator *a);
+void dk__hmap_dispose(dk_hmap *m);
 /* Returns pointer to the slot's value, inserting (value 0) if absent; *inserted tells which. */
-dk_status dk_hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **value_out,
+dk_status dk__hmap_upsert(dk_hmap *m, const char *key, size_t klen, uint64_t **value_out,
                          bool *inserted, dk_error *err);
 /* Returns pointer to value or NULL. */
-uint64_t *dk_hmap_get(const dk_hmap *m, const char *key, size_t klen);
-bool dk_hmap_remove(dk_hmap *m, const char *key, size_t klen);
+uint64_t *dk__hmap_get(const dk_hmap *m, const char *key, size_t klen);
+bool dk__hmap_remove(dk_hmap *m, const char *key, size_t klen);
 
 /* ---- recycling buffer pool (pool.c) ------------------------------------------------------ */
 
@@ -158,19 +158,19 @@ bool dk_hmap_remove(dk_hmap *m, const char *key, size_t klen);
 ** last owner lets go the cache is freed and nothing more is cached. Thread-safe. */
 typedef struct dk_pool dk_pool;
 
-dk_status dk_pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
+dk_status dk__pool_new(dk_pool **out, const dk_allocator *parent, size_t max_cached,
                       dk_error *err);
 /* The pool behind allocator a (one owner reference more) when a is a pool's allocator, else
 ** a new pool over a: a Parquet stream inside a scan recycles through the scan's pool. */
-dk_status dk_pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
+dk_status dk__pool_share(dk_pool **out, const dk_allocator *a, size_t max_cached,
                         dk_error *err);
 /* The allocator interface; valid while the pool lives (an owner or any block). */
-const dk_allocator *dk_pool_allocator(dk_pool *p);
+const dk_allocator *dk__pool_allocator(dk_pool *p);
 /* Drops an owner's reference; accepts NULL. */
-void dk_pool_release(dk_pool *p);
+void dk__pool_release(dk_pool *p);
 /* For tests: references held (owners + live blocks), allocations served from the cache,
 ** bytes cached now. */
-void dk_pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
+void dk__pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
                       size_t *cached_bytes);
 
 /* ---- misc ------------------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates tests/unit/data/doubles_repr.txt: the oracle for dk_json_write_double/_float.
+"""Generates tests/unit/data/doubles_repr.txt: the oracle for dk__json_write_double/_float.
 
 Each line is "<kind> <hex bits> <Python repr of the value>", where kind is
   d  a double given by its 64-bit IEEE pattern, expected text repr(x);

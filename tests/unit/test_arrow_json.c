@@ -82,7 +82,7 @@ static int dk_rows(lines *out, const char *table, const char **cols, int ncols) 
     for (int k = 0; ok && k < ncols; k++)
       if (dk_arrow_json_new(&enc[k], sc.children[k], NULL, &err) != DK_OK) ok = 0;
     dk_buf row;
-    dk_buf_init(&row, NULL);
+    dk__buf_init(&row, NULL);
     while (ok) {
       struct ArrowArray a;
       if (st.get_next(&st, &a) != 0) {
@@ -91,21 +91,21 @@ static int dk_rows(lines *out, const char *table, const char **cols, int ncols) 
       }
       if (!a.release) break;
       for (int64_t i = 0; ok && i < a.length; i++) {
-        dk_buf_clear(&row);
+        dk__buf_clear(&row);
         for (int k = 0; ok && k < ncols; k++) {
           dk_str v;
           if (dk_arrow_json_value(&v, enc[k], a.children[k], a.offset + i, &err) != DK_OK ||
-              dk_buf_putc(&row, k ? ',' : '{', &err) != DK_OK ||
-              dk_json_write_str(&row, cols[k], strlen(cols[k]), &err) != DK_OK ||
-              dk_buf_putc(&row, ':', &err) != DK_OK || dk_buf_append(&row, v.ptr, v.len, &err) != DK_OK)
+              dk__buf_putc(&row, k ? ',' : '{', &err) != DK_OK ||
+              dk__json_write_str(&row, cols[k], strlen(cols[k]), &err) != DK_OK ||
+              dk__buf_putc(&row, ':', &err) != DK_OK || dk__buf_append(&row, v.ptr, v.len, &err) != DK_OK)
             ok = 0;
         }
-        if (ok && (dk_buf_putc(&row, '}', &err) != DK_OK || !lines_add(out, row.data, row.len)))
+        if (ok && (dk__buf_putc(&row, '}', &err) != DK_OK || !lines_add(out, row.data, row.len)))
           ok = 0;
       }
       a.release(&a);
     }
-    dk_buf_dispose(&row);
+    dk__buf_dispose(&row);
     for (int k = 0; k < ncols; k++) dk_arrow_json_free(enc[k]);
     if (sc.release) sc.release(&sc);
     if (st.release) st.release(&st);
@@ -124,29 +124,29 @@ static int expected_rows(lines *out, const char *table, const char **cols, int n
   char line[65536];
   int ok = 1;
   dk_buf row;
-  dk_buf_init(&row, NULL);
+  dk__buf_init(&row, NULL);
   while (ok && fgets(line, sizeof line, fp)) {
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
     if (!n) continue;
     dk_arena ar;
-    dk_arena_init(&ar, NULL, 0);
+    dk__arena_init(&ar, NULL, 0);
     dk_error err;
     dk_error_init(&err);
     dk_json_value *v = NULL;
-    if (dk_json_parse(&v, &ar, line, n, &err) != DK_OK) ok = 0;
-    dk_buf_clear(&row);
+    if (dk__json_parse(&v, &ar, line, n, &err) != DK_OK) ok = 0;
+    dk__buf_clear(&row);
     for (int k = 0; ok && k < ncols; k++) {
-      const dk_json_value *m = dk_json_get(v, cols[k]);
-      if (!m || dk_buf_putc(&row, k ? ',' : '{', &err) != DK_OK ||
-          dk_json_write_str(&row, cols[k], strlen(cols[k]), &err) != DK_OK ||
-          dk_buf_putc(&row, ':', &err) != DK_OK || dk_json_write_value(&row, m, &err) != DK_OK)
+      const dk_json_value *m = dk__json_get(v, cols[k]);
+      if (!m || dk__buf_putc(&row, k ? ',' : '{', &err) != DK_OK ||
+          dk__json_write_str(&row, cols[k], strlen(cols[k]), &err) != DK_OK ||
+          dk__buf_putc(&row, ':', &err) != DK_OK || dk__json_write_value(&row, m, &err) != DK_OK)
         ok = 0;
     }
-    if (ok && (dk_buf_putc(&row, '}', &err) != DK_OK || !lines_add(out, row.data, row.len))) ok = 0;
-    dk_arena_dispose(&ar);
+    if (ok && (dk__buf_putc(&row, '}', &err) != DK_OK || !lines_add(out, row.data, row.len))) ok = 0;
+    dk__arena_dispose(&ar);
   }
-  dk_buf_dispose(&row);
+  dk__buf_dispose(&row);
   fclose(fp);
   return ok;
 }

@@ -80,7 +80,7 @@ static int spit(const char *path, const uint8_t *p, size_t n) {
   return w == n ? 0 : -1;
 }
 
-/* Rows of a DV, collected with dk_dv_foreach. */
+/* Rows of a DV, collected with dk_dv__foreach. */
 typedef struct rows {
   int64_t v[1 << 16];
   size_t n;
@@ -115,10 +115,10 @@ static int check_against_roaring(const dk_dv *dv, const uint32_t *keys, roaring_
                                  int n, int trials) {
   uint64_t total = 0;
   for (int i = 0; i < n; i++) total += roaring_bitmap_get_cardinality(bms[i]);
-  if (dk_dv_cardinality(dv) != total) return 0;
+  if (dk_dv__cardinality(dv) != total) return 0;
   static rows got;
   got.n = 0;
-  if (dk_dv_foreach(dv, collect, &got) != DK_OK || got.n != DK_MIN(total, DK_ARRAY_LEN(got.v)))
+  if (dk_dv__foreach(dv, collect, &got) != DK_OK || got.n != DK_MIN(total, DK_ARRAY_LEN(got.v)))
     return 0;
   size_t k = 0;
   for (int i = 0; i < n; i++) {
@@ -127,7 +127,7 @@ static int check_against_roaring(const dk_dv *dv, const uint32_t *keys, roaring_
     roaring_bitmap_to_uint32_array(bms[i], vals);
     for (uint64_t j = 0; j < c; j++) {
       int64_t row = (int64_t)((uint64_t)keys[i] << 32 | vals[j]);
-      if (!dk_dv_contains(dv, row)) {
+      if (!dk_dv__contains(dv, row)) {
         free(vals);
         return 0;
       }
@@ -147,18 +147,18 @@ static int check_against_roaring(const dk_dv *dv, const uint32_t *keys, roaring_
     int64_t len = (int64_t)(rng() % (t % 4 ? 5000 : 200000));
     memset(keep, 1, (size_t)len);
     memset(bits, 0xFF, sizeof bits);
-    uint64_t marked = dk_dv_fill_selection(dv, first, len, keep);
-    uint64_t marked_bits = dk_dv_fill_selection_bits(dv, first, len, bits);
+    uint64_t marked = dk_dv__fill_selection(dv, first, len, keep);
+    uint64_t marked_bits = dk_dv__fill_selection_bits(dv, first, len, bits);
     uint64_t want = 0;
     for (int64_t r = 0; r < len; r++) {
       int in = roaring_bitmap_contains(bms[i], (uint32_t)(low + (uint64_t)r));
       want += (uint64_t)in;
       if (keep[r] != !in) return 0;
       if (((bits[r >> 3] >> (r & 7)) & 1) != !in) return 0;
-      if (dk_dv_contains(dv, first + r) != in) return 0;
+      if (dk_dv__contains(dv, first + r) != in) return 0;
     }
     if (marked != want || marked_bits != want) return 0;
-    if (dk_dv_range_cardinality(dv, first, len) != want) return 0;
+    if (dk_dv__range_cardinality(dv, first, len) != want) return 0;
     /* Bits past the range stay set. */
     for (int64_t r = len; r < (int64_t)sizeof bits * 8; r++)
       if (!((bits[r >> 3] >> (r & 7)) & 1)) return 0;
@@ -174,14 +174,14 @@ DK_TEST(dv__z85_rfc32_vector) {
   dk_error err;
   dk_error_init(&err);
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  CHECK_OK(dk_z85_encode(&b, hello, 8, &err), &err);
+  dk__buf_init(&b, NULL);
+  CHECK_OK(dk_dv__z85_encode(&b, hello, 8, &err), &err);
   CHECK_EQ_STR(b.data, "HelloWorld");
-  dk_buf_clear(&b);
-  CHECK_OK(dk_z85_decode(&b, "HelloWorld", 10, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_dv__z85_decode(&b, "HelloWorld", 10, &err), &err);
   CHECK_EQ_INT(b.len, 8);
   CHECK(memcmp(b.data, hello, 8) == 0);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
 }
 
 DK_TEST(dv__z85_round_trip_and_rejects) {
@@ -189,26 +189,26 @@ DK_TEST(dv__z85_round_trip_and_rejects) {
       "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
   dk_error err;
   dk_buf b, t;
-  dk_buf_init(&b, NULL);
-  dk_buf_init(&t, NULL);
+  dk__buf_init(&b, NULL);
+  dk__buf_init(&t, NULL);
   /* Round trip of random lengths (multiples of 4) and of padded odd lengths. */
   for (int iter = 0; iter < 500; iter++) {
     uint8_t data[64];
     size_t n = (size_t)(rng() % 17) * 4;
     for (size_t i = 0; i < n; i++) data[i] = (uint8_t)rng();
-    dk_buf_clear(&t);
-    dk_buf_clear(&b);
+    dk__buf_clear(&t);
+    dk__buf_clear(&b);
     dk_error_init(&err);
-    CHECK_OK(dk_z85_encode(&t, data, n, &err), &err);
+    CHECK_OK(dk_dv__z85_encode(&t, data, n, &err), &err);
     CHECK_EQ_INT(t.len, n / 4 * 5);
-    CHECK_OK(dk_z85_decode(&b, t.data, t.len, &err), &err);
+    CHECK_OK(dk_dv__z85_decode(&b, t.data, t.len, &err), &err);
     CHECK_EQ_INT(b.len, n);
     CHECK(n == 0 || memcmp(b.data, data, n) == 0);
     size_t odd = n ? n - 1 - (size_t)(rng() % 3) : 0;
-    dk_buf_clear(&t);
-    dk_buf_clear(&b);
-    CHECK_OK(dk_z85_encode_padded(&t, data, odd, &err), &err);
-    CHECK_OK(dk_z85_decode(&b, t.data, t.len, &err), &err);
+    dk__buf_clear(&t);
+    dk__buf_clear(&b);
+    CHECK_OK(dk_dv__z85_encode_padded(&t, data, odd, &err), &err);
+    CHECK_OK(dk_dv__z85_decode(&b, t.data, t.len, &err), &err);
     CHECK_EQ_INT(b.len, (odd + 3) / 4 * 4);
     CHECK(odd == 0 || memcmp(b.data, data, odd) == 0);
     for (size_t i = odd; i < b.len; i++) CHECK_EQ_INT(b.data[i], 0);
@@ -217,9 +217,9 @@ DK_TEST(dv__z85_round_trip_and_rejects) {
   for (int c = 0; c < 256; c++) {
     char txt[5] = {'0', '0', '0', '0', (char)c};
     const char *pos = c ? memchr(alphabet, c, 85) : NULL;
-    dk_buf_clear(&b);
+    dk__buf_clear(&b);
     dk_error_init(&err);
-    dk_status st = dk_z85_decode(&b, txt, 5, &err);
+    dk_status st = dk_dv__z85_decode(&b, txt, 5, &err);
     if (pos) {
       CHECK_OK(st, &err);
       CHECK_EQ_INT((uint8_t)b.data[3], pos - alphabet);
@@ -228,20 +228,20 @@ DK_TEST(dv__z85_round_trip_and_rejects) {
     }
   }
   /* 85^5 > 2^32: "%nSc0" is 2^32 - 1, the largest legal group; "%nSc1" is 2^32. */
-  dk_buf_clear(&b);
+  dk__buf_clear(&b);
   dk_error_init(&err);
-  CHECK_OK(dk_z85_decode(&b, "%nSc0", 5, &err), &err);
+  CHECK_OK(dk_dv__z85_decode(&b, "%nSc0", 5, &err), &err);
   CHECK(b.len == 4 && memcmp(b.data, "\xff\xff\xff\xff", 4) == 0);
   dk_error_init(&err);
-  CHECK_STATUS(dk_z85_decode(&b, "%nSc1", 5, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__z85_decode(&b, "%nSc1", 5, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_z85_decode(&b, "#####", 5, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__z85_decode(&b, "#####", 5, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_z85_decode(&b, "Hello", 4, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__z85_decode(&b, "Hello", 4, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_z85_encode(&t, (const uint8_t *)"abc", 3, &err), DK_INVALID);
-  dk_buf_dispose(&b);
-  dk_buf_dispose(&t);
+  CHECK_STATUS(dk_dv__z85_encode(&t, (const uint8_t *)"abc", 3, &err), DK_INVALID);
+  dk__buf_dispose(&b);
+  dk__buf_dispose(&t);
 }
 
 /* ---- descriptors ------------------------------------------------------------------------- */
@@ -251,31 +251,31 @@ DK_TEST(dv__descriptor_protocol_examples) {
   dk_error_init(&err);
   dk_dv_desc d;
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   /* Example 1: relative path with random prefix "ab". */
   int64_t off = 4;
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("ab^-aqEH.-t@S}K{vb[*k^"), &off, 40, 6, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("ab^-aqEH.-t@S}K{vb[*k^"), &off, 40, 6, &err),
            &err);
-  CHECK_OK(dk_dv_resolve_path("s3://mytable/", &d, &b, &err), &err);
+  CHECK_OK(dk_dv__resolve_path("s3://mytable/", &d, &b, &err), &err);
   CHECK_EQ_STR(b.data, "s3://mytable/ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin");
-  dk_buf_clear(&b);
-  CHECK_OK(dk_dv_unique_id(&b, &d, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_dv__unique_id(&b, &d, &err), &err);
   CHECK_EQ_STR(b.data, "uab^-aqEH.-t@S}K{vb[*k^@4");
   /* Example 2: absolute path. */
   const char *abs = "s3://mytable/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin";
-  CHECK_OK(dk_dv_descriptor_init(&d, S("p"), S(abs), &off, 40, 6, &err), &err);
-  dk_buf_clear(&b);
-  CHECK_OK(dk_dv_resolve_path("/ignored", &d, &b, &err), &err);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("p"), S(abs), &off, 40, 6, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_dv__resolve_path("/ignored", &d, &b, &err), &err);
   CHECK_EQ_STR(b.data, abs);
   /* Example 3: inline, no offset, so no "@" in the unique id; no file path. */
   const char *inl = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
-  CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 40, 6, &err), &err);
-  dk_buf_clear(&b);
-  CHECK_OK(dk_dv_unique_id(&b, &d, &err), &err);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("i"), S(inl), NULL, 40, 6, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_dv__unique_id(&b, &d, &err), &err);
   CHECK(b.len == 51 && b.data[0] == 'i' && !strcmp(b.data + 1, inl));
-  dk_buf_clear(&b);
-  CHECK_STATUS(dk_dv_resolve_path("/t", &d, &b, &err), DK_INVALID);
-  dk_buf_dispose(&b);
+  dk__buf_clear(&b);
+  CHECK_STATUS(dk_dv__resolve_path("/t", &d, &b, &err), DK_INVALID);
+  dk__buf_dispose(&b);
 }
 
 DK_TEST(dv__descriptor_validation_and_paths) {
@@ -283,50 +283,50 @@ DK_TEST(dv__descriptor_validation_and_paths) {
   dk_dv_desc d;
   int64_t off = 1, neg = -1;
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("x"), S("abc"), &off, 4, 1, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("x"), S("abc"), &off, 4, 1, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("uu"), S("IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("uu"), S("IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
                DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("i"), S("00000"), &off, 4, 1, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("i"), S("00000"), &off, 4, 1, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &neg, 4, 1, &err),
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &neg, 4, 1, &err),
                DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0W"), &off, 4, 1, &err),
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0W"), &off, 4, 1, &err),
                DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, -1, 1, &err),
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, -1, 1, &err),
                DK_CORRUPT);
   dk_error_init(&err);
   CHECK_STATUS(
-      dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 1ll << 31, 1, &err),
+      dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 1ll << 31, 1, &err),
       DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 4, -2, &err),
+  CHECK_STATUS(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 4, -2, &err),
                DK_CORRUPT);
   /* A prefix that would leave the table directory. */
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("../IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("../IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
            &err);
-  CHECK_STATUS(dk_dv_resolve_path("/t", &d, &b, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__resolve_path("/t", &d, &b, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("..IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("..IjB3V2d3#qUP%s94R0WF"), &off, 4, 1, &err),
            &err);
-  CHECK_STATUS(dk_dv_resolve_path("/t", &d, &b, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__resolve_path("/t", &d, &b, &err), DK_CORRUPT);
   /* A UUID that is not Z85. */
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0W\""), &off, 4, 1, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0W\""), &off, 4, 1, &err),
            &err);
-  CHECK_STATUS(dk_dv_resolve_path("/t", &d, &b, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__resolve_path("/t", &d, &b, &err), DK_CORRUPT);
   /* No offset: the unique id has no "@". */
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), NULL, 4, 1, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), NULL, 4, 1, &err),
            &err);
-  dk_buf_clear(&b);
-  CHECK_OK(dk_dv_unique_id(&b, &d, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_dv__unique_id(&b, &d, &err), &err);
   CHECK_EQ_STR(b.data, "uIjB3V2d3#qUP%s94R0WF");
   /* file: URIs become local paths, percent-decoded. */
   const char *uris[][2] = {
@@ -337,19 +337,19 @@ DK_TEST(dv__descriptor_validation_and_paths) {
   };
   for (size_t i = 0; i < DK_ARRAY_LEN(uris); i++) {
     dk_error_init(&err);
-    CHECK_OK(dk_dv_descriptor_init(&d, S("p"), S(uris[i][0]), &off, 4, 1, &err), &err);
-    dk_buf_clear(&b);
-    CHECK_OK(dk_dv_resolve_path("/t", &d, &b, &err), &err);
+    CHECK_OK(dk_dv__descriptor_init(&d, S("p"), S(uris[i][0]), &off, 4, 1, &err), &err);
+    dk__buf_clear(&b);
+    CHECK_OK(dk_dv__resolve_path("/t", &d, &b, &err), &err);
     CHECK_EQ_STR(b.data, uris[i][1]);
   }
   const char *bad[] = {"file://host/tmp/dv.bin", "/abs/a%2", "/abs/a%zz", "/abs/%00"};
   for (size_t i = 0; i < DK_ARRAY_LEN(bad); i++) {
     dk_error_init(&err);
-    CHECK_OK(dk_dv_descriptor_init(&d, S("p"), S(bad[i]), &off, 4, 1, &err), &err);
-    dk_buf_clear(&b);
-    CHECK(dk_dv_resolve_path("/t", &d, &b, &err) != DK_OK);
+    CHECK_OK(dk_dv__descriptor_init(&d, S("p"), S(bad[i]), &off, 4, 1, &err), &err);
+    dk__buf_clear(&b);
+    CHECK(dk_dv__resolve_path("/t", &d, &b, &err) != DK_OK);
   }
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
 }
 
 /* ---- the inline example of the protocol ---------------------------------------------------- */
@@ -359,36 +359,36 @@ DK_TEST(dv__inline_protocol_example) {
   dk_error_init(&err);
   dk_dv_desc d;
   const char *inl = "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L";
-  CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 40, 6, &err), &err);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("i"), S(inl), NULL, 40, 6, &err), &err);
   dk_dv *dv = NULL;
-  CHECK_OK(dk_dv_load(&dv, NULL, NULL, &d, NULL, &err), &err);
+  CHECK_OK(dk_dv__load(&dv, NULL, NULL, &d, NULL, &err), &err);
   static const int64_t want[] = {3, 4, 7, 11, 18, 29}; /* as PROTOCOL.md states */
   static rows got;
   got.n = 0;
-  CHECK_OK(dk_dv_foreach(dv, collect, &got), &err);
+  CHECK_OK(dk_dv__foreach(dv, collect, &got), &err);
   CHECK_EQ_INT(got.n, 6);
   for (int i = 0; i < 6; i++) CHECK_EQ_INT(got.v[i], want[i]);
-  CHECK_EQ_INT(dk_dv_cardinality(dv), 6);
+  CHECK_EQ_INT(dk_dv__cardinality(dv), 6);
   uint8_t keep[40];
   memset(keep, 1, sizeof keep);
-  CHECK_EQ_INT(dk_dv_fill_selection(dv, 0, 40, keep), 6);
+  CHECK_EQ_INT(dk_dv__fill_selection(dv, 0, 40, keep), 6);
   for (int r = 0; r < 40; r++) {
     int del = r == 3 || r == 4 || r == 7 || r == 11 || r == 18 || r == 29;
     CHECK_EQ_INT(keep[r], !del);
-    CHECK_EQ_INT(dk_dv_contains(dv, r), del);
+    CHECK_EQ_INT(dk_dv__contains(dv, r), del);
   }
-  CHECK_EQ_INT(dk_dv_range_cardinality(dv, 4, 10), 3); /* 4, 7, 11 */
-  dk_dv_free(dv);
+  CHECK_EQ_INT(dk_dv__range_cardinality(dv, 4, 10), 3); /* 4, 7, 11 */
+  dk_dv__free(dv);
   /* A lying cardinality or size is corrupt. */
-  CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 40, 5, &err), &err);
-  CHECK_STATUS(dk_dv_load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("i"), S(inl), NULL, 40, 5, &err), &err);
+  CHECK_STATUS(dk_dv__load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
   CHECK(dv == NULL);
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 36, 6, &err), &err);
-  CHECK_STATUS(dk_dv_load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("i"), S(inl), NULL, 36, 6, &err), &err);
+  CHECK_STATUS(dk_dv__load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
   dk_error_init(&err);
-  CHECK_OK(dk_dv_descriptor_init(&d, S("i"), S(inl), NULL, 41, 6, &err), &err);
-  CHECK_STATUS(dk_dv_load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("i"), S(inl), NULL, 41, 6, &err), &err);
+  CHECK_STATUS(dk_dv__load(&dv, NULL, NULL, &d, NULL, &err), DK_CORRUPT);
 }
 
 /* ---- synthetic bitmaps, checked against CRoaring -------------------------------------------- */
@@ -418,9 +418,9 @@ DK_TEST(dv__decoder_matches_croaring) {
     dk_error err;
     dk_error_init(&err);
     dk_dv *dv = NULL;
-    CHECK_OK(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), &err);
+    CHECK_OK(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), &err);
     int ok = check_against_roaring(dv, keys, bms, n, 60);
-    dk_dv_free(dv);
+    dk_dv__free(dv);
     for (int i = 0; i < n; i++) roaring_bitmap_free(bms[i]);
     CHECK(ok);
   }
@@ -441,12 +441,12 @@ DK_TEST(dv__decoder_rejects_corruption) {
   /* Every truncation is corrupt, never a crash. */
   for (size_t cut = 0; cut < len; cut++) {
     dk_error_init(&err);
-    CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, cut, NULL, &err), DK_CORRUPT);
+    CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, cut, NULL, &err), DK_CORRUPT);
     CHECK(dv == NULL);
   }
   /* Trailing bytes are corrupt. */
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len + 1, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len + 1, NULL, &err), DK_CORRUPT);
   /* Single-byte damage anywhere either still decodes or is corrupt; never anything else. */
   uint8_t *copy = malloc(len);
   for (size_t i = 0; i < len; i++) {
@@ -454,11 +454,11 @@ DK_TEST(dv__decoder_rejects_corruption) {
       memcpy(copy, buf, len);
       copy[i] = (uint8_t)(v == 0 ? copy[i] ^ 0xFF : v == 1 ? copy[i] + 1 : 0x80);
       dk_error_init(&err);
-      dk_status st = dk_dv_decode_bitmap(&dv, copy, len, NULL, &err);
+      dk_status st = dk_dv__decode_bitmap(&dv, copy, len, NULL, &err);
       CHECK(st == DK_OK || st == DK_CORRUPT);
       if (st == DK_OK) {
-        (void)dk_dv_range_cardinality(dv, 0, INT64_MAX);
-        dk_dv_free(dv);
+        (void)dk_dv__range_cardinality(dv, 0, INT64_MAX);
+        dk_dv__free(dv);
       }
     }
   }
@@ -466,25 +466,25 @@ DK_TEST(dv__decoder_rejects_corruption) {
   /* Named causes. */
   memcpy(buf, "\x00\x00\x00\x00", 4);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   CHECK(strstr(err.message, "magic") != NULL);
   /* A bucket key with the top bit set. */
   uint32_t big = 0x80000000u;
   len = frame_portable(buf, &big, &bm, 1);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   CHECK(strstr(err.message, "top bit") != NULL);
   /* Bucket keys out of order. */
   uint32_t keys2[2] = {3, 3};
   roaring_bitmap_t *bms2[2] = {bm, bm};
   len = frame_portable(buf, keys2, bms2, 2);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   /* A huge bucket count. */
   len = frame_portable(buf, &key, &bm, 1);
   buf[11] = 0x7F;
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   roaring_bitmap_free(bm);
   /* An array container whose values are not ascending: {5, 9} serialized, then swapped. */
   bm = roaring_bitmap_create();
@@ -493,18 +493,18 @@ DK_TEST(dv__decoder_rejects_corruption) {
   key = 0;
   len = frame_portable(buf, &key, &bm, 1);
   dk_error_init(&err);
-  CHECK_OK(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), &err);
-  dk_dv_free(dv);
+  CHECK_OK(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), &err);
+  dk_dv__free(dv);
   CHECK(buf[len - 4] == 5 && buf[len - 2] == 9);
   buf[len - 4] = 9, buf[len - 2] = 5;
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   CHECK(strstr(err.message, "ascending") != NULL);
   /* A header cardinality that lies (2 -> 3) makes the array overrun into nothing. */
   len = frame_portable(buf, &key, &bm, 1);
   buf[16 + 4 + 4 + 2] = 2;
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   roaring_bitmap_free(bm);
   /* A bitset container whose popcount disagrees with its header. */
   bm = roaring_bitmap_create();
@@ -512,7 +512,7 @@ DK_TEST(dv__decoder_rejects_corruption) {
   len = frame_portable(buf, &key, &bm, 1);
   buf[len - 1] ^= 0x80; /* the last word's top bit: row 65535 */
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   CHECK(strstr(err.message, "bitset") != NULL);
   roaring_bitmap_free(bm);
   /* Runs that overlap, and a run that leaves 16 bits. */
@@ -526,10 +526,10 @@ DK_TEST(dv__decoder_rejects_corruption) {
   CHECK(buf[27] == 10 && buf[31] == 30);
   buf[31] = 15; /* second run starts inside the first */
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   buf[31] = 0xF8, buf[32] = 0xFF; /* second run starts at 65528 and has 10 rows */
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, len, NULL, &err), DK_CORRUPT);
   roaring_bitmap_free(bm);
   free(buf);
 }
@@ -619,19 +619,19 @@ DK_TEST(dv__real_tables_load_and_match_croaring) {
       dk_error err;
       dk_error_init(&err);
       dk_dv_desc d;
-      CHECK_OK(dk_dv_descriptor_init(&d, S(dvs[i].type), S(dvs[i].path),
+      CHECK_OK(dk_dv__descriptor_init(&d, S(dvs[i].type), S(dvs[i].path),
                                      dvs[i].has_offset ? &dvs[i].offset : NULL, dvs[i].size,
                                      dvs[i].card, &err),
                &err);
       /* The resolved name is a file the writer created. */
       dk_buf path;
-      dk_buf_init(&path, NULL);
-      CHECK_OK(dk_dv_resolve_path(root, &d, &path, &err), &err);
+      dk__buf_init(&path, NULL);
+      CHECK_OK(dk_dv__resolve_path(root, &d, &path, &err), &err);
       struct stat sb;
       CHECK(stat(path.data, &sb) == 0);
       dk_dv *dv = NULL;
-      CHECK_OK(dk_dv_load(&dv, &g_stdio, root, &d, NULL, &err), &err);
-      CHECK_EQ_INT(dk_dv_cardinality(dv), dvs[i].card);
+      CHECK_OK(dk_dv__load(&dv, &g_stdio, root, &d, NULL, &err), &err);
+      CHECK_EQ_INT(dk_dv__cardinality(dv), dvs[i].card);
       /* CRoaring on the same bytes: [size][magic][nbuckets]{[key][bitmap32]}... */
       size_t flen;
       uint8_t *file = slurp(path.data, &flen);
@@ -659,24 +659,24 @@ DK_TEST(dv__real_tables_load_and_match_croaring) {
       for (uint64_t b = 0; b < nb; b++) roaring_bitmap_free(bms[b]);
       /* The same bytes as an inline DV (Z85, padded as Delta writers pad) load identically. */
       dk_buf z;
-      dk_buf_init(&z, NULL);
-      CHECK_OK(dk_z85_encode_padded(&z, bm, (size_t)dvs[i].size, &err), &err);
+      dk__buf_init(&z, NULL);
+      CHECK_OK(dk_dv__z85_encode_padded(&z, bm, (size_t)dvs[i].size, &err), &err);
       dk_dv_desc di;
-      CHECK_OK(dk_dv_descriptor_init(&di, S("i"), (dk_str){z.data, z.len}, NULL, dvs[i].size,
+      CHECK_OK(dk_dv__descriptor_init(&di, S("i"), (dk_str){z.data, z.len}, NULL, dvs[i].size,
                                      dvs[i].card, &err),
                &err);
       dk_dv *dv2 = NULL;
-      CHECK_OK(dk_dv_load(&dv2, NULL, NULL, &di, NULL, &err), &err);
+      CHECK_OK(dk_dv__load(&dv2, NULL, NULL, &di, NULL, &err), &err);
       static rows r1, r2;
       r1.n = r2.n = 0;
-      CHECK_OK(dk_dv_foreach(dv, collect, &r1), &err);
-      CHECK_OK(dk_dv_foreach(dv2, collect, &r2), &err);
+      CHECK_OK(dk_dv__foreach(dv, collect, &r1), &err);
+      CHECK_OK(dk_dv__foreach(dv2, collect, &r2), &err);
       CHECK(r1.n == r2.n && memcmp(r1.v, r2.v, r1.n * sizeof r1.v[0]) == 0);
-      dk_dv_free(dv2);
-      dk_buf_dispose(&z);
+      dk_dv__free(dv2);
+      dk__buf_dispose(&z);
       free(file);
-      dk_dv_free(dv);
-      dk_buf_dispose(&path);
+      dk_dv__free(dv);
+      dk__buf_dispose(&path);
       CHECK(ok);
     }
   }
@@ -711,13 +711,13 @@ DK_TEST(dv__corrupt_files) {
   dk_error err;
   dk_error_init(&err);
   int64_t off = 1;
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
            &err);
   dk_dv *dv = NULL;
 #define EXPECT_CORRUPT(desc, word)                                    \
   do {                                                                \
     dk_error_init(&err);                                              \
-    CHECK_STATUS(dk_dv_load(&dv, &g_stdio, root, desc, NULL, &err), DK_CORRUPT); \
+    CHECK_STATUS(dk_dv__load(&dv, &g_stdio, root, desc, NULL, &err), DK_CORRUPT); \
     CHECK(dv == NULL);                                                \
     if (!strstr(err.message, word)) {                                 \
       dk_test_fail(__FILE__, __LINE__, "message \"%s\" lacks \"%s\"", err.message, word); \
@@ -727,8 +727,8 @@ DK_TEST(dv__corrupt_files) {
 
   /* Intact copy loads. */
   CHECK(spit(dst, orig, len) == 0);
-  CHECK_OK(dk_dv_load(&dv, &g_stdio, root, &d, NULL, &err), &err);
-  dk_dv_free(dv);
+  CHECK_OK(dk_dv__load(&dv, &g_stdio, root, &d, NULL, &err), &err);
+  dk_dv__free(dv);
   dv = NULL;
   /* Bad checksum: one bitmap byte flipped; the message names file, offset and both CRCs. */
   memcpy(b, orig, len);
@@ -778,11 +778,11 @@ DK_TEST(dv__corrupt_files) {
   /* Missing file is not found, not corrupt. */
   remove(dst);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_load(&dv, &g_stdio, root, &d, NULL, &err), DK_NOT_FOUND);
+  CHECK_STATUS(dk_dv__load(&dv, &g_stdio, root, &d, NULL, &err), DK_NOT_FOUND);
   /* Every truncation of the range decoder's input is corrupt. */
   for (size_t cut = 0; cut < len - 1; cut++) {
     dk_error_init(&err);
-    CHECK_STATUS(dk_dv_decode_file_range(&dv, orig + 1, cut, 36, "x", 1, NULL, &err),
+    CHECK_STATUS(dk_dv__decode_file_range(&dv, orig + 1, cut, 36, "x", 1, NULL, &err),
                  DK_CORRUPT);
   }
   free(b);
@@ -816,14 +816,14 @@ DK_TEST(dv__native_framing_little_endian) {
   dk_error err;
   dk_error_init(&err);
   dk_dv *dv = NULL;
-  CHECK_OK(dk_dv_decode_bitmap(&dv, buf, pos, NULL, &err), &err);
+  CHECK_OK(dk_dv__decode_bitmap(&dv, buf, pos, NULL, &err), &err);
   int ok = check_against_roaring(dv, keys, bms, 3, 30);
-  dk_dv_free(dv);
+  dk_dv__free(dv);
   /* A size field that disagrees with the bitmap is corrupt. */
   uint32_t wrong = (uint32_t)roaring_bitmap_portable_size_in_bytes(bms[0]) + 1;
   memcpy(buf + 8, &wrong, 4);
   dk_error_init(&err);
-  CHECK_STATUS(dk_dv_decode_bitmap(&dv, buf, pos, NULL, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_dv__decode_bitmap(&dv, buf, pos, NULL, &err), DK_CORRUPT);
   for (int i = 0; i < 3; i++) roaring_bitmap_free(bms[i]);
   free(buf);
   CHECK(ok);
@@ -861,9 +861,9 @@ DK_TEST(dv__allocation_failures) {
   dk_error err;
   dk_error_init(&err);
   int64_t off = 1;
-  CHECK_OK(dk_dv_descriptor_init(&dfile, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
+  CHECK_OK(dk_dv__descriptor_init(&dfile, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 2, &err),
            &err);
-  CHECK_OK(dk_dv_descriptor_init(&dinl, S("i"), S(inl), NULL, 40, 6, &err), &err);
+  CHECK_OK(dk_dv__descriptor_init(&dinl, S("i"), S(inl), NULL, 40, 6, &err), &err);
   const dk_dv_desc *ds[2] = {&dfile, &dinl};
   for (int which = 0; which < 2; which++) {
     int n;
@@ -872,10 +872,10 @@ DK_TEST(dv__allocation_failures) {
       dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
       dk_dv *dv = NULL;
       dk_error_init(&err);
-      dk_status st = dk_dv_load(&dv, &g_stdio, root, ds[which], &a, &err);
+      dk_status st = dk_dv__load(&dv, &g_stdio, root, ds[which], &a, &err);
       if (st == DK_OK) {
-        CHECK_EQ_INT(dk_dv_cardinality(dv), ds[which]->cardinality);
-        dk_dv_free(dv);
+        CHECK_EQ_INT(dk_dv__cardinality(dv), ds[which]->cardinality);
+        dk_dv__free(dv);
         CHECK_EQ_INT(f.live, 0);
         break;
       }
@@ -892,14 +892,14 @@ DK_TEST(dv__empty_descriptor_reads_nothing) {
   dk_error_init(&err);
   dk_dv_desc d;
   int64_t off = 1;
-  CHECK_OK(dk_dv_descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 0, &err), &err);
+  CHECK_OK(dk_dv__descriptor_init(&d, S("u"), S("IjB3V2d3#qUP%s94R0WF"), &off, 36, 0, &err), &err);
   dk_dv *dv = NULL;
   /* No storage at all: nothing may be read. */
-  CHECK_OK(dk_dv_load(&dv, NULL, "/nonexistent", &d, NULL, &err), &err);
-  CHECK_EQ_INT(dk_dv_cardinality(dv), 0);
-  CHECK(!dk_dv_contains(dv, 0));
+  CHECK_OK(dk_dv__load(&dv, NULL, "/nonexistent", &d, NULL, &err), &err);
+  CHECK_EQ_INT(dk_dv__cardinality(dv), 0);
+  CHECK(!dk_dv__contains(dv, 0));
   uint8_t keep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-  CHECK_EQ_INT(dk_dv_fill_selection(dv, 0, 8, keep), 0);
+  CHECK_EQ_INT(dk_dv__fill_selection(dv, 0, 8, keep), 0);
   for (int i = 0; i < 8; i++) CHECK_EQ_INT(keep[i], 1);
-  dk_dv_free(dv);
+  dk_dv__free(dv);
 }

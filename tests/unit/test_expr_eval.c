@@ -13,15 +13,15 @@
 static void field(struct ArrowSchema *s, const char *fmt, const char *name, int nkids) {
   dk_atype t;
   dk_error err = {0};
-  if (dk_atype_parse(&t, fmt, &err) || dk_schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
+  if (dk__atype_parse(&t, fmt, &err) || dk__schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
     dk_test_fail(__FILE__, __LINE__, "schema: %s", err.message);
 }
 
 /* 0 = FALSE, 1 = NULL, 2 = TRUE */
 static int tri_get(const struct ArrowArray *a, int64_t i) {
   const uint8_t *valid = a->buffers[0];
-  if (valid && !dk_bit_get(valid, i)) return 1;
-  return dk_bit_get(a->buffers[1], i) ? 2 : 0;
+  if (valid && !dk__bit_get(valid, i)) return 1;
+  return dk__bit_get(a->buffers[1], i) ? 2 : 0;
 }
 
 DK_TEST(expr__kleene_truth_tables) {
@@ -31,19 +31,19 @@ DK_TEST(expr__kleene_truth_tables) {
   field(s.children[0], "b", "p", 0);
   field(s.children[1], "b", "q", 0);
   dk_arr a;
-  CHECK_OK(dk_arr_init_from_schema(&a, &s, NULL, &err), &err);
+  CHECK_OK(dk__arr_init_from_schema(&a, &s, NULL, &err), &err);
   for (int x = 0; x < 3; x++)
     for (int y = 0; y < 3; y++) {
       int v[2] = {x, y};
       for (int k = 0; k < 2; k++) {
-        if (v[k] == 1) CHECK_OK(dk_arr_append_null(&a.children[k], &err), &err);
-        else CHECK_OK(dk_arr_append_bool(&a.children[k], v[k] == 2, &err), &err);
+        if (v[k] == 1) CHECK_OK(dk__arr_append_null(&a.children[k], &err), &err);
+        else CHECK_OK(dk__arr_append_bool(&a.children[k], v[k] == 2, &err), &err);
       }
-      CHECK_OK(dk_arr_finish_element(&a, &err), &err);
+      CHECK_OK(dk__arr_finish_element(&a, &err), &err);
     }
   struct ArrowArray batch;
-  CHECK_OK(dk_arr_finish(&a, &batch, &err), &err);
-  dk_arr_reset(&a);
+  CHECK_OK(dk__arr_finish(&a, &batch, &err), &err);
+  dk__arr_reset(&a);
   const char *preds[] = {"p AND q", "p OR q", "NOT p", "p IS NULL", "p IS NOT NULL",
                          "NOT (p AND q)", "NOT p OR NOT q", "p <=> q", "p = q"};
   for (size_t k = 0; k < sizeof preds / sizeof preds[0]; k++) {
@@ -78,7 +78,7 @@ DK_TEST(expr__kleene_truth_tables) {
     dk_expr_free(b);
   }
   batch.release(&batch);
-  dk_schema_release(&s);
+  dk__schema_release(&s);
 }
 
 static void expect_bind_error(const struct ArrowSchema *s, const char *text, dk_status want,
@@ -124,7 +124,7 @@ DK_TEST(expr__bind_errors) {
   s.children[0]->dictionary = &dict;
   expect_bind_error(&s, "id = 1", DK_UNSUPPORTED, "dictionary", __LINE__);
   s.children[0]->dictionary = NULL;
-  dk_schema_release(&dict);
+  dk__schema_release(&dict);
   /* exact-case match wins over the case-insensitive duplicate; case-insensitive otherwise */
   dk_error err = {0};
   dk_expr *e, *b;
@@ -141,7 +141,7 @@ DK_TEST(expr__bind_errors) {
   CHECK_STATUS(dk_expr_eval(&out, e, &s, &empty, &err), DK_INVALID);
   dk_expr_free(e);
   dk_expr_free(b);
-  dk_schema_release(&s);
+  dk__schema_release(&s);
 }
 
 /* t (unit from fmt) compared with TIMESTAMP literals: the expected answers are computed here
@@ -152,7 +152,7 @@ static void check_unit(const char *fmt, int64_t per_us_num, int64_t per_us_den) 
   field(&s, "+s", "", 1);
   field(s.children[0], fmt, "t", 0);
   dk_arr a;
-  CHECK_OK(dk_arr_init_from_schema(&a, &s, NULL, &err), &err);
+  CHECK_OK(dk__arr_init_from_schema(&a, &s, NULL, &err), &err);
   /* values around 2024-01-01 00:00:00 UTC = 1704067200 s */
   const int64_t base_us = 1704067200LL * 1000000;
   int64_t vals[64];
@@ -162,14 +162,14 @@ static void check_unit(const char *fmt, int64_t per_us_num, int64_t per_us_den) 
     for (size_t k = 0; k < 5; k++) {
       __int128 us = (__int128)base_us + d * steps[k];
       vals[n] = (int64_t)(us * per_us_num / per_us_den - (us * per_us_num % per_us_den < 0));
-      CHECK_OK(dk_arr_append_int(&a.children[0], vals[n], &err), &err);
-      CHECK_OK(dk_arr_finish_element(&a, &err), &err);
+      CHECK_OK(dk__arr_append_int(&a.children[0], vals[n], &err), &err);
+      CHECK_OK(dk__arr_finish_element(&a, &err), &err);
       n++;
     }
   }
   struct ArrowArray batch;
-  CHECK_OK(dk_arr_finish(&a, &batch, &err), &err);
-  dk_arr_reset(&a);
+  CHECK_OK(dk__arr_finish(&a, &batch, &err), &err);
+  dk__arr_reset(&a);
   const char *lits[] = {"2024-01-01 00:00:00", "2024-01-01 00:00:00.000001",
                         "2023-12-31 23:59:59.999999", "2024-01-01 00:00:00.0005", "2024-01-01 00:00:01"};
   int64_t lit_us[] = {base_us, base_us + 1, base_us - 1, base_us + 500, base_us + 1000000};
@@ -196,7 +196,7 @@ static void check_unit(const char *fmt, int64_t per_us_num, int64_t per_us_den) 
       dk_expr_free(b);
     }
   batch.release(&batch);
-  dk_schema_release(&s);
+  dk__schema_release(&s);
 }
 
 DK_TEST(expr__timestamp_units) {
@@ -216,21 +216,21 @@ DK_TEST(expr__sliced_nested_children) {
   field(s.children[0], "+s", "st", 1);
   field(s.children[0]->children[0], "i", "x", 0);
   dk_arr a;
-  CHECK_OK(dk_arr_init_from_schema(&a, &s, NULL, &err), &err);
+  CHECK_OK(dk__arr_init_from_schema(&a, &s, NULL, &err), &err);
   for (int i = 0; i < 40; i++) {
     dk_arr *st = &a.children[0];
     if (i % 5 == 4) {
-      CHECK_OK(dk_arr_append_null(st, &err), &err);
+      CHECK_OK(dk__arr_append_null(st, &err), &err);
     } else {
-      if (i % 7 == 6) CHECK_OK(dk_arr_append_null(&st->children[0], &err), &err);
-      else CHECK_OK(dk_arr_append_int(&st->children[0], i, &err), &err);
-      CHECK_OK(dk_arr_finish_element(st, &err), &err);
+      if (i % 7 == 6) CHECK_OK(dk__arr_append_null(&st->children[0], &err), &err);
+      else CHECK_OK(dk__arr_append_int(&st->children[0], i, &err), &err);
+      CHECK_OK(dk__arr_finish_element(st, &err), &err);
     }
-    CHECK_OK(dk_arr_finish_element(&a, &err), &err);
+    CHECK_OK(dk__arr_finish_element(&a, &err), &err);
   }
   struct ArrowArray batch;
-  CHECK_OK(dk_arr_finish(&a, &batch, &err), &err);
-  dk_arr_reset(&a);
+  CHECK_OK(dk__arr_finish(&a, &batch, &err), &err);
+  dk__arr_reset(&a);
   /* view with offsets 3 (batch), 2 (struct), 1 (leaf): row i -> element i + 6 */
   struct ArrowArray leaf = *batch.children[0]->children[0], st = *batch.children[0], top = batch;
   struct ArrowArray *leafp = &leaf, *stp = &st;
@@ -242,7 +242,7 @@ DK_TEST(expr__sliced_nested_children) {
   /* struct validity: bit k = original row k (buffer index = st.offset + logical index) */
   uint8_t bits[8] = {0};
   for (int k = 0; k < 40; k++)
-    if (k % 5 != 4) dk_bit_set(bits, k);
+    if (k % 5 != 4) dk__bit_set(bits, k);
   const void *stbufs[1] = {bits};
   st.buffers = stbufs;
   st.null_count = -1;
@@ -269,7 +269,7 @@ DK_TEST(expr__sliced_nested_children) {
   dk_expr_free(e);
   dk_expr_free(b);
   batch.release(&batch);
-  dk_schema_release(&s);
+  dk__schema_release(&s);
 }
 
 DK_TEST(expr__split_bound_tree) {
@@ -308,8 +308,8 @@ DK_TEST(expr__split_bound_tree) {
   dk_expr_free(only);
   dk_expr_free(rest);
   dk_expr_free(pb);
-  dk_schema_release(&s);
-  dk_schema_release(&ps);
+  dk__schema_release(&s);
+  dk__schema_release(&ps);
 }
 
 DK_TEST(expr__refcount_and_sharing) {

@@ -5,7 +5,7 @@
 ** table, random predicates, and DuckDB's TRUE/FALSE/NULL for every row. We rebuild the table
 ** as an Arrow batch, evaluate each predicate with dk and demand the same answer on every row
 ** (also through a sliced batch with a non-zero offset). The table is cut into files with
-** Delta-style statistics; every file dk_skip_eval() prunes must have no TRUE row.
+** Delta-style statistics; every file dk_expr__skip_eval() prunes must have no TRUE row.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,35 +49,35 @@ static const char *fmt_of(const char *type) {
 static int hexv(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
 
 static dk_status append_value(dk_arr *a, const dk_json_value *v, dk_error *err) {
-  if (v->type == DK_JSON_NULL) return dk_arr_append_null(a, err);
+  if (v->type == DK_JSON_NULL) return dk__arr_append_null(a, err);
   switch (a->type.id) {
     case DK_AT_INT16: case DK_AT_INT32: case DK_AT_INT64: case DK_AT_DATE32: case DK_AT_TIMESTAMP:
-      return dk_arr_append_int(a, strtoll(v->u.num, NULL, 10), err);
+      return dk__arr_append_int(a, strtoll(v->u.num, NULL, 10), err);
     case DK_AT_DOUBLE:
-      return dk_arr_append_double(a, strtod(v->type == DK_JSON_STRING ? v->u.str : v->u.num, NULL), err);
+      return dk__arr_append_double(a, strtod(v->type == DK_JSON_STRING ? v->u.str : v->u.num, NULL), err);
     case DK_AT_STRING:
-      return dk_arr_append_bytes(a, v->u.str, v->len, err);
+      return dk__arr_append_bytes(a, v->u.str, v->len, err);
     case DK_AT_BINARY: {
       uint8_t buf[64];
       size_t n = v->len / 2;
       for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)(hexv(v->u.str[2 * i]) * 16 + hexv(v->u.str[2 * i + 1]));
-      return dk_arr_append_bytes(a, buf, (int64_t)n, err);
+      return dk__arr_append_bytes(a, buf, (int64_t)n, err);
     }
     case DK_AT_BOOL:
-      return dk_arr_append_bool(a, v->u.b, err);
+      return dk__arr_append_bool(a, v->u.b, err);
     case DK_AT_DECIMAL128: {
       __int128 u;
       DK_RETURN_NOT_OK(dk__parse_decimal(&u, v->u.str, v->len, a->type.scale, err));
       uint8_t b[16];
       memcpy(b, &u, 16);
-      return dk_arr_append_bytes(a, b, 16, err);
+      return dk__arr_append_bytes(a, b, 16, err);
     }
     case DK_AT_STRUCT: {
       for (int64_t i = 0; i < a->n_children; i++) {
         const char *key = i == 0 ? "x" : "y";
-        DK_RETURN_NOT_OK(append_value(&a->children[i], dk_json_get(v, key), err));
+        DK_RETURN_NOT_OK(append_value(&a->children[i], dk__json_get(v, key), err));
       }
-      return dk_arr_finish_element(a, err);
+      return dk__arr_finish_element(a, err);
     }
     default:
       return dk__error_set(err, DK_INTERNAL, "test: unsupported column type");
@@ -87,48 +87,48 @@ static dk_status append_value(dk_arr *a, const dk_json_value *v, dk_error *err) 
 static int load_vectors(vectors *vx, dk_error *err) {
   memset(vx, 0, sizeof *vx);
   if (dk__read_file(NULL, vectors_path(), &vx->text, &vx->len, err)) return 0;
-  dk_arena_init(&vx->ar, NULL, 1 << 20);
+  dk__arena_init(&vx->ar, NULL, 1 << 20);
   const char *nl = memchr(vx->text, '\n', vx->len);
   dk_json_value *h;
-  if (!nl || dk_json_parse(&h, &vx->ar, vx->text, (size_t)(nl - vx->text), err)) return 0;
+  if (!nl || dk__json_parse(&h, &vx->ar, vx->text, (size_t)(nl - vx->text), err)) return 0;
   vx->header = h;
-  const dk_json_value *cols = dk_json_get(h, "columns"), *rows = dk_json_get(h, "rows");
-  dk_atype st = dk_atype_make(DK_AT_STRUCT);
-  if (dk_schema_init(&vx->schema, &st, "", 0, cols->len, err)) return 0;
+  const dk_json_value *cols = dk__json_get(h, "columns"), *rows = dk__json_get(h, "rows");
+  dk_atype st = dk__atype_make(DK_AT_STRUCT);
+  if (dk__schema_init(&vx->schema, &st, "", 0, cols->len, err)) return 0;
   for (uint32_t i = 0; i < cols->len; i++) {
     const dk_json_value *c = &cols->u.items[i];
-    const char *name = dk_json_get(c, "name")->u.str;
-    const char *f = fmt_of(dk_json_get(c, "type")->u.str);
+    const char *name = dk__json_get(c, "name")->u.str;
+    const char *f = fmt_of(dk__json_get(c, "type")->u.str);
     dk_atype t;
-    if (!f || dk_atype_parse(&t, f, err)) return 0;
+    if (!f || dk__atype_parse(&t, f, err)) return 0;
     bool is_struct = t.id == DK_AT_STRUCT;
-    if (dk_schema_init(vx->schema.children[i], &t, name, ARROW_FLAG_NULLABLE, is_struct ? 2 : 0, err))
+    if (dk__schema_init(vx->schema.children[i], &t, name, ARROW_FLAG_NULLABLE, is_struct ? 2 : 0, err))
       return 0;
     if (is_struct) {
-      dk_atype ti = dk_atype_make(DK_AT_INT32), tu = dk_atype_make(DK_AT_STRING);
-      if (dk_schema_init(vx->schema.children[i]->children[0], &ti, "x", ARROW_FLAG_NULLABLE, 0, err) ||
-          dk_schema_init(vx->schema.children[i]->children[1], &tu, "y", ARROW_FLAG_NULLABLE, 0, err))
+      dk_atype ti = dk__atype_make(DK_AT_INT32), tu = dk__atype_make(DK_AT_STRING);
+      if (dk__schema_init(vx->schema.children[i]->children[0], &ti, "x", ARROW_FLAG_NULLABLE, 0, err) ||
+          dk__schema_init(vx->schema.children[i]->children[1], &tu, "y", ARROW_FLAG_NULLABLE, 0, err))
         return 0;
     }
   }
   dk_arr a;
-  if (dk_arr_init_from_schema(&a, &vx->schema, NULL, err)) return 0;
+  if (dk__arr_init_from_schema(&a, &vx->schema, NULL, err)) return 0;
   for (uint32_t r = 0; r < rows->len; r++) {
     const dk_json_value *row = &rows->u.items[r];
     for (uint32_t c = 0; c < row->len; c++)
       if (append_value(&a.children[c], &row->u.items[c], err)) return 0;
-    if (dk_arr_finish_element(&a, err)) return 0;
+    if (dk__arr_finish_element(&a, err)) return 0;
   }
   vx->n_rows = rows->len;
-  dk_status st2 = dk_arr_finish(&a, &vx->batch, err);
-  dk_arr_reset(&a);
+  dk_status st2 = dk__arr_finish(&a, &vx->batch, err);
+  dk__arr_reset(&a);
   return st2 == DK_OK;
 }
 
 static void free_vectors(vectors *vx) {
-  dk_array_release(&vx->batch);
-  dk_schema_release(&vx->schema);
-  dk_arena_dispose(&vx->ar);
+  dk__array_release(&vx->batch);
+  dk__schema_release(&vx->schema);
+  dk__arena_dispose(&vx->ar);
   dk__free(NULL, vx->text);
 }
 
@@ -141,7 +141,7 @@ static bool next_case(vectors *vx, size_t *pos, const dk_json_value **c, dk_erro
     *pos += n + 1;
     if (n == 0) continue;
     dk_json_value *v;
-    if (dk_json_parse(&v, &vx->ar, s, n, err)) return false;
+    if (dk__json_parse(&v, &vx->ar, s, n, err)) return false;
     *c = v;
     return true;
   }
@@ -162,8 +162,8 @@ DK_TEST(expr__oracle_duckdb_eval) {
   int cases = 0, failures = 0;
   uint8_t *mask = malloc((size_t)vx.n_rows);
   while (next_case(&vx, &pos, &c, &err) && failures < 10) {
-    const char *text = dk_json_get(c, "expr")->u.str;
-    const char *want = dk_json_get(c, "result")->u.str;
+    const char *text = dk__json_get(c, "expr")->u.str;
+    const char *want = dk__json_get(c, "result")->u.str;
     dk_expr *e = NULL, *b = NULL;
     struct ArrowArray out = {0};
     dk_error e2 = {0};
@@ -176,7 +176,7 @@ DK_TEST(expr__oracle_duckdb_eval) {
     cases++;
     const uint8_t *valid = out.buffers[0], *bits = out.buffers[1];
     for (int64_t i = 0; i < vx.n_rows; i++) {
-      char got = valid && !dk_bit_get(valid, i) ? 'N' : dk_bit_get(bits, i) ? 'T' : 'F';
+      char got = valid && !dk__bit_get(valid, i) ? 'N' : dk__bit_get(bits, i) ? 'T' : 'F';
       if (got != want[i]) {
         dk_test_fail(__FILE__, __LINE__, "%s: row %lld: dk %c, DuckDB %c", text, (long long)i,
                      got, want[i]);
@@ -219,7 +219,7 @@ DK_TEST(expr__oracle_duckdb_eval) {
         break;
       }
   next:
-    dk_array_release(&out);
+    dk__array_release(&out);
     dk_expr_free(e);
     dk_expr_free(b);
   }
@@ -238,14 +238,14 @@ DK_TEST(expr__oracle_skipping_is_sound) {
     free_vectors(&vx);
     return;
   }
-  const dk_json_value *files = dk_json_get(vx.header, "files");
+  const dk_json_value *files = dk__json_get(vx.header, "files");
   uint32_t nf = files->len;
   dk_file_stats *fs = calloc(nf, sizeof *fs);
   for (uint32_t f = 0; f < nf; f++) {
-    const dk_json_value *s = dk_json_get(&files->u.items[f], "stats");
+    const dk_json_value *s = dk__json_get(&files->u.items[f], "stats");
     if (s && s->type == DK_JSON_STRING) {
       dk_json_value *root;
-      if (dk_json_parse(&root, &vx.ar, s->u.str, s->len, &err)) break;
+      if (dk__json_parse(&root, &vx.ar, s->u.str, s->len, &err)) break;
       fs[f].root = root;
     }
   }
@@ -253,8 +253,8 @@ DK_TEST(expr__oracle_skipping_is_sound) {
   const dk_json_value *c;
   long skipped = 0, skippable = 0, failures = 0;
   while (next_case(&vx, &pos, &c, &err) && failures < 10) {
-    const char *text = dk_json_get(c, "expr")->u.str;
-    const char *want = dk_json_get(c, "result")->u.str;
+    const char *text = dk__json_get(c, "expr")->u.str;
+    const char *want = dk__json_get(c, "result")->u.str;
     dk_expr *e = NULL, *b = NULL;
     dk_error e2 = {0};
     if (dk_expr_parse(&e, text, &e2) || dk_expr_bind(&b, e, &vx.schema, &e2)) {
@@ -262,16 +262,16 @@ DK_TEST(expr__oracle_skipping_is_sound) {
       failures++;
     }
     for (uint32_t f = 0; b && f < nf; f++) {
-      int64_t s0 = strtoll(dk_json_get(&files->u.items[f], "start")->u.num, NULL, 10);
-      int64_t s1 = strtoll(dk_json_get(&files->u.items[f], "end")->u.num, NULL, 10);
+      int64_t s0 = strtoll(dk__json_get(&files->u.items[f], "start")->u.num, NULL, 10);
+      int64_t s1 = strtoll(dk__json_get(&files->u.items[f], "end")->u.num, NULL, 10);
       bool any_true = false;
       for (int64_t i = s0; i < s1; i++) any_true |= want[i] == 'T';
       skippable += !any_true;
-      if (dk_skip_eval(b, &fs[f]) == DK_SKIP_CAN_SKIP) {
+      if (dk_expr__skip_eval(b, &fs[f]) == DK_SKIP_CAN_SKIP) {
         skipped++;
         if (any_true) {
           dk_test_fail(__FILE__, __LINE__, "skipped file %u with matching rows: %s\n  stats %s",
-                       f, text, dk_json_get(&files->u.items[f], "stats")->u.str);
+                       f, text, dk__json_get(&files->u.items[f], "stats")->u.str);
           failures++;
         }
       }

@@ -43,7 +43,7 @@ static const char *json_text(dk_arena *ar, const dk_json_value *v) {
 
 static int load_log(ptable *t, const char *root, dk_error *err) {
   memset(t, 0, sizeof *t);
-  dk_arena_init(&t->ar, NULL, 1 << 16);
+  dk__arena_init(&t->ar, NULL, 1 << 16);
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/_delta_log", root);
   DIR *d = opendir(dir);
@@ -77,29 +77,29 @@ static int load_log(ptable *t, const char *root, dk_error *err) {
       pos += n + 1;
       if (!n) continue;
       dk_json_value *a;
-      if (dk_json_parse(&a, &t->ar, s, n, err)) {
+      if (dk__json_parse(&a, &t->ar, s, n, err)) {
         ok = 0;
         break;
       }
-      const dk_json_value *md = dk_json_get(a, "metaData"), *add = dk_json_get(a, "add");
+      const dk_json_value *md = dk__json_get(a, "metaData"), *add = dk__json_get(a, "add");
       if (md) {
-        const dk_json_value *pc = dk_json_get(md, "partitionColumns");
-        const dk_json_value *ss = dk_json_get(md, "schemaString");
+        const dk_json_value *pc = dk__json_get(md, "partitionColumns");
+        const dk_json_value *ss = dk__json_get(md, "schemaString");
         dk_json_value *schema;
-        if (dk_json_parse(&schema, &t->ar, ss->u.str, ss->len, err)) return 0;
-        const dk_json_value *fields = dk_json_get(schema, "fields");
+        if (dk__json_parse(&schema, &t->ar, ss->u.str, ss->len, err)) return 0;
+        const dk_json_value *fields = dk__json_get(schema, "fields");
         t->ncols = (int)pc->len;
         for (uint32_t c = 0; c < pc->len && c < MAXC; c++) {
           snprintf(t->cols[c], sizeof t->cols[c], "%s", pc->u.items[c].u.str);
           for (uint32_t f = 0; f < fields->len; f++)
-            if (!strcmp(dk_json_get(&fields->u.items[f], "name")->u.str, t->cols[c]))
+            if (!strcmp(dk__json_get(&fields->u.items[f], "name")->u.str, t->cols[c]))
               snprintf(t->types[c], sizeof t->types[c], "%s",
-                       dk_json_get(&fields->u.items[f], "type")->u.str);
+                       dk__json_get(&fields->u.items[f], "type")->u.str);
         }
       }
       if (add && t->nfiles < MAXF) {
-        const dk_json_value *pv = dk_json_get(add, "partitionValues");
-        for (int c = 0; c < t->ncols; c++) t->vals[t->nfiles][c] = json_text(&t->ar, dk_json_get(pv, t->cols[c]));
+        const dk_json_value *pv = dk__json_get(add, "partitionValues");
+        for (int c = 0; c < t->ncols; c++) t->vals[t->nfiles][c] = json_text(&t->ar, dk__json_get(pv, t->cols[c]));
         t->nfiles++;
       }
     }
@@ -109,13 +109,13 @@ static int load_log(ptable *t, const char *root, dk_error *err) {
 
 static void free_log(ptable *t) {
   for (int i = 0; i < t->n_texts; i++) dk__free(NULL, t->texts[i]);
-  dk_arena_dispose(&t->ar);
+  dk__arena_dispose(&t->ar);
 }
 
 /* Canonical text of row r of a typed Arrow column (the expected-file encoding). */
 static void canon_arrow(char *buf, size_t cap, const struct ArrowArray *a, const dk_atype *t, int64_t r) {
   const uint8_t *valid = a->buffers[0];
-  if (valid && !dk_bit_get(valid, r)) {
+  if (valid && !dk__bit_get(valid, r)) {
     snprintf(buf, cap, "\001NULL");
     return;
   }
@@ -129,7 +129,7 @@ static void canon_arrow(char *buf, size_t cap, const struct ArrowArray *a, const
       break;
     case DK_AT_FLOAT: snprintf(buf, cap, "%.9g", ((const float *)v)[r]); break;
     case DK_AT_DOUBLE: snprintf(buf, cap, "%.17g", ((const double *)v)[r]); break;
-    case DK_AT_BOOL: snprintf(buf, cap, "%s", dk_bit_get(v, r) ? "true" : "false"); break;
+    case DK_AT_BOOL: snprintf(buf, cap, "%s", dk__bit_get(v, r) ? "true" : "false"); break;
     case DK_AT_DATE32: dk__format_date(buf, cap, ((const int32_t *)v)[r]); break;
     case DK_AT_DECIMAL128: {
       dk_i128 x;
@@ -192,15 +192,15 @@ static void check_table(const char *name) {
   }
   /* schema of the partition columns */
   struct ArrowSchema schema;
-  dk_atype types[MAXC], st = dk_atype_make(DK_AT_STRUCT);
-  CHECK_OK(dk_schema_init(&schema, &st, "", 0, t.ncols, &err), &err);
+  dk_atype types[MAXC], st = dk__atype_make(DK_AT_STRUCT);
+  CHECK_OK(dk__schema_init(&schema, &st, "", 0, t.ncols, &err), &err);
   for (int c = 0; c < t.ncols; c++) {
     char fmt[64];
     CHECK_OK(dk__atype_from_delta(&types[c], t.types[c], &err), &err);
-    CHECK_OK(dk_atype_format(&types[c], fmt, sizeof fmt, &err), &err);
+    CHECK_OK(dk__atype_format(&types[c], fmt, sizeof fmt, &err), &err);
     dk_atype parsed;
-    CHECK_OK(dk_atype_parse(&parsed, fmt, &err), &err);
-    CHECK_OK(dk_schema_init(schema.children[c], &parsed, t.cols[c], ARROW_FLAG_NULLABLE, 0, &err), &err);
+    CHECK_OK(dk__atype_parse(&parsed, fmt, &err), &err);
+    CHECK_OK(dk__schema_init(schema.children[c], &parsed, t.cols[c], ARROW_FLAG_NULLABLE, 0, &err), &err);
   }
   const char *flat[MAXF * MAXC];
   for (int f = 0; f < t.nfiles; f++)
@@ -223,7 +223,7 @@ static void check_table(const char *name) {
   size_t len;
   CHECK_OK(dk__read_file(NULL, exp_path, &txt, &len, &err), &err);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 1 << 16);
+  dk__arena_init(&ar, NULL, 1 << 16);
   const dk_json_value *rows[512];
   int nrows = 0;
   for (size_t pos = 0; pos < len && nrows < 512;) {
@@ -232,7 +232,7 @@ static void check_table(const char *name) {
     pos += n + 1;
     if (!n) continue;
     dk_json_value *r;
-    if (dk_json_parse(&r, &ar, s, n, &err)) break;
+    if (dk__json_parse(&r, &ar, s, n, &err)) break;
     rows[nrows++] = r;
   }
   CHECK(nrows > 0);
@@ -242,7 +242,7 @@ static void check_table(const char *name) {
     size_t k = 0;
     for (int c = 0; c < t.ncols; c++) {
       char v[256];
-      canon_json(v, sizeof v, dk_json_get(rows[r], t.cols[c]), &types[c]);
+      canon_json(v, sizeof v, dk__json_get(rows[r], t.cols[c]), &types[c]);
       k += (size_t)snprintf(tup + k, sizeof tup - k, "%s|", v);
     }
     bool found = false;
@@ -260,7 +260,7 @@ static void check_table(const char *name) {
       size_t k = 0;
       for (int c = 0; c < t.ncols; c++) {
         char v[256];
-        canon_json(v, sizeof v, dk_json_get(rows[r], t.cols[c]), &types[c]);
+        canon_json(v, sizeof v, dk__json_get(rows[r], t.cols[c]), &types[c]);
         k += (size_t)snprintf(tup + k, sizeof tup - k, "%s|", v);
       }
       found = !strcmp(tup, dk_tuples[f]);
@@ -273,7 +273,7 @@ static void check_table(const char *name) {
   uint8_t mask[MAXF];
   for (int c = 0; c < t.ncols; c++) {
     for (int r = 0; r <= nrows; r++) {
-      const dk_json_value *v = r < nrows ? dk_json_get(rows[r], t.cols[c]) : NULL;
+      const dk_json_value *v = r < nrows ? dk__json_get(rows[r], t.cols[c]) : NULL;
       const char *path[] = {t.cols[c]};
       dk_expr *col, *lit = NULL, *pred, *bound;
       CHECK_OK(dk_expr_column(&col, path, 1, &err), &err);
@@ -308,10 +308,10 @@ static void check_table(const char *name) {
     }
   }
 done:
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   dk__free(NULL, txt);
-  dk_array_release(&batch);
-  dk_schema_release(&schema);
+  dk__array_release(&batch);
+  dk__schema_release(&schema);
   free_log(&t);
 }
 

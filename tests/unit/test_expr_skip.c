@@ -14,7 +14,7 @@
 static void add_field(struct ArrowSchema *s, const char *fmt, const char *name, int nkids) {
   dk_atype t;
   dk_error err = {0};
-  if (dk_atype_parse(&t, fmt, &err) || dk_schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
+  if (dk__atype_parse(&t, fmt, &err) || dk__schema_init(s, &t, name, ARROW_FLAG_NULLABLE, nkids, &err))
     dk_test_fail(__FILE__, __LINE__, "schema: %s", err.message);
 }
 
@@ -31,7 +31,7 @@ static void make_schema(struct ArrowSchema *s) {
   add_field(s->children[7], "i", "Renamed", 0);
   const char *k[] = {"delta.columnMapping.physicalName"}, *v[] = {"col-abc"};
   dk_error err = {0};
-  if (dk_schema_set_metadata(s->children[7], k, v, 1, &err)) dk_test_fail(__FILE__, __LINE__, "md");
+  if (dk__schema_set_metadata(s->children[7], k, v, 1, &err)) dk_test_fail(__FILE__, __LINE__, "md");
   add_field(s->children[8], "i", "nostats", 0);
   add_field(s->children[9], "tsn:UTC", "ts_ns", 0);
   add_field(s->children[10], "b", "flag", 0);
@@ -51,21 +51,21 @@ static int nan_hidden; /* dk_file_stats.float_max_excludes_nan for the next skip
 static int skip(const struct ArrowSchema *schema, const char *stats, const char *pred) {
   dk_error err = {0};
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 4096);
+  dk__arena_init(&ar, NULL, 4096);
   dk_file_stats fs = {0};
   dk_json_value *root = NULL;
   int r = -1;
   dk_expr *e = NULL, *b = NULL;
-  if (stats && dk_json_parse(&root, &ar, stats, strlen(stats), &err)) goto done;
+  if (stats && dk__json_parse(&root, &ar, stats, strlen(stats), &err)) goto done;
   fs.root = root;
   fs.float_max_excludes_nan = nan_hidden;
   if (dk_expr_parse(&e, pred, &err) || dk_expr_bind(&b, e, schema, &err)) goto done;
-  r = dk_skip_eval(b, &fs) == DK_SKIP_CAN_SKIP;
+  r = dk_expr__skip_eval(b, &fs) == DK_SKIP_CAN_SKIP;
 done:
   if (r < 0) dk_test_fail(__FILE__, __LINE__, "%s: %s", pred, err.message);
   dk_expr_free(e);
   dk_expr_free(b);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   return r;
 }
 
@@ -116,7 +116,7 @@ DK_TEST(expr__skip_comparisons) {
   READ(STATS, "s = 'banana'");
   SKIP(STATS, "s < 'apple'");
   SKIP(STATS, "s > 'melon'");
-  dk_schema_release(&schema);
+  dk__schema_release(&schema);
 }
 
 DK_TEST(expr__skip_logic_and_nulls) {
@@ -164,7 +164,7 @@ DK_TEST(expr__skip_logic_and_nulls) {
   const char *one_null = "{\"numRecords\":2,\"minValues\":{\"id\":7},\"maxValues\":{\"id\":7},\"nullCount\":{\"id\":1}}";
   SKIP(one_null, "id != 7");               /* the NULL row gives NULL, not TRUE */
   READ(one_null, "NOT (id <=> 7)");        /* the NULL row gives TRUE */
-  dk_schema_release(&schema);
+  dk__schema_release(&schema);
 }
 
 DK_TEST(expr__skip_truncated_stats) {
@@ -224,7 +224,7 @@ DK_TEST(expr__skip_truncated_stats) {
   READ("{\"numRecords\":5,\"minValues\":{\"ts\":\"garbage\"},\"maxValues\":{\"ts\":7}}",
        "ts > TIMESTAMP '2024-01-01 00:00:00'");
   READ("[1,2]", "id = 1");
-  dk_schema_release(&schema);
+  dk__schema_release(&schema);
 }
 
 /* Parquet statistics leave NaN out of float min/max. NaN is above every value and != any
@@ -249,5 +249,5 @@ DK_TEST(expr__skip_float_max_without_nan) {
   SKIP(STATS, "id > 10");      /* integers have no NaN */
   READ(STATS, "isnan(x)");
   nan_hidden = 0;
-  dk_schema_release(&schema);
+  dk__schema_release(&schema);
 }

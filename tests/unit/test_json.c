@@ -14,7 +14,7 @@
 static dk_status parse_n(dk_arena *ar, const char *s, size_t n, dk_json_value **v,
                          dk_error *err) {
   dk_error_init(err);
-  return dk_json_parse(v, ar, s, n, err);
+  return dk__json_parse(v, ar, s, n, err);
 }
 
 static dk_status parse_s(dk_arena *ar, const char *s, dk_json_value **v, dk_error *err) {
@@ -51,7 +51,7 @@ static const char *const k_reject[] = {
 
 DK_TEST(json__rfc8259_accept) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   for (size_t i = 0; i < DK_ARRAY_LEN(k_accept); i++) {
     dk_json_value *v;
     dk_error err;
@@ -62,12 +62,12 @@ DK_TEST(json__rfc8259_accept) {
       break;
     }
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__rfc8259_reject) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   for (size_t i = 0; i < DK_ARRAY_LEN(k_reject); i++) {
     dk_json_value *v;
     dk_error err;
@@ -78,12 +78,12 @@ DK_TEST(json__rfc8259_reject) {
       break;
     }
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__embedded_nul_and_truncation) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   /* a raw NUL byte is a control character: rejected */
@@ -96,12 +96,12 @@ DK_TEST(json__embedded_nul_and_truncation) {
   for (size_t n = 0; n < strlen(doc); n++)
     CHECK_STATUS(parse_n(&ar, doc, n, &v, &err), DK_CORRUPT);
   CHECK_OK(parse_n(&ar, doc, strlen(doc), &v, &err), &err);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__error_offset) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   CHECK_STATUS(parse_s(&ar, "[1, 2, x]", &v, &err), DK_CORRUPT);
@@ -111,12 +111,12 @@ DK_TEST(json__error_offset) {
   CHECK(strstr(err.message, "UTF-8") != NULL);
   CHECK_STATUS(parse_s(&ar, "{} }", &v, &err), DK_CORRUPT);
   CHECK(strstr(err.message, "byte offset 3") != NULL);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__structure_and_lookup) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   CHECK_OK(parse_s(&ar, "{\"a\":1,\"b\":[true,false,null],\"c\":{\"d\":\"e\"},\"a\":\"last\"}",
@@ -127,33 +127,33 @@ DK_TEST(json__structure_and_lookup) {
   CHECK_EQ_STR(v->u.members[0].key, "a");
   CHECK_EQ_STR(v->u.members[3].key, "a");
   size_t n;
-  CHECK_EQ_STR(dk_json_as_str(dk_json_get(v, "a"), &n), "last");
+  CHECK_EQ_STR(dk__json_as_str(dk__json_get(v, "a"), &n), "last");
   CHECK_EQ_INT(n, 4);
-  const dk_json_value *b = dk_json_get(v, "b");
+  const dk_json_value *b = dk__json_get(v, "b");
   CHECK(b && b->type == DK_JSON_ARRAY && b->len == 3);
   bool bv = false;
-  CHECK(dk_json_as_bool(&b->u.items[0], &bv) && bv);
-  CHECK(dk_json_as_bool(&b->u.items[1], &bv) && !bv);
-  CHECK(dk_json_is_null(&b->u.items[2]));
-  CHECK(!dk_json_as_bool(&b->u.items[2], &bv));
-  CHECK_EQ_STR(dk_json_as_str(dk_json_get(dk_json_get(v, "c"), "d"), NULL), "e");
-  CHECK(dk_json_get(v, "zz") == NULL);
-  CHECK(dk_json_getn(v, "ab", 1) == dk_json_get(v, "a"));
-  CHECK(dk_json_get(b, "a") == NULL);
-  CHECK(dk_json_get(NULL, "a") == NULL);
-  CHECK(dk_json_is_null(NULL));
+  CHECK(dk__json_as_bool(&b->u.items[0], &bv) && bv);
+  CHECK(dk__json_as_bool(&b->u.items[1], &bv) && !bv);
+  CHECK(dk__json_is_null(&b->u.items[2]));
+  CHECK(!dk__json_as_bool(&b->u.items[2], &bv));
+  CHECK_EQ_STR(dk__json_as_str(dk__json_get(dk__json_get(v, "c"), "d"), NULL), "e");
+  CHECK(dk__json_get(v, "zz") == NULL);
+  CHECK(dk__json_getn(v, "ab", 1) == dk__json_get(v, "a"));
+  CHECK(dk__json_get(b, "a") == NULL);
+  CHECK(dk__json_get(NULL, "a") == NULL);
+  CHECK(dk__json_is_null(NULL));
   /* empty containers */
   CHECK_OK(parse_s(&ar, "[{},[]]", &v, &err), &err);
   CHECK_EQ_INT(v->u.items[0].type, DK_JSON_OBJECT);
   CHECK_EQ_INT(v->u.items[0].len, 0);
   CHECK_EQ_INT(v->u.items[1].type, DK_JSON_ARRAY);
   CHECK_EQ_INT(v->u.items[1].len, 0);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__escapes_decode) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   CHECK_OK(parse_s(&ar, "\"a\\\"b\\\\c\\/d\\be\\ff\\ng\\rh\\ti\"", &v, &err), &err);
@@ -169,7 +169,7 @@ DK_TEST(json__escapes_decode) {
   CHECK(memcmp(v->u.str, "x\0y", 4) == 0);
   /* escapes in keys */
   CHECK_OK(parse_s(&ar, "{\"k\\u0065y\":1}", &v, &err), &err);
-  CHECK(dk_json_get(v, "key") != NULL);
+  CHECK(dk__json_get(v, "key") != NULL);
   /* long strings crossing the 16-byte scan blocks at every alignment */
   char buf[200], want[200];
   for (int pos = 0; pos < 40; pos++) {
@@ -196,12 +196,12 @@ DK_TEST(json__escapes_decode) {
     snprintf(off, sizeof off, "byte offset %d:", 1 + pos);
     CHECK(strstr(err.message, off) != NULL);
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__number_text_exact) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   const char *nums[] = {"0", "-0", "1.50", "1E+05", "-12345678901234567890.000000001e-7"};
@@ -211,12 +211,12 @@ DK_TEST(json__number_text_exact) {
     CHECK_EQ_STR(v->u.num, nums[i]);
     CHECK_EQ_INT(v->len, strlen(nums[i]));
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__as_i64) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   int64_t x;
@@ -224,26 +224,26 @@ DK_TEST(json__as_i64) {
   /* limits from <stdint.h> printed with PRId64 */
   snprintf(buf, sizeof buf, "%" PRId64, INT64_MAX);
   CHECK_OK(parse_s(&ar, buf, &v, &err), &err);
-  CHECK(dk_json_as_i64(v, &x) && x == INT64_MAX);
+  CHECK(dk__json_as_i64(v, &x) && x == INT64_MAX);
   snprintf(buf, sizeof buf, "%" PRId64, INT64_MIN);
   CHECK_OK(parse_s(&ar, buf, &v, &err), &err);
-  CHECK(dk_json_as_i64(v, &x) && x == INT64_MIN);
+  CHECK(dk__json_as_i64(v, &x) && x == INT64_MIN);
   CHECK_OK(parse_s(&ar, "9223372036854775808", &v, &err), &err); /* 2^63 */
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "-9223372036854775809", &v, &err), &err); /* -2^63 - 1 */
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "18446744073709551616", &v, &err), &err); /* 2^64 */
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "99999999999999999999999", &v, &err), &err);
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "-0", &v, &err), &err);
-  CHECK(dk_json_as_i64(v, &x) && x == 0);
+  CHECK(dk__json_as_i64(v, &x) && x == 0);
   CHECK_OK(parse_s(&ar, "1.0", &v, &err), &err);
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "1e3", &v, &err), &err);
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   CHECK_OK(parse_s(&ar, "\"5\"", &v, &err), &err);
-  CHECK(!dk_json_as_i64(v, &x));
+  CHECK(!dk__json_as_i64(v, &x));
   /* every power of ten and its neighbours within int64 */
   int64_t p = 1;
   for (int i = 0; i < 19; i++) {
@@ -252,15 +252,15 @@ DK_TEST(json__as_i64) {
     for (size_t j = 0; j < DK_ARRAY_LEN(cand); j++) {
       snprintf(buf, sizeof buf, "%" PRId64, cand[j]);
       CHECK_OK(parse_s(&ar, buf, &v, &err), &err);
-      CHECK(dk_json_as_i64(v, &x) && x == cand[j]);
+      CHECK(dk__json_as_i64(v, &x) && x == cand[j]);
     }
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__as_double) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   double d;
@@ -270,19 +270,19 @@ DK_TEST(json__as_double) {
                         "123456789012345678901234567890", "-3.5E+2"};
   for (size_t i = 0; i < DK_ARRAY_LEN(nums); i++) {
     CHECK_OK(parse_s(&ar, nums[i], &v, &err), &err);
-    CHECK(dk_json_as_double(v, &d));
+    CHECK(dk__json_as_double(v, &d));
     double want = strtod(nums[i], NULL);
     CHECK(memcmp(&d, &want, sizeof d) == 0);
   }
   CHECK_OK(parse_s(&ar, "1e400", &v, &err), &err);
-  CHECK(!dk_json_as_double(v, &d));
+  CHECK(!dk__json_as_double(v, &d));
   CHECK_OK(parse_s(&ar, "-1e400", &v, &err), &err);
-  CHECK(!dk_json_as_double(v, &d));
+  CHECK(!dk__json_as_double(v, &d));
   CHECK_OK(parse_s(&ar, "1e-400", &v, &err), &err);
-  CHECK(dk_json_as_double(v, &d) && d == 0.0);
+  CHECK(dk__json_as_double(v, &d) && d == 0.0);
   CHECK_OK(parse_s(&ar, "true", &v, &err), &err);
-  CHECK(!dk_json_as_double(v, &d));
-  dk_arena_dispose(&ar);
+  CHECK(!dk__json_as_double(v, &d));
+  dk__arena_dispose(&ar);
 }
 
 static char *nest(int depth, size_t *n) {
@@ -297,7 +297,7 @@ static char *nest(int depth, size_t *n) {
 
 DK_TEST(json__depth_limit) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_json_value *v;
   dk_error err;
   size_t n;
@@ -323,70 +323,70 @@ DK_TEST(json__depth_limit) {
   k += (size_t)snprintf(obj + k, sizeof obj - k, "1");
   for (int i = 0; i < DK_JSON_MAX_DEPTH; i++) obj[k++] = '}';
   CHECK_OK(parse_n(&ar, obj, k, &v, &err), &err);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json__large_array_items) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_error err = {0};
-  CHECK_OK(dk_buf_putc(&b, '[', &err), &err);
+  CHECK_OK(dk__buf_putc(&b, '[', &err), &err);
   for (int i = 0; i < 100000; i++)
-    CHECK_OK(dk_buf_printf(&b, &err, "%s[%d,{\"k\":%d}]", i ? "," : "", i, -i), &err);
-  CHECK_OK(dk_buf_putc(&b, ']', &err), &err);
+    CHECK_OK(dk__buf_printf(&b, &err, "%s[%d,{\"k\":%d}]", i ? "," : "", i, -i), &err);
+  CHECK_OK(dk__buf_putc(&b, ']', &err), &err);
   dk_json_value *v;
   CHECK_OK(parse_n(&ar, b.data, b.len, &v, &err), &err);
   CHECK_EQ_INT(v->len, 100000);
   for (uint32_t i = 0; i < v->len; i += 997) {
     int64_t x;
-    CHECK(dk_json_as_i64(&v->u.items[i].u.items[0], &x) && x == (int64_t)i);
-    CHECK(dk_json_as_i64(dk_json_get(&v->u.items[i].u.items[1], "k"), &x) && x == -(int64_t)i);
+    CHECK(dk__json_as_i64(&v->u.items[i].u.items[0], &x) && x == (int64_t)i);
+    CHECK(dk__json_as_i64(dk__json_get(&v->u.items[i].u.items[1], "k"), &x) && x == -(int64_t)i);
   }
-  dk_buf_dispose(&b);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
 }
 
 /* long strings with escapes at pseudo-random places (exercises scratch growth beyond the
  * inline buffer and the 16-byte store path); expected bytes follow RFC 8259 section 7 */
 DK_TEST(json__long_escaped_strings) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_buf raw, want;
-  dk_buf_init(&raw, NULL);
-  dk_buf_init(&want, NULL);
+  dk__buf_init(&raw, NULL);
+  dk__buf_init(&want, NULL);
   dk_error err = {0};
   uint32_t seed = 7;
   const size_t sizes[] = {15, 16, 17, 100, 4095, 4096, 4097, 70000, 300000};
   for (size_t si = 0; si < DK_ARRAY_LEN(sizes); si++) {
-    dk_buf_clear(&raw);
-    dk_buf_clear(&want);
-    CHECK_OK(dk_buf_putc(&raw, '"', &err), &err);
-    CHECK_OK(dk_buf_puts(&raw, "\\t", &err), &err); /* escape first: slow path from byte 0 */
-    CHECK_OK(dk_buf_putc(&want, '\t', &err), &err);
+    dk__buf_clear(&raw);
+    dk__buf_clear(&want);
+    CHECK_OK(dk__buf_putc(&raw, '"', &err), &err);
+    CHECK_OK(dk__buf_puts(&raw, "\\t", &err), &err); /* escape first: slow path from byte 0 */
+    CHECK_OK(dk__buf_putc(&want, '\t', &err), &err);
     while (want.len < sizes[si]) {
       seed = seed * 1103515245u + 12345u;
       unsigned r = (seed >> 16) % 40;
       if (r == 0) {
-        CHECK_OK(dk_buf_puts(&raw, "\\\"", &err), &err);
-        CHECK_OK(dk_buf_putc(&want, '"', &err), &err);
+        CHECK_OK(dk__buf_puts(&raw, "\\\"", &err), &err);
+        CHECK_OK(dk__buf_putc(&want, '"', &err), &err);
       } else if (r == 1) {
-        CHECK_OK(dk_buf_puts(&raw, "\\u20AC", &err), &err);
-        CHECK_OK(dk_buf_puts(&want, "\xe2\x82\xac", &err), &err);
+        CHECK_OK(dk__buf_puts(&raw, "\\u20AC", &err), &err);
+        CHECK_OK(dk__buf_puts(&want, "\xe2\x82\xac", &err), &err);
       } else if (r == 2) {
-        CHECK_OK(dk_buf_puts(&raw, "\xc3\xa9", &err), &err);
-        CHECK_OK(dk_buf_puts(&want, "\xc3\xa9", &err), &err);
+        CHECK_OK(dk__buf_puts(&raw, "\xc3\xa9", &err), &err);
+        CHECK_OK(dk__buf_puts(&want, "\xc3\xa9", &err), &err);
       } else if (r == 3) {
-        CHECK_OK(dk_buf_puts(&raw, "\\\\", &err), &err);
-        CHECK_OK(dk_buf_putc(&want, '\\', &err), &err);
+        CHECK_OK(dk__buf_puts(&raw, "\\\\", &err), &err);
+        CHECK_OK(dk__buf_putc(&want, '\\', &err), &err);
       } else {
         char c = (char)('a' + (seed >> 8) % 26);
-        CHECK_OK(dk_buf_putc(&raw, c, &err), &err);
-        CHECK_OK(dk_buf_putc(&want, c, &err), &err);
+        CHECK_OK(dk__buf_putc(&raw, c, &err), &err);
+        CHECK_OK(dk__buf_putc(&want, c, &err), &err);
       }
     }
-    CHECK_OK(dk_buf_putc(&raw, '"', &err), &err);
+    CHECK_OK(dk__buf_putc(&raw, '"', &err), &err);
     dk_json_value *v;
     CHECK_OK(parse_n(&ar, raw.data, raw.len, &v, &err), &err);
     CHECK_EQ_INT(v->type, DK_JSON_STRING);
@@ -397,9 +397,9 @@ DK_TEST(json__long_escaped_strings) {
     CHECK_STATUS(parse_n(&ar, raw.data, raw.len - 1, &v, &err), DK_CORRUPT);
     CHECK(strstr(err.message, "unterminated") != NULL);
   }
-  dk_buf_dispose(&raw);
-  dk_buf_dispose(&want);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&raw);
+  dk__buf_dispose(&want);
+  dk__arena_dispose(&ar);
 }
 
 typedef struct counting_alloc {
@@ -428,7 +428,7 @@ DK_TEST(json__allocations_are_per_chunk) {
   counting_alloc cnt = {0, 0};
   dk_allocator al = {&cnt, ca_malloc, ca_realloc, ca_free};
   dk_arena ar;
-  dk_arena_init(&ar, &al, 1 << 20);
+  dk__arena_init(&ar, &al, 1 << 20);
   const char *line =
       "{\"add\":{\"path\":\"part-00000-1.c000.snappy.parquet\",\"partitionValues\":{\"p\":\"1\"},"
       "\"size\":1234,\"modificationTime\":1600000000000,\"dataChange\":true,"
@@ -437,22 +437,22 @@ DK_TEST(json__allocations_are_per_chunk) {
   dk_error err = {0};
   for (int i = 0; i < 1000; i++) {
     dk_json_value *v;
-    CHECK_OK(dk_json_parse(&v, &ar, line, strlen(line), &err), &err);
+    CHECK_OK(dk__json_parse(&v, &ar, line, strlen(line), &err), &err);
   }
   CHECK(cnt.calls <= 2); /* 1000 lines of ~300 bytes fit one or two 1 MiB chunks */
   /* deep/wide documents spill the parse stacks to the heap and free them again */
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  CHECK_OK(dk_buf_putc(&b, '{', &err), &err);
+  dk__buf_init(&b, NULL);
+  CHECK_OK(dk__buf_putc(&b, '{', &err), &err);
   for (int i = 0; i < 5000; i++)
-    CHECK_OK(dk_buf_printf(&b, &err, "%s\"k%d\":[%d,%d]", i ? "," : "", i, i, -i), &err);
-  CHECK_OK(dk_buf_putc(&b, '}', &err), &err);
+    CHECK_OK(dk__buf_printf(&b, &err, "%s\"k%d\":[%d,%d]", i ? "," : "", i, i, -i), &err);
+  CHECK_OK(dk__buf_putc(&b, '}', &err), &err);
   dk_json_value *v;
-  CHECK_OK(dk_json_parse(&v, &ar, b.data, b.len, &err), &err);
+  CHECK_OK(dk__json_parse(&v, &ar, b.data, b.len, &err), &err);
   CHECK_EQ_INT(v->len, 5000);
   int64_t x;
-  CHECK(dk_json_as_i64(&dk_json_get(v, "k4321")->u.items[1], &x) && x == -4321);
-  dk_buf_dispose(&b);
-  dk_arena_dispose(&ar);
+  CHECK(dk__json_as_i64(&dk__json_get(v, "k4321")->u.items[1], &x) && x == -4321);
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
   CHECK_EQ_INT(cnt.live, 0);
 }

@@ -4,8 +4,8 @@
 ** Oracle: tests/unit/data/golden_json_canon.txt, written by
 ** tests/python/gen_golden_json_canon.py from CPython's json.loads of the same bytes: per line
 ** the length and FNV-1a 64 hash of a canonical re-serialisation (rules in that script). Here
-** the same canonical text is built from dk's DOM (strings through dk_json_write_str, integers
-** through dk_json_as_i64, other numbers through dk_json_as_double + dk_json_write_double) and
+** the same canonical text is built from dk's DOM (strings through dk__json_write_str, integers
+** through dk__json_as_i64, other numbers through dk__json_as_double + dk__json_write_double) and
 ** compared. */
 #include <stdlib.h>
 
@@ -17,29 +17,29 @@ static dk_status canon(dk_buf *b, const dk_json_value *v, dk_error *err) {
     case DK_JSON_NUMBER: {
       int64_t i;
       double d;
-      if (dk_json_as_i64(v, &i)) return dk_buf_printf(b, err, "%" PRId64, i);
-      if (!strpbrk(v->u.num, ".eE")) return dk_buf_append(b, v->u.num, v->len, err);
-      if (!dk_json_as_double(v, &d)) return DK_INTERNAL;
-      return dk_json_write_double(b, d, err);
+      if (dk__json_as_i64(v, &i)) return dk__buf_printf(b, err, "%" PRId64, i);
+      if (!strpbrk(v->u.num, ".eE")) return dk__buf_append(b, v->u.num, v->len, err);
+      if (!dk__json_as_double(v, &d)) return DK_INTERNAL;
+      return dk__json_write_double(b, d, err);
     }
     case DK_JSON_ARRAY:
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
       for (uint32_t k = 0; k < v->len; k++) {
-        if (k) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+        if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
         DK_RETURN_NOT_OK(canon(b, &v->u.items[k], err));
       }
-      return dk_buf_putc(b, ']', err);
+      return dk__buf_putc(b, ']', err);
     case DK_JSON_OBJECT:
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
       for (uint32_t k = 0; k < v->len; k++) {
-        if (k) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
-        DK_RETURN_NOT_OK(dk_json_write_str(b, v->u.members[k].key, v->u.members[k].klen, err));
-        DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+        if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
+        DK_RETURN_NOT_OK(dk__json_write_str(b, v->u.members[k].key, v->u.members[k].klen, err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
         DK_RETURN_NOT_OK(canon(b, &v->u.members[k].value, err));
       }
-      return dk_buf_putc(b, '}', err);
+      return dk__buf_putc(b, '}', err);
     default:
-      return dk_json_write_value(b, v, err);
+      return dk__json_write_value(b, v, err);
   }
 }
 
@@ -61,9 +61,9 @@ DK_TEST(json_golden__commit_lines_match_cpython) {
   FILE *f = fopen(path, "r");
   CHECK(f != NULL);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_buf out;
-  dk_buf_init(&out, NULL);
+  dk__buf_init(&out, NULL);
   char cur[2048] = "", line[2200];
   char *text = NULL;
   size_t tlen = 0;
@@ -93,12 +93,12 @@ DK_TEST(json_golden__commit_lines_match_cpython) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
     dk_json_value *v;
-    dk_status st = dk_json_parse(&v, &ar, p, n, &err);
+    dk_status st = dk__json_parse(&v, &ar, p, n, &err);
     if (st != DK_OK) {
       if (bad++ < 5) dk_test_fail(__FILE__, __LINE__, "%s:%d: %s", rel, lineno, err.message);
       continue;
     }
-    dk_buf_clear(&out);
+    dk__buf_clear(&out);
     CHECK_OK(canon(&out, v, &err), &err);
     if (out.len != want_len || fnv1a64(out.data, out.len) != (uint64_t)want_hash) {
       if (bad++ < 5)
@@ -109,8 +109,8 @@ DK_TEST(json_golden__commit_lines_match_cpython) {
   }
   fclose(f);
   free(text);
-  dk_buf_dispose(&out);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&out);
+  dk__arena_dispose(&ar);
   CHECK_EQ_INT(bad, 0);
   CHECK(checked > 1000);
 }

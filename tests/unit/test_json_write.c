@@ -13,9 +13,9 @@
 #include "test.h"
 
 static const char *write_double(dk_buf *b, double d) {
-  dk_buf_clear(b);
+  dk__buf_clear(b);
   dk_error err = {0};
-  if (dk_json_write_double(b, d, &err) != DK_OK) return "(error)";
+  if (dk__json_write_double(b, d, &err) != DK_OK) return "(error)";
   return b->data;
 }
 
@@ -29,42 +29,42 @@ static uint64_t xorshift(uint64_t *s) {
 
 DK_TEST(json_write__str_escapes) {
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_error err = {0};
   const char in[] = "a\"b\\c/d\be\ff\ng\rh\ti\x01j\x1f\x7f\xc3\xa9\xf0\x9f\x98\x80";
-  CHECK_OK(dk_json_write_str(&b, in, sizeof in - 1, &err), &err);
+  CHECK_OK(dk__json_write_str(&b, in, sizeof in - 1, &err), &err);
   CHECK_EQ_STR(b.data, "\"a\\\"b\\\\c/d\\be\\ff\\ng\\rh\\ti\\u0001j\\u001f\x7f\xc3\xa9"
                        "\xf0\x9f\x98\x80\"");
-  dk_buf_clear(&b);
-  CHECK_OK(dk_json_write_str(&b, "x\0y", 3, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk__json_write_str(&b, "x\0y", 3, &err), &err);
   CHECK_EQ_STR(b.data, "\"x\\u0000y\"");
-  dk_buf_clear(&b);
-  CHECK_OK(dk_json_write_str(&b, "", 0, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk__json_write_str(&b, "", 0, &err), &err);
   CHECK_EQ_STR(b.data, "\"\"");
   /* invalid UTF-8 is refused */
   const char *bad[] = {"\x80", "a\xc3", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80"};
   for (size_t i = 0; i < DK_ARRAY_LEN(bad); i++) {
-    dk_buf_clear(&b);
+    dk__buf_clear(&b);
     dk_error_init(&err);
-    CHECK_STATUS(dk_json_write_str(&b, bad[i], strlen(bad[i]), &err), DK_INVALID);
+    CHECK_STATUS(dk__json_write_str(&b, bad[i], strlen(bad[i]), &err), DK_INVALID);
   }
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
 }
 
 /* every byte string of length <= 2 over an interesting alphabet: write, parse, compare */
 DK_TEST(json_write__str_roundtrip_exhaustive) {
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_error err = {0};
   for (unsigned x = 0; x < 256 * 256; x++) {
     char s[2] = {(char)(x & 0xff), (char)(x >> 8)};
     for (size_t n = 1; n <= 2; n++) {
       if (n == 1 && x > 255) continue;
-      dk_buf_clear(&b);
+      dk__buf_clear(&b);
       dk_error_init(&err);
-      dk_status st = dk_json_write_str(&b, s, n, &err);
+      dk_status st = dk__json_write_str(&b, s, n, &err);
       /* valid iff every byte is ASCII or the pair is one 2-byte sequence */
       unsigned c0 = (unsigned char)s[0], c1 = (unsigned char)s[1];
       bool valid = n == 1 ? c0 < 0x80
@@ -76,14 +76,14 @@ DK_TEST(json_write__str_roundtrip_exhaustive) {
       }
       CHECK_OK(st, &err);
       dk_json_value *v;
-      CHECK_OK(dk_json_parse(&v, &ar, b.data, b.len, &err), &err);
+      CHECK_OK(dk__json_parse(&v, &ar, b.data, b.len, &err), &err);
       CHECK_EQ_INT(v->type, DK_JSON_STRING);
       CHECK_EQ_INT(v->len, n);
       CHECK(memcmp(v->u.str, s, n) == 0);
     }
   }
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&b);
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&b);
 }
 
 DK_TEST(json_write__value_roundtrip) {
@@ -95,44 +95,44 @@ DK_TEST(json_write__value_roundtrip) {
       "[1,-0,0.5,1E+2,12345678901234567890123,true,false,null,[],{},[[]],\"\"]",
   };
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 0);
+  dk__arena_init(&ar, NULL, 0);
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   dk_error err = {0};
   for (size_t i = 0; i < DK_ARRAY_LEN(docs); i++) {
     dk_json_value *v;
-    CHECK_OK(dk_json_parse(&v, &ar, docs[i], strlen(docs[i]), &err), &err);
-    dk_buf_clear(&b);
-    CHECK_OK(dk_json_write_value(&b, v, &err), &err);
+    CHECK_OK(dk__json_parse(&v, &ar, docs[i], strlen(docs[i]), &err), &err);
+    dk__buf_clear(&b);
+    CHECK_OK(dk__json_write_value(&b, v, &err), &err);
     /* the docs are compact and use only the writer's escape forms except \u00e9 */
     if (i == 1) CHECK_EQ_STR(b.data, docs[i]);
     /* parse again and write again: a fixed point */
     dk_json_value *v2;
-    CHECK_OK(dk_json_parse(&v2, &ar, b.data, b.len, &err), &err);
+    CHECK_OK(dk__json_parse(&v2, &ar, b.data, b.len, &err), &err);
     dk_buf b2;
-    dk_buf_init(&b2, NULL);
-    CHECK_OK(dk_json_write_value(&b2, v2, &err), &err);
+    dk__buf_init(&b2, NULL);
+    CHECK_OK(dk__json_write_value(&b2, v2, &err), &err);
     CHECK_EQ_STR(b2.data, b.data);
-    dk_buf_dispose(&b2);
+    dk__buf_dispose(&b2);
   }
-  dk_buf_clear(&b);
-  CHECK_OK(dk_json_write_value(&b, NULL, &err), &err);
+  dk__buf_clear(&b);
+  CHECK_OK(dk__json_write_value(&b, NULL, &err), &err);
   CHECK_EQ_STR(b.data, "null");
-  dk_buf_dispose(&b);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json_write__double_special) {
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   CHECK_EQ_STR(write_double(&b, NAN), "\"NaN\"");
   CHECK_EQ_STR(write_double(&b, INFINITY), "\"Infinity\"");
   CHECK_EQ_STR(write_double(&b, -INFINITY), "\"-Infinity\"");
-  dk_buf_clear(&b);
+  dk__buf_clear(&b);
   dk_error err = {0};
-  CHECK_OK(dk_json_write_float(&b, -INFINITY, &err), &err);
+  CHECK_OK(dk__json_write_float(&b, -INFINITY, &err), &err);
   CHECK_EQ_STR(b.data, "\"-Infinity\"");
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
 }
 
 /* oracle file: "d <hex64> <repr>" / "f <hex32> <repr>" lines from CPython */
@@ -145,26 +145,26 @@ DK_TEST(json_write__python_repr_oracle) {
   FILE *f = fopen(path, "r");
   CHECK(f != NULL);
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   char line[256];
   int nd = 0, nf = 0, bad = 0;
   while (fgets(line, sizeof line, f)) {
     char kind, want[128];
     unsigned long long bits;
     if (sscanf(line, "%c %llx %127s", &kind, &bits, want) != 3) continue;
-    dk_buf_clear(&b);
+    dk__buf_clear(&b);
     dk_error err = {0};
     if (kind == 'd') {
       uint64_t u = bits;
       double d;
       memcpy(&d, &u, sizeof d);
-      CHECK_OK(dk_json_write_double(&b, d, &err), &err);
+      CHECK_OK(dk__json_write_double(&b, d, &err), &err);
       nd++;
     } else {
       uint32_t u = (uint32_t)bits;
       float x;
       memcpy(&x, &u, sizeof x);
-      CHECK_OK(dk_json_write_float(&b, x, &err), &err);
+      CHECK_OK(dk__json_write_float(&b, x, &err), &err);
       nf++;
     }
     if (strcmp(b.data, want) != 0 && bad++ < 10)
@@ -172,7 +172,7 @@ DK_TEST(json_write__python_repr_oracle) {
                    want);
   }
   fclose(f);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   CHECK_EQ_INT(bad, 0);
   CHECK(nd > 10000);
   CHECK(nf > 3000);
@@ -182,9 +182,9 @@ DK_TEST(json_write__python_repr_oracle) {
  * (shortest-ness is checked by the oracle test) */
 DK_TEST(json_write__double_roundtrip_random) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 1 << 16);
+  dk__arena_init(&ar, NULL, 1 << 16);
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   uint64_t s = 0x9E3779B97F4A7C15ull;
   for (int i = 0; i < 200000; i++) {
     uint64_t u = xorshift(&s);
@@ -196,10 +196,10 @@ DK_TEST(json_write__double_roundtrip_random) {
     write_double(&b, d);
     dk_error err = {0};
     dk_json_value *v;
-    CHECK_OK(dk_json_parse(&v, &ar, b.data, b.len, &err), &err);
+    CHECK_OK(dk__json_parse(&v, &ar, b.data, b.len, &err), &err);
     CHECK_EQ_INT(v->type, DK_JSON_NUMBER);
     double back;
-    CHECK(dk_json_as_double(v, &back));
+    CHECK(dk__json_as_double(v, &back));
     if (memcmp(&back, &d, sizeof d) != 0) {
       dk_test_fail(__FILE__, __LINE__, "%016llx wrote %s, read back differs",
                    (unsigned long long)u, b.data);
@@ -210,31 +210,31 @@ DK_TEST(json_write__double_roundtrip_random) {
     for (const char *c = b.data; *c && *c != 'e'; c++) sig += (*c >= '0' && *c <= '9');
     CHECK(sig <= 17 + 16); /* positional form may pad up to 16 zeros before the point */
     if (i % 1000 == 0) {
-      dk_arena_dispose(&ar);
-      dk_arena_init(&ar, NULL, 1 << 16);
+      dk__arena_dispose(&ar);
+      dk__arena_init(&ar, NULL, 1 << 16);
     }
   }
-  dk_buf_dispose(&b);
-  dk_arena_dispose(&ar);
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
 }
 
 DK_TEST(json_write__float_roundtrip_all_exponents) {
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   uint64_t s = 12345;
   for (int i = 0; i < 100000; i++) {
     uint32_t u = (uint32_t)xorshift(&s);
     float x;
     memcpy(&x, &u, sizeof x);
     if (!isfinite(x)) continue;
-    dk_buf_clear(&b);
+    dk__buf_clear(&b);
     dk_error err = {0};
-    CHECK_OK(dk_json_write_float(&b, x, &err), &err);
+    CHECK_OK(dk__json_write_float(&b, x, &err), &err);
     /* the text reads back as the same float32 */
     float back = strtof(b.data, NULL);
     CHECK(memcmp(&back, &x, sizeof x) == 0);
   }
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
 }
 
 /* the output does not depend on the process locale (LC_NUMERIC with a ',' decimal point) */
@@ -248,20 +248,20 @@ DK_TEST(json_write__locale_independent) {
     if (!setlocale(LC_NUMERIC, locs[i])) continue;
     any = true;
     dk_buf b;
-    dk_buf_init(&b, NULL);
+    dk__buf_init(&b, NULL);
     write_double(&b, 1.5);
     bool ok1 = strcmp(b.data, "1.5") == 0;
     write_double(&b, 2.5e-300);
     bool ok2 = strcmp(b.data, "2.5e-300") == 0;
     dk_arena ar;
-    dk_arena_init(&ar, NULL, 0);
+    dk__arena_init(&ar, NULL, 0);
     dk_json_value *v;
     dk_error err = {0};
     double d = 0;
-    bool ok3 = dk_json_parse(&v, &ar, "0.25", 4, &err) == DK_OK && dk_json_as_double(v, &d) &&
+    bool ok3 = dk__json_parse(&v, &ar, "0.25", 4, &err) == DK_OK && dk__json_as_double(v, &d) &&
                d == 0.25;
-    dk_arena_dispose(&ar);
-    dk_buf_dispose(&b);
+    dk__arena_dispose(&ar);
+    dk__buf_dispose(&b);
     setlocale(LC_NUMERIC, saved);
     CHECK(ok1);
     CHECK(ok2);

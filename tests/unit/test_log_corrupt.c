@@ -568,8 +568,8 @@ static void *read_all(void *p) {
     for (int64_t i = 0; i < dk_snapshot_num_files(r->s); i++) {
       dk_file_entry f;
       dk_snapshot_file(&f, r->s, i, NULL);
-      r->sum += dk_hash_bytes(f.path, strlen(f.path));
-      if (f.stats) r->sum += dk_hash_bytes(f.stats, strlen(f.stats));
+      r->sum += dk__hash_bytes(f.path, strlen(f.path));
+      if (f.stats) r->sum += dk__hash_bytes(f.stats, strlen(f.stats));
     }
   return NULL;
 }
@@ -578,17 +578,17 @@ DK_TEST(log__snapshot_shared_by_threads) {
   /* many files with stats, spread over several compressed stats blocks */
   char *dir = mk_table();
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  dk_buf_puts(&b, P0, NULL);
-  dk_buf_puts(&b, M0, NULL);
+  dk__buf_init(&b, NULL);
+  dk__buf_puts(&b, P0, NULL);
+  dk__buf_puts(&b, M0, NULL);
   for (int i = 0; i < 5000; i++)
-    dk_buf_printf(&b, NULL,
+    dk__buf_printf(&b, NULL,
                   "{\"add\":{\"path\":\"f%d.parquet\",\"partitionValues\":{\"p\":\"%d\"},\"size\":%d,"
                   "\"modificationTime\":1,\"dataChange\":true,\"stats\":\"{\\\"numRecords\\\":%d,"
                   "\\\"minValues\\\":{\\\"id\\\":%d},\\\"maxValues\\\":{\\\"id\\\":%d}}\"}}\n",
                   i, i % 7, i, i, i * 10, i * 10 + 9);
   put(dir, commit_name(0), b.data);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   dk_error err = {0};
   dk_table *t;
   dk_snapshot *s;
@@ -667,16 +667,16 @@ DK_TEST(log__v2_sidecar_absolute_uri_and_commits_deleted) {
   char *at = strstr(text, side);
   CHECK(at != NULL);
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  dk_buf_append(&b, text, (size_t)(at - text), NULL);
-  dk_buf_printf(&b, NULL, "file://%s/_delta_log/_sidecars/%s", dst, side);
-  dk_buf_puts(&b, at + strlen(side), NULL);
+  dk__buf_init(&b, NULL);
+  dk__buf_append(&b, text, (size_t)(at - text), NULL);
+  dk__buf_printf(&b, NULL, "file://%s/_delta_log/_sidecars/%s", dst, side);
+  dk__buf_puts(&b, at + strlen(side), NULL);
   dk__free(NULL, text);
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL);
   fwrite(b.data, 1, b.len, f);
   fclose(f);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   for (int k = 0; k <= 2; k++) {
     snprintf(path, sizeof path, "%s/_delta_log/%s", dst, commit_name(k));
     unlink(path);

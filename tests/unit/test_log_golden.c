@@ -16,7 +16,7 @@ static dk_json_value *load_json(dk_arena *ar, const char *path) {
   dk_error err = {0};
   if (dk__read_file(NULL, path, &text, &len, &err) != DK_OK) return NULL;
   dk_json_value *v = NULL;
-  if (dk_json_parse(&v, ar, text, len, &err) != DK_OK) v = NULL;
+  if (dk__json_parse(&v, ar, text, len, &err) != DK_OK) v = NULL;
   dk__free(NULL, text);
   return v;
 }
@@ -39,7 +39,7 @@ static bool json_equal(const dk_json_value *a, const dk_json_value *b) {
       if (a->len != b->len) return false;
       for (uint32_t i = 0; i < a->len; i++) {
         const dk_json_member *m = &a->u.members[i];
-        if (!json_equal(&m->value, dk_json_getn(b, m->key, m->klen))) return false;
+        if (!json_equal(&m->value, dk__json_getn(b, m->key, m->klen))) return false;
       }
       return true;
   }
@@ -58,7 +58,7 @@ static bool same_set(const dk_json_value *arr, const char *const *list, size_t n
   if (an != n) return false;
   for (size_t i = 0; i < an; i++) {
     size_t sl;
-    const char *s = dk_json_as_str(&arr->u.items[i], &sl);
+    const char *s = dk__json_as_str(&arr->u.items[i], &sl);
     if (!s || !str_in(list, n, s, sl)) return false;
   }
   return true;
@@ -67,15 +67,15 @@ static bool same_set(const dk_json_value *arr, const char *const *list, size_t n
 static void check_protocol(const char *id, const dk_json_value *ep, const dk_protocol *p,
                            int *failures) {
   int64_t r = -1, w = -1;
-  dk_json_as_i64(dk_json_get(ep, "minReaderVersion"), &r);
-  dk_json_as_i64(dk_json_get(ep, "minWriterVersion"), &w);
+  dk__json_as_i64(dk__json_get(ep, "minReaderVersion"), &r);
+  dk__json_as_i64(dk__json_get(ep, "minWriterVersion"), &w);
   if (r != p->min_reader_version || w != p->min_writer_version) {
     fprintf(stderr, "  %s: protocol %d/%d, expected %lld/%lld\n", id, (int)p->min_reader_version,
             (int)p->min_writer_version, (long long)r, (long long)w);
     (*failures)++;
   }
-  const dk_json_value *rf = dk_json_get(ep, "readerFeatures");
-  const dk_json_value *wf = dk_json_get(ep, "writerFeatures");
+  const dk_json_value *rf = dk__json_get(ep, "readerFeatures");
+  const dk_json_value *wf = dk__json_get(ep, "writerFeatures");
   if ((rf && !same_set(rf, p->reader_features, p->n_reader_features)) ||
       (wf && !same_set(wf, p->writer_features, p->n_writer_features))) {
     fprintf(stderr, "  %s: protocol features differ\n", id);
@@ -104,12 +104,12 @@ static void check_snapshot_case(const char *id, const char *root, const dk_json_
     return;
   }
   int64_t v;
-  if (dk_json_as_i64(dk_json_get(exp, "version"), &v) && v != dk_snapshot_version(s)) {
+  if (dk__json_as_i64(dk__json_get(exp, "version"), &v) && v != dk_snapshot_version(s)) {
     fprintf(stderr, "  %s: version %lld, expected %lld\n", id,
             (long long)dk_snapshot_version(s), (long long)v);
     (*failures)++;
   }
-  const dk_json_value *af = dk_json_get(exp, "active_files");
+  const dk_json_value *af = dk__json_get(exp, "active_files");
   int64_t n = dk_snapshot_num_files(s);
   if (af) {
     const char **paths = calloc((size_t)n + 1, sizeof *paths);
@@ -127,12 +127,12 @@ static void check_snapshot_case(const char *id, const char *root, const dk_json_
     free(paths);
   }
   int64_t cnt;
-  if (dk_json_as_i64(dk_json_get(exp, "active_files_count"), &cnt) && cnt != n) {
+  if (dk__json_as_i64(dk__json_get(exp, "active_files_count"), &cnt) && cnt != n) {
     fprintf(stderr, "  %s: %lld active files, expected %lld\n", id, (long long)n, (long long)cnt);
     (*failures)++;
   }
   int64_t card;
-  if (dk_json_as_i64(dk_json_get(exp, "dv_cardinality"), &card)) {
+  if (dk__json_as_i64(dk__json_get(exp, "dv_cardinality"), &card)) {
     int64_t sum = 0;
     for (int64_t i = 0; i < n; i++) {
       dk_file_entry f;
@@ -145,20 +145,20 @@ static void check_snapshot_case(const char *id, const char *root, const dk_json_
       (*failures)++;
     }
   }
-  const dk_json_value *txn = dk_json_get(exp, "app_txn");
+  const dk_json_value *txn = dk__json_get(exp, "app_txn");
   if (txn && txn->type == DK_JSON_OBJECT) {
     for (uint32_t i = 0; i < txn->len; i++) {
       int64_t want;
-      dk_json_as_i64(&txn->u.members[i].value, &want);
+      dk__json_as_i64(&txn->u.members[i].value, &want);
       if (dk_snapshot_txn_version(s, txn->u.members[i].key) != want) {
         fprintf(stderr, "  %s: txn %s differs\n", id, txn->u.members[i].key);
         (*failures)++;
       }
     }
   }
-  const dk_json_value *ep = dk_json_get(exp, "protocol");
+  const dk_json_value *ep = dk__json_get(exp, "protocol");
   if (ep) check_protocol(id, ep, dk_snapshot_protocol(s), failures);
-  const dk_json_value *sf = dk_json_get(exp, "schema_fields");
+  const dk_json_value *sf = dk__json_get(exp, "schema_fields");
   if (sf) {
     const dk_type *sc = dk_snapshot_schema(s);
     const char *names[64];
@@ -169,11 +169,11 @@ static void check_snapshot_case(const char *id, const char *root, const dk_json_
       (*failures)++;
     }
   }
-  const dk_json_value *fm = dk_json_get(exp, "file_modification_time");
+  const dk_json_value *fm = dk__json_get(exp, "file_modification_time");
   if (fm && fm->type == DK_JSON_OBJECT) {
     for (uint32_t j = 0; j < fm->len; j++) {
       int64_t want = -1, got = -2;
-      dk_json_as_i64(&fm->u.members[j].value, &want);
+      dk__json_as_i64(&fm->u.members[j].value, &want);
       for (int64_t i = 0; i < n; i++) {
         dk_file_entry f;
         dk_snapshot_file(&f, s, i, &err);
@@ -227,14 +227,14 @@ static void check_commit_info_case(const char *id, const char *root, const dk_js
   dk_table *t = NULL;
   dk_history *h = NULL;
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 4096);
+  dk__arena_init(&ar, NULL, 4096);
   if (dk_table_open(&t, root, NULL, &err) != DK_OK || dk_history_open(&h, t, 0, &err) != DK_OK) {
     fprintf(stderr, "  %s: history failed: %s\n", id, err.message);
     (*failures)++;
   } else {
     int64_t want_v = 0;
-    dk_json_as_i64(dk_json_get(exp, "version"), &want_v);
-    const dk_json_value *eci = dk_json_get(exp, "commitInfo");
+    dk__json_as_i64(dk__json_get(exp, "version"), &want_v);
+    const dk_json_value *eci = dk__json_get(exp, "commitInfo");
     bool found = false;
     for (size_t i = 0; i < dk_history_count(h); i++) {
       int64_t v, ts;
@@ -243,7 +243,7 @@ static void check_commit_info_case(const char *id, const char *root, const dk_js
       if (v != want_v) continue;
       found = true;
       dk_json_value *got;
-      if (dk_json_parse(&got, &ar, ci, strlen(ci), &err) != DK_OK) {
+      if (dk__json_parse(&got, &ar, ci, strlen(ci), &err) != DK_OK) {
         (*failures)++;
         break;
       }
@@ -252,12 +252,12 @@ static void check_commit_info_case(const char *id, const char *root, const dk_js
         /* The expected file (confidence "medium") lists engineInfo and txnId, which the stored
          * commit file does not contain: no reader can produce them from these bytes. Report
          * them, compare everything that is present. */
-        if (!dk_json_get(got, m->key)) {
+        if (!dk__json_get(got, m->key)) {
           fprintf(stderr, "  %s: note: commitInfo.%s is not in the stored commit file\n", id,
                   m->key);
           continue;
         }
-        if (!json_equal(&m->value, dk_json_get(got, m->key))) {
+        if (!json_equal(&m->value, dk__json_get(got, m->key))) {
           fprintf(stderr, "  %s: commitInfo.%s differs\n", id, m->key);
           (*failures)++;
         }
@@ -268,7 +268,7 @@ static void check_commit_info_case(const char *id, const char *root, const dk_js
       (*failures)++;
     }
   }
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   dk_history_free(h);
   dk_table_free(t);
 }
@@ -279,10 +279,10 @@ static void check_read_case(const char *id, const char *root, const dk_json_valu
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   int64_t version = -1, resolved = -1;
-  dk_json_as_i64(dk_json_get(c, "version"), &version);
-  dk_json_as_i64(dk_json_get(c, "resolved_version"), &resolved);
+  dk__json_as_i64(dk__json_get(c, "version"), &version);
+  dk__json_as_i64(dk__json_get(c, "resolved_version"), &resolved);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 4096);
+  dk__arena_init(&ar, NULL, 4096);
   if (open_case(&t, &s, root, version, &err)) {
     fprintf(stderr, "  %s: open failed: %s: %s\n", id, dk_status_str(err.code), err.message);
     (*failures)++;
@@ -294,28 +294,28 @@ static void check_read_case(const char *id, const char *root, const dk_json_valu
     (*failures)++;
   }
   size_t sl;
-  const char *ss = dk_json_as_str(dk_json_get(c, "schema_string"), &sl);
+  const char *ss = dk__json_as_str(dk__json_get(c, "schema_string"), &sl);
   if (ss) {
     dk_json_value *a, *b;
     const char *mine = dk_snapshot_metadata(s)->schema_string;
-    if (dk_json_parse(&a, &ar, ss, sl, &err) != DK_OK ||
-        dk_json_parse(&b, &ar, mine, strlen(mine), &err) != DK_OK || !json_equal(a, b)) {
+    if (dk__json_parse(&a, &ar, ss, sl, &err) != DK_OK ||
+        dk__json_parse(&b, &ar, mine, strlen(mine), &err) != DK_OK || !json_equal(a, b)) {
       fprintf(stderr, "  %s: schema differs\n", id);
       (*failures)++;
     }
   }
-  const dk_json_value *pc = dk_json_get(c, "partition_columns");
+  const dk_json_value *pc = dk__json_get(c, "partition_columns");
   const dk_metadata *m = dk_snapshot_metadata(s);
   if (pc && !same_set(pc, m->partition_columns, m->n_partition_columns)) {
     fprintf(stderr, "  %s: partition columns differ\n", id);
     (*failures)++;
   }
-  const dk_json_value *ep = dk_json_get(c, "protocol");
+  const dk_json_value *ep = dk__json_get(c, "protocol");
   if (ep) check_protocol(id, ep, dk_snapshot_protocol(s), failures);
-  const dk_json_value *props = dk_json_get(c, "table_properties");
+  const dk_json_value *props = dk__json_get(c, "table_properties");
   for (uint32_t i = 0; props && props->type == DK_JSON_OBJECT && i < props->len; i++) {
     size_t vl;
-    const char *want = dk_json_as_str(&props->u.members[i].value, &vl);
+    const char *want = dk__json_as_str(&props->u.members[i].value, &vl);
     const char *got = dk_snapshot_property(s, props->u.members[i].key);
     if (want && (!got || strcmp(got, want))) {
       fprintf(stderr, "  %s: property %s differs\n", id, props->u.members[i].key);
@@ -323,28 +323,28 @@ static void check_read_case(const char *id, const char *root, const dk_json_valu
     }
   }
 out:
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   dk_snapshot_free(s);
   dk_table_free(t);
 }
 
 DK_TEST(log__golden_manifest) {
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 1 << 16);
+  dk__arena_init(&ar, NULL, 1 << 16);
   char path[4096];
   snprintf(path, sizeof path, "%s/manifest.json", dk_test_data_dir());
   dk_json_value *man = load_json(&ar, path);
   CHECK(man != NULL);
-  const dk_json_value *cases = dk_json_get(man, "cases");
+  const dk_json_value *cases = dk__json_get(man, "cases");
   CHECK(cases && cases->type == DK_JSON_ARRAY);
   int failures = 0, ran = 0;
   for (uint32_t i = 0; i < cases->len; i++) {
     const dk_json_value *c = &cases->u.items[i];
     size_t n;
-    const char *kind = dk_json_as_str(dk_json_get(c, "kind"), &n);
-    const char *id = dk_json_as_str(dk_json_get(c, "id"), &n);
-    const char *table = dk_json_as_str(dk_json_get(c, "table"), &n);
-    const char *expf = dk_json_as_str(dk_json_get(c, "expected"), &n);
+    const char *kind = dk__json_as_str(dk__json_get(c, "kind"), &n);
+    const char *id = dk__json_as_str(dk__json_get(c, "id"), &n);
+    const char *table = dk__json_as_str(dk__json_get(c, "table"), &n);
+    const char *expf = dk__json_as_str(dk__json_get(c, "expected"), &n);
     if (!kind || !id || !table) continue;
     char root[4096];
     snprintf(root, sizeof root, "%s/%s", dk_test_data_dir(), table);
@@ -366,7 +366,7 @@ DK_TEST(log__golden_manifest) {
       check_commit_info_case(id, root, exp, &failures);
   }
   fprintf(stderr, "  golden manifest: %d cases checked, %d failures\n", ran, failures);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   CHECK(ran > 100);
   CHECK_EQ_INT(failures, 0);
 }
@@ -430,22 +430,22 @@ DK_TEST(log__golden_corrupted_last_checkpoint_harness) {
 /* "path|size|mtime|pv...|dv|stats" per file, sorted, newline-joined (malloc'd). */
 static char *file_digest(const dk_snapshot *s) {
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   int64_t n = dk_snapshot_num_files(s);
   char **rows = calloc((size_t)n + 1, sizeof *rows);
   for (int64_t i = 0; i < n; i++) {
     dk_file_entry f;
     dk_snapshot_file(&f, s, i, NULL);
-    dk_buf_clear(&b);
-    dk_buf_printf(&b, NULL, "%s|%lld|%lld", f.path, (long long)f.size,
+    dk__buf_clear(&b);
+    dk__buf_printf(&b, NULL, "%s|%lld|%lld", f.path, (long long)f.size,
                   (long long)f.modification_time);
     for (size_t k = 0; k < f.n_partition_values; k++)
-      dk_buf_printf(&b, NULL, "|%s=%s", f.partition_kv[2 * k],
+      dk__buf_printf(&b, NULL, "|%s=%s", f.partition_kv[2 * k],
                     f.partition_kv[2 * k + 1] ? f.partition_kv[2 * k + 1] : "<null>");
     if (f.dv)
-      dk_buf_printf(&b, NULL, "|dv:%c:%s:%d:%d:%lld", f.dv->storage_type, f.dv->path_or_inline_dv,
+      dk__buf_printf(&b, NULL, "|dv:%c:%s:%d:%d:%lld", f.dv->storage_type, f.dv->path_or_inline_dv,
                     (int)f.dv->offset, (int)f.dv->size_in_bytes, (long long)f.dv->cardinality);
-    dk_buf_printf(&b, NULL, "|%s", f.stats ? f.stats : "<none>");
+    dk__buf_printf(&b, NULL, "|%s", f.stats ? f.stats : "<none>");
     rows[i] = strdup(b.data);
   }
   for (int64_t i = 0; i < n; i++)
@@ -455,15 +455,15 @@ static char *file_digest(const dk_snapshot *s) {
         rows[i] = rows[j];
         rows[j] = t;
       }
-  dk_buf_clear(&b);
+  dk__buf_clear(&b);
   for (int64_t i = 0; i < n; i++) {
-    dk_buf_puts(&b, rows[i], NULL);
-    dk_buf_putc(&b, '\n', NULL);
+    dk__buf_puts(&b, rows[i], NULL);
+    dk__buf_putc(&b, '\n', NULL);
     free(rows[i]);
   }
   free(rows);
   char *out = strdup(b.data ? b.data : "");
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   return out;
 }
 

@@ -25,41 +25,41 @@ DK_TEST(parquet__thrift_fields_and_skip) {
                          0x00};
   dk_error err = {0};
   dk_tp t;
-  dk_tp_init(&t, buf, sizeof buf, 100, "test", &err);
+  dk_pq__tp_init(&t, buf, sizeof buf, 100, "test", &err);
   dk_tp_struct s;
-  CHECK_OK(dk_tp_struct_begin(&t, &s), &err);
+  CHECK_OK(dk_pq__tp_struct_begin(&t, &s), &err);
   int type;
   int16_t id;
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 1);
   int32_t v;
-  CHECK_OK(dk_tp_i32(&t, type, &v), &err);
+  CHECK_OK(dk_pq__tp_i32(&t, type, &v), &err);
   CHECK_EQ_INT(v, -3);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 3);
   const uint8_t *p;
   uint32_t n;
-  CHECK_OK(dk_tp_binary(&t, type, &p, &n), &err);
+  CHECK_OK(dk_pq__tp_binary(&t, type, &p, &n), &err);
   CHECK_EQ_INT(n, 2);
   CHECK(p[0] == 'a' && p[1] == 'b');
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 4);
-  CHECK_OK(dk_tp_skip(&t, type), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_skip(&t, type), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 5);
-  CHECK_OK(dk_tp_skip(&t, type), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_skip(&t, type), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 20);
   int64_t v64;
-  CHECK_OK(dk_tp_i64(&t, type, &v64), &err);
+  CHECK_OK(dk_pq__tp_i64(&t, type, &v64), &err);
   CHECK_EQ_INT(v64, 300);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 21);
-  CHECK_OK(dk_tp_skip(&t, type), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_skip(&t, type), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(id, 22);
-  CHECK_OK(dk_tp_skip(&t, type), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  CHECK_OK(dk_pq__tp_skip(&t, type), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   CHECK_EQ_INT(type, DK_TP_STOP);
   CHECK(t.p == t.end);
 }
@@ -69,36 +69,36 @@ DK_TEST(parquet__thrift_errors) {
   dk_tp t;
   /* truncated binary: claims 10 bytes, has 1 */
   const uint8_t b1[] = {0x18, 0x0A, 'x'};
-  dk_tp_init(&t, b1, sizeof b1, 1000, "footer", &err);
+  dk_pq__tp_init(&t, b1, sizeof b1, 1000, "footer", &err);
   dk_tp_struct s;
   int type;
   int16_t id;
-  CHECK_OK(dk_tp_struct_begin(&t, &s), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
-  CHECK_STATUS(dk_tp_skip(&t, type), DK_CORRUPT);
+  CHECK_OK(dk_pq__tp_struct_begin(&t, &s), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
+  CHECK_STATUS(dk_pq__tp_skip(&t, type), DK_CORRUPT);
   CHECK(strstr(err.message, "offset 1002") != NULL);
   /* varint of 11 bytes */
   dk_error_init(&err);
   const uint8_t b2[] = {0x16, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01};
-  dk_tp_init(&t, b2, sizeof b2, 0, "footer", &err);
-  CHECK_OK(dk_tp_struct_begin(&t, &s), &err);
-  CHECK_OK(dk_tp_field(&t, &s, &type, &id), &err);
+  dk_pq__tp_init(&t, b2, sizeof b2, 0, "footer", &err);
+  CHECK_OK(dk_pq__tp_struct_begin(&t, &s), &err);
+  CHECK_OK(dk_pq__tp_field(&t, &s, &type, &id), &err);
   int64_t v;
-  CHECK_STATUS(dk_tp_i64(&t, type, &v), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__tp_i64(&t, type, &v), DK_CORRUPT);
   /* nesting deeper than the limit */
   dk_error_init(&err);
   uint8_t deep[200];
   memset(deep, 0x1C, sizeof deep);
-  dk_tp_init(&t, deep, sizeof deep, 0, "footer", &err);
-  CHECK_STATUS(dk_tp_skip(&t, DK_TP_STRUCT), DK_CORRUPT);
+  dk_pq__tp_init(&t, deep, sizeof deep, 0, "footer", &err);
+  CHECK_STATUS(dk_pq__tp_skip(&t, DK_TP_STRUCT), DK_CORRUPT);
   CHECK(strstr(err.message, "deep") != NULL);
   /* list count larger than the bytes left */
   dk_error_init(&err);
   const uint8_t b3[] = {0xF5, 0xFF, 0xFF, 0x03};
-  dk_tp_init(&t, b3, sizeof b3, 0, "footer", &err);
+  dk_pq__tp_init(&t, b3, sizeof b3, 0, "footer", &err);
   int et;
   uint32_t cnt;
-  CHECK_STATUS(dk_tp_list(&t, DK_TP_LIST, &et, &cnt), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__tp_list(&t, DK_TP_LIST, &et, &cnt), DK_CORRUPT);
 }
 
 static char *find_parquet(const char *dir, int which) {
@@ -162,9 +162,9 @@ DK_TEST(parquet__spark_primitives_match_expected) {
       const struct ArrowArray *l = a.children[0], *s = a.children[1];
       for (int64_t i = 0; i < a.length && ng < 64; i++) {
         const uint8_t *valid = l->buffers[0];
-        if (valid && !dk_bit_get(valid, i)) {
+        if (valid && !dk__bit_get(valid, i)) {
           nulls_got++;
-          CHECK(s->buffers[0] && !dk_bit_get(s->buffers[0], i));
+          CHECK(s->buffers[0] && !dk__bit_get(s->buffers[0], i));
           continue;
         }
         long long x = ((const int64_t *)l->buffers[1])[i];

@@ -65,8 +65,8 @@ static void vec_dbp(const pq_vector *v, int is64) {
   dk_error err = {0};
   uint8_t *enc = dup_exact(v->enc, v->enc_len);
   dk_pq_delta d;
-  VOK(dk_pq_delta_init(&d, enc, v->enc_len, &err));
-  VCHECK(dk_pq_delta_total(&d) == v->n);
+  VOK(dk_pq__delta_init(&d, enc, v->enc_len, &err));
+  VCHECK(dk_pq__delta_total(&d) == v->n);
   size_t w = is64 ? 8 : 4;
   uint8_t *out = calloc((size_t)v->n + 1, w);
   /* odd chunk sizes resume mid-miniblock and mid-group */
@@ -75,19 +75,19 @@ static void vec_dbp(const pq_vector *v, int is64) {
   for (size_t c = 0; done < v->n; c = (c + 1) % DK_ARRAY_LEN(chunks)) {
     int64_t k = DK_MIN(chunks[c], v->n - done);
     if (is64) {
-      VOK(dk_pq_delta_get64(&d, (int64_t *)(void *)out + done, k, &err));
+      VOK(dk_pq__delta_get64(&d, (int64_t *)(void *)out + done, k, &err));
     } else {
-      VOK(dk_pq_delta_get32(&d, (int32_t *)(void *)out + done, k, &err));
+      VOK(dk_pq__delta_get32(&d, (int32_t *)(void *)out + done, k, &err));
     }
     done += k;
   }
   VCHECK((size_t)v->n * w == v->exp_len);
   VCHECK(memcmp(out, v->exp, v->exp_len) == 0);
-  VCHECK(dk_pq_delta_consumed(&d) == v->enc_len); /* the page holds exactly the stream */
+  VCHECK(dk_pq__delta_consumed(&d) == v->enc_len); /* the page holds exactly the stream */
   /* one more value is an error */
   dk_error e2 = {0};
   int64_t extra;
-  VCHECK(dk_pq_delta_get64(&d, &extra, 1, &e2) == DK_CORRUPT);
+  VCHECK(dk_pq__delta_get64(&d, &extra, 1, &e2) == DK_CORRUPT);
   free(out);
   free(enc);
 }
@@ -104,16 +104,16 @@ static void vec_bytes(const pq_vector *v) {
   uint8_t *enc = dup_exact(v->enc, v->enc_len);
   int32_t *offs = calloc((size_t)v->n + 1, sizeof(int32_t));
   dk_buf data, scratch;
-  dk_buf_init(&data, NULL);
-  dk_buf_init(&scratch, NULL);
+  dk__buf_init(&data, NULL);
+  dk__buf_init(&scratch, NULL);
   dk_pq_bytes_out o = {offs + 1, &data};
   if (!strcmp(v->kind, "DLBA")) {
-    VOK(dk_pq_delta_length_byte_array(enc, v->enc_len, v->n, &o, &scratch, &err));
+    VOK(dk_pq__delta_length_byte_array(enc, v->enc_len, v->n, &o, &scratch, &err));
   } else if (!strcmp(v->kind, "DBA")) {
-    VOK(dk_pq_delta_byte_array(enc, v->enc_len, v->n, &o, &scratch, &err));
+    VOK(dk_pq__delta_byte_array(enc, v->enc_len, v->n, &o, &scratch, &err));
   } else {
     size_t used = 0;
-    VOK(dk_pq_plain_byte_array(enc, v->enc_len, v->n, &o, &used, &err));
+    VOK(dk_pq__plain_byte_array(enc, v->enc_len, v->n, &o, &used, &err));
     VCHECK(used == v->enc_len);
   }
   VCHECK(o.offsets == offs + 1 + v->n);
@@ -121,17 +121,17 @@ static void vec_bytes(const pq_vector *v) {
   /* appending a second copy continues the offsets */
   if (!strcmp(v->kind, "DBA")) {
     int32_t *offs2 = calloc((size_t)v->n * 2 + 1, sizeof(int32_t));
-    dk_buf_clear(&data);
+    dk__buf_clear(&data);
     dk_pq_bytes_out o2 = {offs2 + 1, &data};
-    VOK(dk_pq_delta_byte_array(enc, v->enc_len, v->n, &o2, &scratch, &err));
-    VOK(dk_pq_delta_byte_array(enc, v->enc_len, v->n, &o2, &scratch, &err));
+    VOK(dk_pq__delta_byte_array(enc, v->enc_len, v->n, &o2, &scratch, &err));
+    VOK(dk_pq__delta_byte_array(enc, v->enc_len, v->n, &o2, &scratch, &err));
     VCHECK(data.len == 2 * v->exp_len);
     VCHECK(memcmp(data.data + v->exp_len, v->exp, v->exp_len) == 0);
     VCHECK((size_t)offs2[2 * v->n] == 2 * v->exp_len);
     free(offs2);
   }
-  dk_buf_dispose(&data);
-  dk_buf_dispose(&scratch);
+  dk__buf_dispose(&data);
+  dk__buf_dispose(&scratch);
   free(offs);
   free(enc);
 }
@@ -141,13 +141,13 @@ static void vec_dba_flba(const pq_vector *v) {
   uint8_t *enc = dup_exact(v->enc, v->enc_len);
   uint8_t *out = malloc(v->exp_len);
   dk_buf scratch;
-  dk_buf_init(&scratch, NULL);
-  VOK(dk_pq_delta_byte_array_fixed(enc, v->enc_len, v->n, v->param, out, &scratch, &err));
+  dk__buf_init(&scratch, NULL);
+  VOK(dk_pq__delta_byte_array_fixed(enc, v->enc_len, v->n, v->param, out, &scratch, &err));
   VCHECK(memcmp(out, v->exp, v->exp_len) == 0);
   dk_error e2 = {0};
-  VCHECK(dk_pq_delta_byte_array_fixed(enc, v->enc_len, v->n, v->param + 1, out, &scratch, &e2) ==
+  VCHECK(dk_pq__delta_byte_array_fixed(enc, v->enc_len, v->n, v->param + 1, out, &scratch, &e2) ==
          DK_CORRUPT);
-  dk_buf_dispose(&scratch);
+  dk__buf_dispose(&scratch);
   free(out);
   free(enc);
 }
@@ -157,15 +157,15 @@ static void vec_bss(const pq_vector *v) {
   uint8_t *enc = dup_exact(v->enc, v->enc_len);
   uint8_t *out = malloc(v->exp_len);
   const size_t w = (size_t)v->param;
-  VOK(dk_pq_byte_stream_split(enc, v->enc_len, v->param, v->n, 0, v->n, out, &err));
+  VOK(dk_pq__byte_stream_split(enc, v->enc_len, v->param, v->n, 0, v->n, out, &err));
   VCHECK(memcmp(out, v->exp, v->exp_len) == 0);
   memset(out, 0, v->exp_len);
-  VOK(dk_pq_byte_stream_split(enc, v->enc_len, v->param, v->n, 7, 20, out, &err));
+  VOK(dk_pq__byte_stream_split(enc, v->enc_len, v->param, v->n, 7, 20, out, &err));
   VCHECK(memcmp(out, v->exp + 7 * w, 20 * w) == 0);
   dk_error e2 = {0};
-  VCHECK(dk_pq_byte_stream_split(enc, v->enc_len - 1, v->param, v->n, 0, v->n, out, &e2) ==
+  VCHECK(dk_pq__byte_stream_split(enc, v->enc_len - 1, v->param, v->n, 0, v->n, out, &e2) ==
          DK_CORRUPT);
-  VCHECK(dk_pq_byte_stream_split(enc, v->enc_len, v->param, v->n, 5, v->n, out, &e2) ==
+  VCHECK(dk_pq__byte_stream_split(enc, v->enc_len, v->param, v->n, 5, v->n, out, &e2) ==
          DK_CORRUPT);
   free(out);
   free(enc);
@@ -178,14 +178,14 @@ static void vec_dict(const pq_vector *v) {
   uint8_t *out = malloc(v->exp_len);
   const uint32_t dict_len = (uint32_t)(v->aux_len / (size_t)v->param);
   dk_pq_rle r;
-  dk_pq_rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
-  VOK(dk_pq_rle_get_indices(&r, idx, v->n, dict_len, &err));
-  dk_pq_gather(v->aux, v->param, idx, v->n, out);
+  dk_pq__rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
+  VOK(dk_pq__rle_get_indices(&r, idx, v->n, dict_len, &err));
+  dk_pq__gather(v->aux, v->param, idx, v->n, out);
   VCHECK(memcmp(out, v->exp, v->exp_len) == 0);
   /* a dictionary one entry short must be noticed (the writer uses every entry) */
   dk_error e2 = {0};
-  dk_pq_rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
-  VCHECK(dk_pq_rle_get_indices(&r, idx, v->n, dict_len - 1, &e2) == DK_CORRUPT);
+  dk_pq__rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
+  VCHECK(dk_pq__rle_get_indices(&r, idx, v->n, dict_len - 1, &e2) == DK_CORRUPT);
   free(out);
   free(idx);
   free(enc);
@@ -198,12 +198,12 @@ static void vec_dict_ba(const pq_vector *v) {
   const uint8_t *eo = v->aux + dict_bytes;
   uint32_t starts[64], lens[64];
   VCHECK(v->param <= 64);
-  VOK(dk_pq_plain_byte_array_index(v->aux, dict_bytes, v->param, starts, lens, &err));
+  VOK(dk_pq__plain_byte_array_index(v->aux, dict_bytes, v->param, starts, lens, &err));
   VCHECK(starts[v->param - 1] + lens[v->param - 1] == dict_bytes);
   uint32_t *idx = malloc((size_t)v->n * sizeof(uint32_t));
   dk_pq_rle r;
-  dk_pq_rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
-  VOK(dk_pq_rle_get_indices(&r, idx, v->n, (uint32_t)v->param, &err));
+  dk_pq__rle_init(&r, enc + 1, v->enc_len - 1, enc[0]);
+  VOK(dk_pq__rle_get_indices(&r, idx, v->n, (uint32_t)v->param, &err));
   for (int64_t i = 0; i < v->n; i++) {
     uint32_t a = le32(eo + 4 * i), b = le32(eo + 4 * i + 4);
     VCHECK(lens[idx[i]] == b - a);
@@ -220,10 +220,10 @@ static void vec_levels(const pq_vector *v, int v2) {
   VCHECK(lev_at + lev_len <= v->enc_len);
   uint32_t *lev = malloc((size_t)v->n * sizeof(uint32_t));
   dk_pq_rle r;
-  dk_pq_rle_init(&r, enc + lev_at, lev_len, 1);
+  dk_pq__rle_init(&r, enc + lev_at, lev_len, 1);
   /* in two calls, the split falling inside a run */
-  VOK(dk_pq_rle_get(&r, lev, 205, &err));
-  VOK(dk_pq_rle_get(&r, lev + 205, v->n - 205, &err));
+  VOK(dk_pq__rle_get(&r, lev, 205, &err));
+  VOK(dk_pq__rle_get(&r, lev + 205, v->n - 205, &err));
   int64_t present = 0;
   for (int64_t i = 0; i < v->n; i++) {
     VCHECK(lev[i] == le32(v->exp + 4 * i));
@@ -246,18 +246,18 @@ static void vec_bool(const pq_vector *v, int rle) {
     VCHECK(4 + (size_t)len == v->enc_len);
     uint32_t *tmp = malloc((size_t)v->n * sizeof(uint32_t));
     dk_pq_rle r;
-    dk_pq_rle_init(&r, enc + 4, len, 1);
-    VOK(dk_pq_rle_get(&r, tmp, v->n, &err));
+    dk_pq__rle_init(&r, enc + 4, len, 1);
+    VOK(dk_pq__rle_get(&r, tmp, v->n, &err));
     for (int64_t i = 0; i < v->n; i++) out[i] = (uint8_t)tmp[i];
     free(tmp);
     VCHECK(memcmp(out, v->exp, (size_t)v->n) == 0);
   } else {
     VCHECK((size_t)(v->n + 7) / 8 == v->enc_len);
-    dk_pq_plain_bool(enc, 0, out, v->n);
+    dk_pq__plain_bool(enc, 0, out, v->n);
     VCHECK(memcmp(out, v->exp, (size_t)v->n) == 0);
     for (int first = 1; first < 20; first++) {
       memset(out, 0xee, (size_t)v->n);
-      dk_pq_plain_bool(enc, first, out, v->n - first);
+      dk_pq__plain_bool(enc, first, out, v->n - first);
       VCHECK(memcmp(out, v->exp + first, (size_t)(v->n - first)) == 0);
       VCHECK(out[v->n - first] == 0xee || first == 0);
     }
@@ -271,11 +271,11 @@ static void vec_codec(const pq_vector *v) {
   uint8_t *enc = dup_exact(v->enc, v->enc_len);
   size_t n = (size_t)v->n;
   uint8_t *out = malloc(n + 1);
-  VOK(dk_pq_decompress(v->param, enc, v->enc_len, out, n, &err));
+  VOK(dk_pq__decompress(v->param, enc, v->enc_len, out, n, &err));
   VCHECK(n == v->exp_len && memcmp(out, v->exp, n) == 0);
   dk_error e1 = {0}, e2 = {0};
-  VCHECK(dk_pq_decompress(v->param, enc, v->enc_len, out, n - 1, &e1) == DK_CORRUPT);
-  VCHECK(dk_pq_decompress(v->param, enc, v->enc_len, out, n + 1, &e2) == DK_CORRUPT);
+  VCHECK(dk_pq__decompress(v->param, enc, v->enc_len, out, n - 1, &e1) == DK_CORRUPT);
+  VCHECK(dk_pq__decompress(v->param, enc, v->enc_len, out, n + 1, &e2) == DK_CORRUPT);
   free(out);
   free(enc);
 }
@@ -312,8 +312,8 @@ DK_TEST(pq_encoding__pyarrow_vectors) {
 ** (exact-size) copy. */
 DK_TEST(pq_encoding__truncated_vectors) {
   dk_buf data, scratch;
-  dk_buf_init(&data, NULL);
-  dk_buf_init(&scratch, NULL);
+  dk__buf_init(&data, NULL);
+  dk__buf_init(&scratch, NULL);
   for (size_t i = 0; i < DK_ARRAY_LEN(pq_vectors); i++) {
     const pq_vector *v = &pq_vectors[i];
     g_vec = v->name;
@@ -325,33 +325,33 @@ DK_TEST(pq_encoding__truncated_vectors) {
       uint8_t *enc = dup_exact(v->enc, cut);
       dk_error err = {0};
       dk_status st = DK_OK;
-      dk_buf_clear(&data);
+      dk__buf_clear(&data);
       dk_pq_bytes_out o = {offs + 1, &data};
       if (!strcmp(v->kind, "DBP32") || !strcmp(v->kind, "DBP64")) {
         dk_pq_delta d;
-        st = dk_pq_delta_init(&d, enc, cut, &err);
-        if (st == DK_OK) st = dk_pq_delta_get64(&d, (int64_t *)(void *)out, v->n, &err);
+        st = dk_pq__delta_init(&d, enc, cut, &err);
+        if (st == DK_OK) st = dk_pq__delta_get64(&d, (int64_t *)(void *)out, v->n, &err);
       } else if (!strcmp(v->kind, "DLBA")) {
-        st = dk_pq_delta_length_byte_array(enc, cut, v->n, &o, &scratch, &err);
+        st = dk_pq__delta_length_byte_array(enc, cut, v->n, &o, &scratch, &err);
       } else if (!strcmp(v->kind, "DBA")) {
-        st = dk_pq_delta_byte_array(enc, cut, v->n, &o, &scratch, &err);
+        st = dk_pq__delta_byte_array(enc, cut, v->n, &o, &scratch, &err);
       } else if (!strcmp(v->kind, "DBA_FLBA")) {
-        st = dk_pq_delta_byte_array_fixed(enc, cut, v->n, v->param, out, &scratch, &err);
+        st = dk_pq__delta_byte_array_fixed(enc, cut, v->n, v->param, out, &scratch, &err);
       } else if (!strcmp(v->kind, "PLAIN_BA")) {
         size_t used;
-        st = dk_pq_plain_byte_array(enc, cut, v->n, &o, &used, &err);
+        st = dk_pq__plain_byte_array(enc, cut, v->n, &o, &used, &err);
       } else if (!strcmp(v->kind, "BSS")) {
-        st = dk_pq_byte_stream_split(enc, cut, v->param, v->n, 0, v->n, out, &err);
+        st = dk_pq__byte_stream_split(enc, cut, v->param, v->n, 0, v->n, out, &err);
       } else if (!strcmp(v->kind, "DICT") || !strcmp(v->kind, "DICT_BA")) {
         if (cut == 0) {
           free(enc);
           continue;
         }
         dk_pq_rle r;
-        dk_pq_rle_init(&r, enc + 1, cut - 1, enc[0] > 32 ? 32 : enc[0]);
-        st = dk_pq_rle_get_indices(&r, idx, v->n, 1u << 20, &err);
+        dk_pq__rle_init(&r, enc + 1, cut - 1, enc[0] > 32 ? 32 : enc[0]);
+        st = dk_pq__rle_get_indices(&r, idx, v->n, 1u << 20, &err);
       } else if (!strcmp(v->kind, "CODEC")) {
-        st = dk_pq_decompress(v->param, enc, cut, out, (size_t)v->n, &err);
+        st = dk_pq__decompress(v->param, enc, cut, out, (size_t)v->n, &err);
         CHECK(st != DK_OK);
       }
       if (st != DK_OK && st != DK_CORRUPT) {
@@ -366,8 +366,8 @@ DK_TEST(pq_encoding__truncated_vectors) {
     free(out);
     free(offs);
   }
-  dk_buf_dispose(&data);
-  dk_buf_dispose(&scratch);
+  dk__buf_dispose(&data);
+  dk__buf_dispose(&scratch);
   g_vec = "";
 }
 
@@ -390,8 +390,8 @@ DK_TEST(pq_encoding__bitpack_spec_example) {
   static const uint8_t in[] = {0x88, 0xC6, 0xFA};
   uint32_t out[8];
   uint64_t out64[8];
-  dk_pq_unpack32(in, 3, out, 8);
-  dk_pq_unpack64(in, 3, out64, 8);
+  dk_pq__unpack32(in, 3, out, 8);
+  dk_pq__unpack64(in, 3, out64, 8);
   for (int i = 0; i < 8; i++) {
     CHECK_EQ_INT(out[i], i);
     CHECK_EQ_INT(out64[i], i);
@@ -412,7 +412,7 @@ DK_TEST(pq_encoding__bitpack_all_widths) {
       uint8_t *packed = malloc(bytes ? bytes : 1); /* exact size: ASan catches over-reads */
       pack_ref(vals, n, w, packed);
       o64[n] = 0xdeadbeef;
-      dk_pq_unpack64(packed, w, o64, n);
+      dk_pq__unpack64(packed, w, o64, n);
       for (int64_t i = 0; i < n; i++) {
         if (o64[i] != vals[i]) {
           dk_test_fail(__FILE__, __LINE__, "unpack64 w=%d n=%lld i=%lld", w, (long long)n,
@@ -425,13 +425,13 @@ DK_TEST(pq_encoding__bitpack_all_widths) {
       uint8_t *longer = malloc(bytes + 24);
       memcpy(longer, packed, bytes);
       memset(longer + bytes, 0xa5, 24);
-      dk_pq_unpack64_avail(longer, bytes + 24, w, o64, n);
+      dk_pq__unpack64_avail(longer, bytes + 24, w, o64, n);
       for (int64_t i = 0; i < n; i++) CHECK(o64[i] == vals[i]);
       CHECK(o64[n] == 0xdeadbeef);
       if (w <= 32) {
         uint32_t *o = (uint32_t *)(void *)o64;
         o[n] = 0xdeadbeef;
-        dk_pq_unpack32_avail(longer, bytes + 24, w, o, n);
+        dk_pq__unpack32_avail(longer, bytes + 24, w, o, n);
         for (int64_t i = 0; i < n; i++) CHECK(o[i] == (uint32_t)vals[i]);
         CHECK(o[n] == 0xdeadbeef);
         o64[n] = 0xdeadbeef;
@@ -439,7 +439,7 @@ DK_TEST(pq_encoding__bitpack_all_widths) {
       free(longer);
       if (w <= 32) {
         o32[n] = 0xdeadbeef;
-        dk_pq_unpack32(packed, w, o32, n);
+        dk_pq__unpack32(packed, w, o32, n);
         for (int64_t i = 0; i < n; i++) {
           if (o32[i] != (uint32_t)vals[i]) {
             dk_test_fail(__FILE__, __LINE__, "unpack32 w=%d n=%lld i=%lld", w, (long long)n,
@@ -510,12 +510,12 @@ DK_TEST(pq_encoding__rle_hybrid_grammar) {
       size_t len = build_hybrid(w, vals, N, buf);
       uint8_t *enc = dup_exact(buf, len);
       dk_pq_rle r;
-      dk_pq_rle_init(&r, enc, len, w);
+      dk_pq__rle_init(&r, enc, len, w);
       int64_t done = 0;
       while (done < N) {
         int64_t want = (int64_t)(1 + rng() % 97); /* not inside DK_MIN: it evaluates twice */
         int64_t k = DK_MIN(want, N - done);
-        dk_status st_ = dk_pq_rle_get(&r, out + done, k, &err);
+        dk_status st_ = dk_pq__rle_get(&r, out + done, k, &err);
         if (st_ != DK_OK) {
           dk_test_fail(__FILE__, __LINE__, "w=%d rep=%d done=%lld: %s", w, rep, (long long)done,
                        err.message);
@@ -534,14 +534,14 @@ DK_TEST(pq_encoding__rle_hybrid_grammar) {
       uint32_t mx = 0;
       for (int64_t i = 0; i < N; i++) mx = vals[i] > mx ? vals[i] : mx;
       if (mx < UINT32_MAX) {
-        dk_pq_rle_init(&r, enc, len, w);
-        CHECK_OK(dk_pq_rle_get_indices(&r, out, N, mx + 1, &err), &err);
+        dk_pq__rle_init(&r, enc, len, w);
+        CHECK_OK(dk_pq__rle_get_indices(&r, out, N, mx + 1, &err), &err);
         CHECK(memcmp(out, vals, N * sizeof(uint32_t)) == 0);
       }
       if (mx > 0) {
         dk_error e2 = {0};
-        dk_pq_rle_init(&r, enc, len, w);
-        CHECK_STATUS(dk_pq_rle_get_indices(&r, out, N, mx, &e2), DK_CORRUPT);
+        dk_pq__rle_init(&r, enc, len, w);
+        CHECK_STATUS(dk_pq__rle_get_indices(&r, out, N, mx, &e2), DK_CORRUPT);
       }
       free(enc);
     }
@@ -557,31 +557,31 @@ DK_TEST(pq_encoding__rle_corrupt) {
   dk_error err = {0};
   /* RLE run of 10 values, bit width 12 (2 value bytes), then nothing */
   static const uint8_t s1[] = {20, 0x34, 0x01};
-  dk_pq_rle_init(&r, s1, sizeof s1, 12);
-  CHECK_OK(dk_pq_rle_get(&r, out, 10, &err), &err);
+  dk_pq__rle_init(&r, s1, sizeof s1, 12);
+  CHECK_OK(dk_pq__rle_get(&r, out, 10, &err), &err);
   CHECK_EQ_INT(out[9], 0x134);
-  CHECK_STATUS(dk_pq_rle_get(&r, out, 1, &err), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__rle_get(&r, out, 1, &err), DK_CORRUPT);
   /* value bytes missing */
   dk_error e2 = {0};
-  dk_pq_rle_init(&r, s1, 2, 12);
-  CHECK_STATUS(dk_pq_rle_get(&r, out, 1, &e2), DK_CORRUPT);
+  dk_pq__rle_init(&r, s1, 2, 12);
+  CHECK_STATUS(dk_pq__rle_get(&r, out, 1, &e2), DK_CORRUPT);
   /* unterminated header varint */
   static const uint8_t s2[] = {0x80, 0x80};
   dk_error e3 = {0};
-  dk_pq_rle_init(&r, s2, sizeof s2, 1);
-  CHECK_STATUS(dk_pq_rle_get(&r, out, 1, &e3), DK_CORRUPT);
+  dk_pq__rle_init(&r, s2, sizeof s2, 1);
+  CHECK_STATUS(dk_pq__rle_get(&r, out, 1, &e3), DK_CORRUPT);
   /* a bit-packed run claiming 2^30 groups with 3 bytes behind it yields only those 24 bits */
   static const uint8_t s3[] = {0x81, 0x80, 0x80, 0x80, 0x08, 0xff, 0xff, 0xff};
   dk_error e4 = {0};
-  dk_pq_rle_init(&r, s3, sizeof s3, 3);
-  CHECK_OK(dk_pq_rle_get(&r, out, 8, &e4), &e4);
+  dk_pq__rle_init(&r, s3, sizeof s3, 3);
+  CHECK_OK(dk_pq__rle_get(&r, out, 8, &e4), &e4);
   CHECK_EQ_INT(out[7], 7);
-  CHECK_STATUS(dk_pq_rle_get(&r, out, 1, &e4), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__rle_get(&r, out, 1, &e4), DK_CORRUPT);
   /* RLE value wider than the bit width */
   static const uint8_t s4[] = {2, 0x05};
   dk_error e5 = {0};
-  dk_pq_rle_init(&r, s4, sizeof s4, 2);
-  CHECK_STATUS(dk_pq_rle_get(&r, out, 1, &e5), DK_CORRUPT);
+  dk_pq__rle_init(&r, s4, sizeof s4, 2);
+  CHECK_STATUS(dk_pq__rle_get(&r, out, 1, &e5), DK_CORRUPT);
 }
 
 /* ---- DELTA_BINARY_PACKED: worked examples and hostile headers ---------------------------- */
@@ -592,23 +592,23 @@ DK_TEST(pq_encoding__delta_spec_examples) {
   int32_t out[8];
   /* Example 1: 1 2 3 4 5 -> header 8 1 5 zz(1)=2; block: min delta zz(1)=2, width 0 */
   static const uint8_t e1[] = {8, 1, 5, 2, 2, 0};
-  CHECK_OK(dk_pq_delta_init(&d, e1, sizeof e1, &err), &err);
-  CHECK_OK(dk_pq_delta_get32(&d, out, 5, &err), &err);
+  CHECK_OK(dk_pq__delta_init(&d, e1, sizeof e1, &err), &err);
+  CHECK_OK(dk_pq__delta_get32(&d, out, 5, &err), &err);
   for (int i = 0; i < 5; i++) CHECK_EQ_INT(out[i], i + 1);
-  CHECK_EQ_INT(dk_pq_delta_consumed(&d), sizeof e1);
+  CHECK_EQ_INT(dk_pq__delta_consumed(&d), sizeof e1);
   /* Example 2: 7 5 3 1 2 3 4 5 -> min delta -2, relative deltas 0 0 0 3 3 3 3, width 2 */
   static const uint8_t e2[] = {8, 1, 8, 14, 3, 2, 0xC0, 0x3F};
-  CHECK_OK(dk_pq_delta_init(&d, e2, sizeof e2, &err), &err);
-  CHECK_OK(dk_pq_delta_get32(&d, out, 8, &err), &err);
+  CHECK_OK(dk_pq__delta_init(&d, e2, sizeof e2, &err), &err);
+  CHECK_OK(dk_pq__delta_get32(&d, out, 8, &err), &err);
   static const int32_t want2[] = {7, 5, 3, 1, 2, 3, 4, 5};
   CHECK(memcmp(out, want2, sizeof want2) == 0);
-  CHECK_EQ_INT(dk_pq_delta_consumed(&d), sizeof e2);
+  CHECK_EQ_INT(dk_pq__delta_consumed(&d), sizeof e2);
   /* wrapping: INT64_MAX then a delta of +1 wraps to INT64_MIN */
   static const uint8_t e3[] = {8, 1, 2, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                0x01, 2, 0};
   int64_t o64[2];
-  CHECK_OK(dk_pq_delta_init(&d, e3, sizeof e3, &err), &err);
-  CHECK_OK(dk_pq_delta_get64(&d, o64, 2, &err), &err);
+  CHECK_OK(dk_pq__delta_init(&d, e3, sizeof e3, &err), &err);
+  CHECK_OK(dk_pq__delta_get64(&d, o64, 2, &err), &err);
   CHECK(o64[0] == INT64_MAX && o64[1] == INT64_MIN);
 }
 
@@ -618,57 +618,57 @@ DK_TEST(pq_encoding__delta_corrupt) {
   /* total count claims 2^31-1 values with 2 bytes of blocks behind the header */
   static const uint8_t h1[] = {0x80, 0x01, 4, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0};
   dk_error e1 = {0};
-  CHECK_STATUS(dk_pq_delta_init(&d, h1, sizeof h1, &e1), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__delta_init(&d, h1, sizeof h1, &e1), DK_CORRUPT);
   /* miniblocks that do not divide the block into multiples of 8 */
   static const uint8_t h2[] = {0x80, 0x01, 3, 1, 0};
   dk_error e2 = {0};
-  CHECK_STATUS(dk_pq_delta_init(&d, h2, sizeof h2, &e2), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__delta_init(&d, h2, sizeof h2, &e2), DK_CORRUPT);
   /* a miniblock width of 65 */
   static const uint8_t h3[] = {8, 1, 3, 0, 0, 65, 0, 0};
   dk_error e3 = {0};
-  CHECK_OK(dk_pq_delta_init(&d, h3, sizeof h3, &e3), &e3);
-  CHECK_STATUS(dk_pq_delta_get64(&d, out, 3, &e3), DK_CORRUPT);
+  CHECK_OK(dk_pq__delta_init(&d, h3, sizeof h3, &e3), &e3);
+  CHECK_STATUS(dk_pq__delta_get64(&d, out, 3, &e3), DK_CORRUPT);
   /* more values than the stream holds */
   static const uint8_t h4[] = {8, 1, 2, 0, 0, 0};
   dk_error e4 = {0};
-  CHECK_OK(dk_pq_delta_init(&d, h4, sizeof h4, &e4), &e4);
-  CHECK_STATUS(dk_pq_delta_get64(&d, out, 3, &e4), DK_CORRUPT);
+  CHECK_OK(dk_pq__delta_init(&d, h4, sizeof h4, &e4), &e4);
+  CHECK_STATUS(dk_pq__delta_get64(&d, out, 3, &e4), DK_CORRUPT);
   /* miniblock data missing */
   static const uint8_t h5[] = {8, 1, 9, 0, 0, 8, 1, 2};
   dk_error e5 = {0};
-  CHECK_OK(dk_pq_delta_init(&d, h5, sizeof h5, &e5), &e5);
-  CHECK_STATUS(dk_pq_delta_get64(&d, out, 4, &e5), DK_CORRUPT);
+  CHECK_OK(dk_pq__delta_init(&d, h5, sizeof h5, &e5), &e5);
+  CHECK_STATUS(dk_pq__delta_get64(&d, out, 4, &e5), DK_CORRUPT);
 }
 
 DK_TEST(pq_encoding__byte_array_corrupt) {
   int32_t offs[8] = {0};
   dk_buf data, scratch;
-  dk_buf_init(&data, NULL);
-  dk_buf_init(&scratch, NULL);
+  dk__buf_init(&data, NULL);
+  dk__buf_init(&scratch, NULL);
   dk_pq_bytes_out o = {offs + 1, &data};
   /* PLAIN: a length that runs past the end */
   static const uint8_t p1[] = {2, 0, 0, 0, 'a', 'b', 9, 0, 0, 0, 'c'};
   dk_error e1 = {0};
   size_t used;
-  CHECK_STATUS(dk_pq_plain_byte_array(p1, sizeof p1, 2, &o, &used, &e1), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__plain_byte_array(p1, sizeof p1, 2, &o, &used, &e1), DK_CORRUPT);
   CHECK(o.offsets == offs + 1); /* nothing appended on failure */
   /* DELTA_LENGTH_BYTE_ARRAY: lengths 3,3 (sum 6) but only 5 bytes of data */
   static const uint8_t d1[] = {8, 1, 2, 6, 0, 0, 'a', 'b', 'c', 'd', 'e'};
   dk_error e2 = {0};
-  CHECK_STATUS(dk_pq_delta_length_byte_array(d1, sizeof d1, 2, &o, &scratch, &e2), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__delta_length_byte_array(d1, sizeof d1, 2, &o, &scratch, &e2), DK_CORRUPT);
   dk_error e3 = {0};
-  CHECK_OK(dk_pq_delta_length_byte_array(d1, sizeof d1 - 1, 1, &o, &scratch, &e3), &e3);
+  CHECK_OK(dk_pq__delta_length_byte_array(d1, sizeof d1 - 1, 1, &o, &scratch, &e3), &e3);
   CHECK_EQ_INT(offs[1], 3);
   /* negative length: first value zz(-1) = 1 */
   static const uint8_t d2[] = {8, 1, 1, 1};
   dk_error e4 = {0};
-  CHECK_STATUS(dk_pq_delta_length_byte_array(d2, sizeof d2, 1, &o, &scratch, &e4), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__delta_length_byte_array(d2, sizeof d2, 1, &o, &scratch, &e4), DK_CORRUPT);
   /* DELTA_BYTE_ARRAY: the first value claims a 1-byte prefix */
   static const uint8_t b1[] = {8, 1, 1, 2, 8, 1, 1, 2, 'x'};
   dk_error e5 = {0};
-  CHECK_STATUS(dk_pq_delta_byte_array(b1, sizeof b1, 1, &o, &scratch, &e5), DK_CORRUPT);
-  dk_buf_dispose(&data);
-  dk_buf_dispose(&scratch);
+  CHECK_STATUS(dk_pq__delta_byte_array(b1, sizeof b1, 1, &o, &scratch, &e5), DK_CORRUPT);
+  dk__buf_dispose(&data);
+  dk__buf_dispose(&scratch);
 }
 
 /* ---- codecs against the real compressors ------------------------------------------------- */
@@ -784,24 +784,24 @@ DK_TEST(pq_encoding__codec_roundtrips) {
       uint8_t *cexact = dup_exact(comp, clen);
       uint8_t *out = malloc(n);
       dk_error err = {0};
-      CHECK_OK(dk_pq_decompress(cases[c].codec, cexact, clen, out, n, &err), &err);
+      CHECK_OK(dk_pq__decompress(cases[c].codec, cexact, clen, out, n, &err), &err);
       CHECK(memcmp(out, src, n) == 0);
       /* lying sizes */
       dk_error e1 = {0};
-      if (dk_pq_decompress(cases[c].codec, cexact, clen, out, n - 1, &e1) != DK_CORRUPT) {
+      if (dk_pq__decompress(cases[c].codec, cexact, clen, out, n - 1, &e1) != DK_CORRUPT) {
         dk_test_fail(__FILE__, __LINE__, "n-1: codec %d/%d n=%zu", cases[c].codec, cases[c].variant, n);
         return;
       }
       uint8_t *big = malloc(n + 1);
       dk_error e2 = {0};
-      CHECK_STATUS(dk_pq_decompress(cases[c].codec, cexact, clen, big, n + 1, &e2), DK_CORRUPT);
+      CHECK_STATUS(dk_pq__decompress(cases[c].codec, cexact, clen, big, n + 1, &e2), DK_CORRUPT);
       free(big);
       /* truncations */
       if (cases[c].codec != DK_PQ_CODEC_UNCOMPRESSED) {
         for (size_t cut = 0; cut < clen; cut += 1 + clen / 40) {
           uint8_t *t = dup_exact(comp, cut);
           dk_error e3 = {0};
-          dk_status st = dk_pq_decompress(cases[c].codec, t, cut, out, n, &e3);
+          dk_status st = dk_pq__decompress(cases[c].codec, t, cut, out, n, &e3);
           free(t);
           if (st != DK_CORRUPT) {
             dk_test_fail(__FILE__, __LINE__, "codec %d/%d n=%zu cut=%zu: %s",
@@ -818,10 +818,10 @@ DK_TEST(pq_encoding__codec_roundtrips) {
   free(src);
   dk_error e = {0};
   uint8_t b[4] = {0};
-  CHECK_STATUS(dk_pq_decompress(DK_PQ_CODEC_LZO, b, 4, b, 4, &e), DK_UNSUPPORTED);
+  CHECK_STATUS(dk_pq__decompress(DK_PQ_CODEC_LZO, b, 4, b, 4, &e), DK_UNSUPPORTED);
   dk_error e2 = {0};
-  CHECK_STATUS(dk_pq_decompress(42, b, 4, b, 4, &e2), DK_UNSUPPORTED);
-  CHECK_EQ_STR(dk_pq_codec_name(DK_PQ_CODEC_ZSTD), "ZSTD");
+  CHECK_STATUS(dk_pq__decompress(42, b, 4, b, 4, &e2), DK_UNSUPPORTED);
+  CHECK_EQ_STR(dk_pq__codec_name(DK_PQ_CODEC_ZSTD), "ZSTD");
 }
 
 DK_TEST(pq_encoding__codec_garbage) {
@@ -833,7 +833,7 @@ DK_TEST(pq_encoding__codec_garbage) {
     for (int codec = 1; codec <= 7; codec++) {
       if (codec == DK_PQ_CODEC_LZO) continue;
       dk_error e = {0};
-      dk_status st = dk_pq_decompress(codec, in, n, out, 1 + rng() % 10000, &e);
+      dk_status st = dk_pq__decompress(codec, in, n, out, 1 + rng() % 10000, &e);
       CHECK(st == DK_CORRUPT || st == DK_OK);
     }
     free(in);
@@ -859,7 +859,7 @@ DK_TEST(pq_encoding__bss_all_widths) {
       for (int64_t first = 0; first < cnt; first += 1 + cnt / 3) {
         int64_t n = cnt - first;
         out[(size_t)n * (size_t)w] = 0x5a;
-        CHECK_OK(dk_pq_byte_stream_split(enc, bytes, w, cnt, first, n, out, &err), &err);
+        CHECK_OK(dk_pq__byte_stream_split(enc, bytes, w, cnt, first, n, out, &err), &err);
         CHECK(memcmp(out, vals + (size_t)first * (size_t)w, (size_t)n * (size_t)w) == 0);
         CHECK(out[(size_t)n * (size_t)w] == 0x5a);
       }
@@ -879,7 +879,7 @@ DK_TEST(pq_encoding__gather_widths) {
   for (size_t k = 0; k < DK_ARRAY_LEN(widths); k++) {
     size_t w = (size_t)widths[k];
     uint8_t out[17 * 300];
-    dk_pq_gather(dict, (int)w, idx, 300, out);
+    dk_pq__gather(dict, (int)w, idx, 300, out);
     for (int i = 0; i < 300; i++) CHECK(memcmp(out + (size_t)i * w, dict + idx[i] * w, w) == 0);
   }
 }
@@ -890,16 +890,16 @@ DK_TEST(pq_encoding__bitpacked_msb_spec_example) {
   uint32_t out[8];
   size_t used = 0;
   dk_error err = {0};
-  CHECK_OK(dk_pq_bitpacked_msb(in, sizeof in, 3, out, 8, &used, &err), &err);
+  CHECK_OK(dk_pq__bitpacked_msb(in, sizeof in, 3, out, 8, &used, &err), &err);
   for (int i = 0; i < 8; i++) CHECK_EQ_INT(out[i], i);
   CHECK_EQ_INT(used, 3);
   dk_error e2 = {0};
-  CHECK_STATUS(dk_pq_bitpacked_msb(in, 2, 3, out, 8, &used, &e2), DK_CORRUPT);
+  CHECK_STATUS(dk_pq__bitpacked_msb(in, 2, 3, out, 8, &used, &e2), DK_CORRUPT);
   /* a partial last byte (13 values of 2 bits): 00011011 11111001 01000000 01000000 */
   static const uint8_t in2[] = {0x1B, 0xF9, 0x40, 0x40};
   static const uint32_t want2[] = {0, 1, 2, 3, 3, 3, 2, 1, 1, 0, 0, 0, 1};
   uint32_t out2[13];
-  CHECK_OK(dk_pq_bitpacked_msb(in2, sizeof in2, 2, out2, 13, &used, &err), &err);
+  CHECK_OK(dk_pq__bitpacked_msb(in2, sizeof in2, 2, out2, 13, &used, &err), &err);
   CHECK(memcmp(out2, want2, sizeof want2) == 0);
   CHECK_EQ_INT(used, 4);
 }

@@ -75,21 +75,21 @@ DK_TEST(scan__variant_json_from_spark_files) {
         bin(meta, i, &mp, &mn);
         bin(val, i, &vp, &vn);
         dk_buf b;
-        dk_buf_init(&b, NULL);
-        CHECK_OK(dk_variant_to_json(&b, mp, mn, vp, vn, &err), &err);
+        dk__buf_init(&b, NULL);
+        CHECK_OK(dk__variant_to_json(&b, mp, mn, vp, vn, &err), &err);
         char want[64];
         snprintf(want, sizeof want, "{\"key\":%lld",
                  (long long)((const int64_t *)ids->buffers[1])[ids->offset + i]);
-        dk_buf_putc(&b, 0, NULL);
+        dk__buf_putc(&b, 0, NULL);
         CHECK(!strncmp((const char *)b.data, want, strlen(want)) && b.data[strlen(want)] == '}');
         /* robustness: every truncation of value and metadata, and byte flips */
         for (size_t k = 0; k < vn; k++) {
-          dk_buf_clear(&b);
-          (void)dk_variant_to_json(&b, mp, mn, vp, k, NULL);
+          dk__buf_clear(&b);
+          (void)dk__variant_to_json(&b, mp, mn, vp, k, NULL);
         }
         for (size_t k = 0; k < mn; k++) {
-          dk_buf_clear(&b);
-          (void)dk_variant_to_json(&b, mp, k, vp, vn, NULL);
+          dk__buf_clear(&b);
+          (void)dk__variant_to_json(&b, mp, k, vp, vn, NULL);
         }
         uint8_t vc[256], mc[256];
         if (vn <= sizeof vc && mn <= sizeof mc) {
@@ -98,11 +98,11 @@ DK_TEST(scan__variant_json_from_spark_files) {
             memcpy(mc, mp, mn);
             if (k < vn) vc[k] ^= 0xff;
             else mc[k - vn] ^= 0xff;
-            dk_buf_clear(&b);
-            (void)dk_variant_to_json(&b, mc, mn, vc, vn, NULL);
+            dk__buf_clear(&b);
+            (void)dk__variant_to_json(&b, mc, mn, vc, vn, NULL);
           }
         }
-        dk_buf_dispose(&b);
+        dk__buf_dispose(&b);
         rows++;
       }
       a.release(&a);

@@ -25,23 +25,23 @@ static void civil(int64_t z, int *y, int *m, int *d) {
 
 static void render(dk_buf *b, const dk_scalar *v, const dk_type *t) {
   if (v->is_null) {
-    dk_buf_puts(b, "null", NULL);
+    dk__buf_puts(b, "null", NULL);
     return;
   }
   switch (t->id) {
-    case DK_TYPE_STRING: dk_json_write_str(b, v->str, v->len, NULL); break;
+    case DK_TYPE_STRING: dk__json_write_str(b, v->str, v->len, NULL); break;
     case DK_TYPE_BINARY:
-      dk_buf_putc(b, '"', NULL);
-      for (size_t i = 0; i < v->len; i++) dk_buf_printf(b, NULL, "%02x", (unsigned char)v->str[i]);
-      dk_buf_putc(b, '"', NULL);
+      dk__buf_putc(b, '"', NULL);
+      for (size_t i = 0; i < v->len; i++) dk__buf_printf(b, NULL, "%02x", (unsigned char)v->str[i]);
+      dk__buf_putc(b, '"', NULL);
       break;
     case DK_TYPE_FLOAT:
-    case DK_TYPE_DOUBLE: dk_json_write_double(b, v->f64, NULL); break;
-    case DK_TYPE_BOOLEAN: dk_buf_puts(b, v->i64 ? "true" : "false", NULL); break;
+    case DK_TYPE_DOUBLE: dk__json_write_double(b, v->f64, NULL); break;
+    case DK_TYPE_BOOLEAN: dk__buf_puts(b, v->i64 ? "true" : "false", NULL); break;
     case DK_TYPE_DATE: {
       int y, m, d;
       civil(v->i64, &y, &m, &d);
-      dk_buf_printf(b, NULL, "\"%04d-%02d-%02d\"", y, m, d);
+      dk__buf_printf(b, NULL, "\"%04d-%02d-%02d\"", y, m, d);
       break;
     }
     case DK_TYPE_DECIMAL: {
@@ -55,15 +55,15 @@ static void render(dk_buf *b, const dk_scalar *v, const dk_type *t) {
         u /= 10;
       } while (u);
       while (n <= t->scale) tmp[n++] = '0';
-      dk_buf_printf(b, NULL, "\"%s", neg ? "-" : "");
+      dk__buf_printf(b, NULL, "\"%s", neg ? "-" : "");
       for (int i = n - 1; i >= 0; i--) {
-        dk_buf_putc(b, tmp[i], NULL);
-        if (i == t->scale && t->scale > 0) dk_buf_putc(b, '.', NULL);
+        dk__buf_putc(b, tmp[i], NULL);
+        if (i == t->scale && t->scale > 0) dk__buf_putc(b, '.', NULL);
       }
-      dk_buf_putc(b, '"', NULL);
+      dk__buf_putc(b, '"', NULL);
       break;
     }
-    default: dk_buf_printf(b, NULL, "%lld", (long long)v->i64);
+    default: dk__buf_printf(b, NULL, "%lld", (long long)v->i64);
   }
 }
 
@@ -93,22 +93,22 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
   dk_error err = {0};
   CHECK_OK(dk__read_file(NULL, path, &text, &len, &err), &err);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 1 << 16);
+  dk__arena_init(&ar, NULL, 1 << 16);
   dk_json_value *man;
-  CHECK_OK(dk_json_parse(&man, &ar, text, len, &err), &err);
-  const dk_json_value *cases = dk_json_get(man, "cases");
+  CHECK_OK(dk__json_parse(&man, &ar, text, len, &err), &err);
+  const dk_json_value *cases = dk__json_get(man, "cases");
   int checked = 0, failures = 0;
   for (uint32_t ci = 0; ci < cases->len; ci++) {
     const dk_json_value *c = &cases->u.items[ci];
     size_t n;
-    const char *kind = dk_json_as_str(dk_json_get(c, "kind"), &n);
-    const dk_json_value *pcs = dk_json_get(c, "partition_columns");
+    const char *kind = dk__json_as_str(dk__json_get(c, "kind"), &n);
+    const dk_json_value *pcs = dk__json_get(c, "partition_columns");
     if (!kind || strcmp(kind, "read") || !pcs || pcs->type != DK_JSON_ARRAY || !pcs->len) continue;
     /* a projected case only holds some columns: compare the partition columns it has */
-    const dk_json_value *proj = dk_json_get(c, "columns");
+    const dk_json_value *proj = dk__json_get(c, "columns");
     if (proj && proj->type == DK_JSON_ARRAY) {
-      dk_json_value *sel = dk_arena_alloc(&ar, sizeof *sel, &err);
-      dk_json_value *items = dk_arena_alloc(&ar, sizeof *items * pcs->len, &err);
+      dk_json_value *sel = dk__arena_alloc(&ar, sizeof *sel, &err);
+      dk_json_value *items = dk__arena_alloc(&ar, sizeof *items * pcs->len, &err);
       uint32_t k = 0;
       for (uint32_t i = 0; i < pcs->len; i++)
         for (uint32_t j = 0; j < proj->len; j++)
@@ -119,11 +119,11 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
       pcs = sel;
       if (!k) continue;
     }
-    const char *table = dk_json_as_str(dk_json_get(c, "table"), &n);
-    const char *expf = dk_json_as_str(dk_json_get(c, "expected"), &n);
-    const char *id = dk_json_as_str(dk_json_get(c, "id"), &n);
+    const char *table = dk__json_as_str(dk__json_get(c, "table"), &n);
+    const char *expf = dk__json_as_str(dk__json_get(c, "expected"), &n);
+    const char *id = dk__json_as_str(dk__json_get(c, "id"), &n);
     int64_t version = -1;
-    dk_json_as_i64(dk_json_get(c, "version"), &version);
+    dk__json_as_i64(dk__json_get(c, "version"), &version);
     char root[4096];
     snprintf(root, sizeof root, "%s/%s", dk_test_data_dir(), table);
     dk_table *t = NULL;
@@ -141,13 +141,13 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     int64_t nf = dk_snapshot_num_files(s);
     char **mine = calloc((size_t)nf + 1, sizeof *mine);
     dk_buf b;
-    dk_buf_init(&b, NULL);
+    dk__buf_init(&b, NULL);
     bool bad = false;
     for (int64_t i = 0; i < nf && !bad; i++) {
       dk_file_entry f;
       dk_snapshot_file(&f, s, i, &err);
-      dk_buf_clear(&b);
-      dk_buf_putc(&b, '{', NULL);
+      dk__buf_clear(&b);
+      dk__buf_putc(&b, '{', NULL);
       for (uint32_t k = 0; k < pcs->len; k++) {
         const char *col = pcs->u.items[k].u.str;
         const dk_field *fd = dk_schema_find(schema, col);
@@ -159,12 +159,12 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
           bad = true;
           break;
         }
-        if (k) dk_buf_putc(&b, ',', NULL);
-        dk_json_write_str(&b, col, strlen(col), NULL);
-        dk_buf_putc(&b, ':', NULL);
+        if (k) dk__buf_putc(&b, ',', NULL);
+        dk__json_write_str(&b, col, strlen(col), NULL);
+        dk__buf_putc(&b, ':', NULL);
         render(&b, &v, fd->type);
       }
-      dk_buf_putc(&b, '}', NULL);
+      dk__buf_putc(&b, '}', NULL);
       mine[i] = strdup(b.data);
     }
     size_t nm = bad ? 0 : uniq(mine, (size_t)nf);
@@ -176,32 +176,32 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     char **exp = calloc(cap, sizeof *exp);
     if (!bad && dk__read_file(NULL, path, &rows, &rl, &err) == DK_OK) {
       dk_arena rar;
-      dk_arena_init(&rar, NULL, 1 << 16);
+      dk__arena_init(&rar, NULL, 1 << 16);
       for (char *line = rows; line && *line;) {
         char *nl = strchr(line, '\n');
         size_t ll = nl ? (size_t)(nl - line) : strlen(line);
         dk_json_value *row;
-        if (ll && dk_json_parse(&row, &rar, line, ll, &err) == DK_OK) {
-          dk_buf_clear(&b);
-          dk_buf_putc(&b, '{', NULL);
+        if (ll && dk__json_parse(&row, &rar, line, ll, &err) == DK_OK) {
+          dk__buf_clear(&b);
+          dk__buf_putc(&b, '{', NULL);
           for (uint32_t k = 0; k < pcs->len; k++) {
             const char *col = pcs->u.items[k].u.str;
-            if (k) dk_buf_putc(&b, ',', NULL);
-            dk_json_write_str(&b, col, strlen(col), NULL);
-            dk_buf_putc(&b, ':', NULL);
-            const dk_json_value *v = dk_json_get(row, col);
+            if (k) dk__buf_putc(&b, ',', NULL);
+            dk__json_write_str(&b, col, strlen(col), NULL);
+            dk__buf_putc(&b, ':', NULL);
+            const dk_json_value *v = dk__json_get(row, col);
             if (v)
-              dk_json_write_value(&b, v, NULL);
+              dk__json_write_value(&b, v, NULL);
             else
-              dk_buf_puts(&b, "null", NULL);
+              dk__buf_puts(&b, "null", NULL);
           }
-          dk_buf_putc(&b, '}', NULL);
+          dk__buf_putc(&b, '}', NULL);
           if (ne == cap) exp = realloc(exp, (cap *= 2) * sizeof *exp);
           exp[ne++] = strdup(b.data);
         }
         line = nl ? nl + 1 : NULL;
       }
-      dk_arena_dispose(&rar);
+      dk__arena_dispose(&rar);
       dk__free(NULL, rows);
     }
     ne = uniq(exp, ne);
@@ -222,12 +222,12 @@ DK_TEST(snapshot__typed_partition_values_match_expected_rows) {
     for (size_t i = 0; i < ne; i++) free(exp[i]);
     free(mine);
     free(exp);
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     dk_snapshot_free(s);
     dk_table_free(t);
   }
   fprintf(stderr, "  typed partition values: %d partitioned read cases checked\n", checked);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   dk__free(NULL, text);
   CHECK(checked >= 15);
   CHECK_EQ_INT(failures, 0);

@@ -9,15 +9,15 @@
 #include "util/util.h"
 
 static void counters(dk_pool *p, int64_t *refs, int64_t *reused, size_t *cached) {
-  dk_pool_counters(p, refs, reused, cached);
+  dk__pool_counters(p, refs, reused, cached);
 }
 
 DK_TEST(util_pool__large_blocks_are_reused) {
   dk_error err;
   dk_error_init(&err);
   dk_pool *p = NULL;
-  CHECK_OK(dk_pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
-  const dk_allocator *a = dk_pool_allocator(p);
+  CHECK_OK(dk__pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
+  const dk_allocator *a = dk__pool_allocator(p);
   int64_t refs, reused;
   size_t cached;
   char *b1 = a->malloc(a->ctx, (size_t)1 << 20);
@@ -44,15 +44,15 @@ DK_TEST(util_pool__large_blocks_are_reused) {
   CHECK_EQ_INT((int64_t)cached, 0);
   CHECK_EQ_INT(refs, 2);
   a->free(a->ctx, b2);
-  dk_pool_release(p);
+  dk__pool_release(p);
 }
 
 DK_TEST(util_pool__realloc_keeps_contents) {
   dk_error err;
   dk_error_init(&err);
   dk_pool *p = NULL;
-  CHECK_OK(dk_pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
-  const dk_allocator *a = dk_pool_allocator(p);
+  CHECK_OK(dk__pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
+  const dk_allocator *a = dk__pool_allocator(p);
   /* grow from small (parent) through pooled sizes; every byte written so far must survive */
   size_t sizes[] = {16, 1000, 70000, 300000, 5000000, 200};
   unsigned char *b = NULL;
@@ -75,15 +75,15 @@ DK_TEST(util_pool__realloc_keeps_contents) {
   size_t cached;
   counters(p, &refs, &reused, &cached);
   CHECK_EQ_INT(refs, 1);
-  dk_pool_release(p);
+  dk__pool_release(p);
 }
 
 DK_TEST(util_pool__cache_is_bounded) {
   dk_error err;
   dk_error_init(&err);
   dk_pool *p = NULL;
-  CHECK_OK(dk_pool_new(&p, NULL, (size_t)1 << 20, &err), &err);
-  const dk_allocator *a = dk_pool_allocator(p);
+  CHECK_OK(dk__pool_new(&p, NULL, (size_t)1 << 20, &err), &err);
+  const dk_allocator *a = dk__pool_allocator(p);
   void *b[4];
   for (int i = 0; i < 4; i++) {
     b[i] = a->malloc(a->ctx, (size_t)400 << 10);
@@ -96,15 +96,15 @@ DK_TEST(util_pool__cache_is_bounded) {
   CHECK(cached <= (size_t)1 << 20);
   CHECK(cached >= (size_t)400 << 10);
   CHECK_EQ_INT(refs, 1);
-  dk_pool_release(p);
+  dk__pool_release(p);
 }
 
 DK_TEST(util_pool__blocks_outlive_the_creator) {
   dk_error err;
   dk_error_init(&err);
   dk_pool *p = NULL;
-  CHECK_OK(dk_pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
-  const dk_allocator *a = dk_pool_allocator(p);
+  CHECK_OK(dk__pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
+  const dk_allocator *a = dk__pool_allocator(p);
   void *big = a->malloc(a->ctx, (size_t)2 << 20);
   void *small = a->malloc(a->ctx, 64);
   void *cached = a->malloc(a->ctx, (size_t)100 << 10);
@@ -114,7 +114,7 @@ DK_TEST(util_pool__blocks_outlive_the_creator) {
   size_t n_cached;
   counters(p, &refs, &reused, &n_cached);
   CHECK(n_cached >= (size_t)100 << 10);
-  dk_pool_release(p); /* ... and freed when the last owner lets go */
+  dk__pool_release(p); /* ... and freed when the last owner lets go */
   counters(p, &refs, &reused, &n_cached);
   CHECK_EQ_INT((int64_t)n_cached, 0);
   CHECK_EQ_INT(refs, 2);
@@ -133,23 +133,23 @@ DK_TEST(util_pool__share_reuses_a_pool_and_stacks_none) {
   dk_error err;
   dk_error_init(&err);
   dk_pool *p = NULL, *q = NULL, *r = NULL;
-  CHECK_OK(dk_pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
-  const dk_allocator *a = dk_pool_allocator(p);
+  CHECK_OK(dk__pool_new(&p, NULL, (size_t)8 << 20, &err), &err);
+  const dk_allocator *a = dk__pool_allocator(p);
   /* a pool's own allocator: the same pool, one owner more */
-  CHECK_OK(dk_pool_share(&q, a, (size_t)1 << 20, &err), &err);
+  CHECK_OK(dk__pool_share(&q, a, (size_t)1 << 20, &err), &err);
   CHECK(q == p);
   /* libc (NULL): a new pool */
-  CHECK_OK(dk_pool_share(&r, NULL, (size_t)1 << 20, &err), &err);
+  CHECK_OK(dk__pool_share(&r, NULL, (size_t)1 << 20, &err), &err);
   CHECK(r != NULL && r != p);
-  dk_pool_release(r);
+  dk__pool_release(r);
   void *b = a->malloc(a->ctx, (size_t)200 << 10);
   CHECK(b != NULL);
-  dk_pool_release(q); /* one owner left: still caches */
+  dk__pool_release(q); /* one owner left: still caches */
   a->free(a->ctx, b);
   int64_t refs, reused;
   size_t cached;
   counters(p, &refs, &reused, &cached);
   CHECK(cached >= (size_t)200 << 10);
   CHECK_EQ_INT(refs, 1);
-  dk_pool_release(p);
+  dk__pool_release(p);
 }

@@ -142,26 +142,26 @@ void dk_cli_format_ts(char *buf, size_t cap, int64_t ms) {
 }
 
 static void put_str_array(dk_buf *b, const char *const *a, size_t n) {
-  dk_buf_putc(b, '[', NULL);
+  dk__buf_putc(b, '[', NULL);
   for (size_t i = 0; i < n; i++) {
-    if (i) dk_buf_putc(b, ',', NULL);
-    dk_json_write_str(b, a[i], strlen(a[i]), NULL);
+    if (i) dk__buf_putc(b, ',', NULL);
+    dk__json_write_str(b, a[i], strlen(a[i]), NULL);
   }
-  dk_buf_putc(b, ']', NULL);
+  dk__buf_putc(b, ']', NULL);
 }
 
 static void put_key(dk_buf *b, const char *k, int first) {
-  if (!first) dk_buf_putc(b, ',', NULL);
-  dk_json_write_str(b, k, strlen(k), NULL);
-  dk_buf_putc(b, ':', NULL);
+  if (!first) dk__buf_putc(b, ',', NULL);
+  dk__json_write_str(b, k, strlen(k), NULL);
+  dk__buf_putc(b, ':', NULL);
 }
 
 static void put_opt_str(dk_buf *b, const char *k, const char *v) {
   put_key(b, k, 0);
   if (v)
-    dk_json_write_str(b, v, strlen(v), NULL);
+    dk__json_write_str(b, v, strlen(v), NULL);
   else
-    dk_buf_puts(b, "null", NULL);
+    dk__buf_puts(b, "null", NULL);
 }
 
 static void print_fields(const dk_type *t, int indent) {
@@ -191,20 +191,20 @@ int dk_cli_describe(int argc, char **argv) {
   const dk_metadata *m = dk_snapshot_metadata(s);
   if (json) {
     dk_buf b;
-    dk_buf_init(&b, NULL);
-    dk_buf_putc(&b, '{', NULL);
+    dk__buf_init(&b, NULL);
+    dk__buf_putc(&b, '{', NULL);
     put_key(&b, "table", 1);
-    dk_json_write_str(&b, dk_table_root(t), strlen(dk_table_root(t)), NULL);
+    dk__json_write_str(&b, dk_table_root(t), strlen(dk_table_root(t)), NULL);
     put_key(&b, "version", 0);
-    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_version(s));
+    dk__buf_printf(&b, NULL, "%" PRId64, dk_snapshot_version(s));
     put_key(&b, "timestamp", 0);
-    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_timestamp(s));
+    dk__buf_printf(&b, NULL, "%" PRId64, dk_snapshot_timestamp(s));
     put_key(&b, "schema", 0);
-    dk_buf_puts(&b, m->schema_string ? m->schema_string : "null", NULL); /* validated JSON */
+    dk__buf_puts(&b, m->schema_string ? m->schema_string : "null", NULL); /* validated JSON */
     put_key(&b, "partition_columns", 0);
     put_str_array(&b, m->partition_columns, m->n_partition_columns);
     put_key(&b, "protocol", 0);
-    dk_buf_printf(&b, NULL, "{\"minReaderVersion\":%d,\"minWriterVersion\":%d",
+    dk__buf_printf(&b, NULL, "{\"minReaderVersion\":%d,\"minWriterVersion\":%d",
                   (int)p->min_reader_version, (int)p->min_writer_version);
     if (p->has_reader_features) {
       put_key(&b, "readerFeatures", 0);
@@ -214,42 +214,42 @@ int dk_cli_describe(int argc, char **argv) {
       put_key(&b, "writerFeatures", 0);
       put_str_array(&b, p->writer_features, p->n_writer_features);
     }
-    dk_buf_putc(&b, '}', NULL);
+    dk__buf_putc(&b, '}', NULL);
     put_opt_str(&b, "id", m->id);
     put_opt_str(&b, "name", m->name);
     put_opt_str(&b, "description", m->description);
     put_opt_str(&b, "format", m->format_provider);
     put_key(&b, "created_time", 0);
     if (m->created_time >= 0)
-      dk_buf_printf(&b, NULL, "%" PRId64, m->created_time);
+      dk__buf_printf(&b, NULL, "%" PRId64, m->created_time);
     else
-      dk_buf_puts(&b, "null", NULL);
+      dk__buf_puts(&b, "null", NULL);
     put_key(&b, "properties", 0);
-    dk_buf_putc(&b, '{', NULL);
+    dk__buf_putc(&b, '{', NULL);
     for (size_t i = 0; i < m->n_configuration; i++) {
       put_key(&b, m->config_keys[i], i == 0);
-      dk_json_write_str(&b, m->config_values[i], strlen(m->config_values[i]), NULL);
+      dk__json_write_str(&b, m->config_values[i], strlen(m->config_values[i]), NULL);
     }
-    dk_buf_putc(&b, '}', NULL);
+    dk__buf_putc(&b, '}', NULL);
     put_key(&b, "app_transactions", 0);
-    dk_buf_putc(&b, '{', NULL);
+    dk__buf_putc(&b, '{', NULL);
     for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
       const char *app;
       int64_t v;
       dk_snapshot_txn(s, i, &app, &v, NULL);
       put_key(&b, app, i == 0);
-      dk_buf_printf(&b, NULL, "%" PRId64, v);
+      dk__buf_printf(&b, NULL, "%" PRId64, v);
     }
-    dk_buf_putc(&b, '}', NULL);
+    dk__buf_putc(&b, '}', NULL);
     put_key(&b, "num_tombstones", 0);
-    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_tombstones(s));
+    dk__buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_tombstones(s));
     put_key(&b, "num_files", 0);
-    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_files(s));
+    dk__buf_printf(&b, NULL, "%" PRId64, dk_snapshot_num_files(s));
     put_key(&b, "size_bytes", 0);
-    dk_buf_printf(&b, NULL, "%" PRId64, dk_snapshot_total_bytes(s));
-    dk_buf_puts(&b, "}\n", NULL);
+    dk__buf_printf(&b, NULL, "%" PRId64, dk_snapshot_total_bytes(s));
+    dk__buf_puts(&b, "}\n", NULL);
     fwrite(b.data, 1, b.len, stdout);
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
   } else {
     char ts[64];
     dk_cli_format_ts(ts, sizeof ts, dk_snapshot_timestamp(s));

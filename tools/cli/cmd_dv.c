@@ -160,18 +160,18 @@ int dk_cli_dv(int argc, char **argv) {
   dk_storage st = {.version = DK_STORAGE_VERSION, .read_range = cli_read_range,
                    .stat = cli_stat};
   int64_t off = m[2].num;
-  dk_status s = dk_dv_descriptor_init(&d, (dk_str){m[0].str, m[0].len},
+  dk_status s = dk_dv__descriptor_init(&d, (dk_str){m[0].str, m[0].len},
                                       (dk_str){m[1].str, m[1].len},
                                       m[2].kind == 2 ? &off : NULL, m[3].num, m[4].num, &err);
-  if (s == DK_OK) s = dk_dv_load(&dv, &st, argv[0], &d, NULL, &err);
+  if (s == DK_OK) s = dk_dv__load(&dv, &st, argv[0], &d, NULL, &err);
   if (s != DK_OK) {
     fprintf(stderr, "dk _dv: %s: %s\n", dk_status_str(s), err.message);
     return 1;
   }
   int first = 1;
   printf("[");
-  (void)dk_dv_foreach(dv, cli_print_row, &first);
+  (void)dk_dv__foreach(dv, cli_print_row, &first);
   printf("]\n");
-  dk_dv_free(dv);
+  dk_dv__free(dv);
   return 0;
 }

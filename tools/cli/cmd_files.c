@@ -22,7 +22,7 @@ static inline uint64_t esc_mask(uint64_t x) {
 }
 
 static void put_jstr(dk_buf *b, const char *s, size_t n) {
-  if (dk_buf_reserve(b, n * 6 + 2, NULL) != DK_OK) return;
+  if (dk__buf_reserve(b, n * 6 + 2, NULL) != DK_OK) return;
   char *o = b->data + b->len;
   *o++ = '"';
   static const char hex[] = "0123456789abcdef";
@@ -73,7 +73,7 @@ static void put_i64(dk_buf *b, int64_t v) {
     u /= 10;
   } while (u);
   if (v < 0) tmp[n++] = '-';
-  if (dk_buf_reserve(b, (size_t)n, NULL) != DK_OK) return;
+  if (dk__buf_reserve(b, (size_t)n, NULL) != DK_OK) return;
   while (n) b->data[b->len++] = tmp[--n];
   b->data[b->len] = 0;
 }
@@ -92,9 +92,9 @@ int dk_cli_files(int argc, char **argv) {
   dk_snapshot *s;
   if (dk_cli_open(uri, &o, &t, &s)) return 1;
   dk_buf b;
-  dk_buf_init(&b, NULL);
+  dk__buf_init(&b, NULL);
   int64_t n = dk_snapshot_num_files(s);
-  if (json) dk_buf_printf(&b, NULL, "{\"version\":%" PRId64 ",\"files\":[", dk_snapshot_version(s));
+  if (json) dk__buf_printf(&b, NULL, "{\"version\":%" PRId64 ",\"files\":[", dk_snapshot_version(s));
   int rc = 0;
   for (int64_t i = 0; i < n; i++) {
     dk_file_entry f;
@@ -106,65 +106,65 @@ int dk_cli_files(int argc, char **argv) {
       break;
     }
     if (json) {
-      if (i) dk_buf_putc(&b, ',', NULL);
-      dk_buf_puts(&b, "{\"path\":", NULL);
+      if (i) dk__buf_putc(&b, ',', NULL);
+      dk__buf_puts(&b, "{\"path\":", NULL);
       put_jstr(&b, f.path, strlen(f.path));
-      dk_buf_puts(&b, ",\"size\":", NULL);
+      dk__buf_puts(&b, ",\"size\":", NULL);
       put_i64(&b, f.size);
-      dk_buf_puts(&b, ",\"modification_time\":", NULL);
+      dk__buf_puts(&b, ",\"modification_time\":", NULL);
       put_i64(&b, f.modification_time);
-      dk_buf_puts(&b, ",\"partition_values\":{", NULL);
+      dk__buf_puts(&b, ",\"partition_values\":{", NULL);
       for (size_t k = 0; k < f.n_partition_values; k++) {
-        if (k) dk_buf_putc(&b, ',', NULL);
+        if (k) dk__buf_putc(&b, ',', NULL);
         const char *key = f.partition_kv[2 * k], *v = f.partition_kv[2 * k + 1];
         put_jstr(&b, key, strlen(key));
-        dk_buf_putc(&b, ':', NULL);
+        dk__buf_putc(&b, ':', NULL);
         if (v)
           put_jstr(&b, v, strlen(v));
         else
-          dk_buf_puts(&b, "null", NULL);
+          dk__buf_puts(&b, "null", NULL);
       }
-      dk_buf_putc(&b, '}', NULL);
+      dk__buf_putc(&b, '}', NULL);
       if (f.dv) {
-        dk_buf_printf(&b, NULL, ",\"deletion_vector\":{\"storageType\":\"%c\",\"pathOrInlineDv\":",
+        dk__buf_printf(&b, NULL, ",\"deletion_vector\":{\"storageType\":\"%c\",\"pathOrInlineDv\":",
                       f.dv->storage_type);
-        dk_json_write_str(&b, f.dv->path_or_inline_dv, strlen(f.dv->path_or_inline_dv), NULL);
-        if (f.dv->offset >= 0) dk_buf_printf(&b, NULL, ",\"offset\":%d", (int)f.dv->offset);
-        dk_buf_printf(&b, NULL, ",\"sizeInBytes\":%d,\"cardinality\":%" PRId64 "}",
+        dk__json_write_str(&b, f.dv->path_or_inline_dv, strlen(f.dv->path_or_inline_dv), NULL);
+        if (f.dv->offset >= 0) dk__buf_printf(&b, NULL, ",\"offset\":%d", (int)f.dv->offset);
+        dk__buf_printf(&b, NULL, ",\"sizeInBytes\":%d,\"cardinality\":%" PRId64 "}",
                       (int)f.dv->size_in_bytes, f.dv->cardinality);
       }
-      if (f.has_base_row_id) dk_buf_printf(&b, NULL, ",\"base_row_id\":%" PRId64, f.base_row_id);
+      if (f.has_base_row_id) dk__buf_printf(&b, NULL, ",\"base_row_id\":%" PRId64, f.base_row_id);
       if (f.has_default_row_commit_version)
-        dk_buf_printf(&b, NULL, ",\"default_row_commit_version\":%" PRId64,
+        dk__buf_printf(&b, NULL, ",\"default_row_commit_version\":%" PRId64,
                       f.default_row_commit_version);
       if (f.stats) {
-        dk_buf_puts(&b, ",\"stats\":", NULL);
+        dk__buf_puts(&b, ",\"stats\":", NULL);
         put_jstr(&b, f.stats, strlen(f.stats));
       }
       if (f.tags_json) {
-        dk_buf_puts(&b, ",\"tags\":", NULL);
-        dk_buf_puts(&b, f.tags_json, NULL);
+        dk__buf_puts(&b, ",\"tags\":", NULL);
+        dk__buf_puts(&b, f.tags_json, NULL);
       }
-      dk_buf_putc(&b, '}', NULL);
+      dk__buf_putc(&b, '}', NULL);
     } else {
       char ts[64];
       dk_cli_format_ts(ts, sizeof ts, f.modification_time);
-      dk_buf_printf(&b, NULL, "%s\t%" PRId64 "\t%s", f.path, f.size, ts);
+      dk__buf_printf(&b, NULL, "%s\t%" PRId64 "\t%s", f.path, f.size, ts);
       for (size_t k = 0; k < f.n_partition_values; k++) {
         const char *v = f.partition_kv[2 * k + 1];
-        dk_buf_printf(&b, NULL, "%s%s=%s", k ? "," : "\t", f.partition_kv[2 * k], v ? v : "null");
+        dk__buf_printf(&b, NULL, "%s%s=%s", k ? "," : "\t", f.partition_kv[2 * k], v ? v : "null");
       }
-      if (f.dv) dk_buf_printf(&b, NULL, "\tdv:%" PRId64 " deleted", f.dv->cardinality);
-      dk_buf_putc(&b, '\n', NULL);
+      if (f.dv) dk__buf_printf(&b, NULL, "\tdv:%" PRId64 " deleted", f.dv->cardinality);
+      dk__buf_putc(&b, '\n', NULL);
     }
     if (b.len > (1 << 20)) {
       fwrite(b.data, 1, b.len, stdout);
-      dk_buf_clear(&b);
+      dk__buf_clear(&b);
     }
   }
-  if (json && !rc) dk_buf_puts(&b, "]}\n", NULL);
+  if (json && !rc) dk__buf_puts(&b, "]}\n", NULL);
   if (b.len) fwrite(b.data, 1, b.len, stdout);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   dk_snapshot_free(s);
   dk_table_free(t);
   return rc;

@@ -13,10 +13,10 @@
 static void text_field(dk_arena *ar, const char *ci, const char *key, char *out, size_t cap) {
   out[0] = 0;
   dk_json_value *v;
-  if (dk_json_parse(&v, ar, ci, strlen(ci), NULL) != DK_OK) return;
-  const dk_json_value *f = dk_json_get(v, key);
+  if (dk__json_parse(&v, ar, ci, strlen(ci), NULL) != DK_OK) return;
+  const dk_json_value *f = dk__json_get(v, key);
   size_t n;
-  const char *s = dk_json_as_str(f, &n);
+  const char *s = dk__json_as_str(f, &n);
   if (s) snprintf(out, cap, "%s", s);
 }
 
@@ -39,29 +39,29 @@ int dk_cli_history(int argc, char **argv) {
     return 1;
   }
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  if (json) dk_buf_putc(&b, '[', NULL);
+  dk__buf_init(&b, NULL);
+  if (json) dk__buf_putc(&b, '[', NULL);
   dk_arena ar;
-  dk_arena_init(&ar, NULL, 4096);
+  dk__arena_init(&ar, NULL, 4096);
   for (size_t i = 0; i < dk_history_count(h); i++) {
     int64_t v, ts;
     const char *ci;
     dk_history_entry(h, i, &v, &ts, &ci);
     if (json) {
-      dk_buf_printf(&b, NULL, "%s{\"version\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"commitInfo\":%s}",
+      dk__buf_printf(&b, NULL, "%s{\"version\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"commitInfo\":%s}",
                     i ? "," : "", v, ts, ci);
     } else {
       char tsb[64], op[128], params[1];
       (void)params;
       dk_cli_format_ts(tsb, sizeof tsb, ts);
       text_field(&ar, ci, "operation", op, sizeof op);
-      dk_buf_printf(&b, NULL, "%-6" PRId64 " %s  %s\n", v, tsb, op[0] ? op : "-");
+      dk__buf_printf(&b, NULL, "%-6" PRId64 " %s  %s\n", v, tsb, op[0] ? op : "-");
     }
   }
-  if (json) dk_buf_puts(&b, "]\n", NULL);
+  if (json) dk__buf_puts(&b, "]\n", NULL);
   fwrite(b.data ? b.data : "", 1, b.len, stdout);
-  dk_arena_dispose(&ar);
-  dk_buf_dispose(&b);
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&b);
   dk_history_free(h);
   dk_table_free(t);
   return 0;

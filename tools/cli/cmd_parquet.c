@@ -25,7 +25,7 @@ static int fail(const char *cmd, const dk_error *err) {
 
 static void print_schema(const struct ArrowSchema *s, int depth) {
   for (int i = 0; i < depth; i++) fputs("  ", stdout);
-  dk_str fid = dk_schema_metadata_get(s->metadata, "PARQUET:field_id");
+  dk_str fid = dk__schema_metadata_get(s->metadata, "PARQUET:field_id");
   printf("%s: %s%s", s->name ? s->name : "", s->format,
          (s->flags & ARROW_FLAG_NULLABLE) ? "" : " not null");
   if (fid.ptr) printf(" (field_id %.*s)", (int)fid.len, fid.ptr);

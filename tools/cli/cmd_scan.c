@@ -228,49 +228,49 @@ int dk_cli_files_where(int argc, char **argv) {
   }
   static const char *const why[] = {"", "partition", "stats", "limit"};
   dk_buf b;
-  dk_buf_init(&b, NULL);
-  if (json) dk_buf_puts(&b, "{\"files\":[", NULL);
+  dk__buf_init(&b, NULL);
+  if (json) dk__buf_puts(&b, "{\"files\":[", NULL);
   for (int64_t i = 0; i < dk_scan_num_files(scan); i++) {
     dk_scan_file f;
     if (dk_scan_file_get(&f, scan, i, &err)) break;
     if (json) {
-      if (i) dk_buf_putc(&b, ',', NULL);
-      dk_buf_puts(&b, "{\"path\":", NULL);
-      dk_json_write_str(&b, f.entry.path, strlen(f.entry.path), NULL);
-      dk_buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"num_records\":%" PRId64 "}", f.entry.size,
+      if (i) dk__buf_putc(&b, ',', NULL);
+      dk__buf_puts(&b, "{\"path\":", NULL);
+      dk__json_write_str(&b, f.entry.path, strlen(f.entry.path), NULL);
+      dk__buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"num_records\":%" PRId64 "}", f.entry.size,
                     f.num_records);
     } else {
-      dk_buf_printf(&b, NULL, "read\t%s\t%" PRId64 "\n", f.entry.path, f.entry.size);
+      dk__buf_printf(&b, NULL, "read\t%s\t%" PRId64 "\n", f.entry.path, f.entry.size);
     }
   }
-  if (json) dk_buf_puts(&b, "],\"skipped\":[", NULL);
+  if (json) dk__buf_puts(&b, "],\"skipped\":[", NULL);
   for (int64_t i = 0; i < dk_scan_num_pruned_files(scan); i++) {
     dk_file_entry f;
     dk_prune_reason r;
     if (dk_scan_pruned_file_get(&f, &r, scan, i, &err)) break;
     if (json) {
-      if (i) dk_buf_putc(&b, ',', NULL);
-      dk_buf_puts(&b, "{\"path\":", NULL);
-      dk_json_write_str(&b, f.path, strlen(f.path), NULL);
-      dk_buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"reason\":\"%s\"}", f.size, why[r]);
+      if (i) dk__buf_putc(&b, ',', NULL);
+      dk__buf_puts(&b, "{\"path\":", NULL);
+      dk__json_write_str(&b, f.path, strlen(f.path), NULL);
+      dk__buf_printf(&b, NULL, ",\"size\":%" PRId64 ",\"reason\":\"%s\"}", f.size, why[r]);
     } else {
-      dk_buf_printf(&b, NULL, "skip:%s\t%s\t%" PRId64 "\n", why[r], f.path, f.size);
+      dk__buf_printf(&b, NULL, "skip:%s\t%s\t%" PRId64 "\n", why[r], f.path, f.size);
     }
   }
   if (json) {
     const dk_expr *res = dk_scan_residual(scan);
     char *txt = NULL;
-    dk_buf_puts(&b, "],\"residual\":", NULL);
+    dk__buf_puts(&b, "],\"residual\":", NULL);
     if (res && dk_expr_to_string(&txt, res, NULL) == DK_OK) {
-      dk_json_write_str(&b, txt, strlen(txt), NULL);
+      dk__json_write_str(&b, txt, strlen(txt), NULL);
       dk_expr_string_free(txt);
     } else {
-      dk_buf_puts(&b, "null", NULL);
+      dk__buf_puts(&b, "null", NULL);
     }
-    dk_buf_puts(&b, "}\n", NULL);
+    dk__buf_puts(&b, "}\n", NULL);
   }
   fwrite(b.data, 1, b.len, stdout);
-  dk_buf_dispose(&b);
+  dk__buf_dispose(&b);
   if (err.code) rc = scan_fail(&err);
 done:
   dk_scan_free(scan);

@@ -22,9 +22,9 @@ int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, 
   dk_error_init(&err);
   dk_printer p;
   dk_buf out;
-  dk_buf_init(&out, NULL);
+  dk__buf_init(&out, NULL);
   int rc = 0;
-  if (format >= 0 && dk_printer_init(&p, &sc, format, NULL, &err)) {
+  if (format >= 0 && dk__printer_init(&p, &sc, format, NULL, &err)) {
     fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
     rc = 1;
   }
@@ -39,23 +39,23 @@ int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, 
     if (!a.release) break;
     if (limit >= 0 && a.length > limit - count) a.length = limit - count; /* print a prefix */
     count += a.length;
-    if (format >= 0 && dk_printer_add(&p, &out, &a, &err)) {
+    if (format >= 0 && dk__printer_add(&p, &out, &a, &err)) {
       fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
       rc = 1;
     }
     a.release(&a);
     if (!rc && out.len && fwrite(out.data, 1, out.len, stdout) != out.len) rc = 1;
-    dk_buf_clear(&out);
+    dk__buf_clear(&out);
   }
   if (format >= 0) {
-    if (!rc && dk_printer_finish(&p, &out, &err)) {
+    if (!rc && dk__printer_finish(&p, &out, &err)) {
       fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
       rc = 1;
     }
     if (!rc && out.len && fwrite(out.data, 1, out.len, stdout) != out.len) rc = 1;
-    dk_printer_dispose(&p);
+    dk__printer_dispose(&p);
   }
-  dk_buf_dispose(&out);
+  dk__buf_dispose(&out);
   sc.release(&sc);
   if (rows) *rows = count;
   return rc;

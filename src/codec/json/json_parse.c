@@ -241,7 +241,7 @@ static dk_status parse_escaped(parser *ps, const char *start, const char *q, con
     }
   }
   if (o > UINT32_MAX - 1) return fail(ps, start - 1, "string longer than 4 GiB");
-  char *dst = dk_arena_alloc(ps->ar, o + 1, ps->err);
+  char *dst = dk__arena_alloc(ps->ar, o + 1, ps->err);
   if (!dst) return DK_NOMEM;
   memcpy(dst, ps->sbuf, o);
   dst[o] = 0;
@@ -268,7 +268,7 @@ static inline dk_status parse_string(parser *ps, const char **pp, const char **o
   }
   size_t n = (size_t)(p - start);
   if (DK_UNLIKELY(n > UINT32_MAX - 1)) return fail(ps, start - 1, "string longer than 4 GiB");
-  char *dst = dk_arena_alloc(ps->ar, n + 1, ps->err);
+  char *dst = dk__arena_alloc(ps->ar, n + 1, ps->err);
   if (!dst) return DK_NOMEM;
   memcpy(dst, start, n);
   dst[n] = 0;
@@ -326,7 +326,7 @@ static dk_json_value parse_number(parser *ps, const char **pp) {
   }
   size_t n = (size_t)(p - start);
   if (n > UINT32_MAX - 1) return value_fail(ps, fail(ps, start, "number longer than 4 GiB"));
-  char *dst = dk_arena_alloc(ps->ar, n + 1, ps->err);
+  char *dst = dk__arena_alloc(ps->ar, n + 1, ps->err);
   if (!dst) return value_fail(ps, DK_NOMEM);
   memcpy(dst, start, n);
   dst[n] = 0;
@@ -393,7 +393,7 @@ static dk_json_value parse_array(parser *ps, const char **pp, int depth) {
   if (n > UINT32_MAX) return value_fail(ps, fail(ps, open, "array with more than 2^32 items"));
   dk_json_value *items = NULL;
   if (n) {
-    items = dk_arena_alloc(ps->ar, n * sizeof *items, ps->err);
+    items = dk__arena_alloc(ps->ar, n * sizeof *items, ps->err);
     if (!items) return value_fail(ps, DK_NOMEM);
     memcpy(items, ps->vals + base, n * sizeof *items);
   }
@@ -448,7 +448,7 @@ static dk_json_value parse_object(parser *ps, const char **pp, int depth) {
     return value_fail(ps, fail(ps, open, "object with more than 2^32 members"));
   dk_json_member *mems = NULL;
   if (n) {
-    mems = dk_arena_alloc(ps->ar, n * sizeof *mems, ps->err);
+    mems = dk__arena_alloc(ps->ar, n * sizeof *mems, ps->err);
     if (!mems) return value_fail(ps, DK_NOMEM);
     memcpy(mems, ps->mems + base, n * sizeof *mems);
   }
@@ -505,10 +505,10 @@ static dk_json_value parse_value(parser *ps, const char **pp, int depth) {
   return value_fail(ps, fail(ps, p, "unexpected character, value expected"));
 }
 
-dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, size_t len,
+dk_status dk__json_parse(dk_json_value **out, dk_arena *ar, const char *text, size_t len,
                         dk_error *err) {
   *out = NULL;
-  if (!text && len) return dk__error_set(err, DK_INVALID, "dk_json_parse: NULL text");
+  if (!text && len) return dk__error_set(err, DK_INVALID, "dk__json_parse: NULL text");
   if (!text) text = "";
   parser ps;
   ps.begin = text;
@@ -525,7 +525,7 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
   ps.capmems = INLINE_MEMS;
   ps.sbuf = ps.sbuf_inline;
   ps.scap = INLINE_SCRATCH;
-  dk_json_value *root = dk_arena_alloc(ar, sizeof *root, err);
+  dk_json_value *root = dk__arena_alloc(ar, sizeof *root, err);
   if (!root) return DK_NOMEM;
   const char *p = skip_ws(text, ps.end);
   *root = parse_value(&ps, &p, 0);
@@ -543,7 +543,7 @@ dk_status dk_json_parse(dk_json_value **out, dk_arena *ar, const char *text, siz
 
 /* ---- lookups and conversions ----------------------------------------------------------- */
 
-const dk_json_value *dk_json_getn(const dk_json_value *obj, const char *key, size_t klen) {
+const dk_json_value *dk__json_getn(const dk_json_value *obj, const char *key, size_t klen) {
   if (!obj || obj->type != DK_JSON_OBJECT) return NULL;
   for (uint32_t i = obj->len; i-- > 0;) {
     const dk_json_member *m = &obj->u.members[i];
@@ -552,11 +552,11 @@ const dk_json_value *dk_json_getn(const dk_json_value *obj, const char *key, siz
   return NULL;
 }
 
-const dk_json_value *dk_json_get(const dk_json_value *obj, const char *key) {
-  return dk_json_getn(obj, key, strlen(key));
+const dk_json_value *dk__json_get(const dk_json_value *obj, const char *key) {
+  return dk__json_getn(obj, key, strlen(key));
 }
 
-bool dk_json_as_i64(const dk_json_value *v, int64_t *out) {
+bool dk__json_as_i64(const dk_json_value *v, int64_t *out) {
   if (!v || v->type != DK_JSON_NUMBER) return false;
   const char *p = v->u.num, *e = p + v->len;
   bool neg = false;
@@ -596,7 +596,7 @@ double dk__json_strtod(const char *s, char **endp) {
   return strtod(s, endp);
 }
 
-bool dk_json_as_double(const dk_json_value *v, double *out) {
+bool dk__json_as_double(const dk_json_value *v, double *out) {
   if (!v || v->type != DK_JSON_NUMBER) return false;
   char *endp;
   errno = 0;
@@ -609,13 +609,13 @@ bool dk_json_as_double(const dk_json_value *v, double *out) {
   return true;
 }
 
-bool dk_json_as_bool(const dk_json_value *v, bool *out) {
+bool dk__json_as_bool(const dk_json_value *v, bool *out) {
   if (!v || v->type != DK_JSON_BOOL) return false;
   *out = v->u.b;
   return true;
 }
 
-const char *dk_json_as_str(const dk_json_value *v, size_t *len) {
+const char *dk__json_as_str(const dk_json_value *v, size_t *len) {
   if (!v || v->type != DK_JSON_STRING) return NULL;
   if (len) *len = v->len;
   return v->u.str;

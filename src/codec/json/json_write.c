@@ -36,14 +36,14 @@
 
 /* ---- strings --------------------------------------------------------------------------- */
 
-dk_status dk_json_write_str(dk_buf *b, const char *s, size_t n, dk_error *err) {
+dk_status dk__json_write_str(dk_buf *b, const char *s, size_t n, dk_error *err) {
   static const char hex[] = "0123456789abcdef";
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, n + 2, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, n + 2, err));
   b->data[b->len++] = '"';
   const char *p = s, *end = s + n;
   while (p < end) {
     const char *q = dk__json_find_special(p, end);
-    if (q > p) DK_RETURN_NOT_OK(dk_buf_append(b, p, (size_t)(q - p), err));
+    if (q > p) DK_RETURN_NOT_OK(dk__buf_append(b, p, (size_t)(q - p), err));
     if (q >= end) break;
     unsigned char c = (unsigned char)*q;
     char esc[6];
@@ -71,15 +71,15 @@ dk_status dk_json_write_str(dk_buf *b, const char *s, size_t n, dk_error *err) {
             return dk__error_set(err, DK_INVALID,
                                  "JSON writer: invalid UTF-8 at byte %zu of a string",
                                  (size_t)(q - s));
-          DK_RETURN_NOT_OK(dk_buf_append(b, q, k, err));
+          DK_RETURN_NOT_OK(dk__buf_append(b, q, k, err));
           p = q + k;
           continue;
         }
     }
-    DK_RETURN_NOT_OK(dk_buf_append(b, esc, elen, err));
+    DK_RETURN_NOT_OK(dk__buf_append(b, esc, elen, err));
     p = q + 1;
   }
-  return dk_buf_putc(b, '"', err);
+  return dk__buf_putc(b, '"', err);
 }
 
 /* ---- values ---------------------------------------------------------------------------- */
@@ -89,34 +89,34 @@ static dk_status write_value(dk_buf *b, const dk_json_value *v, int depth, dk_er
     return dk__error_set(err, DK_INVALID, "JSON writer: nesting deeper than %d",
                          DK_JSON_MAX_DEPTH);
   switch (v->type) {
-    case DK_JSON_NULL: return dk_buf_append(b, "null", 4, err);
-    case DK_JSON_BOOL: return v->u.b ? dk_buf_append(b, "true", 4, err)
-                                     : dk_buf_append(b, "false", 5, err);
-    case DK_JSON_NUMBER: return dk_buf_append(b, v->u.num, v->len, err);
-    case DK_JSON_STRING: return dk_json_write_str(b, v->u.str, v->len, err);
+    case DK_JSON_NULL: return dk__buf_append(b, "null", 4, err);
+    case DK_JSON_BOOL: return v->u.b ? dk__buf_append(b, "true", 4, err)
+                                     : dk__buf_append(b, "false", 5, err);
+    case DK_JSON_NUMBER: return dk__buf_append(b, v->u.num, v->len, err);
+    case DK_JSON_STRING: return dk__json_write_str(b, v->u.str, v->len, err);
     case DK_JSON_ARRAY:
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '[', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
       for (uint32_t i = 0; i < v->len; i++) {
-        if (i) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+        if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
         DK_RETURN_NOT_OK(write_value(b, &v->u.items[i], depth + 1, err));
       }
-      return dk_buf_putc(b, ']', err);
+      return dk__buf_putc(b, ']', err);
     case DK_JSON_OBJECT:
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
       for (uint32_t i = 0; i < v->len; i++) {
         const dk_json_member *m = &v->u.members[i];
-        if (i) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
-        DK_RETURN_NOT_OK(dk_json_write_str(b, m->key, m->klen, err));
-        DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+        if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
+        DK_RETURN_NOT_OK(dk__json_write_str(b, m->key, m->klen, err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
         DK_RETURN_NOT_OK(write_value(b, &m->value, depth + 1, err));
       }
-      return dk_buf_putc(b, '}', err);
+      return dk__buf_putc(b, '}', err);
   }
   return dk__error_set(err, DK_INVALID, "JSON writer: bad value type %d", (int)v->type);
 }
 
-dk_status dk_json_write_value(dk_buf *b, const dk_json_value *v, dk_error *err) {
-  if (!v) return dk_buf_append(b, "null", 4, err);
+dk_status dk__json_write_value(dk_buf *b, const dk_json_value *v, dk_error *err) {
+  if (!v) return dk__buf_append(b, "null", 4, err);
   return write_value(b, v, 0, err);
 }
 
@@ -287,10 +287,10 @@ static size_t double_repr(double x, char *out) {
   return format_repr(&d, neg, out);
 }
 
-dk_status dk_json_write_double(dk_buf *b, double d, dk_error *err) {
+dk_status dk__json_write_double(dk_buf *b, double d, dk_error *err) {
   char tmp[64];
   size_t n = double_repr(d, tmp);
-  return dk_buf_append(b, tmp, n, err);
+  return dk__buf_append(b, tmp, n, err);
 }
 
 static bool same_float(double a, float f) {
@@ -315,13 +315,13 @@ static void shortest_float(float f, decimal *d) {
   round_digits(x, 9, d);
 }
 
-dk_status dk_json_write_float(dk_buf *b, float f, dk_error *err) {
+dk_status dk__json_write_float(dk_buf *b, float f, dk_error *err) {
   double x = (double)f;
   if (!isfinite(x) || x == 0 || (fabs(x) < 16777216.0 && x == (double)(int64_t)x))
-    return dk_json_write_double(b, x, err); /* same text for these */
+    return dk__json_write_double(b, x, err); /* same text for these */
   char tmp[64];
   decimal d;
   shortest_float(fabsf(f), &d);
   size_t n = format_repr(&d, signbit(x) != 0, tmp);
-  return dk_buf_append(b, tmp, n, err);
+  return dk__buf_append(b, tmp, n, err);
 }

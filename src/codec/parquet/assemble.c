@@ -28,15 +28,15 @@ static inline int is_slot(const levels *l, int64_t i, int16_t slot_rep, int16_t 
 static dk_status put_validity(dk_arr *a, const uint8_t *valid, int64_t n, int64_t nulls,
                               dk_error *err) {
   if (nulls == 0 && !a->validity.data) return DK_OK;
-  DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n, err));
+  DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, n, err));
   uint8_t *bits = a->validity.data;
   int64_t base = a->length;
   if (!valid) {
-    for (int64_t k = 0; k < n; k++) dk_bit_set(bits, base + k);
+    for (int64_t k = 0; k < n; k++) dk__bit_set(bits, base + k);
   } else {
     for (int64_t k = 0; k < n; k++) {
-      if (valid[k]) dk_bit_set(bits, base + k);
-      else dk_bit_clear(bits, base + k);
+      if (valid[k]) dk__bit_set(bits, base + k);
+      else dk__bit_clear(bits, base + k);
     }
   }
   return DK_OK;
@@ -195,8 +195,8 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
   if (!l.def) {
     n_slots = l.n;
   } else {
-    dk_buf_clear(scratch);
-    DK_RETURN_NOT_OK(dk_buf_reserve(scratch, (size_t)l.n, err));
+    dk__buf_clear(scratch);
+    DK_RETURN_NOT_OK(dk__buf_reserve(scratch, (size_t)l.n, err));
     uint8_t *v = (uint8_t *)scratch->data;
     if (!l.rep) {
       for (int64_t i = 0; i < l.n; i++) v[i] = l.def[i] == (uint32_t)max_def;
@@ -211,15 +211,15 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
   if (nulls < 0) return dk__error_set(err, DK_INTERNAL, "more values than slots");
   if (nulls == 0) valid = NULL;
   if (n->conv == PQ_CONV_NULL) {
-    DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n_slots, err));
-    for (int64_t k = 0; k < n_slots; k++) dk_bit_clear(a->validity.data, a->length + k);
-    dk_arr_advance(a, n_slots, n_slots);
+    DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, n_slots, err));
+    for (int64_t k = 0; k < n_slots; k++) dk__bit_clear(a->validity.data, a->length + k);
+    dk__arr_advance(a, n_slots, n_slots);
     return DK_OK;
   }
   if (n->conv == PQ_CONV_COPY && !a->values.data && a->length == 0 && n_slots > 0) {
     /* zero copy: the dense values become the Arrow values buffer, spread in place */
-    int64_t w = dk_atype_width(&a->type);
-    DK_RETURN_NOT_OK(dk_abuf_reserve(&b->vals, b->alloc, n_slots * w - b->vals.len, err));
+    int64_t w = dk__atype_width(&a->type);
+    DK_RETURN_NOT_OK(dk__abuf_reserve(&b->vals, b->alloc, n_slots * w - b->vals.len, err));
     a->values = b->vals;
     memset(&b->vals, 0, sizeof b->vals);
     DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
@@ -232,10 +232,10 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
       }
     }
     a->values.len = n_slots * w;
-    dk_arr_advance(a, n_slots, nulls);
+    dk__arr_advance(a, n_slots, nulls);
     return DK_OK;
   }
-  DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
+  DK_RETURN_NOT_OK(dk__arr_reserve(a, n_slots, err));
   DK_RETURN_NOT_OK(put_validity(a, valid, n_slots, nulls, err));
   int64_t base = a->length;
   if (n->conv == PQ_CONV_BYTES) {
@@ -248,7 +248,7 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
       a->data = b->data;
       memset(&b->data, 0, sizeof b->data);
     } else if (b->data.len > 0) {
-      DK_RETURN_NOT_OK(dk_abuf_append(&a->data, a->alloc, b->data.data, b->data.len, err));
+      DK_RETURN_NOT_OK(dk__abuf_append(&a->data, a->alloc, b->data.data, b->data.len, err));
     }
     int32_t db = (int32_t)data_base;
     if (!valid) {
@@ -267,12 +267,12 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
     int64_t j = 0;
     for (int64_t k = 0; k < n_slots; k++) {
       int v = valid && !valid[k] ? 0 : src[j++];
-      if (v) dk_bit_set(bits, base + k);
-      else dk_bit_clear(bits, base + k);
+      if (v) dk__bit_set(bits, base + k);
+      else dk__bit_clear(bits, base + k);
     }
     a->values.len = (base + n_slots + 7) / 8;
   } else {
-    int w_out = dk_atype_width(&a->type);
+    int w_out = dk__atype_width(&a->type);
     int w_in = phys_width(n);
     uint8_t *dst = a->values.data + a->values.len;
     if (n->conv == PQ_CONV_COPY && !valid) {
@@ -288,7 +288,7 @@ static dk_status assemble_leaf(dk_arr *a, const pq_anode *n, pq_leaf_batch *b,
     }
     a->values.len += n_slots * w_out;
   }
-  dk_arr_advance(a, n_slots, nulls);
+  dk__arr_advance(a, n_slots, nulls);
   return DK_OK;
 }
 
@@ -316,19 +316,19 @@ static dk_status assemble_group(dk_arr *a, const pq_anode *n, pq_leaf_batch *con
       }
   }
   if (nulls) {
-    DK_RETURN_NOT_OK(dk_arr_ensure_validity(a, n_slots, err));
+    DK_RETURN_NOT_OK(dk__arr_ensure_validity(a, n_slots, err));
     uint8_t *bits = a->validity.data;
     int64_t k = a->length;
     if (!l.rep) {
       for (int64_t i = 0; i < l.n; i++, k++) {
-        if (l.def[i] >= dv) dk_bit_set(bits, k);
-        else dk_bit_clear(bits, k);
+        if (l.def[i] >= dv) dk__bit_set(bits, k);
+        else dk__bit_clear(bits, k);
       }
     } else {
       for (int64_t i = 0; i < l.n; i++)
         if (is_slot(&l, i, n->slot_rep, n->slot_def)) {
-          if (l.def[i] >= dv) dk_bit_set(bits, k);
-          else dk_bit_clear(bits, k);
+          if (l.def[i] >= dv) dk__bit_set(bits, k);
+          else dk__bit_clear(bits, k);
           k++;
         }
     }
@@ -338,7 +338,7 @@ static dk_status assemble_group(dk_arr *a, const pq_anode *n, pq_leaf_batch *con
   if (list) {
     if (l.n > 0 && (!l.rep || !l.def))
       return dk__error_set(err, DK_INTERNAL, "list without repetition levels");
-    DK_RETURN_NOT_OK(dk_arr_reserve(a, n_slots, err));
+    DK_RETURN_NOT_OK(dk__arr_reserve(a, n_slots, err));
     int32_t *off = (int32_t *)(void *)a->values.data + a->length;
     int64_t elems = a->children[0].length, k = 0;
     uint32_t sr = (uint32_t)n->slot_rep, sd = (uint32_t)n->slot_def;
@@ -356,7 +356,7 @@ static dk_status assemble_group(dk_arr *a, const pq_anode *n, pq_leaf_batch *con
     if (n_slots > 0) off[n_slots] = (int32_t)elems;
     a->values.len += n_slots * 4;
   }
-  dk_arr_advance(a, n_slots, nulls);
+  dk__arr_advance(a, n_slots, nulls);
   for (int i = 0; i < n->n_children; i++)
     DK_RETURN_NOT_OK(assemble(&a->children[i], n->children[i], lb, rows, scratch, err));
   return DK_OK;
@@ -371,20 +371,20 @@ static dk_status assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *lb
 dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
                                 int64_t rows, dk_error *err) {
   dk_buf scratch;
-  dk_buf_init(&scratch, a->alloc);
+  dk__buf_init(&scratch, a->alloc);
   dk_status st = assemble(a, field, lb, rows, &scratch, err);
-  dk_buf_dispose(&scratch);
+  dk__buf_dispose(&scratch);
   return st;
 }
 
 dk_status dk_pq__assemble(dk_arr *a, const pq_anode *root, pq_leaf_batch *const *lb, int64_t rows,
                           dk_error *err) {
   dk_buf scratch;
-  dk_buf_init(&scratch, a->alloc);
+  dk__buf_init(&scratch, a->alloc);
   dk_status st = DK_OK;
   for (int i = 0; st == DK_OK && i < root->n_children; i++)
     st = assemble(&a->children[i], root->children[i], lb, rows, &scratch, err);
-  if (st == DK_OK) dk_arr_advance(a, rows, 0);
-  dk_buf_dispose(&scratch);
+  if (st == DK_OK) dk__arr_advance(a, rows, 0);
+  dk__buf_dispose(&scratch);
   return st;
 }

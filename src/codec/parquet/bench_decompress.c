@@ -8,7 +8,7 @@
 */
 #include "codec/parquet/reader.h"
 
-dk_status dk_parquet_bench_decompress_all(dk_parquet_file *f, int64_t *bytes_out, dk_error *err) {
+dk_status dk_pq__bench_decompress_all(dk_parquet_file *f, int64_t *bytes_out, dk_error *err) {
   *bytes_out = 0;
   dk_status st = DK_OK;
   uint8_t *chunk = NULL, *out = NULL;
@@ -73,7 +73,7 @@ dk_status dk_parquet_bench_decompress_all(dk_parquet_file *f, int64_t *bytes_out
             out = q;
             out_cap = ulen;
           }
-          st = dk_pq_decompress(cm->codec, body, clen, out, ulen, err);
+          st = dk_pq__decompress(cm->codec, body, clen, out, ulen, err);
         }
         *bytes_out += h.uncompressed_size;
         pos += (size_t)h.compressed_size;

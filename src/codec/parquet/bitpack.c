@@ -142,7 +142,7 @@ static const unpack32_fn k_unpack32[33] = {NULL, LIST_1_32(ENTRY32) NULL};
 static const unpack64_fn k_unpack64[65] = {NULL, LIST_1_32(ENTRY64) unpack64_32,
                                            LIST_33_63(ENTRY64) NULL};
 
-void dk_pq_unpack32_avail(const uint8_t *in, size_t avail, int bit_width, uint32_t *out,
+void dk_pq__unpack32_avail(const uint8_t *in, size_t avail, int bit_width, uint32_t *out,
                           int64_t n) {
   if (n <= 0) return;
   DK_DCHECK(bit_width >= 0 && bit_width <= 32);
@@ -156,7 +156,7 @@ void dk_pq_unpack32_avail(const uint8_t *in, size_t avail, int bit_width, uint32
   }
 }
 
-void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64_t *out,
+void dk_pq__unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64_t *out,
                           int64_t n) {
   if (n <= 0) return;
   DK_DCHECK(bit_width >= 0 && bit_width <= 64);
@@ -170,10 +170,10 @@ void dk_pq_unpack64_avail(const uint8_t *in, size_t avail, int bit_width, uint64
   }
 }
 
-void dk_pq_unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n) {
-  if (n > 0) dk_pq_unpack32_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
+void dk_pq__unpack32(const uint8_t *in, int bit_width, uint32_t *out, int64_t n) {
+  if (n > 0) dk_pq__unpack32_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
 }
 
-void dk_pq_unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n) {
-  if (n > 0) dk_pq_unpack64_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
+void dk_pq__unpack64(const uint8_t *in, int bit_width, uint64_t *out, int64_t n) {
+  if (n > 0) dk_pq__unpack64_avail(in, (size_t)((n * bit_width + 7) / 8), bit_width, out, n);
 }

@@ -44,18 +44,18 @@ static int phys_width(const pq_node *leaf) {
 
 void dk_pq__leaf_batch_init(pq_leaf_batch *b, const dk_allocator *a) {
   memset(b, 0, sizeof *b);
-  dk_buf_init(&b->def, a);
-  dk_buf_init(&b->rep, a);
+  dk__buf_init(&b->def, a);
+  dk__buf_init(&b->rep, a);
   b->alloc = a;
-  dk_buf_init(&b->offs, a);
+  dk__buf_init(&b->offs, a);
 }
 
 void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
-  dk_buf_dispose(&b->def);
-  dk_buf_dispose(&b->rep);
-  dk_abuf_free(&b->vals, b->alloc);
-  dk_buf_dispose(&b->offs);
-  dk_abuf_free(&b->data, b->alloc);
+  dk__buf_dispose(&b->def);
+  dk__buf_dispose(&b->rep);
+  dk__abuf_free(&b->vals, b->alloc);
+  dk__buf_dispose(&b->offs);
+  dk__abuf_free(&b->data, b->alloc);
 }
 
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
@@ -71,7 +71,7 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
   c->max_rep = c->leaf->max_rep;
   dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
                     &c->la_def, &c->la_rep, &c->idx, &c->scratch};
-  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_init(bufs[i], alloc);
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_init(bufs[i], alloc);
   const pq_column_meta *cm = c->cm;
   if (cm->type != c->type)
     return dk__error_set(err, DK_CORRUPT,
@@ -134,7 +134,7 @@ void dk_pq__col_close(pq_col *c) {
   dk__free(c->alloc, c->owned);
   dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
                     &c->la_def, &c->la_rep, &c->idx, &c->scratch};
-  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk_buf_dispose(bufs[i]);
+  for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_dispose(bufs[i]);
   memset(c, 0, sizeof *c);
 }
 
@@ -153,9 +153,9 @@ static dk_status page_body(pq_col *c, dk_buf *dst, const uint8_t *src, size_t sr
   if (raw_len < 0 || raw_len > (int64_t)src_len * 4096 + (1 << 20) || raw_len > (1 << 30))
     return col_fail(c, err, "implausible decompressed size %lld for %zu compressed bytes",
                     (long long)raw_len, src_len);
-  dk_buf_clear(dst);
-  DK_RETURN_NOT_OK(dk_buf_reserve(dst, (size_t)raw_len, err));
-  dk_status st = dk_pq_decompress(c->cm->codec, src, src_len, (uint8_t *)dst->data,
+  dk__buf_clear(dst);
+  DK_RETURN_NOT_OK(dk__buf_reserve(dst, (size_t)raw_len, err));
+  dk_status st = dk_pq__decompress(c->cm->codec, src, src_len, (uint8_t *)dst->data,
                                   (size_t)raw_len, err);
   if (st) {
     dk__error_prefix(err, "page at offset %lld", (long long)c->page_off);
@@ -176,31 +176,31 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
   size_t n;
   DK_RETURN_NOT_OK(page_body(c, &c->dict_page, body, blen, h->uncompressed_size, 1, &p, &n, err));
   int64_t cnt = h->num_values;
-  dk_buf_clear(&c->dict_vals);
+  dk__buf_clear(&c->dict_vals);
   if (c->type == PQ_BYTE_ARRAY) {
     if ((uint64_t)cnt > n / 4) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
-    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt * 8, err));
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->dict_vals, (size_t)cnt * 8, err));
     uint32_t *starts = (uint32_t *)c->dict_vals.data, *lens = starts + cnt;
-    dk_status st = dk_pq_plain_byte_array_index(p, n, cnt, starts, lens, err);
+    dk_status st = dk_pq__plain_byte_array_index(p, n, cnt, starts, lens, err);
     if (st) return dk__error_prefix(err, "dictionary page at offset %lld", (long long)c->page_off), st;
     if (p != (const uint8_t *)c->dict_page.data) {
       /* an uncompressed page is a view into the chunk window: keep a copy */
-      dk_buf_clear(&c->dict_page);
-      DK_RETURN_NOT_OK(dk_buf_append(&c->dict_page, p, n, err));
+      dk__buf_clear(&c->dict_page);
+      DK_RETURN_NOT_OK(dk__buf_append(&c->dict_page, p, n, err));
     }
     /* DICT_SLACK zero bytes after the page let the gather copy short values in one
     ** fixed-size move */
-    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_page, DICT_SLACK, err));
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->dict_page, DICT_SLACK, err));
     memset(c->dict_page.data + c->dict_page.len, 0, DICT_SLACK);
     c->dict_page_ptr = (const uint8_t *)c->dict_page.data;
   } else if (c->type == PQ_BOOLEAN) {
     if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
-    DK_RETURN_NOT_OK(dk_buf_reserve(&c->dict_vals, (size_t)cnt, err));
-    dk_pq_plain_bool(p, 0, (uint8_t *)c->dict_vals.data, cnt);
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->dict_vals, (size_t)cnt, err));
+    dk_pq__plain_bool(p, 0, (uint8_t *)c->dict_vals.data, cnt);
   } else {
     if ((uint64_t)cnt > n / (size_t)c->width)
       return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
-    DK_RETURN_NOT_OK(dk_buf_append(&c->dict_vals, p, (size_t)cnt * (size_t)c->width, err));
+    DK_RETURN_NOT_OK(dk__buf_append(&c->dict_vals, p, (size_t)cnt * (size_t)c->width, err));
   }
   if (cnt > UINT32_MAX) return col_fail(c, err, "dictionary too large");
   c->dict_n = (uint32_t)cnt;
@@ -223,7 +223,7 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
         len--;
       }
       if (bw > 32) return col_fail(c, err, "dictionary index bit width %d", bw);
-      dk_pq_rle_init(&c->val_rle, c->vp, len, bw);
+      dk_pq__rle_init(&c->val_rle, c->vp, len, bw);
       return DK_OK;
     }
     case PQ_ENC_RLE: {
@@ -231,13 +231,13 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
       if (len < 4) return col_fail(c, err, "RLE boolean values without a length");
       uint32_t l = le32(c->vp);
       if (l > len - 4) return col_fail(c, err, "RLE boolean length %u exceeds the page", l);
-      dk_pq_rle_init(&c->val_rle, c->vp + 4, l, 1);
+      dk_pq__rle_init(&c->val_rle, c->vp + 4, l, 1);
       return DK_OK;
     }
     case PQ_ENC_DELTA_BINARY_PACKED: {
       if (c->type != PQ_INT32 && c->type != PQ_INT64)
         return col_fail(c, err, "DELTA_BINARY_PACKED on a %s column", dk_pq__type_name(c->type));
-      dk_status st = dk_pq_delta_init(&c->delta, c->vp, len, err);
+      dk_status st = dk_pq__delta_init(&c->delta, c->vp, len, err);
       if (st) dk__error_prefix(err, "page at offset %lld", (long long)c->page_off);
       return st;
     }
@@ -248,27 +248,27 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
                         dk_pq__type_name(c->type));
       /* the first DELTA_BINARY_PACKED header declares the number of values */
       dk_pq_delta d;
-      dk_status st = dk_pq_delta_init(&d, c->vp, len, err);
+      dk_status st = dk_pq__delta_init(&d, c->vp, len, err);
       if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
-      int64_t n = dk_pq_delta_total(&d);
+      int64_t n = dk_pq__delta_total(&d);
       if (n < 0 || n > page_values || (uint64_t)n > (uint64_t)len * 32 + 1024)
         return col_fail(c, err, "%s declares %lld values for a page of %lld",
                         dk_pq__encoding_name(encoding), (long long)n, (long long)page_values);
-      dk_buf_clear(&c->mat_offs);
-      dk_buf_clear(&c->mat_data);
+      dk__buf_clear(&c->mat_offs);
+      dk__buf_clear(&c->mat_data);
       if (c->type == PQ_FLBA) {
-        DK_RETURN_NOT_OK(dk_buf_reserve(&c->mat_data, (size_t)n * (size_t)c->width, err));
-        st = dk_pq_delta_byte_array_fixed(c->vp, len, n, c->width, (uint8_t *)c->mat_data.data,
+        DK_RETURN_NOT_OK(dk__buf_reserve(&c->mat_data, (size_t)n * (size_t)c->width, err));
+        st = dk_pq__delta_byte_array_fixed(c->vp, len, n, c->width, (uint8_t *)c->mat_data.data,
                                           &c->scratch, err);
         c->mat_data.len = (size_t)n * (size_t)c->width;
       } else {
-        DK_RETURN_NOT_OK(dk_buf_reserve(&c->mat_offs, (size_t)(n + 1) * 4, err));
+        DK_RETURN_NOT_OK(dk__buf_reserve(&c->mat_offs, (size_t)(n + 1) * 4, err));
         int32_t *offs = (int32_t *)c->mat_offs.data;
         offs[0] = 0;
         dk_pq_bytes_out o = {offs + 1, &c->mat_data};
         st = encoding == PQ_ENC_DELTA_BYTE_ARRAY
-                 ? dk_pq_delta_byte_array(c->vp, len, n, &o, &c->scratch, err)
-                 : dk_pq_delta_length_byte_array(c->vp, len, n, &o, &c->scratch, err);
+                 ? dk_pq__delta_byte_array(c->vp, len, n, &o, &c->scratch, err)
+                 : dk_pq__delta_length_byte_array(c->vp, len, n, &o, &c->scratch, err);
         c->mat_offs.len = (size_t)(n + 1) * 4;
       }
       if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
@@ -313,7 +313,7 @@ static dk_status v1_levels(pq_col *c, int enc, int max_level, int64_t num_values
   if (end - *p < 4) return col_fail(c, err, "truncated level length");
   uint32_t l = le32(*p);
   if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length %u exceeds the page", l);
-  dk_pq_rle_init(dec, *p + 4, l, bw);
+  dk_pq__rle_init(dec, *p + 4, l, bw);
   *p += 4 + l;
   return DK_OK;
 }
@@ -397,9 +397,9 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       const uint8_t *lv = body;
       c->def_msb = c->rep_msb = 0;
       c->page_lv_pos = 0;
-      if (c->max_rep > 0) dk_pq_rle_init(&c->rep_dec, lv, (size_t)h.rep_bytes, bit_width_of(c->max_rep));
+      if (c->max_rep > 0) dk_pq__rle_init(&c->rep_dec, lv, (size_t)h.rep_bytes, bit_width_of(c->max_rep));
       if (c->max_def > 0)
-        dk_pq_rle_init(&c->def_dec, lv + h.rep_bytes, (size_t)h.def_bytes, bit_width_of(c->max_def));
+        dk_pq__rle_init(&c->def_dec, lv + h.rep_bytes, (size_t)h.def_bytes, bit_width_of(c->max_def));
       size_t skip = (size_t)h.rep_bytes + (size_t)h.def_bytes;
       const uint8_t *p;
       size_t n;
@@ -423,26 +423,26 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
   dk_status st = DK_OK;
   size_t avail = (size_t)(c->vend - c->vp);
   if (c->type == PQ_BYTE_ARRAY) {
-    DK_RETURN_NOT_OK(dk_buf_reserve(&b->offs, (size_t)n * 4, err));
+    DK_RETURN_NOT_OK(dk__buf_reserve(&b->offs, (size_t)n * 4, err));
     int32_t *offs = (int32_t *)b->offs.data + b->n_dense + 1;
     switch (c->encoding) {
       case PQ_ENC_PLAIN: {
         /* validate and total first, so the output grows exactly by the values' bytes */
         uint64_t total = 0;
-        st = dk_pq_plain_byte_array_size(c->vp, avail, n, &total, err);
+        st = dk_pq__plain_byte_array_size(c->vp, avail, n, &total, err);
         if (st) break;
         if (total > (uint64_t)(INT32_MAX - offs[-1]))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + 1, err));
-        c->vp += dk_pq_plain_byte_array_copy(c->vp, n, offs, b->data.data + b->data.len);
+        DK_RETURN_NOT_OK(dk__abuf_reserve(&b->data, b->alloc, (int64_t)total + 1, err));
+        c->vp += dk_pq__plain_byte_array_copy(c->vp, n, offs, b->data.data + b->data.len);
         b->data.len += (int64_t)total;
         break;
       }
       case PQ_ENC_PLAIN_DICT:
       case PQ_ENC_RLE_DICT: {
-        DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+        DK_RETURN_NOT_OK(dk__buf_reserve(&c->idx, (size_t)n * 4, err));
         uint32_t *idx = (uint32_t *)c->idx.data;
-        st = dk_pq_rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
+        st = dk_pq__rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
         if (st) break;
         const uint32_t *starts = (const uint32_t *)c->dict_vals.data, *lens = starts + c->dict_n;
         uint64_t total = 0;
@@ -450,7 +450,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         int32_t base = offs[-1];
         if (total > (uint64_t)(INT32_MAX - base))
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
-        DK_RETURN_NOT_OK(dk_abuf_reserve(&b->data, b->alloc, (int64_t)total + DICT_SLACK, err));
+        DK_RETURN_NOT_OK(dk__abuf_reserve(&b->data, b->alloc, (int64_t)total + DICT_SLACK, err));
         uint8_t *dst = b->data.data + b->data.len;
         const uint8_t *dict = c->dict_page_ptr;
         int32_t end = base;
@@ -476,7 +476,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
         if ((int64_t)to - from > (int64_t)INT32_MAX - base)
           return dk__error_set(err, DK_UNSUPPORTED, "batch exceeds 2 GiB of strings; use smaller batches");
         if (to > from)
-          DK_RETURN_NOT_OK(dk_abuf_append(&b->data, b->alloc, c->mat_data.data + from, to - from, err));
+          DK_RETURN_NOT_OK(dk__abuf_append(&b->data, b->alloc, c->mat_data.data + from, to - from, err));
         for (int64_t i = 0; i < n; i++) offs[i] = base + (mo[i + 1] - from);
         c->mat_next += n;
         break;
@@ -489,14 +489,14 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
     return DK_OK;
   }
   size_t w = (size_t)c->width;
-  DK_RETURN_NOT_OK(dk_abuf_reserve(&b->vals, b->alloc, (int64_t)((size_t)n * w), err));
+  DK_RETURN_NOT_OK(dk__abuf_reserve(&b->vals, b->alloc, (int64_t)((size_t)n * w), err));
   uint8_t *out = b->vals.data + b->vals.len;
   switch (c->encoding) {
     case PQ_ENC_PLAIN:
       if (c->type == PQ_BOOLEAN) {
         if ((uint64_t)c->bool_bit + (uint64_t)n > (uint64_t)avail * 8)
           return col_fail(c, err, "page holds fewer booleans than its levels need");
-        dk_pq_plain_bool(c->vp, c->bool_bit, out, n);
+        dk_pq__plain_bool(c->vp, c->bool_bit, out, n);
         c->bool_bit += n;
       } else {
         if ((uint64_t)n * w > avail) return col_fail(c, err, "page holds fewer values than its levels need");
@@ -506,23 +506,23 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
       break;
     case PQ_ENC_PLAIN_DICT:
     case PQ_ENC_RLE_DICT: {
-      DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+      DK_RETURN_NOT_OK(dk__buf_reserve(&c->idx, (size_t)n * 4, err));
       uint32_t *idx = (uint32_t *)c->idx.data;
-      st = dk_pq_rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
-      if (!st) dk_pq_gather((const uint8_t *)c->dict_vals.data, (int)w, idx, n, out);
+      st = dk_pq__rle_get_indices(&c->val_rle, idx, n, c->dict_n, err);
+      if (!st) dk_pq__gather((const uint8_t *)c->dict_vals.data, (int)w, idx, n, out);
       break;
     }
     case PQ_ENC_RLE: {
-      DK_RETURN_NOT_OK(dk_buf_reserve(&c->idx, (size_t)n * 4, err));
+      DK_RETURN_NOT_OK(dk__buf_reserve(&c->idx, (size_t)n * 4, err));
       uint32_t *idx = (uint32_t *)c->idx.data;
-      st = dk_pq_rle_get(&c->val_rle, idx, n, err);
+      st = dk_pq__rle_get(&c->val_rle, idx, n, err);
       if (!st)
         for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)(idx[i] & 1);
       break;
     }
     case PQ_ENC_DELTA_BINARY_PACKED:
-      st = c->type == PQ_INT32 ? dk_pq_delta_get32(&c->delta, (int32_t *)(void *)out, n, err)
-                               : dk_pq_delta_get64(&c->delta, (int64_t *)(void *)out, n, err);
+      st = c->type == PQ_INT32 ? dk_pq__delta_get32(&c->delta, (int32_t *)(void *)out, n, err)
+                               : dk_pq__delta_get64(&c->delta, (int64_t *)(void *)out, n, err);
       break;
     case PQ_ENC_DELTA_BYTE_ARRAY:
       if (n > c->mat_n - c->mat_next) return col_fail(c, err, "page holds fewer values than its levels need");
@@ -531,7 +531,7 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
       break;
     case PQ_ENC_BYTE_STREAM_SPLIT:
       if (n > c->bss_total - c->bss_next) return col_fail(c, err, "page holds fewer values than its levels need");
-      st = dk_pq_byte_stream_split(c->vp, avail, (int)w, c->bss_total, c->bss_next, n, out, err);
+      st = dk_pq__byte_stream_split(c->vp, avail, (int)w, c->bss_total, c->bss_next, n, out, err);
       c->bss_next += n;
       break;
     default: return col_fail(c, err, "unexpected encoding %s", dk_pq__encoding_name(c->encoding));
@@ -543,21 +543,21 @@ static dk_status decode_values(pq_col *c, int64_t n, pq_leaf_batch *b, dk_error 
 }
 
 static void batch_clear(pq_leaf_batch *b, int byte_array) {
-  dk_buf_clear(&b->def);
-  dk_buf_clear(&b->rep);
+  dk__buf_clear(&b->def);
+  dk__buf_clear(&b->rep);
   b->vals.len = 0;
-  dk_buf_clear(&b->offs);
+  dk__buf_clear(&b->offs);
   b->data.len = 0;
   b->n_levels = 0;
   b->n_dense = 0;
   /* failures are ignored here: the decoder's own reserve reports them */
-  if (!b->vals.data && b->hint_vals > 0) (void)dk_abuf_reserve(&b->vals, b->alloc, b->hint_vals, NULL);
+  if (!b->vals.data && b->hint_vals > 0) (void)dk__abuf_reserve(&b->vals, b->alloc, b->hint_vals, NULL);
   if (!b->data.data && b->hint_data > 0)
-    (void)dk_abuf_reserve(&b->data, b->alloc, b->hint_data + b->hint_data / 8 + 64, NULL);
+    (void)dk__abuf_reserve(&b->data, b->alloc, b->hint_data + b->hint_data / 8 + 64, NULL);
   if (byte_array) {
     int32_t zero = 0;
     /* cannot fail after the first batch; checked by the caller through reserve below */
-    (void)dk_buf_append(&b->offs, &zero, 4, NULL);
+    (void)dk__buf_append(&b->offs, &zero, 4, NULL);
   }
 }
 
@@ -565,24 +565,24 @@ static void batch_clear(pq_leaf_batch *b, int byte_array) {
 ** (LA_CHUNK is a multiple of 8, so every chunk starts on a byte). */
 static dk_status level_get(pq_col *c, dk_pq_rle *dec, int msb, const uint8_t *bp, size_t bp_len,
                            int bw, uint32_t *out, int64_t n, dk_error *err) {
-  if (!msb) return dk_pq_rle_get(dec, out, n, err);
+  if (!msb) return dk_pq__rle_get(dec, out, n, err);
   size_t at = (size_t)(((uint64_t)c->page_lv_pos * (uint64_t)bw) / 8);
   if (at > bp_len) return col_fail(c, err, "BIT_PACKED levels exhausted");
   size_t used;
-  return dk_pq_bitpacked_msb(bp + at, bp_len - at, bw, out, n, &used, err);
+  return dk_pq__bitpacked_msb(bp + at, bp_len - at, bw, out, n, &used, err);
 }
 
 static dk_status refill(pq_col *c, dk_error *err) {
   int64_t n = DK_MIN(c->page_left, LA_CHUNK);
   c->la_pos = 0;
   c->la_n = 0;
-  dk_buf_clear(&c->la_def);
-  dk_buf_clear(&c->la_rep);
-  DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_def, (size_t)n * 4, err));
+  dk__buf_clear(&c->la_def);
+  dk__buf_clear(&c->la_rep);
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->la_def, (size_t)n * 4, err));
   dk_status st = level_get(c, &c->def_dec, c->def_msb, c->def_bp, c->def_bp_len, c->def_bw,
                            (uint32_t *)c->la_def.data, n, err);
   if (!st && c->max_rep > 0) {
-    DK_RETURN_NOT_OK(dk_buf_reserve(&c->la_rep, (size_t)n * 4, err));
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->la_rep, (size_t)n * 4, err));
     st = level_get(c, &c->rep_dec, c->rep_msb, c->rep_bp, c->rep_bp_len, c->rep_bw,
                    (uint32_t *)c->la_rep.data, n, err);
   }
@@ -606,13 +606,13 @@ static dk_status refill(pq_col *c, dk_error *err) {
 ** for `extra` more. */
 static dk_status def_materialize(pq_leaf_batch *b, uint32_t md, int64_t extra, dk_error *err) {
   if (b->def.len == 0 && b->n_levels > 0) {
-    DK_RETURN_NOT_OK(dk_buf_reserve(&b->def, (size_t)(b->n_levels + extra) * 4, err));
+    DK_RETURN_NOT_OK(dk__buf_reserve(&b->def, (size_t)(b->n_levels + extra) * 4, err));
     uint32_t *d = (uint32_t *)(void *)b->def.data;
     for (int64_t i = 0; i < b->n_levels; i++) d[i] = md;
     b->def.len = (size_t)b->n_levels * 4;
     return DK_OK;
   }
-  return dk_buf_reserve(&b->def, (size_t)extra * 4, err);
+  return dk__buf_reserve(&b->def, (size_t)extra * 4, err);
 }
 
 /* Flat nullable leaf (max_rep == 0, max_def > 0): appends the definition levels of the next
@@ -650,7 +650,7 @@ static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *de
       c->page_lv_pos += k;
     } else {
       if (d->rle_left <= 0 && d->bp_left <= 0) {
-        st = dk_pq_rle_next(d, err);
+        st = dk_pq__rle_next(d, err);
         if (st) break;
       }
       if (d->rle_left > 0) {
@@ -672,7 +672,7 @@ static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *de
       k = DK_MIN(d->bp_left, n);
       DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
       out = (uint32_t *)(void *)(b->def.data + b->def.len);
-      st = dk_pq_rle_get(d, out, k, err);
+      st = dk_pq__rle_get(d, out, k, err);
     }
     if (st) break;
     uint32_t bad = 0;
@@ -745,8 +745,8 @@ dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *e
     }
     int64_t seg = j - i;
     if (seg == 0) break;
-    DK_RETURN_NOT_OK(dk_buf_append(&b->def, def + i, (size_t)seg * 4, err));
-    DK_RETURN_NOT_OK(dk_buf_append(&b->rep, rep + i, (size_t)seg * 4, err));
+    DK_RETURN_NOT_OK(dk__buf_append(&b->def, def + i, (size_t)seg * 4, err));
+    DK_RETURN_NOT_OK(dk__buf_append(&b->rep, rep + i, (size_t)seg * 4, err));
     int64_t dense = 0;
     uint32_t md = (uint32_t)c->max_def;
     for (int64_t k = i; k < j; k++) dense += def[k] == md;

@@ -18,7 +18,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-const char *dk_pq_codec_name(int codec) {
+const char *dk_pq__codec_name(int codec) {
   switch (codec) {
     case DK_PQ_CODEC_UNCOMPRESSED: return "UNCOMPRESSED";
     case DK_PQ_CODEC_SNAPPY: return "SNAPPY";
@@ -249,7 +249,7 @@ static dk_status dec_lz4_hadoop(const uint8_t *src, size_t src_len, uint8_t *dst
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
-dk_status dk_pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
+dk_status dk_pq__decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                            size_t dst_len, dk_error *err) {
   if (src_len == 0 && dst_len == 0 && codec >= 0 && codec <= 7 && codec != DK_PQ_CODEC_LZO)
     return DK_OK; /* an empty page */

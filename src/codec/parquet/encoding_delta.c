@@ -41,7 +41,7 @@ static dk_status read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out
 
 static inline uint64_t unzigzag(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
 
-dk_status dk_pq_delta_init(dk_pq_delta *d, const uint8_t *p, size_t len, dk_error *err) {
+dk_status dk_pq__delta_init(dk_pq_delta *d, const uint8_t *p, size_t len, dk_error *err) {
   memset(d, 0, sizeof *d);
   d->start = d->p = p;
   d->end = p + len;
@@ -127,7 +127,7 @@ static void delta_unpack64(dk_pq_delta *d, uint64_t *out, uint64_t k) {
     uint64_t tmp[8];
     uint64_t m = DK_MIN(8 - off, k);
     const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
-    dk_pq_unpack64_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
+    dk_pq__unpack64_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
     memcpy(out, tmp + off, (size_t)m * sizeof(uint64_t));
     out += m;
     pos += m;
@@ -135,7 +135,7 @@ static void delta_unpack64(dk_pq_delta *d, uint64_t *out, uint64_t k) {
   }
   if (k) {
     const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
-    dk_pq_unpack64_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
+    dk_pq__unpack64_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
     pos += k;
   }
   d->mb_left -= pos - d->mb_pos;
@@ -150,7 +150,7 @@ static void delta_unpack32(dk_pq_delta *d, uint32_t *out, uint64_t k) {
     uint32_t tmp[8];
     uint64_t m = DK_MIN(8 - off, k);
     const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
-    dk_pq_unpack32_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
+    dk_pq__unpack32_avail(src, (size_t)(d->end - src), w, tmp, (int64_t)(off + m));
     memcpy(out, tmp + off, (size_t)m * sizeof(uint32_t));
     out += m;
     pos += m;
@@ -158,7 +158,7 @@ static void delta_unpack32(dk_pq_delta *d, uint32_t *out, uint64_t k) {
   }
   if (k) {
     const uint8_t *src = d->mb_data + (pos >> 3) * (uint64_t)w;
-    dk_pq_unpack32_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
+    dk_pq__unpack32_avail(src, (size_t)(d->end - src), w, out, (int64_t)k);
     pos += k;
   }
   d->mb_left -= pos - d->mb_pos;
@@ -172,7 +172,7 @@ static dk_status delta_check_n(const dk_pq_delta *d, int64_t n, dk_error *err) {
   return DK_OK;
 }
 
-dk_status dk_pq_delta_get64(dk_pq_delta *d, int64_t *out, int64_t n, dk_error *err) {
+dk_status dk_pq__delta_get64(dk_pq_delta *d, int64_t *out, int64_t n, dk_error *err) {
   DK_RETURN_NOT_OK(delta_check_n(d, n, err));
   if (n == 0) return DK_OK;
   uint64_t last = (uint64_t)d->last;
@@ -198,7 +198,7 @@ dk_status dk_pq_delta_get64(dk_pq_delta *d, int64_t *out, int64_t n, dk_error *e
   return DK_OK;
 }
 
-dk_status dk_pq_delta_get32(dk_pq_delta *d, int32_t *out, int64_t n, dk_error *err) {
+dk_status dk_pq__delta_get32(dk_pq_delta *d, int32_t *out, int64_t n, dk_error *err) {
   DK_RETURN_NOT_OK(delta_check_n(d, n, err));
   if (n == 0) return DK_OK;
   /* arithmetic modulo 2^32 is the low half of the 64-bit wrapping arithmetic */
@@ -238,14 +238,14 @@ dk_status dk_pq_delta_get32(dk_pq_delta *d, int32_t *out, int64_t n, dk_error *e
   return DK_OK;
 }
 
-size_t dk_pq_delta_consumed(const dk_pq_delta *d) { return (size_t)(d->p - d->start); }
+size_t dk_pq__delta_consumed(const dk_pq_delta *d) { return (size_t)(d->p - d->start); }
 
 /* Reads and discards the values not yet returned (bounded stack buffer). */
 static dk_status delta_skip_rest(dk_pq_delta *d, dk_error *err) {
   int64_t tmp[256];
   while (d->read < d->total) {
     int64_t k = DK_MIN(d->total - d->read, (int64_t)256);
-    DK_RETURN_NOT_OK(dk_pq_delta_get64(d, tmp, k, err));
+    DK_RETURN_NOT_OK(dk_pq__delta_get64(d, tmp, k, err));
   }
   return DK_OK;
 }
@@ -256,10 +256,10 @@ static dk_status delta_skip_rest(dk_pq_delta *d, dk_error *err) {
 static dk_status delta_lengths(const uint8_t *in, size_t len, int64_t n, int32_t *lens,
                                size_t *next, uint64_t *sum, const char *what, dk_error *err) {
   dk_pq_delta d;
-  DK_RETURN_NOT_OK(dk_pq_delta_init(&d, in, len, err));
+  DK_RETURN_NOT_OK(dk_pq__delta_init(&d, in, len, err));
   DK_RETURN_IF(d.total < n, DK_CORRUPT, err, "%s: stream holds %lld values, %lld expected", what,
                (long long)d.total, (long long)n);
-  DK_RETURN_NOT_OK(dk_pq_delta_get32(&d, lens, n, err));
+  DK_RETURN_NOT_OK(dk_pq__delta_get32(&d, lens, n, err));
   DK_RETURN_NOT_OK(delta_skip_rest(&d, err));
   uint64_t s = 0;
   int32_t mn = 0;
@@ -268,19 +268,19 @@ static dk_status delta_lengths(const uint8_t *in, size_t len, int64_t n, int32_t
     mn = lens[i] < mn ? lens[i] : mn;
   }
   DK_RETURN_IF(mn < 0, DK_CORRUPT, err, "%s: negative length %d", what, mn);
-  *next = dk_pq_delta_consumed(&d);
+  *next = dk_pq__delta_consumed(&d);
   *sum = s;
   return DK_OK;
 }
 
 static dk_status scratch_ints(dk_buf *scratch, int64_t count, int32_t **out, dk_error *err) {
   scratch->len = 0;
-  DK_RETURN_NOT_OK(dk_buf_reserve(scratch, (size_t)count * sizeof(int32_t) + 1, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(scratch, (size_t)count * sizeof(int32_t) + 1, err));
   *out = (int32_t *)(void *)scratch->data;
   return DK_OK;
 }
 
-dk_status dk_pq_delta_length_byte_array(const uint8_t *in, size_t len, int64_t n,
+dk_status dk_pq__delta_length_byte_array(const uint8_t *in, size_t len, int64_t n,
                                         dk_pq_bytes_out *o, dk_buf *scratch, dk_error *err) {
   static const char what[] = "DELTA_LENGTH_BYTE_ARRAY lengths";
   DK_RETURN_IF(n < 0, DK_INVALID, err, "negative value count");
@@ -297,7 +297,7 @@ dk_status dk_pq_delta_length_byte_array(const uint8_t *in, size_t len, int64_t n
   DK_RETURN_IF(base < 0 || total > (uint64_t)(INT32_MAX - base), DK_CORRUPT, err,
                "DELTA_LENGTH_BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a "
                "batch", (unsigned long long)total);
-  DK_RETURN_NOT_OK(dk_buf_append(o->data, in + data_at, (size_t)total, err));
+  DK_RETURN_NOT_OK(dk__buf_append(o->data, in + data_at, (size_t)total, err));
   int32_t end = base;
   for (int64_t i = 0; i < n; i++) {
     end += lens[i];
@@ -338,7 +338,7 @@ static dk_status dba_parse(const uint8_t *in, size_t len, int64_t n, int32_t *pr
   return DK_OK;
 }
 
-dk_status dk_pq_delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
+dk_status dk_pq__delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
                                  dk_buf *scratch, dk_error *err) {
   DK_RETURN_IF(n < 0, DK_INVALID, err, "negative value count");
   int32_t *pre;
@@ -352,7 +352,7 @@ dk_status dk_pq_delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq
   DK_RETURN_IF(base < 0 || total > (uint64_t)(INT32_MAX - base), DK_CORRUPT, err,
                "DELTA_BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a batch",
                (unsigned long long)total);
-  DK_RETURN_NOT_OK(dk_buf_reserve(o->data, (size_t)total, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(o->data, (size_t)total, err));
   uint8_t *dst = (uint8_t *)o->data->data + o->data->len;
   int32_t end = base;
   size_t prev_len = 0;
@@ -372,7 +372,7 @@ dk_status dk_pq_delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq
   return DK_OK;
 }
 
-dk_status dk_pq_delta_byte_array_fixed(const uint8_t *in, size_t len, int64_t n, int width,
+dk_status dk_pq__delta_byte_array_fixed(const uint8_t *in, size_t len, int64_t n, int width,
                                        uint8_t *out, dk_buf *scratch, dk_error *err) {
   DK_RETURN_IF(n < 0 || width <= 0, DK_INVALID, err, "bad value count or width");
   int32_t *pre;

@@ -24,7 +24,7 @@ static inline uint64_t spread_bits(uint8_t b) {
   return ((x + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
 }
 
-void dk_pq_plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, int64_t n) {
+void dk_pq__plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, int64_t n) {
   int64_t i = 0, bit = first_bit;
   for (; i < n && (bit & 7); i++, bit++) out_bytes[i] = (in[bit >> 3] >> (bit & 7)) & 1;
   const uint8_t *p = in + (bit >> 3);
@@ -37,7 +37,7 @@ void dk_pq_plain_bool(const uint8_t *in, int64_t first_bit, uint8_t *out_bytes, 
 
 /* ---- BYTE_ARRAY -------------------------------------------------------------------------- */
 
-dk_status dk_pq_plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
+dk_status dk_pq__plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
                                       uint64_t *total_out, dk_error *err) {
   size_t pos = 0;
   uint64_t total = 0;
@@ -56,7 +56,7 @@ dk_status dk_pq_plain_byte_array_size(const uint8_t *in, size_t len, int64_t n,
   return DK_OK;
 }
 
-size_t dk_pq_plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offsets, uint8_t *dst) {
+size_t dk_pq__plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offsets, uint8_t *dst) {
   int32_t end = n > 0 ? offsets[-1] : 0;
   size_t pos = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -70,18 +70,18 @@ size_t dk_pq_plain_byte_array_copy(const uint8_t *in, int64_t n, int32_t *offset
   return pos;
 }
 
-dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
+dk_status dk_pq__plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq_bytes_out *o,
                                  size_t *consumed, dk_error *err) {
   /* pass 1: validate and total the lengths */
   uint64_t total = 0;
-  DK_RETURN_NOT_OK(dk_pq_plain_byte_array_size(in, len, n, &total, err));
+  DK_RETURN_NOT_OK(dk_pq__plain_byte_array_size(in, len, n, &total, err));
   int32_t base = n > 0 ? o->offsets[-1] : 0;
   DK_RETURN_IF(total > (uint64_t)(INT32_MAX - (base > 0 ? base : 0)), DK_CORRUPT, err,
                "PLAIN BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a batch",
                (unsigned long long)total);
-  DK_RETURN_NOT_OK(dk_buf_reserve(o->data, (size_t)total, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(o->data, (size_t)total, err));
   /* pass 2: copy */
-  size_t pos = dk_pq_plain_byte_array_copy(in, n, o->offsets,
+  size_t pos = dk_pq__plain_byte_array_copy(in, n, o->offsets,
                                            (uint8_t *)o->data->data + o->data->len);
   o->data->len += (size_t)total;
   o->data->data[o->data->len] = 0;
@@ -90,7 +90,7 @@ dk_status dk_pq_plain_byte_array(const uint8_t *in, size_t len, int64_t n, dk_pq
   return DK_OK;
 }
 
-dk_status dk_pq_plain_byte_array_index(const uint8_t *in, size_t len, int64_t n, uint32_t *starts,
+dk_status dk_pq__plain_byte_array_index(const uint8_t *in, size_t len, int64_t n, uint32_t *starts,
                                        uint32_t *lengths, dk_error *err) {
   DK_RETURN_IF(len > UINT32_MAX, DK_UNSUPPORTED, err,
                "PLAIN BYTE_ARRAY dictionary page larger than 4 GiB");
@@ -112,7 +112,7 @@ dk_status dk_pq_plain_byte_array_index(const uint8_t *in, size_t len, int64_t n,
 
 /* ---- BYTE_STREAM_SPLIT ------------------------------------------------------------------- */
 
-dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int64_t total,
+dk_status dk_pq__byte_stream_split(const uint8_t *in, size_t len, int width, int64_t total,
                                   int64_t first, int64_t n, uint8_t *out, dk_error *err) {
   DK_RETURN_IF(width <= 0, DK_CORRUPT, err, "BYTE_STREAM_SPLIT: invalid value width %d", width);
   DK_RETURN_IF(total < 0 || first < 0 || n < 0 || first > total || n > total - first, DK_CORRUPT,
@@ -233,7 +233,7 @@ dk_status dk_pq_byte_stream_split(const uint8_t *in, size_t len, int width, int6
 #define GATHER(W)                                                        \
   for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * (W), dict + (size_t)idx[i] * (W), (W))
 
-void dk_pq_gather(const uint8_t *dict, int width, const uint32_t *idx, int64_t n, uint8_t *out) {
+void dk_pq__gather(const uint8_t *dict, int width, const uint32_t *idx, int64_t n, uint8_t *out) {
   switch (width) {
     case 1:
       for (int64_t i = 0; i < n; i++) out[i] = dict[idx[i]];

@@ -18,7 +18,7 @@
 */
 #include "codec/parquet/encoding.h"
 
-void dk_pq_rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width) {
+void dk_pq__rle_init(dk_pq_rle *d, const uint8_t *p, size_t len, int bit_width) {
   memset(d, 0, sizeof *d);
   d->start = d->p = p;
   d->end = p + len;
@@ -78,7 +78,7 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
   return DK_OK;
 }
 
-dk_status dk_pq_rle_next(dk_pq_rle *d, dk_error *err) {
+dk_status dk_pq__rle_next(dk_pq_rle *d, dk_error *err) {
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
                "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
   while (d->rle_left <= 0 && d->bp_left <= 0) {
@@ -100,7 +100,7 @@ static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
     uint32_t tmp[8];
     int64_t m = DK_MIN(8 - off, k);
     const uint8_t *src = d->bp + (pos >> 3) * bw;
-    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, tmp, off + m);
+    dk_pq__unpack32_avail(src, (size_t)(d->end - src), bw, tmp, off + m);
     memcpy(out, tmp + off, (size_t)m * sizeof(uint32_t));
     out += m;
     pos += m;
@@ -108,14 +108,14 @@ static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
   }
   if (k > 0) {
     const uint8_t *src = d->bp + (pos >> 3) * bw;
-    dk_pq_unpack32_avail(src, (size_t)(d->end - src), bw, out, k);
+    dk_pq__unpack32_avail(src, (size_t)(d->end - src), bw, out, k);
     pos += k;
   }
   d->bp_left -= pos - d->bp_pos;
   d->bp_pos = pos;
 }
 
-dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
+dk_status dk_pq__rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
                "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
   while (n > 0) {
@@ -143,7 +143,7 @@ dk_status dk_pq_rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
   return DK_OK;
 }
 
-dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
+dk_status dk_pq__rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t dict_len,
                                 dk_error *err) {
   const int bw = d->bit_width;
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
@@ -186,7 +186,7 @@ dk_status dk_pq_rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_t
   return DK_OK;
 }
 
-dk_status dk_pq_bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
+dk_status dk_pq__bitpacked_msb(const uint8_t *in, size_t len, int bit_width, uint32_t *out,
                               int64_t n, size_t *consumed, dk_error *err) {
   DK_RETURN_IF(bit_width < 0 || bit_width > 32 || n < 0, DK_CORRUPT, err,
                "BIT_PACKED: bit width %d out of range 0..32", bit_width);

@@ -10,14 +10,14 @@
 #include "codec/parquet/reader.h"
 
 static dk_status put_str(dk_buf *b, const char *s, size_t n, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_buf_putc(b, '"', err));
+  DK_RETURN_NOT_OK(dk__buf_putc(b, '"', err));
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') DK_RETURN_NOT_OK(dk_buf_printf(b, err, "\\%c", c));
-    else if (c < 0x20) DK_RETURN_NOT_OK(dk_buf_printf(b, err, "\\u%04x", c));
-    else DK_RETURN_NOT_OK(dk_buf_putc(b, (char)c, err));
+    if (c == '"' || c == '\\') DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\\%c", c));
+    else if (c < 0x20) DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\\u%04x", c));
+    else DK_RETURN_NOT_OK(dk__buf_putc(b, (char)c, err));
   }
-  return dk_buf_putc(b, '"', err);
+  return dk__buf_putc(b, '"', err);
 }
 
 static int valid_utf8(const uint8_t *s, size_t n) {
@@ -35,20 +35,20 @@ static int valid_utf8(const uint8_t *s, size_t n) {
 static dk_status put_stat(dk_buf *b, int type, const uint8_t *p, uint32_t n, dk_error *err) {
   switch (type) {
     case PQ_BOOLEAN:
-      if (n >= 1) return dk_buf_puts(b, p[0] ? "true" : "false", err);
+      if (n >= 1) return dk__buf_puts(b, p[0] ? "true" : "false", err);
       break;
     case PQ_INT32:
       if (n == 4) {
         int32_t v;
         memcpy(&v, p, 4);
-        return dk_buf_printf(b, err, "%d", v);
+        return dk__buf_printf(b, err, "%d", v);
       }
       break;
     case PQ_INT64:
       if (n == 8) {
         int64_t v;
         memcpy(&v, p, 8);
-        return dk_buf_printf(b, err, "%lld", (long long)v);
+        return dk__buf_printf(b, err, "%lld", (long long)v);
       }
       break;
     case PQ_FLOAT:
@@ -62,7 +62,7 @@ static dk_status put_stat(dk_buf *b, int type, const uint8_t *p, uint32_t n, dk_
         } else {
           memcpy(&d, p, 8);
         }
-        if (isfinite(d)) return dk_buf_printf(b, err, "%.17g", d);
+        if (isfinite(d)) return dk__buf_printf(b, err, "%.17g", d);
         return put_str(b, isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity", strlen(isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity"), err);
       }
       break;
@@ -71,16 +71,16 @@ static dk_status put_stat(dk_buf *b, int type, const uint8_t *p, uint32_t n, dk_
       break;
     default: break;
   }
-  DK_RETURN_NOT_OK(dk_buf_puts(b, "\"0x", err));
-  for (uint32_t i = 0; i < n; i++) DK_RETURN_NOT_OK(dk_buf_printf(b, err, "%02x", p[i]));
-  return dk_buf_putc(b, '"', err);
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "\"0x", err));
+  for (uint32_t i = 0; i < n; i++) DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%02x", p[i]));
+  return dk__buf_putc(b, '"', err);
 }
 
 /* Page index of a column chunk (OffsetIndex + ColumnIndex) when the writer stored one. */
 static dk_status put_page_index(dk_buf *b, const dk_parquet_file *f, const pq_column_meta *cm,
                                 dk_error *err) {
   dk_arena ar;
-  dk_arena_init(&ar, f->alloc, 4096);
+  dk__arena_init(&ar, f->alloc, 4096);
   uint8_t *buf = NULL;
   dk_status st = DK_OK;
   if (cm->offset_index_offset >= 0 && cm->offset_index_length > 0) {
@@ -95,12 +95,12 @@ static dk_status put_page_index(dk_buf *b, const dk_parquet_file *f, const pq_co
     int n;
     DK_CHECK_GOTO(dk_pq__file_read(f, cm->offset_index_offset, len, buf, &v, err));
     DK_CHECK_GOTO(dk_pq__parse_offset_index(&loc, &n, &ar, v, len, cm->offset_index_offset, err));
-    DK_CHECK_GOTO(dk_buf_puts(b, ",\"pages\":[", err));
+    DK_CHECK_GOTO(dk__buf_puts(b, ",\"pages\":[", err));
     for (int i = 0; i < n; i++)
-      DK_CHECK_GOTO(dk_buf_printf(b, err, "%s{\"offset\":%lld,\"compressed_size\":%d,\"first_row\":%lld}",
+      DK_CHECK_GOTO(dk__buf_printf(b, err, "%s{\"offset\":%lld,\"compressed_size\":%d,\"first_row\":%lld}",
                                   i ? "," : "", (long long)loc[i].offset, loc[i].compressed_size,
                                   (long long)loc[i].first_row));
-    DK_CHECK_GOTO(dk_buf_putc(b, ']', err));
+    DK_CHECK_GOTO(dk__buf_putc(b, ']', err));
     dk__free(f->alloc, buf);
     buf = NULL;
   }
@@ -121,35 +121,35 @@ static dk_status put_page_index(dk_buf *b, const dk_parquet_file *f, const pq_co
       null_pages += ci.null_pages[i];
       if (ci.null_counts) nulls += ci.null_counts[i];
     }
-    DK_CHECK_GOTO(dk_buf_printf(b, err, ",\"column_index\":{\"pages\":%d,\"null_pages\":%d", ci.n_pages, null_pages));
-    if (ci.null_counts) DK_CHECK_GOTO(dk_buf_printf(b, err, ",\"null_count\":%lld", (long long)nulls));
-    DK_CHECK_GOTO(dk_buf_putc(b, '}', err));
+    DK_CHECK_GOTO(dk__buf_printf(b, err, ",\"column_index\":{\"pages\":%d,\"null_pages\":%d", ci.n_pages, null_pages));
+    if (ci.null_counts) DK_CHECK_GOTO(dk__buf_printf(b, err, ",\"null_count\":%lld", (long long)nulls));
+    DK_CHECK_GOTO(dk__buf_putc(b, '}', err));
   }
 cleanup:
   dk__free(f->alloc, buf);
-  dk_arena_dispose(&ar);
+  dk__arena_dispose(&ar);
   return st;
 }
 
 static dk_status build(dk_buf *b, const dk_parquet_file *f, dk_error *err) {
   const pq_file_meta *m = &f->meta;
-  DK_RETURN_NOT_OK(dk_buf_printf(b, err, "{\"version\":%d,\"num_rows\":%lld,\"created_by\":", m->version,
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err, "{\"version\":%d,\"num_rows\":%lld,\"created_by\":", m->version,
                                  (long long)m->num_rows));
   if (m->created_by) DK_RETURN_NOT_OK(put_str(b, m->created_by, strlen(m->created_by), err));
-  else DK_RETURN_NOT_OK(dk_buf_puts(b, "null", err));
-  DK_RETURN_NOT_OK(dk_buf_printf(b, err, ",\"num_columns\":%d,\"key_value_metadata\":{", f->n_leaves));
+  else DK_RETURN_NOT_OK(dk__buf_puts(b, "null", err));
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"num_columns\":%d,\"key_value_metadata\":{", f->n_leaves));
   for (int i = 0; i < m->n_kv; i++) {
-    if (i) DK_RETURN_NOT_OK(dk_buf_putc(b, ',', err));
+    if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
     DK_RETURN_NOT_OK(put_str(b, m->kv_keys[i], strlen(m->kv_keys[i]), err));
-    DK_RETURN_NOT_OK(dk_buf_putc(b, ':', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, ':', err));
     DK_RETURN_NOT_OK(put_str(b, m->kv_values[i], strlen(m->kv_values[i]), err));
   }
-  DK_RETURN_NOT_OK(dk_buf_puts(b, "},\"row_groups\":[", err));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "},\"row_groups\":[", err));
   for (int r = 0; r < m->n_row_groups; r++) {
     const pq_row_group *rg = &m->row_groups[r];
     dk_parquet_row_group_info info;
     DK_RETURN_NOT_OK(dk_parquet_row_group(&info, f, r, err));
-    DK_RETURN_NOT_OK(dk_buf_printf(b, err,
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err,
                                    "%s{\"index\":%d,\"num_rows\":%lld,\"first_row\":%lld,\"start\":%lld,"
                                    "\"compressed_size\":%lld,\"total_byte_size\":%lld,\"columns\":[",
                                    r ? "," : "", r, (long long)rg->num_rows, (long long)rg->first_row,
@@ -157,74 +157,74 @@ static dk_status build(dk_buf *b, const dk_parquet_file *f, dk_error *err) {
                                    (long long)rg->total_byte_size));
     for (int c = 0; c < rg->n_columns; c++) {
       const pq_column_meta *cm = &rg->columns[c];
-      DK_RETURN_NOT_OK(dk_buf_puts(b, c ? ",{\"path\":\"" : "{\"path\":\"", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, c ? ",{\"path\":\"" : "{\"path\":\"", err));
       for (int k = 0; k < cm->n_path; k++) {
-        if (k) DK_RETURN_NOT_OK(dk_buf_putc(b, '.', err));
+        if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, '.', err));
         size_t l = strlen(cm->path[k]);
         dk_buf tmp;
-        dk_buf_init(&tmp, NULL);
+        dk__buf_init(&tmp, NULL);
         dk_status st = put_str(&tmp, cm->path[k], l, err);
-        if (!st) st = dk_buf_append(b, tmp.data + 1, tmp.len - 2, err);
-        dk_buf_dispose(&tmp);
+        if (!st) st = dk__buf_append(b, tmp.data + 1, tmp.len - 2, err);
+        dk__buf_dispose(&tmp);
         DK_RETURN_NOT_OK(st);
       }
-      DK_RETURN_NOT_OK(dk_buf_printf(b, err, "\",\"type\":\"%s\",\"codec\":\"%s\",\"encodings\":[",
-                                     dk_pq__type_name(cm->type), dk_pq_codec_name(cm->codec)));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\",\"type\":\"%s\",\"codec\":\"%s\",\"encodings\":[",
+                                     dk_pq__type_name(cm->type), dk_pq__codec_name(cm->codec)));
       for (int k = 0; k < cm->n_encodings; k++)
-        DK_RETURN_NOT_OK(dk_buf_printf(b, err, "%s\"%s\"", k ? "," : "", dk_pq__encoding_name(cm->encodings[k])));
-      DK_RETURN_NOT_OK(dk_buf_printf(b, err,
+        DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%s\"%s\"", k ? "," : "", dk_pq__encoding_name(cm->encodings[k])));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err,
                                      "],\"num_values\":%lld,\"compressed_size\":%lld,\"uncompressed_size\":%lld,"
                                      "\"data_page_offset\":%lld,\"dictionary_page_offset\":",
                                      (long long)cm->num_values, (long long)cm->total_compressed,
                                      (long long)cm->total_uncompressed, (long long)cm->data_page_offset));
       if (cm->dictionary_page_offset >= 0)
-        DK_RETURN_NOT_OK(dk_buf_printf(b, err, "%lld", (long long)cm->dictionary_page_offset));
+        DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%lld", (long long)cm->dictionary_page_offset));
       else
-        DK_RETURN_NOT_OK(dk_buf_puts(b, "null", err));
-      DK_RETURN_NOT_OK(dk_buf_puts(b, ",\"statistics\":", err));
+        DK_RETURN_NOT_OK(dk__buf_puts(b, "null", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"statistics\":", err));
       if (!cm->has_stats) {
-        DK_RETURN_NOT_OK(dk_buf_puts(b, "null", err));
+        DK_RETURN_NOT_OK(dk__buf_puts(b, "null", err));
       } else {
         const pq_stats *s = &cm->stats;
-        DK_RETURN_NOT_OK(dk_buf_putc(b, '{', err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
         int first = 1;
         if (s->has_null_count) {
-          DK_RETURN_NOT_OK(dk_buf_printf(b, err, "\"null_count\":%lld", (long long)s->null_count));
+          DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"null_count\":%lld", (long long)s->null_count));
           first = 0;
         }
         if (s->has_distinct) {
-          DK_RETURN_NOT_OK(dk_buf_printf(b, err, "%s\"distinct_count\":%lld", first ? "" : ",",
+          DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%s\"distinct_count\":%lld", first ? "" : ",",
                                          (long long)s->distinct_count));
           first = 0;
         }
         if (s->has_min) {
-          DK_RETURN_NOT_OK(dk_buf_puts(b, first ? "\"min\":" : ",\"min\":", err));
+          DK_RETURN_NOT_OK(dk__buf_puts(b, first ? "\"min\":" : ",\"min\":", err));
           DK_RETURN_NOT_OK(put_stat(b, cm->type, s->min, s->min_len, err));
           first = 0;
         }
         if (s->has_max) {
-          DK_RETURN_NOT_OK(dk_buf_puts(b, first ? "\"max\":" : ",\"max\":", err));
+          DK_RETURN_NOT_OK(dk__buf_puts(b, first ? "\"max\":" : ",\"max\":", err));
           DK_RETURN_NOT_OK(put_stat(b, cm->type, s->max, s->max_len, err));
         }
-        DK_RETURN_NOT_OK(dk_buf_putc(b, '}', err));
+        DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
       }
       DK_RETURN_NOT_OK(put_page_index(b, f, cm, err));
-      DK_RETURN_NOT_OK(dk_buf_putc(b, '}', err));
+      DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
     }
-    DK_RETURN_NOT_OK(dk_buf_puts(b, "]}", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, "]}", err));
   }
-  return dk_buf_puts(b, "]}", err);
+  return dk__buf_puts(b, "]}", err);
 }
 
 dk_status dk_parquet_meta_json(char **out, const dk_parquet_file *f, dk_error *err) {
   *out = NULL;
   dk_buf b;
-  dk_buf_init(&b, NULL); /* libc: the caller frees with dk_free */
+  dk__buf_init(&b, NULL); /* libc: the caller frees with dk_free */
   dk_status st = build(&b, f, err);
   if (st) {
-    dk_buf_dispose(&b);
+    dk__buf_dispose(&b);
     return st;
   }
-  *out = dk_buf_detach(&b);
+  *out = dk__buf_detach(&b);
   return DK_OK;
 }

@@ -21,7 +21,7 @@ struct dk_parquet_page_index {
 
 void dk_parquet_page_index_free(dk_parquet_page_index *pi) {
   if (!pi) return;
-  dk_arena_dispose(&pi->ar);
+  dk__arena_dispose(&pi->ar);
   dk__free(pi->alloc, pi->bytes);
   dk__free(pi->alloc, pi->pages);
   dk__free(pi->alloc, pi);
@@ -53,7 +53,7 @@ dk_status dk_parquet_page_index_read(dk_parquet_page_index **out, const dk_parqu
   dk_parquet_page_index *pi = dk__calloc(f->alloc, 1, sizeof *pi);
   DK_RETURN_IF(!pi, DK_NOMEM, err, "out of memory (page index)");
   pi->alloc = f->alloc;
-  dk_arena_init(&pi->ar, f->alloc, 0);
+  dk__arena_init(&pi->ar, f->alloc, 0);
   pi->bytes = dk__malloc(f->alloc, (size_t)(ol + cl));
   dk_status st = pi->bytes ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (page index)");
   const uint8_t *v = NULL;

@@ -27,8 +27,8 @@ static int level_width(int max_level) {
 static dk_status chunk_get(const dk_parquet_file *f, int64_t start, size_t pos, size_t need,
                            dk_buf *win, const uint8_t **p, dk_error *err) {
   if (f->map) return dk_pq__file_read(f, start + (int64_t)pos, need, NULL, p, err);
-  dk_buf_clear(win);
-  DK_RETURN_NOT_OK(dk_buf_reserve(win, need ? need : 1, err));
+  dk__buf_clear(win);
+  DK_RETURN_NOT_OK(dk__buf_reserve(win, need ? need : 1, err));
   DK_RETURN_NOT_OK(dk_pq__file_read(f, start + (int64_t)pos, need, (uint8_t *)win->data, p, err));
   *p = (const uint8_t *)win->data;
   return DK_OK;
@@ -156,12 +156,12 @@ dk_status dk_pq__walk_pages(dk_parquet_file *f, const char *dotted_path, dk_pq__
                          dotted_path);
   int64_t row = 0;
   dk_buf win; /* without an mmap: the page being handed to fn */
-  dk_buf_init(&win, f->alloc);
+  dk__buf_init(&win, f->alloc);
   dk_status s = DK_OK;
   for (int g = 0; s == DK_OK && g < f->meta.n_row_groups; g++) {
     s = walk_chunk(f, g, leaf, dotted_path, &win, fn, ctx, &row, err);
   }
-  dk_buf_dispose(&win);
+  dk__buf_dispose(&win);
   return s;
 }
 
@@ -173,8 +173,8 @@ static dk_status body(const dk_pq__page *pg, const uint8_t *src, size_t len, int
                       dk_error *err) {
   if (!compressed || pg->codec == DK_PQ_CODEC_UNCOMPRESSED) {
     if (copy) {
-      dk_buf_clear(b);
-      DK_RETURN_NOT_OK(dk_buf_reserve(b, len + 1, err));
+      dk__buf_clear(b);
+      DK_RETURN_NOT_OK(dk__buf_reserve(b, len + 1, err));
       if (len) memcpy(b->data, src, len);
       b->len = len;
       src = (const uint8_t *)b->data;
@@ -186,9 +186,9 @@ static dk_status body(const dk_pq__page *pg, const uint8_t *src, size_t len, int
   if (usize < 0 || usize > (int64_t)len * 4096 + (1 << 20) || usize > (1 << 30))
     return dk__error_set(err, DK_CORRUPT, "implausible decompressed page size %lld for %zu bytes",
                          (long long)usize, len);
-  dk_buf_clear(b);
-  DK_RETURN_NOT_OK(dk_buf_reserve(b, (size_t)usize + 1, err));
-  DK_RETURN_NOT_OK(dk_pq_decompress(pg->codec, src, len, (uint8_t *)b->data, (size_t)usize, err));
+  dk__buf_clear(b);
+  DK_RETURN_NOT_OK(dk__buf_reserve(b, (size_t)usize + 1, err));
+  DK_RETURN_NOT_OK(dk_pq__decompress(pg->codec, src, len, (uint8_t *)b->data, (size_t)usize, err));
   b->len = (size_t)usize;
   *out = (const uint8_t *)b->data;
   *out_len = (size_t)usize;
@@ -197,8 +197,8 @@ static dk_status body(const dk_pq__page *pg, const uint8_t *src, size_t len, int
 
 dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict,
                                   dk_buf *scratch, dk_buf *text, uint32_t *offs, dk_error *err) {
-  dk_buf_clear(text);
-  dk_buf_clear(scratch);
+  dk__buf_clear(text);
+  dk__buf_clear(scratch);
   int64_t n = pg->num_values;
   /* PLAIN pages are decoded in place in `text` (each value's NUL overwrites the first byte
   ** of the next value's length, read before); dictionary pages gather into it */
@@ -206,7 +206,7 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   const uint8_t *lv = NULL, *vals;
   size_t lv_len = 0, vlen;
   dk_buf page;
-  dk_buf_init(&page, scratch->alloc);
+  dk__buf_init(&page, scratch->alloc);
   dk_status s;
   if (pg->v2) {
     lv = pg->data;
@@ -230,8 +230,8 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   int64_t n_dense = n;
   if (s == DK_OK && pg->max_def > 0) {
     dk_pq_rle d;
-    dk_pq_rle_init(&d, lv, lv_len, level_width(pg->max_def));
-    s = dk_pq_rle_get(&d, offs, n, err);
+    dk_pq__rle_init(&d, lv, lv_len, level_width(pg->max_def));
+    s = dk_pq__rle_get(&d, offs, n, err);
     n_dense = 0;
     for (int64_t i = 0; s == DK_OK && i < n; i++) {
       bool ok = offs[i] == (uint32_t)pg->max_def;
@@ -243,7 +243,7 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   }
   if (s == DK_OK && plain) {
     uint64_t total;
-    s = dk_pq_plain_byte_array_size(vals, vlen, n_dense, &total, err);
+    s = dk_pq__plain_byte_array_size(vals, vlen, n_dense, &total, err);
     if (s == DK_OK) {
       /* vals lies in text->data, which has a spare byte past the page */
       char *base = text->data;
@@ -262,7 +262,7 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
   } else if (s == DK_OK) {
     if (!dict) s = dk__error_set(err, DK_CORRUPT, "page: dictionary-encoded page without a dictionary");
     dk_buf dpage;
-    dk_buf_init(&dpage, scratch->alloc);
+    dk__buf_init(&dpage, scratch->alloc);
     const uint8_t *dv = NULL;
     size_t dlen = 0;
     if (s == DK_OK)
@@ -270,22 +270,22 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
     int64_t dn = dict ? dict->num_values : 0;
     if (s == DK_OK && (dn < 0 || (uint64_t)dn > dlen / 4))
       s = dk__error_set(err, DK_CORRUPT, "dictionary claims %lld values in %zu bytes", (long long)dn, dlen);
-    if (s == DK_OK) s = dk_buf_reserve(scratch, (size_t)(2 * dn + n_dense + 1) * 4, err);
+    if (s == DK_OK) s = dk__buf_reserve(scratch, (size_t)(2 * dn + n_dense + 1) * 4, err);
     uint32_t *starts = (uint32_t *)scratch->data, *lens = starts + dn, *idx = lens + dn;
-    if (s == DK_OK) s = dk_pq_plain_byte_array_index(dv, dlen, dn, starts, lens, err);
+    if (s == DK_OK) s = dk_pq__plain_byte_array_index(dv, dlen, dn, starts, lens, err);
     if (s == DK_OK && n_dense > 0) {
       if (vlen < 1 || vals[0] > 32) {
         s = dk__error_set(err, DK_CORRUPT, "page: bad dictionary index bit width");
       } else {
         dk_pq_rle d;
-        dk_pq_rle_init(&d, vals + 1, vlen - 1, vals[0]);
-        s = dk_pq_rle_get_indices(&d, idx, n_dense, (uint32_t)dn, err);
+        dk_pq__rle_init(&d, vals + 1, vlen - 1, vals[0]);
+        s = dk_pq__rle_get_indices(&d, idx, n_dense, (uint32_t)dn, err);
       }
     }
     uint64_t total = 0;
     for (int64_t k = 0; s == DK_OK && k < n_dense; k++) total += lens[idx[k]] + 1u;
     if (s == DK_OK && total >= UINT32_MAX) s = dk__error_set(err, DK_CORRUPT, "page: values too large");
-    if (s == DK_OK) s = dk_buf_reserve(text, (size_t)total + 1, err);
+    if (s == DK_OK) s = dk__buf_reserve(text, (size_t)total + 1, err);
     if (s == DK_OK) {
       char *o = text->data;
       size_t at = 0;
@@ -300,9 +300,9 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
       }
       text->len = at;
     }
-    dk_buf_dispose(&dpage);
+    dk__buf_dispose(&dpage);
   }
-  dk_buf_dispose(&page);
+  dk__buf_dispose(&page);
   return s;
 }
 

@@ -25,7 +25,7 @@ void dk_parquet_file_free(dk_parquet_file *f) {
   if (f->fd >= 0) close(f->fd);
   dk__free(f->alloc, f->footer);
   dk__free(f->alloc, f->path);
-  dk_arena_dispose(&f->arena);
+  dk__arena_dispose(&f->arena);
   dk__free(f->alloc, f);
 }
 
@@ -109,7 +109,7 @@ dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
   f->alloc = a;
   f->refs = 1;
   f->fd = -1;
-  dk_arena_init(&f->arena, a, 16384);
+  dk__arena_init(&f->arena, a, 16384);
   dk_status st = DK_OK;
   f->path = dk__strdup(a, path);
   if (!f->path) {

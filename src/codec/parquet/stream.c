@@ -127,11 +127,11 @@ static dk_status run_phase(pq_stream *s, int phase, int n, dk_error *err) {
 /* ---- projection ------------------------------------------------------------------------ */
 
 static pq_anode *copy_partial(pq_stream *s, const pq_anode *orig, dk_error *err) {
-  pq_anode *c = dk_arena_alloc(&s->arena, sizeof *c, err);
+  pq_anode *c = dk__arena_alloc(&s->arena, sizeof *c, err);
   if (!c) return NULL;
   *c = *orig;
   c->n_children = 0;
-  c->children = dk_arena_alloc(&s->arena, sizeof(pq_anode *) * (size_t)(orig->n_children + 1), err);
+  c->children = dk__arena_alloc(&s->arena, sizeof(pq_anode *) * (size_t)(orig->n_children + 1), err);
   return c->children ? c : NULL;
 }
 
@@ -289,13 +289,13 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     DK_RETURN_NOT_OK(run_phase(s, 0, s->n_sel, err));
     s->need_open = 0;
     DK_RETURN_NOT_OK(run_phase(s, 1, s->root->n_children, err));
-    dk_arr_advance(&s->builder, n, 0);
+    dk__arr_advance(&s->builder, n, 0);
   } else {
     for (int i = 0; i < s->n_sel; i++) DK_RETURN_NOT_OK(col_task(s, i, err));
     s->need_open = 0;
     DK_RETURN_NOT_OK(dk_pq__assemble(&s->builder, s->root, s->lb, n, err));
   }
-  DK_RETURN_NOT_OK(dk_arr_finish(&s->builder, out, err));
+  DK_RETURN_NOT_OK(dk__arr_finish(&s->builder, out, err));
   s->rows_left -= n;
   return DK_OK;
 }
@@ -306,7 +306,7 @@ static dk_status stream_next(void *st, struct ArrowArray *out, dk_error *err) {
   if (r) {
     dk__error_prefix(err, "%s", s->f->path);
     /* a failed batch leaves the builder in an unknown state: rebuild it */
-    dk_arr_reset(&s->builder);
+    dk__arr_reset(&s->builder);
     s->builder_ready = 0;
     s->rows_left = 0;
     s->rg_pos = s->n_rgs;
@@ -321,19 +321,19 @@ static void stream_free(void *st) {
   close_cols(s);
   if (s->batches)
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
-  if (s->builder_ready) dk_arr_reset(&s->builder);
-  dk_pool_release(s->pool);
+  if (s->builder_ready) dk__arr_reset(&s->builder);
+  dk__pool_release(s->pool);
   dk_parquet_file_free(s->f);
   const dk_allocator *a = s->alloc;
-  dk_arena_dispose(&s->arena);
+  dk__arena_dispose(&s->arena);
   dk__free(a, s);
 }
 
 static dk_status build_builder(pq_stream *s, dk_error *err) {
   struct ArrowSchema sc;
   DK_RETURN_NOT_OK(dk_pq__anode_schema(&sc, s->root, err));
-  dk_status st = dk_arr_init_from_schema(&s->builder, &sc, s->out_alloc, err);
-  dk_schema_release(&sc);
+  dk_status st = dk__arr_init_from_schema(&s->builder, &sc, s->out_alloc, err);
+  dk__schema_release(&sc);
   if (st == DK_OK) s->builder_ready = 1;
   return st;
 }
@@ -350,13 +350,13 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   s->alloc = f->alloc;
   s->f = f;
   dk_pq__file_ref(f);
-  dk_arena_init(&s->arena, f->alloc, 4096);
+  dk__arena_init(&s->arena, f->alloc, 4096);
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
   /* inside a scan, f->alloc is the scan's pool already: share it instead of stacking one */
-  DK_CHECK_GOTO(dk_pool_share(&s->pool, f->alloc, STREAM_POOL_CACHE, err));
-  s->out_alloc = dk_pool_allocator(s->pool);
+  DK_CHECK_GOTO(dk__pool_share(&s->pool, f->alloc, STREAM_POOL_CACHE, err));
+  s->out_alloc = dk__pool_allocator(s->pool);
 
   /* projection */
   if (o.n_columns == 0 && o.n_field_ids == 0) {
@@ -387,7 +387,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
 
   /* row groups */
   int nrg = f->meta.n_row_groups;
-  s->rgs = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(nrg + 1), err);
+  s->rgs = dk__arena_alloc(&s->arena, sizeof(int) * (size_t)(nrg + 1), err);
   if (!s->rgs) DK_CHECK_GOTO(DK_NOMEM);
   for (int i = 0; i < nrg; i++) {
     if (o.row_groups) {
@@ -412,12 +412,12 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
 
   /* selected leaves */
   {
-    uint8_t *mark = dk_arena_alloc(&s->arena, (size_t)f->n_leaves + 1, err);
-    s->lb = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1), err);
-    s->sel = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
-    s->cols = dk_arena_alloc(&s->arena, sizeof(pq_col) * (size_t)(f->n_leaves + 1), err);
-    s->batches = dk_arena_alloc(&s->arena, sizeof(pq_leaf_batch) * (size_t)(f->n_leaves + 1), err);
-    s->order = dk_arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
+    uint8_t *mark = dk__arena_alloc(&s->arena, (size_t)f->n_leaves + 1, err);
+    s->lb = dk__arena_alloc(&s->arena, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1), err);
+    s->sel = dk__arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
+    s->cols = dk__arena_alloc(&s->arena, sizeof(pq_col) * (size_t)(f->n_leaves + 1), err);
+    s->batches = dk__arena_alloc(&s->arena, sizeof(pq_leaf_batch) * (size_t)(f->n_leaves + 1), err);
+    s->order = dk__arena_alloc(&s->arena, sizeof(int) * (size_t)(f->n_leaves + 1), err);
     if (!mark || !s->lb || !s->sel || !s->cols || !s->batches || !s->order) DK_CHECK_GOTO(DK_NOMEM);
     memset(mark, 0, (size_t)f->n_leaves + 1);
     memset(s->lb, 0, sizeof(pq_leaf_batch *) * (size_t)(f->n_leaves + 1));
@@ -441,8 +441,8 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
     s->row_start = o.row_start;
     s->row_end = o.row_end;
     if (o.row_start > 0 && s->n_rgs == 1) {
-      s->skip_to = dk_arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
-      s->discard = dk_arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
+      s->skip_to = dk__arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
+      s->discard = dk__arena_alloc(&s->arena, sizeof(int64_t) * (size_t)(s->n_sel + 1), err);
       if (!s->skip_to || !s->discard) DK_CHECK_GOTO(DK_NOMEM);
       for (int i = 0; i < s->n_sel; i++) {
         dk_parquet_page_index *pi = NULL;
@@ -462,7 +462,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   DK_CHECK_GOTO(build_builder(s, err));
 
   static const dk_stream_impl impl = {stream_schema, stream_next, stream_free};
-  return dk_stream_init(out, &impl, s, f->alloc, err); /* releases s on failure */
+  return dk__stream_init(out, &impl, s, f->alloc, err); /* releases s on failure */
 cleanup:
   stream_free(s);
   return st;

@@ -42,31 +42,31 @@ typedef struct dk_tp_struct {
   int16_t last_id;
 } dk_tp_struct;
 
-void dk_tp_init(dk_tp *t, const uint8_t *p, size_t len, int64_t base, const char *what,
+void dk_pq__tp_init(dk_tp *t, const uint8_t *p, size_t len, int64_t base, const char *what,
                 dk_error *err);
 /* Records a DK_CORRUPT error at the current position. */
-dk_status dk_tp_fail(dk_tp *t, const char *cause);
+dk_status dk_pq__tp_fail(dk_tp *t, const char *cause);
 
-dk_status dk_tp_struct_begin(dk_tp *t, dk_tp_struct *s);
-void dk_tp_struct_end(dk_tp *t);
+dk_status dk_pq__tp_struct_begin(dk_tp *t, dk_tp_struct *s);
+void dk_pq__tp_struct_end(dk_tp *t);
 /* Next field header; *type == DK_TP_STOP at the end of the struct. */
-dk_status dk_tp_field(dk_tp *t, dk_tp_struct *s, int *type, int16_t *id);
+dk_status dk_pq__tp_field(dk_tp *t, dk_tp_struct *s, int *type, int16_t *id);
 
-dk_status dk_tp_varint(dk_tp *t, uint64_t *out);
+dk_status dk_pq__tp_varint(dk_tp *t, uint64_t *out);
 /* Reads an integer field of compact type `type` (BYTE/I16/I32/I64) into *out. */
-dk_status dk_tp_int(dk_tp *t, int type, int64_t *out);
+dk_status dk_pq__tp_int(dk_tp *t, int type, int64_t *out);
 /* Integer that must fit in int32 (and be >= lo). */
-dk_status dk_tp_i32(dk_tp *t, int type, int32_t *out);
-dk_status dk_tp_i64(dk_tp *t, int type, int64_t *out);
+dk_status dk_pq__tp_i32(dk_tp *t, int type, int32_t *out);
+dk_status dk_pq__tp_i64(dk_tp *t, int type, int64_t *out);
 /* Bool field value: the type nibble carries it (TRUE/FALSE); inside lists it is a byte. */
-dk_status dk_tp_bool(dk_tp *t, int type, int *out);
+dk_status dk_pq__tp_bool(dk_tp *t, int type, int *out);
 /* Binary/string: a borrowed view into the buffer. */
-dk_status dk_tp_binary(dk_tp *t, int type, const uint8_t **p, uint32_t *len);
+dk_status dk_pq__tp_binary(dk_tp *t, int type, const uint8_t **p, uint32_t *len);
 /* List/set header: element type and count (count checked against remaining bytes). */
-dk_status dk_tp_list(dk_tp *t, int type, int *elem_type, uint32_t *count);
+dk_status dk_pq__tp_list(dk_tp *t, int type, int *elem_type, uint32_t *count);
 /* Skips a value of the given type (recursing with the depth limit). */
-dk_status dk_tp_skip(dk_tp *t, int type);
+dk_status dk_pq__tp_skip(dk_tp *t, int type);
 
-static inline int64_t dk_tp_offset(const dk_tp *t) { return t->base + (t->p - t->start); }
+static inline int64_t dk_pq__tp_offset(const dk_tp *t) { return t->base + (t->p - t->start); }
 
 #endif /* DK_PARQUET_THRIFT_H */
