@@ -12,7 +12,11 @@
 **                  temp name is unlinked: the atomic "create only if absent" Delta commit
 **                  primitive (PROTOCOL.md, "Delta Log Entries": mutual exclusion of commits).
 **                  Filesystems without hard links fall back to renameat2(RENAME_NOREPLACE).
-** write and put_if_absent create missing parent directories (like object stores, which have
+**   open_write     (v2) a temp file beside the target, written in pieces; commit = fsync +
+**                  rename (replace) or link (if absent, as put_if_absent); abort unlinks it.
+**   read_ranges    (v2) one open, then pread per range.
+**   map / unmap    (v2) mmap of the whole file, read-only, MAP_PRIVATE.
+** write, put_if_absent and open_write create missing parent directories (like object stores, which have
 ** no directories), so a new table's _delta_log needs no separate mkdir.
 ** Temp files are named ".<name>.<pid>-<n>.tmp" and created with O_EXCL and mode 0666 & ~umask.
 ** Errors name the operation, the path and the errno text; ENOENT is DK_NOT_FOUND.
@@ -24,6 +28,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -180,34 +185,101 @@ static dk_status local_read(dk_storage *s, const char *path, uint8_t **out, size
   return DK_OK;
 }
 
-static dk_status local_read_range(dk_storage *s, const char *path, int64_t offset, void *buf,
-                                  size_t len, dk_error *err) {
+/* pread of [offset, offset+len) from fd, looping on short reads; the end of the file inside
+** the range is DK_CORRUPT. */
+static dk_status pread_all(int fd, const char *path, int64_t offset, void *buf, size_t len,
+                           dk_error *err) {
   DK_RETURN_IF(offset < 0, DK_INVALID, err, "read %s: negative offset %lld", path,
                (long long)offset);
   DK_RETURN_IF(len > (size_t)INT64_MAX - (size_t)offset, DK_INVALID, err,
                "read %s: range overflows", path);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(err, errno, "open", path);
   size_t n = 0;
   while (n < len) {
     ssize_t r = pread(fd, (char *)buf + n, len - n, (off_t)(offset + (int64_t)n));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
-      close(fd);
-      return sys_error(err, e, "read", path);
-    }
-    if (r == 0) {
-      close(fd);
+    if (r < 0) return sys_error(err, errno, "read", path);
+    if (r == 0)
       return dk__error_set(err, DK_CORRUPT,
                            "read %s: file ends at byte %lld, inside the range [%lld, %lld)",
                            path, (long long)(offset + (int64_t)n), (long long)offset,
                            (long long)(offset + (int64_t)len));
-    }
     n += (size_t)r;
   }
-  close(fd);
   return DK_OK;
+}
+
+static dk_status local_read_range(dk_storage *s, const char *path, int64_t offset, void *buf,
+                                  size_t len, dk_error *err) {
+  (void)s;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(err, errno, "open", path);
+  dk_status st = pread_all(fd, path, offset, buf, len, err);
+  close(fd);
+  return st;
+}
+
+static dk_status local_read_ranges(dk_storage *s, const char *path, const dk_byte_range *r,
+                                   size_t n, dk_error *err) {
+  (void)s;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(err, errno, "open", path);
+  dk_status st = DK_OK;
+  for (size_t i = 0; i < n && st == DK_OK; i++)
+    st = pread_all(fd, path, r[i].offset, r[i].buf, r[i].len, err);
+  close(fd);
+  return st;
+}
+
+typedef struct local_map {
+  void *addr;
+  size_t len;
+} local_map;
+
+static dk_status local_map_file(dk_storage *s, const char *path, const void **addr,
+                                size_t *len, void **token, dk_error *err) {
+  *addr = NULL;
+  *len = 0;
+  *token = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(err, errno, "open", path);
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return sys_error(err, e, "stat", path);
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
+    return dk__error_set(err, DK_IO, "map %s: not a regular file", path);
+  }
+  local_map *m = dk__calloc(alloc_of(s), 1, sizeof *m);
+  if (!m) {
+    close(fd);
+    return dk__error_set(err, DK_NOMEM, "out of memory (map %s)", path);
+  }
+  if (sb.st_size > 0) {
+    void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      dk__free(alloc_of(s), m);
+      return sys_error(err, e, "mmap", path);
+    }
+    m->addr = p;
+    m->len = (size_t)sb.st_size;
+  }
+  close(fd);
+  *addr = m->addr;
+  *len = m->len;
+  *token = m;
+  return DK_OK;
+}
+
+static void local_unmap(dk_storage *s, void *token) {
+  local_map *m = token;
+  if (!m) return;
+  if (m->addr) munmap(m->addr, m->len);
+  dk__free(alloc_of(s), m);
 }
 
 static dk_status local_stat(dk_storage *s, const char *path, dk_file_info *out,
@@ -336,37 +408,148 @@ static dk_status local_write(dk_storage *s, const char *path, const void *data, 
   return st;
 }
 
+/* Publishes the written temp file tmp under path only if path is absent (link, or an exclusive
+** rename where the filesystem has no hard links); tmp is gone afterwards either way. */
+static dk_status publish_if_absent(const char *tmp, const char *path, dk_error *err) {
+  int rc = link(tmp, path);
+  int e = rc != 0 ? errno : 0;
+  bool renamed = false;
+  if (rc != 0 && (e == EPERM || e == ENOTSUP)) {
+    /* no hard links here: an exclusive rename is just as atomic */
+    rc = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
+    e = rc != 0 ? errno : 0;
+    renamed = rc == 0;
+  }
+  if (!renamed) unlink(tmp);
+  if (rc == 0) {
+    sync_parent(path);
+    return DK_OK;
+  }
+  if (e == EEXIST)
+    return dk__error_set(err, DK_CONFLICT, "create %s: file already exists (concurrent commit)",
+                         path);
+  if (e == EINVAL || e == ENOSYS)
+    return dk__error_set(err, DK_UNSUPPORTED,
+                         "create %s: the filesystem supports neither link() nor "
+                         "RENAME_NOREPLACE, so an atomic put-if-absent is impossible", path);
+  return sys_error(err, e, "link to", path);
+}
+
 static dk_status local_put_if_absent(dk_storage *s, const char *path, const void *data,
                                      size_t len, dk_error *err) {
   dk_buf tmp;
   dk__buf_init(&tmp, alloc_of(s));
   dk_status st = write_temp(s, path, data, len, &tmp, err);
-  if (st == DK_OK) {
-    int rc = link(tmp.data, path);
-    int e = rc != 0 ? errno : 0;
-    bool renamed = false;
-    if (rc != 0 && (e == EPERM || e == ENOTSUP)) {
-      /* no hard links here: an exclusive rename is just as atomic */
-      rc = renameat2(AT_FDCWD, tmp.data, AT_FDCWD, path, RENAME_NOREPLACE);
-      e = rc != 0 ? errno : 0;
-      renamed = rc == 0;
-    }
-    if (!renamed) unlink(tmp.data);
-    if (rc == 0) {
-      sync_parent(path);
-    } else if (e == EEXIST) {
-      st = dk__error_set(err, DK_CONFLICT, "create %s: file already exists (concurrent commit)",
-                         path);
-    } else if (e == EINVAL || e == ENOSYS) {
-      st = dk__error_set(err, DK_UNSUPPORTED,
-                         "create %s: the filesystem supports neither link() nor "
-                         "RENAME_NOREPLACE, so an atomic put-if-absent is impossible", path);
-    } else {
-      st = sys_error(err, e, "link to", path);
-    }
-  }
+  if (st == DK_OK) st = publish_if_absent(tmp.data, path, err);
   dk__buf_dispose(&tmp);
   return st;
+}
+
+/* ---- streamed write (v2) ---------------------------------------------------------------- */
+
+typedef struct local_writer {
+  dk_storage_writer w;     /* first: the vtable handed out */
+  dk_storage *s;
+  int fd;                  /* temp file, -1 once closed */
+  int failed;              /* a write failed: only abort may follow */
+  dk_buf tmp;              /* temp file name */
+  char *path;              /* final name */
+} local_writer;
+
+static void lw_free(local_writer *lw) {
+  const dk_allocator *al = alloc_of(lw->s);
+  if (lw->fd >= 0) close(lw->fd);
+  dk__buf_dispose(&lw->tmp);
+  dk__free(al, lw->path);
+  dk__free(al, lw);
+}
+
+static dk_status lw_write(dk_storage_writer *w, const void *data, size_t len, dk_error *err) {
+  local_writer *lw = (local_writer *)w;
+  DK_RETURN_IF(lw->failed, DK_INVALID, err, "write %s: an earlier write failed", lw->path);
+  const char *p = data;
+  size_t n = 0;
+  while (n < len) {
+    ssize_t r = write(lw->fd, p + n, len - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      lw->failed = 1;
+      return sys_error(err, errno, "write", lw->tmp.data);
+    }
+    n += (size_t)r;
+  }
+  return DK_OK;
+}
+
+static void lw_abort(dk_storage_writer *w) {
+  local_writer *lw = (local_writer *)w;
+  if (!lw) return;
+  if (lw->fd >= 0) {
+    close(lw->fd);
+    lw->fd = -1;
+  }
+  unlink(lw->tmp.data);
+  lw_free(lw);
+}
+
+static dk_status lw_commit(dk_storage_writer *w, int if_absent, dk_error *err) {
+  local_writer *lw = (local_writer *)w;
+  dk_status st = DK_OK;
+  int e = 0;
+  if (lw->failed) st = dk__error_set(err, DK_INVALID, "commit %s: an earlier write failed", lw->path);
+  if (st == DK_OK) {
+    if (fsync(lw->fd) != 0) e = errno;
+    if (close(lw->fd) != 0 && !e) e = errno;
+    lw->fd = -1;
+    if (e) st = sys_error(err, e, "write", lw->tmp.data);
+  }
+  if (st == DK_OK && !if_absent) {
+    if (rename(lw->tmp.data, lw->path) != 0)
+      st = sys_error(err, errno, "rename to", lw->path);
+    else
+      sync_parent(lw->path);
+  } else if (st == DK_OK) {
+    st = publish_if_absent(lw->tmp.data, lw->path, err);
+  }
+  if (st != DK_OK) unlink(lw->tmp.data);
+  lw_free(lw);
+  return st;
+}
+
+static dk_status local_open_write(dk_storage *s, const char *path, dk_storage_writer **out,
+                                  dk_error *err) {
+  *out = NULL;
+  local_writer *lw = dk__calloc(alloc_of(s), 1, sizeof *lw);
+  if (!lw) return dk__error_set(err, DK_NOMEM, "out of memory (write %s)", path);
+  lw->s = s;
+  lw->fd = -1;
+  dk__buf_init(&lw->tmp, alloc_of(s));
+  lw->path = dk__strdup(alloc_of(s), path);
+  if (!lw->path) {
+    lw_free(lw);
+    return dk__error_set(err, DK_NOMEM, "out of memory (write %s)", path);
+  }
+  int fd = create_temp(path, &lw->tmp, err);
+  if (fd < 0 && errno == ENOENT) {
+    dk_status st = make_parents(s, path, err);
+    if (st != DK_OK) {
+      lw_free(lw);
+      return st;
+    }
+    fd = create_temp(path, &lw->tmp, err);
+  }
+  if (fd < 0) {
+    dk_status st = sys_error(err, errno, "create", lw->tmp.len ? lw->tmp.data : path);
+    lw_free(lw);
+    return st;
+  }
+  lw->fd = fd;
+  lw->w.ctx = lw;
+  lw->w.write = lw_write;
+  lw->w.commit = lw_commit;
+  lw->w.abort = lw_abort;
+  *out = &lw->w;
+  return DK_OK;
 }
 
 static dk_status local_remove(dk_storage *s, const char *path, dk_error *err) {
@@ -404,6 +587,10 @@ dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc, dk_e
   s->remove = local_remove;
   s->free_buf = local_free_buf;
   s->free = local_free;
+  s->open_write = local_open_write;
+  s->read_ranges = local_read_ranges;
+  s->map = local_map_file;
+  s->unmap = local_unmap;
   *out = s;
   return DK_OK;
 }

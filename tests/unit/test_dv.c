@@ -57,8 +57,8 @@ static dk_status stdio_stat(dk_storage *s, const char *path, dk_file_info *out,
   return DK_OK;
 }
 
-static dk_storage g_stdio = {DK_STORAGE_VERSION, NULL, NULL, NULL, stdio_read_range,
-                             stdio_stat, NULL, NULL, NULL, NULL, NULL};
+static dk_storage g_stdio = {.version = DK_STORAGE_VERSION, .read_range = stdio_read_range,
+                             .stat = stdio_stat};
 
 static uint8_t *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");

@@ -15,7 +15,9 @@
 
 DK_BEGIN_DECL
 
-#define DK_STORAGE_VERSION 1
+/** 1: list_from .. free. 2: appends open_write, read_ranges, map/unmap (each may be NULL in a
+ *  version-2 backend that cannot offer it; dk then falls back to the version-1 operations). */
+#define DK_STORAGE_VERSION 2
 
 /** One listed file. `path` is borrowed for the duration of the callback. */
 typedef struct dk_file_info {
@@ -28,6 +30,28 @@ typedef struct dk_file_info {
 /** Returns DK_OK to continue, anything else stops listing and is returned by list_from. */
 typedef dk_status (*dk_list_cb)(const dk_file_info *info, void *payload);
 
+/** A file being written in pieces (version 2). Nothing is visible under the final name until
+ *  commit succeeds; abort, or a commit that fails, leaves nothing under that name. The caller
+ *  ends every writer with exactly one commit or abort, which also frees it. */
+typedef struct dk_storage_writer dk_storage_writer;
+struct dk_storage_writer {
+  void *ctx; /**< backend state */
+  /** Appends len bytes. After a failure only abort may follow. */
+  dk_status (*write)(dk_storage_writer *w, const void *data, size_t len, dk_error *err);
+  /** Makes the bytes visible under the final name and frees w. if_absent = 1: only if no file
+   *  has that name (DK_CONFLICT otherwise, nothing written); 0: replaces it. */
+  dk_status (*commit)(dk_storage_writer *w, int if_absent, dk_error *err);
+  /** Discards everything written and frees w. Accepts NULL. */
+  void (*abort)(dk_storage_writer *w);
+};
+
+/** One range of a batched read (version 2): `len` bytes at `offset` into `buf`. */
+typedef struct dk_byte_range {
+  int64_t offset; /**< first byte */
+  size_t len;     /**< bytes to read */
+  void *buf;      /**< destination, len bytes */
+} dk_byte_range;
+
 typedef struct dk_storage dk_storage;
 struct dk_storage {
   unsigned version; /**< DK_STORAGE_VERSION */
@@ -36,7 +60,7 @@ struct dk_storage {
    *  in lexicographic order of name. DK_NOT_FOUND when dir does not exist. */
   dk_status (*list_from)(dk_storage *s, const char *dir, const char *start_name,
                          dk_list_cb cb, void *payload, dk_error *err);
-  /** Reads a whole file into *out (allocated with malloc-compatible `free` by s->free_buf). */
+  /** Reads a whole file into *out; the caller releases it with s->free_buf. */
   dk_status (*read)(dk_storage *s, const char *path, uint8_t **out, size_t *len, dk_error *err);
   /** Reads `len` bytes at `offset` into buf; short file is DK_CORRUPT. */
   dk_status (*read_range)(dk_storage *s, const char *path, int64_t offset, void *buf,
@@ -55,6 +79,20 @@ struct dk_storage {
   void (*free_buf)(dk_storage *s, void *p);
   /** Frees the backend. */
   void (*free)(dk_storage *s);
+  /* ---- version 2 ---- */
+  /** Starts writing `path` in pieces (memory bounded by the caller's buffers, not the file). */
+  dk_status (*open_write)(dk_storage *s, const char *path, dk_storage_writer **out,
+                          dk_error *err);
+  /** Reads n ranges of one file; a backend may issue them concurrently and coalesce
+   *  neighbours. A range past the end is DK_CORRUPT, as for read_range. */
+  dk_status (*read_ranges)(dk_storage *s, const char *path, const dk_byte_range *ranges,
+                           size_t n, dk_error *err);
+  /** Optional (NULL = not mappable): maps a whole file read-only. The mapping stays valid until
+   *  unmap(token). An empty file maps to addr = NULL, len = 0. */
+  dk_status (*map)(dk_storage *s, const char *path, const void **addr, size_t *len,
+                   void **token, dk_error *err);
+  /** Releases a mapping made by map. Accepts NULL. */
+  void (*unmap)(dk_storage *s, void *token);
 };
 
 /** The local-filesystem backend. Free with s->free(s). */
