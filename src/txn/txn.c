@@ -448,6 +448,42 @@ dk_status dk_txn_add_file(dk_txn *x, const dk_add_file *f, dk_error *err) {
   return DK_OK;
 }
 
+dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err) {
+  DK_RETURN_NOT_OK(grow((void **)&x->adds, &x->cap_adds, x->n_adds, sizeof *x->adds, x->alloc,
+                        err));
+  txn_add *a = &x->adds[x->n_adds];
+  memset(a, 0, sizeof *a);
+  a->path = ar_dup(&x->ar, f->path, err);
+  a->n_pv = f->n_partition_values;
+  if (a->n_pv) {
+    a->pv = dk__arena_alloc(&x->ar, 2 * a->n_pv * sizeof *a->pv, err);
+    if (!a->pv) return DK_NOMEM;
+    for (size_t k = 0; k < 2 * a->n_pv; k++) {
+      a->pv[k] = f->partition_kv[k] ? ar_dup(&x->ar, f->partition_kv[k], err) : NULL;
+      if (f->partition_kv[k] && !a->pv[k]) return DK_NOMEM;
+    }
+  }
+  a->size = f->size;
+  a->mtime = f->modification_time;
+  a->data_change = data_change ? 1 : 0;
+  a->stats = f->stats ? ar_dup(&x->ar, f->stats, err) : NULL;
+  a->tags = f->tags_json ? ar_dup(&x->ar, f->tags_json, err) : NULL;
+  a->num_records = stats_num_records(f->stats);
+  a->base_row_id = f->has_base_row_id ? f->base_row_id : -1;
+  a->fixed_row_id = f->has_base_row_id;
+  a->drcv = f->has_default_row_commit_version ? f->default_row_commit_version : -1;
+  if (f->dv) {
+    a->dv = dk__arena_alloc(&x->ar, sizeof *a->dv, err);
+    if (!a->dv) return DK_NOMEM;
+    *a->dv = *f->dv;
+    a->dv->path_or_inline_dv = ar_dup(&x->ar, f->dv->path_or_inline_dv, err);
+    if (!a->dv->path_or_inline_dv) return DK_NOMEM;
+  }
+  if (!a->path || (f->stats && !a->stats) || (f->tags_json && !a->tags)) return DK_NOMEM;
+  x->n_adds++;
+  return DK_OK;
+}
+
 dk_status dk_txn_remove_file(dk_txn *x, int64_t i, int data_change, dk_error *err) {
   DK_RETURN_IF(!x || !x->snap, DK_INVALID, err, "dk_txn_remove_file: no read snapshot");
   DK_RETURN_IF(i < 0 || i >= dk_snapshot_num_files(x->snap), DK_INVALID, err,
@@ -754,11 +790,13 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
   if (ict_on(x)) ict = x->last_ict >= now ? x->last_ict + 1 : now;
   *ts_out = ict >= 0 ? ict : now;
   /* row tracking: base row ids above the newest high-water mark */
-  int rt = row_tracking_on(x) && x->n_adds > 0;
+  int rt = row_tracking_on(x) && x->n_adds > 0, assigned = 0;
   int64_t hwm = x->read_hwm;
   if (rt) {
     for (size_t i = 0; i < x->n_adds; i++) {
       txn_add *a = &x->adds[i];
+      if (a->fixed_row_id) continue;
+      assigned = 1;
       if (a->num_records < 0)
         return dk__error_set(err, DK_INVALID,
                              "add '%s': row tracking needs stats.numRecords "
@@ -823,7 +861,7 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"version\":%lld,\"lastUpdated\":%lld}}\n",
                                     (long long)x->app_version, (long long)now));
   }
-  if (rt)
+  if (rt && assigned)
     DK_RETURN_NOT_OK(dk__buf_printf(
         b, err,
         "{\"domainMetadata\":{\"domain\":\"delta.rowTracking\",\"configuration\":"
@@ -889,9 +927,15 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
       DK_RETURN_NOT_OK(put_dv(b, a->dv, err));
     }
-    if (rt)
+    if (a->fixed_row_id) {
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)a->base_row_id));
+      if (a->drcv >= 0)
+        DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
+                                        (long long)a->drcv));
+    } else if (rt) {
       DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld,\"defaultRowCommitVersion\":%lld",
                                       (long long)a->base_row_id, (long long)v));
+    }
     if (a->clustering) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"clusteringProvider\":", err));
       DK_RETURN_NOT_OK(put_str(b, a->clustering, err));

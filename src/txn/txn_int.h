@@ -30,6 +30,8 @@ typedef struct txn_add {
   const char *stats, *tags, *clustering;
   dk_dv_descriptor *dv;
   int64_t base_row_id;             /* assigned per attempt (row tracking), -1 = none */
+  int fixed_row_id;                /* re-added entry: keeps base_row_id / drcv as they were */
+  int64_t drcv;                    /* its defaultRowCommitVersion, -1 = none */
 } txn_add;
 
 typedef struct txn_remove {
@@ -124,6 +126,10 @@ dk_status dk_txn__check_winner(dk_txn *txn, const txn_winner *w, dk_isolation is
 dk_isolation dk_txn__isolation(const dk_txn *txn);
 /* Whether the staged commit is a blind append (only adds, nothing read). */
 int dk_txn__is_blind_append(const dk_txn *txn);
+
+/* Stages an add of an existing entry as it is (physical partition keys, stats, DV, row ids). */
+dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err);
+dk_status dk_txn__parse_interval_ms(int64_t *out, const char *s, dk_error *err);
 
 /* Metadata helpers (txn.c). */
 const char *dk_txn__meta_conf(const txn_meta *m, const char *key);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "dk/txn.h"
 #include "test.h"
@@ -311,5 +312,109 @@ DK_TEST(txn__row_tracking_rebase) {
   }
   CHECK_EQ_INT(seen, 1);
   dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+#include "dk/maintenance.h"
+
+static void touch(const char *root, const char *rel) {
+  char p[2048];
+  snprintf(p, sizeof p, "%s/%s", root, rel);
+  char *slash = strrchr(p, '/');
+  *slash = 0;
+  mkdir(p, 0777);
+  *slash = '/';
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs("0123456789", f);
+    fclose(f);
+  }
+}
+
+static dk_status count_file(void *payload, const char *path, int64_t size) {
+  (void)size;
+  dk_buf *b = payload;
+  dk__buf_puts(b, path, NULL);
+  return dk__buf_putc(b, ';', NULL);
+}
+
+DK_TEST(txn__vacuum_and_restore) {
+  dk_error err;
+  dk_error_init(&err);
+  const char *dir = new_table_dir("vac");
+  char root[1024];
+  snprintf(root, sizeof root, "%s", dir);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, root, NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  /* v1: two files in a; v2: replaceWhere p = 'a' (both removed, one added) */
+  dk_snapshot *s;
+  dk_txn *x;
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  dk_snapshot_free(s);
+  const char *kv[] = {"p", "a"};
+  const char *names[] = {"p=a/f1.parquet", "p=a/f2.parquet", "p=a/f3.parquet"};
+  for (int i = 0; i < 3; i++) touch(root, names[i]);
+  touch(root, "orphan.parquet");
+  touch(root, "_hidden/keep.parquet");
+  for (int i = 0; i < 2; i++) {
+    dk_add_file f = {.version = DK_ADD_FILE_VERSION, .path = names[i], .n_partition_values = 1,
+                     .partition_kv = kv, .size = 10, .data_change = 1,
+                     .stats = "{\"numRecords\":1}"};
+    CHECK_OK(dk_txn_add_file(x, &f, &err), &err);
+  }
+  CHECK_OK(dk_txn_commit(x, NULL, &err), &err);
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  dk_snapshot_free(s);
+  CHECK_OK(st_rw_a(x, &err), &err); /* removes f1, f2; adds a synthetic file */
+  CHECK_OK(dk_txn_commit(x, NULL, &err), &err);
+  /* default retention (7 days): nothing is old enough */
+  dk_vacuum_result r = {.version = DK_VACUUM_RESULT_VERSION};
+  dk_vacuum_options vo = {.version = DK_VACUUM_OPTIONS_VERSION, .retention_hours = -1,
+                          .dry_run = 1};
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 0);
+  /* retention 0 without the check disabled: refused */
+  vo.retention_hours = 0;
+  CHECK_STATUS(dk_table_vacuum(&r, t, &vo, &err), DK_INVALID);
+  CHECK(strstr(err.message, "deletedFileRetentionDuration") != NULL);
+  /* retention 0, check off, clock an hour ahead: f1 and f2 are expired tombstones only if
+   * their deletion time is before the cutoff — they are (cutoff = now) — so they, f3 (never
+   * added) and the orphan go; the hidden directory stays */
+  dk_error_init(&err);
+  dk_buf seen;
+  dk__buf_init(&seen, NULL);
+  vo.skip_retention_check = 1;
+  vo.now_ms = (int64_t)time(NULL) * 1000 + 3600 * 1000;
+  vo.on_file = count_file;
+  vo.payload = &seen;
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 4);
+  CHECK(strstr(seen.data, "orphan.parquet") && strstr(seen.data, "p=a/f1.parquet") &&
+        !strstr(seen.data, "_hidden"));
+  dk__buf_dispose(&seen);
+  /* restore to version 1 (before the replaceWhere) while the files are still there */
+  dk_commit_result cr = {.version = DK_COMMIT_RESULT_VERSION};
+  CHECK_OK(dk_table_restore(&cr, t, 1, NULL, &err), &err);
+  CHECK_EQ_INT(cr.committed_version, 3);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  char paths[512];
+  dk_test_snapshot_paths(s, ",", paths, sizeof paths);
+  CHECK_EQ_STR(paths, "p=a/f1.parquet,p=a/f2.parquet");
+  dk_snapshot_free(s);
+  /* now really vacuum: the restored files are live again, only the orphan, f3 and the
+   * replaceWhere's synthetic add (never written) ... the orphan and f3 go */
+  vo.dry_run = 0;
+  vo.on_file = NULL;
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 2);
+  char p[2048];
+  snprintf(p, sizeof p, "%s/p=a/f1.parquet", root);
+  struct stat sb;
+  CHECK(stat(p, &sb) == 0);
+  snprintf(p, sizeof p, "%s/orphan.parquet", root);
+  CHECK(stat(p, &sb) != 0);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000000.json", root);
+  CHECK(stat(p, &sb) == 0);
   dk_table_free(t);
 }
