@@ -208,6 +208,41 @@ typedef struct dk_commit_result {
  *  this transaction. */
 DK_API dk_status dk_txn_commit(dk_txn *txn, dk_commit_result *out, dk_error *err);
 
+
+/* ---- creating tables -------------------------------------------------------------------- */
+
+/** Converts a column list in Spark's DDL form ("a long, b string not null, c decimal(10,2),
+ *  d array<int>, e struct<x: int, y: string>, f map<string, long>", types case-insensitive,
+ *  names optionally `quoted`) into a Delta schemaString. *out is allocated; free with dk_free.
+ *  @return DK_OK or DK_INVALID naming the offset. */
+DK_API dk_status dk_schema_from_ddl(char **out, const char *ddl, dk_error *err);
+
+typedef enum dk_create_mode {
+  DK_CREATE_ERROR_IF_EXISTS = 0, /**< DK_INVALID when a table exists (Spark's ErrorIfExists) */
+  DK_CREATE_IGNORE = 1,          /**< do nothing when a table exists (CREATE IF NOT EXISTS) */
+  DK_CREATE_OR_REPLACE = 2       /**< replace an existing table: every file removed, new
+                                      metadata (the protocol is never downgraded) */
+} dk_create_mode;
+
+#define DK_CREATE_OPTIONS_VERSION 1
+typedef struct dk_create_options {
+  unsigned version;                 /**< DK_CREATE_OPTIONS_VERSION */
+  const char *schema_string;        /**< Delta schema JSON (or use dk_schema_from_ddl) */
+  size_t n_partition_columns;
+  const char *const *partition_columns;
+  size_t n_properties;
+  const char *const *properties;    /**< 2 * n: key, value (delta.* table properties) */
+  const char *name, *description;
+  dk_create_mode mode;
+  dk_txn_options txn;               /**< commit options (operation is set by dk) */
+} dk_create_options;
+
+/** CREATE TABLE (operation "CREATE TABLE" / "CREATE OR REPLACE TABLE"): version 0 with the
+ *  protocol the properties and types need, or with DK_CREATE_OR_REPLACE a commit on the
+ *  existing table. out->committed_version is -1 when DK_CREATE_IGNORE found a table. */
+DK_API dk_status dk_table_create(dk_commit_result *out, dk_table *t, const dk_create_options *o,
+                                 dk_error *err);
+
 DK_END_DECL
 
 #endif /* DK_TXN_H */

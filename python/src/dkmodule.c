@@ -31,6 +31,7 @@
 #include "dk/common.h"
 #include "dk/snapshot.h"
 #include "dk/txn.h"
+#include "dk/maintenance.h"
 
 #ifndef DK_PY_HAVE_SCAN
 #define DK_PY_HAVE_SCAN 0
@@ -988,6 +989,187 @@ static PyTypeObject TxnType = {
     .tp_getset = txn_getset,
 };
 
+/* ---- table operations (create, vacuum, restore) ------------------------------------------ */
+
+static PyObject *mod_schema_from_ddl(PyObject *m, PyObject *args) {
+  const char *ddl;
+  if (!PyArg_ParseTuple(args, "s:schema_from_ddl", &ddl)) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  char *out = NULL;
+  if (dk_schema_from_ddl(&out, ddl, &err) != DK_OK) return raise_dk(InvalidArgument, &err);
+  PyObject *r = PyUnicode_FromString(out);
+  dk_free(out);
+  return r;
+}
+
+static PyObject *table_create_impl(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("schema_string"), K("partition_by"), K("properties"), K("mode"),
+                           K("name"), K("description"), NULL};
+  const char *schema, *mode = "error", *name = NULL, *desc = NULL;
+  PyObject *parts = Py_None, *props = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOzzz:_create", kwlist, &schema, &parts, &props,
+                                   &mode, &name, &desc))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_create_mode cm;
+  if (!strcmp(mode, "error")) cm = DK_CREATE_ERROR_IF_EXISTS;
+  else if (!strcmp(mode, "ignore")) cm = DK_CREATE_IGNORE;
+  else if (!strcmp(mode, "overwrite") || !strcmp(mode, "replace")) cm = DK_CREATE_OR_REPLACE;
+  else {
+    PyErr_Format(PyExc_ValueError, "mode must be 'error', 'ignore' or 'overwrite', not '%s'", mode);
+    return NULL;
+  }
+  PyObject *keep = PyList_New(0), *empty = PyTuple_New(0);
+  if (!keep || !empty) {
+    Py_XDECREF(keep);
+    Py_XDECREF(empty);
+    return NULL;
+  }
+  Py_ssize_t np = 0, nc = 0;
+  const char **pc = str_array_of(parts == Py_None ? empty : parts, &np, keep);
+  const char **kv = pc ? kv_array_of(props, &nc, keep) : NULL;
+  PyObject *res = NULL;
+  if (pc && kv) {
+    dk_create_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_CREATE_OPTIONS_VERSION;
+    o.schema_string = schema;
+    o.n_partition_columns = (size_t)np;
+    o.partition_columns = pc;
+    o.n_properties = (size_t)nc;
+    o.properties = kv;
+    o.name = name;
+    o.description = desc;
+    o.mode = cm;
+    dk_commit_result r;
+    memset(&r, 0, sizeof r);
+    r.version = DK_COMMIT_RESULT_VERSION;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st;
+    LOCKED_CALL(self, st = dk_table_create(&r, self->t, &o, &err));
+    if (st) raise_dk(NULL, &err);
+    else res = PyLong_FromLongLong((long long)r.committed_version);
+  }
+  PyMem_Free(pc);
+  PyMem_Free(kv);
+  Py_DECREF(keep);
+  Py_DECREF(empty);
+  return res;
+}
+
+static dk_status vacuum_collect(void *payload, const char *path, int64_t size) {
+  (void)size;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *s = PyUnicode_FromString(path);
+  int rc = s ? PyList_Append((PyObject *)payload, s) : -1;
+  Py_XDECREF(s);
+  if (rc < 0) PyErr_Clear();
+  PyGILState_Release(g);
+  return rc < 0 ? DK_NOMEM : DK_OK;
+}
+
+static PyObject *table_vacuum(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("retention_hours"), K("dry_run"), K("enforce_retention_duration"),
+                           NULL};
+  PyObject *hours = Py_None;
+  int dry = 1, enforce = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|Opp:vacuum", kwlist, &hours, &dry, &enforce))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_vacuum_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_VACUUM_OPTIONS_VERSION;
+  o.retention_hours = -1;
+  if (hours != Py_None) {
+    o.retention_hours = PyFloat_AsDouble(hours);
+    if (o.retention_hours == -1 && PyErr_Occurred()) return NULL;
+    if (o.retention_hours < 0) {
+      PyErr_SetString(PyExc_ValueError, "retention_hours must be >= 0");
+      return NULL;
+    }
+  }
+  o.dry_run = dry;
+  o.skip_retention_check = !enforce;
+  PyObject *files = PyList_New(0);
+  if (!files) return NULL;
+  o.on_file = vacuum_collect;
+  o.payload = files;
+  dk_vacuum_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_VACUUM_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_vacuum(&r, self->t, &o, &err));
+  if (st) {
+    Py_DECREF(files);
+    return raise_dk(NULL, &err);
+  }
+  return files;
+}
+
+static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), NULL};
+  long long v;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "L:restore", kwlist, &v)) return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_restore(&r, self->t, v, NULL, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:i}", "version", (long long)r.committed_version, "attempts",
+                       r.attempts);
+}
+
+static PyObject *table_create_cls(PyObject *cls, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("path"), K("schema"), K("partition_by"), K("properties"), K("mode"),
+                           K("name"), K("description"), NULL};
+  PyObject *path, *schema, *parts = Py_None, *props = Py_None, *mode = NULL, *name = Py_None,
+                           *desc = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOOO:create", kwlist, &path, &schema, &parts,
+                                   &props, &mode, &name, &desc))
+    return NULL;
+  PyObject *mod = PyImport_ImportModule("dk._schema");
+  PyObject *ss = mod ? PyObject_CallMethod(mod, "schema_string", "O", schema) : NULL;
+  Py_XDECREF(mod);
+  if (!ss) return NULL;
+  /* make the directory, as delta-spark does for a path table */
+  PyObject *os = PyImport_ImportModule("os");
+  PyObject *mk = os ? PyObject_CallMethod(os, "makedirs", "OiO", path, 0777, Py_True) : NULL;
+  Py_XDECREF(os);
+  if (!mk) {
+    Py_DECREF(ss);
+    return NULL;
+  }
+  Py_DECREF(mk);
+  PyObject *t = PyObject_CallFunctionObjArgs(cls, path, NULL);
+  if (!t) {
+    Py_DECREF(ss);
+    return NULL;
+  }
+  PyObject *kw2 = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O}", "partition_by", parts, "properties",
+                                props, "mode", mode ? mode : Py_None, "name", name, "description",
+                                desc);
+  if (kw2 && !mode) PyDict_DelItemString(kw2, "mode");
+  PyObject *a2 = kw2 ? PyTuple_Pack(1, ss) : NULL;
+  PyObject *r = a2 ? table_create_impl((TableObject *)t, a2, kw2) : NULL;
+  Py_XDECREF(a2);
+  Py_XDECREF(kw2);
+  Py_DECREF(ss);
+  if (!r) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  Py_DECREF(r);
+  return t;
+}
+
 static PyMethodDef table_methods[] = {
     {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
      "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
@@ -998,6 +1180,21 @@ static PyMethodDef table_methods[] = {
      "'version' and 'commit_timestamp' added."},
     {"scan", (PyCFunction)(void (*)(void))table_scan, METH_VARARGS | METH_KEYWORDS,
      "scan(...) -> Scan: shorthand for snapshot().scan(...)."},
+    {"create", (PyCFunction)(void (*)(void))table_create_cls,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Table.create(path, schema, partition_by=None, properties=None, mode='error', name=None, "
+     "description=None) -> Table\n\nCREATE TABLE: schema is a DDL column list ('a long, b "
+     "string'), a Delta schema JSON string or an Arrow schema; mode 'error' (the default: a "
+     "table there is an error), 'ignore' or 'overwrite' (CREATE OR REPLACE)."},
+    {"_create", (PyCFunction)(void (*)(void))table_create_impl, METH_VARARGS | METH_KEYWORDS,
+     "_create(schema_string, partition_by=None, properties=None, mode='error', name=None, "
+     "description=None) -> version (-1 when mode='ignore' found a table); see Table.create."},
+    {"vacuum", (PyCFunction)(void (*)(void))table_vacuum, METH_VARARGS | METH_KEYWORDS,
+     "vacuum(retention_hours=None, dry_run=True, enforce_retention_duration=True) -> list[str]"
+     "\n\nFiles deleted (dry run: that would be), relative to the root. retention_hours None "
+     "= delta.deletedFileRetentionDuration (7 days)."},
+    {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
+     "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
      "transaction(version=None, create=False, operation=None, operation_parameters=None, "
      "max_attempts=0, isolation=None, engine_info=None, user_metadata=None) -> Transaction\n\n"
@@ -1791,6 +1988,8 @@ static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"schema_from_ddl", mod_schema_from_ddl, METH_VARARGS,
+     "schema_from_ddl('a long, b string') -> the Delta schemaString"},
     {"_live_allocations", mod_live_allocations, METH_NOARGS,
      "blocks dk currently holds through this module's allocator (leak checks)"},
     {NULL, NULL, 0, NULL}};

@@ -199,3 +199,41 @@ dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta
   }
   return DK_OK;
 }
+
+dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protocol *a,
+                                 const dk_protocol *b, dk_error *err) {
+  memset(out, 0, sizeof *out);
+  out->min_reader_version = DK_MAX(a->min_reader_version, b->min_reader_version);
+  out->min_writer_version = DK_MAX(a->min_writer_version, b->min_writer_version);
+  if (out->min_writer_version < 7) return DK_OK;
+  /* every feature either supports, legacy ones spelled out */
+  feat_set fs = {.n = 0};
+  const dk_protocol *both[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    const dk_protocol *p = both[k];
+    for (size_t i = 0; i < DK_ARRAY_LEN(legacy); i++)
+      if (dk_txn__protocol_supports(p, legacy[i].name))
+        feat_add(&fs, legacy[i].name, is_rw_feature(legacy[i].name));
+    if (p->min_writer_version >= 7)
+      for (size_t i = 0; i < p->n_writer_features; i++)
+        feat_add(&fs, p->writer_features[i], is_rw_feature(p->writer_features[i]));
+  }
+  int any_rw = 0;
+  for (size_t i = 0; i < fs.n; i++) any_rw |= fs.rw[i];
+  if (any_rw) out->min_reader_version = 3;
+  const char **w = dk__arena_alloc(ar, (fs.n + 1) * sizeof *w, err);
+  const char **r = dk__arena_alloc(ar, (fs.n + 1) * sizeof *r, err);
+  if (!w || !r) return DK_NOMEM;
+  size_t nr = 0;
+  for (size_t i = 0; i < fs.n; i++) {
+    w[i] = fs.names[i];
+    if (fs.rw[i]) r[nr++] = fs.names[i];
+  }
+  out->writer_features = w;
+  out->n_writer_features = fs.n;
+  out->has_writer_features = 1;
+  out->reader_features = r;
+  out->n_reader_features = nr;
+  out->has_reader_features = out->min_reader_version >= 3;
+  return DK_OK;
+}

@@ -141,6 +141,9 @@ dk_status dk_txn__check_write_protocol(const dk_protocol *p, dk_error *err);
 dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta *m,
                                   const dk_type *schema, dk_error *err);
 int dk_txn__protocol_supports(const dk_protocol *p, const char *feature);
+/* A protocol supporting every feature of a and b (table features when either needs them). */
+dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protocol *a,
+                                 const dk_protocol *b, dk_error *err);
 /* Whether `next` drops a feature `prev` supports. */
 int dk_txn__protocol_removes_features(const dk_protocol *next, const dk_protocol *prev);
 
