@@ -953,6 +953,11 @@ static dk_status fs_commit(dk_committer *c, dk_storage *sto, const char *root, i
   char path[4096];
   int n = snprintf(path, sizeof path, "%s/_delta_log/%020lld.json", root, (long long)v);
   DK_RETURN_IF(n < 0 || (size_t)n >= sizeof path, DK_INVALID, err, "table path too long");
+  /* a winner is usually there already when writers race: finding it costs a stat, writing
+   * (and syncing) a commit that cannot land costs far more */
+  dk_file_info fi;
+  if (sto->stat(sto, path, &fi, NULL) == DK_OK)
+    return dk__error_set(err, DK_CONFLICT, "%s exists", path);
   return sto->put_if_absent(sto, path, actions, len, err);
 }
 
