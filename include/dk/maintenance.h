@@ -60,6 +60,59 @@ DK_API dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,
 DK_API dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
                                   const dk_txn_options *opts, dk_error *err);
 
+/* ---- checkpoints and log cleanup ------------------------------------------------------------ */
+
+typedef enum dk_checkpoint_kind {
+  DK_CHECKPOINT_CLASSIC = 1,     /**< <v>.checkpoint.parquet */
+  DK_CHECKPOINT_V2_JSON = 2,     /**< <v>.checkpoint.<uuid>.json (v2Checkpoint tables) */
+  DK_CHECKPOINT_V2_PARQUET = 3   /**< <v>.checkpoint.<uuid>.parquet + sidecars */
+} dk_checkpoint_kind;
+
+#define DK_CHECKPOINT_OPTIONS_VERSION 1
+typedef struct dk_checkpoint_options {
+  unsigned version;              /**< DK_CHECKPOINT_OPTIONS_VERSION */
+  int64_t at_version;            /**< the version to checkpoint; < 0 = the latest */
+  dk_checkpoint_kind kind;       /**< 0 = the table's: V2 when delta.checkpointPolicy=v2 (JSON
+                                      top level with the actions inline), else classic */
+  int64_t now_ms;                /**< clock (tombstone expiry); 0 = the wall clock */
+} dk_checkpoint_options;
+
+#define DK_CHECKPOINT_RESULT_VERSION 1
+typedef struct dk_checkpoint_result {
+  unsigned version;              /**< DK_CHECKPOINT_RESULT_VERSION (set by the caller) */
+  int64_t checkpoint_version;
+  dk_checkpoint_kind kind;
+  char file_name[96];            /**< inside _delta_log */
+  int64_t num_actions;           /**< actions written (`size` in _last_checkpoint) */
+  int64_t num_add_files;
+  int64_t size_in_bytes;
+} dk_checkpoint_result;
+
+/** Writes a checkpoint of a version (PROTOCOL.md "Checkpoints"): protocol, metadata, app
+ *  transactions, live domains, every live file and the tombstones younger than
+ *  delta.deletedFileRetentionDuration; then `_last_checkpoint` (written last). The checkpoint
+ *  file is published atomically (nothing partial is ever visible under its name).
+ *  @return DK_OK; DK_UNSUPPORTED (classic Parquet checkpoints need the Parquet writer in this
+ *  build, or the writer protocol); DK_IO. */
+DK_API dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
+                                     const dk_checkpoint_options *opts, dk_error *err);
+
+#define DK_CLEANUP_OPTIONS_VERSION 1
+typedef struct dk_cleanup_options {
+  unsigned version;              /**< DK_CLEANUP_OPTIONS_VERSION */
+  int64_t retention_ms;          /**< < 0 or 0 = delta.logRetentionDuration (30 days) */
+  int64_t now_ms;                /**< clock; 0 = the wall clock */
+  int dry_run;                   /**< 1: count, delete nothing */
+} dk_cleanup_options;
+
+/** Metadata cleanup (PROTOCOL.md "Metadata Cleanup", delta-spark MetadataCleanup): with the
+ *  cutoff at now - delta.logRetentionDuration truncated to a UTC day, keeps the newest
+ *  checkpoint at or before the last commit older than the cutoff and everything after it, and
+ *  deletes older commits, checkpoints, checksum and compaction files. *deleted counts them.
+ *  Without such a checkpoint nothing is deleted. */
+DK_API dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t,
+                                           const dk_cleanup_options *opts, dk_error *err);
+
 DK_END_DECL
 
 #endif /* DK_MAINTENANCE_H */

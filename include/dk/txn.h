@@ -89,6 +89,8 @@ typedef struct dk_txn_options {
   dk_committer *committer;        /**< NULL = put-if-absent through the table's storage */
   int64_t now_ms;                 /**< clock for commitInfo.timestamp and deletionTimestamp;
                                        0 = the wall clock (tests pin it) */
+  int no_auto_checkpoint;         /**< 1: no checkpoint after committing version v with
+                                       v % delta.checkpointInterval (10) == 0 */
 } dk_txn_options;
 
 /** Starts a transaction on snapshot `snap` (its version is the read version). The snapshot
@@ -201,6 +203,8 @@ typedef struct dk_commit_result {
   char txn_id[40];               /**< commitInfo.txnId */
   dk_conflict_kind conflict;     /**< on DK_CONFLICT: which one */
   int64_t conflict_version;      /**< on DK_CONFLICT: the winning version */
+  int checkpoint;                /**< post-commit checkpoint: 0 none due, 1 written, -1 due but
+                                      not written (the commit itself succeeded) */
 } dk_commit_result;
 
 /** Commits; consumes txn (also on failure). `out` may be NULL. DK_CONFLICT: a concurrent

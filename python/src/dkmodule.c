@@ -1110,6 +1110,50 @@ static PyObject *table_vacuum(TableObject *self, PyObject *args, PyObject *kw) {
   return files;
 }
 
+static PyObject *table_checkpoint(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), NULL};
+  long long v = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|L:checkpoint", kwlist, &v)) return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_checkpoint_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_CHECKPOINT_OPTIONS_VERSION;
+  o.at_version = v;
+  dk_checkpoint_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_CHECKPOINT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_checkpoint(&r, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:s,s:L,s:L,s:L}", "version", (long long)r.checkpoint_version,
+                       "file", r.file_name, "num_actions", (long long)r.num_actions,
+                       "num_add_files", (long long)r.num_add_files, "size_in_bytes",
+                       (long long)r.size_in_bytes);
+}
+
+static PyObject *table_cleanup_metadata(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("retention_hours"), K("dry_run"), NULL};
+  double hours = -1;
+  int dry = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|dp:cleanup_metadata", kwlist, &hours, &dry))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_cleanup_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_CLEANUP_OPTIONS_VERSION;
+  o.retention_ms = hours > 0 ? (int64_t)(hours * 3600e3) : -1;
+  o.dry_run = dry;
+  int64_t n = 0;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_cleanup_metadata(&n, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return PyLong_FromLongLong((long long)n);
+}
+
 static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("version"), NULL};
   long long v;
@@ -1193,6 +1237,13 @@ static PyMethodDef table_methods[] = {
      "vacuum(retention_hours=None, dry_run=True, enforce_retention_duration=True) -> list[str]"
      "\n\nFiles deleted (dry run: that would be), relative to the root. retention_hours None "
      "= delta.deletedFileRetentionDuration (7 days)."},
+    {"checkpoint", (PyCFunction)(void (*)(void))table_checkpoint, METH_VARARGS | METH_KEYWORDS,
+     "checkpoint(version=None) -> dict: writes a checkpoint of the latest version (or `version`)"
+     " and _last_checkpoint."},
+    {"cleanup_metadata", (PyCFunction)(void (*)(void))table_cleanup_metadata,
+     METH_VARARGS | METH_KEYWORDS,
+     "cleanup_metadata(retention_hours=None, dry_run=False) -> int: deletes log files older "
+     "than delta.logRetentionDuration that the newest old checkpoint makes unnecessary."},
     {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
      "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "dk/maintenance.h"
 #include "dk/scan.h"
 #include "txn/txn_int.h"
 
@@ -77,7 +78,7 @@ static dk_status dup_list(const char ***out, dk_arena *ar, const char *const *sr
   return DK_OK;
 }
 
-static dk_status meta_from_snapshot(txn_meta *m, dk_arena *ar, const dk_metadata *md,
+dk_status dk_txn__meta_from_snapshot(txn_meta *m, dk_arena *ar, const dk_metadata *md,
                                     dk_error *err) {
   memset(m, 0, sizeof *m);
   m->id = md->id;
@@ -136,6 +137,7 @@ static dk_status txn_new(dk_txn **out, dk_table *t, const dk_txn_options *opts,
   x->isolation_opt = opts ? opts->isolation : DK_ISOLATION_TABLE;
   x->committer = opts ? opts->committer : NULL;
   x->now_ms = opts ? opts->now_ms : 0;
+  x->no_auto_checkpoint = opts ? opts->no_auto_checkpoint : 0;
   char engine[64];
   snprintf(engine, sizeof engine, "dk/%d.%d.%d", DK_VERSION_MAJOR, DK_VERSION_MINOR,
            DK_VERSION_PATCH);
@@ -190,7 +192,7 @@ dk_status dk_txn_begin(dk_txn **out, dk_snapshot *snap, const dk_txn_options *op
   x->read_version = snap->version;
   x->last_ict = snap->timestamp;
   x->read_hwm = parse_hwm(dk_snapshot_domain_metadata(snap, "delta.rowTracking"));
-  if (meta_from_snapshot(&x->meta, &x->ar, dk_snapshot_metadata(snap), err) ||
+  if (dk_txn__meta_from_snapshot(&x->meta, &x->ar, dk_snapshot_metadata(snap), err) ||
       protocol_copy(&x->protocol, &x->ar, dk_snapshot_protocol(snap), err)) {
     dk_txn_abort(x);
     return err ? err->code : DK_NOMEM;
@@ -659,22 +661,22 @@ dk_status dk_txn_set_metric(dk_txn *x, const char *name, int64_t value, dk_error
 
 /* ---- serialization ------------------------------------------------------------------------ */
 
-static dk_status put_key(dk_buf *b, const char *k, dk_error *err) {
+dk_status dk_txn__put_key(dk_buf *b, const char *k, dk_error *err) {
   DK_RETURN_NOT_OK(dk__json_write_str(b, k, strlen(k), err));
   return dk__buf_putc(b, ':', err);
 }
 
-static dk_status put_str(dk_buf *b, const char *s, dk_error *err) {
+dk_status dk_txn__put_str(dk_buf *b, const char *s, dk_error *err) {
   if (!s) return dk__buf_puts(b, "null", err);
   return dk__json_write_str(b, s, strlen(s), err);
 }
 
-static dk_status put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_error *err) {
+dk_status dk_txn__put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_putc(b, '{', err));
   for (size_t i = 0; i < n; i++) {
     if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
-    DK_RETURN_NOT_OK(put_key(b, kv[2 * i], err));
-    DK_RETURN_NOT_OK(put_str(b, kv[2 * i + 1], err));
+    DK_RETURN_NOT_OK(dk_txn__put_key(b, kv[2 * i], err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, kv[2 * i + 1], err));
   }
   return dk__buf_putc(b, '}', err);
 }
@@ -683,62 +685,62 @@ static dk_status put_str_list(dk_buf *b, const char *const *l, size_t n, dk_erro
   DK_RETURN_NOT_OK(dk__buf_putc(b, '[', err));
   for (size_t i = 0; i < n; i++) {
     if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
-    DK_RETURN_NOT_OK(put_str(b, l[i], err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, l[i], err));
   }
   return dk__buf_putc(b, ']', err);
 }
 
-static dk_status put_dv(dk_buf *b, const dk_dv_descriptor *dv, dk_error *err) {
+dk_status dk_txn__put_dv(dk_buf *b, const dk_dv_descriptor *dv, dk_error *err) {
   char st[2] = {dv->storage_type, 0};
   DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"storageType\":", err));
-  DK_RETURN_NOT_OK(put_str(b, st, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, st, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"pathOrInlineDv\":", err));
-  DK_RETURN_NOT_OK(put_str(b, dv->path_or_inline_dv, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, dv->path_or_inline_dv, err));
   if (dv->offset >= 0) DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"offset\":%d", (int)dv->offset));
   return dk__buf_printf(b, err, ",\"sizeInBytes\":%d,\"cardinality\":%lld}",
                         (int)dv->size_in_bytes, (long long)dv->cardinality);
 }
 
-static dk_status put_path(dk_buf *b, const char *path, dk_error *err) {
+dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err) {
   dk_buf enc;
   dk__buf_init(&enc, b->alloc);
   dk_status st;
   if (strstr(path, "://")) st = dk__buf_puts(&enc, path, err); /* absolute URI: as given */
   else st = dk_txn__uri_encode_path(&enc, path, err);
-  if (!st) st = put_str(b, enc.data ? enc.data : "", err);
+  if (!st) st = dk_txn__put_str(b, enc.data ? enc.data : "", err);
   dk__buf_dispose(&enc);
   return st;
 }
 
-static dk_status put_metadata(dk_buf *b, const txn_meta *m, const char *const *extra, size_t n_extra,
+dk_status dk_txn__put_metadata(dk_buf *b, const txn_meta *m, const char *const *extra, size_t n_extra,
                               dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"metaData\":{\"id\":", err));
-  DK_RETURN_NOT_OK(put_str(b, m->id, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, m->id, err));
   if (m->name) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"name\":", err));
-    DK_RETURN_NOT_OK(put_str(b, m->name, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, m->name, err));
   }
   if (m->description) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"description\":", err));
-    DK_RETURN_NOT_OK(put_str(b, m->description, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, m->description, err));
   }
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"format\":{\"provider\":", err));
-  DK_RETURN_NOT_OK(put_str(b, m->provider ? m->provider : "parquet", err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, m->provider ? m->provider : "parquet", err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"options\":{}},\"schemaString\":", err));
-  DK_RETURN_NOT_OK(put_str(b, m->schema_string, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, m->schema_string, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionColumns\":", err));
   DK_RETURN_NOT_OK(put_str_list(b, m->part, m->n_part, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"configuration\":{", err));
   size_t k = 0;
   for (size_t i = 0; i < m->n_conf; i++, k++) {
     if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
-    DK_RETURN_NOT_OK(put_key(b, m->conf[2 * i], err));
-    DK_RETURN_NOT_OK(put_str(b, m->conf[2 * i + 1], err));
+    DK_RETURN_NOT_OK(dk_txn__put_key(b, m->conf[2 * i], err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, m->conf[2 * i + 1], err));
   }
   for (size_t i = 0; i < n_extra; i++, k++) {
     if (k) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
-    DK_RETURN_NOT_OK(put_key(b, extra[2 * i], err));
-    DK_RETURN_NOT_OK(put_str(b, extra[2 * i + 1], err));
+    DK_RETURN_NOT_OK(dk_txn__put_key(b, extra[2 * i], err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, extra[2 * i + 1], err));
   }
   DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
   if (m->created_time >= 0)
@@ -746,7 +748,7 @@ static dk_status put_metadata(dk_buf *b, const txn_meta *m, const char *const *e
   return dk__buf_puts(b, "}}\n", err);
 }
 
-static dk_status put_protocol(dk_buf *b, const dk_protocol *p, dk_error *err) {
+dk_status dk_txn__put_protocol(dk_buf *b, const dk_protocol *p, dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_printf(b, err, "{\"protocol\":{\"minReaderVersion\":%d,"
                                   "\"minWriterVersion\":%d",
                                   (int)p->min_reader_version, (int)p->min_writer_version));
@@ -810,30 +812,30 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
   DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"commitInfo\":{", err));
   if (ict >= 0) DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"inCommitTimestamp\":%lld,", (long long)ict));
   DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"timestamp\":%lld,\"operation\":", (long long)now));
-  DK_RETURN_NOT_OK(put_str(b, x->operation, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, x->operation, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"operationParameters\":", err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, x->op_params, err));
   if (x->read_version >= 0)
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"readVersion\":%lld", (long long)x->read_version));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"isolationLevel\":", err));
-  DK_RETURN_NOT_OK(put_str(b, iso_name(dk_txn__isolation(x)), err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, iso_name(dk_txn__isolation(x)), err));
   DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"isBlindAppend\":%s",
                                   dk_txn__is_blind_append(x) ? "true" : "false"));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"operationMetrics\":{", err));
   for (size_t i = 0; i < x->n_metrics; i++) {
     if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
-    DK_RETURN_NOT_OK(put_key(b, x->metric_k[i], err));
+    DK_RETURN_NOT_OK(dk_txn__put_key(b, x->metric_k[i], err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"%lld\"", (long long)x->metric_v[i]));
   }
   DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
   if (x->user_metadata) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"userMetadata\":", err));
-    DK_RETURN_NOT_OK(put_str(b, x->user_metadata, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, x->user_metadata, err));
   }
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"engineInfo\":", err));
-  DK_RETURN_NOT_OK(put_str(b, x->engine_info, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, x->engine_info, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"txnId\":", err));
-  DK_RETURN_NOT_OK(put_str(b, x->txn_id, err));
+  DK_RETURN_NOT_OK(dk_txn__put_str(b, x->txn_id, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
   /* metaData (with the ICT enablement properties on the commit that turns ICT on) */
   if (x->has_new_meta) {
@@ -852,12 +854,12 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
       extra[3] = tbuf;
       n_extra = 2;
     }
-    DK_RETURN_NOT_OK(put_metadata(b, &x->meta, extra, n_extra, err));
+    DK_RETURN_NOT_OK(dk_txn__put_metadata(b, &x->meta, extra, n_extra, err));
   }
-  if (x->has_new_protocol) DK_RETURN_NOT_OK(put_protocol(b, &x->protocol, err));
+  if (x->has_new_protocol) DK_RETURN_NOT_OK(dk_txn__put_protocol(b, &x->protocol, err));
   if (x->app_id) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"txn\":{\"appId\":", err));
-    DK_RETURN_NOT_OK(put_str(b, x->app_id, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, x->app_id, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"version\":%lld,\"lastUpdated\":%lld}}\n",
                                     (long long)x->app_version, (long long)now));
   }
@@ -869,9 +871,9 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
         (long long)hwm));
   for (size_t i = 0; i < x->n_domains; i++) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"domainMetadata\":{\"domain\":", err));
-    DK_RETURN_NOT_OK(put_str(b, x->domains[i].domain, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, x->domains[i].domain, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"configuration\":", err));
-    DK_RETURN_NOT_OK(put_str(b, x->domains[i].config, err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, x->domains[i].config, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"removed\":%s}}\n",
                                     x->domains[i].removed ? "true" : "false"));
   }
@@ -879,16 +881,16 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     dk_file_entry f;
     DK_RETURN_NOT_OK(dk_snapshot_file(&f, x->snap, x->removes[i].idx, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"remove\":{\"path\":", err));
-    DK_RETURN_NOT_OK(put_path(b, f.path, err));
+    DK_RETURN_NOT_OK(dk_txn__put_path(b, f.path, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err,
                                     ",\"deletionTimestamp\":%lld,\"dataChange\":%s,"
                                     "\"extendedFileMetadata\":true,\"partitionValues\":",
                                     (long long)now, x->removes[i].data_change ? "true" : "false"));
-    DK_RETURN_NOT_OK(put_kv_map(b, f.partition_kv, f.n_partition_values, err));
+    DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f.partition_kv, f.n_partition_values, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld", (long long)f.size));
     if (f.stats) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(put_str(b, f.stats, err));
+      DK_RETURN_NOT_OK(dk_txn__put_str(b, f.stats, err));
     }
     if (f.tags_json) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
@@ -896,7 +898,7 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     }
     if (f.dv) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(put_dv(b, f.dv, err));
+      DK_RETURN_NOT_OK(dk_txn__put_dv(b, f.dv, err));
     }
     if (f.has_base_row_id)
       DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f.base_row_id));
@@ -908,16 +910,16 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
   for (size_t i = 0; i < x->n_adds; i++) {
     const txn_add *a = &x->adds[i];
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
-    DK_RETURN_NOT_OK(put_path(b, a->path, err));
+    DK_RETURN_NOT_OK(dk_txn__put_path(b, a->path, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
-    DK_RETURN_NOT_OK(put_kv_map(b, a->pv, a->n_pv, err));
+    DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, a->pv, a->n_pv, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err,
                                     ",\"size\":%lld,\"modificationTime\":%lld,\"dataChange\":%s",
                                     (long long)a->size, (long long)a->mtime,
                                     a->data_change ? "true" : "false"));
     if (a->stats) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(put_str(b, a->stats, err));
+      DK_RETURN_NOT_OK(dk_txn__put_str(b, a->stats, err));
     }
     if (a->tags) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
@@ -925,7 +927,7 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     }
     if (a->dv) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(put_dv(b, a->dv, err));
+      DK_RETURN_NOT_OK(dk_txn__put_dv(b, a->dv, err));
     }
     if (a->fixed_row_id) {
       DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)a->base_row_id));
@@ -938,7 +940,7 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     }
     if (a->clustering) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"clusteringProvider\":", err));
-      DK_RETURN_NOT_OK(put_str(b, a->clustering, err));
+      DK_RETURN_NOT_OK(dk_txn__put_str(b, a->clustering, err));
     }
     DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
   }
@@ -1078,6 +1080,19 @@ dk_status dk_txn_commit(dk_txn *x, dk_commit_result *out, dk_error *err) {
   }
 done:
   dk__arena_dispose(&war);
+  /* delta-spark's post-commit hook: a checkpoint every delta.checkpointInterval versions */
+  if (!st && v > 0 && !x->no_auto_checkpoint) {
+    const char *iv = dk_txn__meta_conf(&x->meta, "delta.checkpointInterval");
+    long interval = iv ? strtol(iv, NULL, 10) : 10;
+    if (interval > 0 && v % interval == 0) {
+      dk_checkpoint_options co = {.version = DK_CHECKPOINT_OPTIONS_VERSION, .at_version = v,
+                                  .now_ms = x->now_ms};
+      dk_error cerr;
+      dk_error_init(&cerr);
+      int r = dk_table_checkpoint(NULL, x->table, &co, &cerr) == DK_OK ? 1 : -1;
+      if (out) out->checkpoint = r;
+    }
+  }
 cleanup:
   dk__buf_dispose(&b);
   dk_txn_abort(x);

@@ -62,6 +62,7 @@ struct dk_txn {
   dk_isolation isolation_opt;
   dk_committer *committer;
   int64_t now_ms;
+  int no_auto_checkpoint;
   /* current protocol and metadata (the read snapshot's, adopted winners', or staged) */
   dk_protocol protocol;
   txn_meta meta;
@@ -146,6 +147,20 @@ dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protoc
                                  const dk_protocol *b, dk_error *err);
 /* Whether `next` drops a feature `prev` supports. */
 int dk_txn__protocol_removes_features(const dk_protocol *next, const dk_protocol *prev);
+
+/* JSON action serialization (txn.c), as delta-spark writes the fields. */
+dk_status dk_txn__put_key(dk_buf *b, const char *k, dk_error *err);
+dk_status dk_txn__put_str(dk_buf *b, const char *s, dk_error *err);
+dk_status dk_txn__put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_error *err);
+dk_status dk_txn__put_dv(dk_buf *b, const dk_dv_descriptor *dv, dk_error *err);
+/* A file path in the log's URI form (absolute URIs as they are). */
+dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err);
+/* {"metaData":{...}}\n with n_extra more configuration entries (2 * n: key, value). */
+dk_status dk_txn__put_metadata(dk_buf *b, const txn_meta *m, const char *const *extra,
+                               size_t n_extra, dk_error *err);
+dk_status dk_txn__put_protocol(dk_buf *b, const dk_protocol *p, dk_error *err);
+dk_status dk_txn__meta_from_snapshot(txn_meta *m, dk_arena *ar, const dk_metadata *md,
+                                     dk_error *err);
 
 /* Paths (paths.c): Hive-style partition directory escaping and the URI form used in the log. */
 dk_status dk_txn__escape_partition(dk_buf *b, const char *s, dk_error *err);

@@ -4,6 +4,7 @@
 **            [--replace | --if-not-exists]
 **   dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]
 **   dk restore TABLE --version N
+**   dk checkpoint TABLE [--version N]
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,37 @@ int dk_cli_restore(int argc, char **argv) {
   else
     printf("%s: restored to version %lld as version %lld\n", uri, version,
            (long long)r.committed_version);
+  dk_table_free(t);
+  return rc;
+}
+
+int dk_cli_checkpoint(int argc, char **argv) {
+  const char *uri = NULL;
+  long long version = -1;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!uri && argv[i][0] != '-') uri = argv[i];
+    else {
+      uri = NULL;
+      break;
+    }
+  }
+  if (!uri) {
+    fprintf(stderr, "usage: dk checkpoint TABLE [--version N]\n");
+    return 2;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = NULL;
+  dk_checkpoint_options o = {.version = DK_CHECKPOINT_OPTIONS_VERSION, .at_version = version};
+  dk_checkpoint_result r = {.version = DK_CHECKPOINT_RESULT_VERSION};
+  int rc = 0;
+  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
+    rc = fail("checkpoint", &err);
+  else
+    printf("%s: checkpoint of version %lld: %s (%lld actions, %lld files, %lld bytes)\n", uri,
+           (long long)r.checkpoint_version, r.file_name, (long long)r.num_actions,
+           (long long)r.num_add_files, (long long)r.size_in_bytes);
   dk_table_free(t);
   return rc;
 }

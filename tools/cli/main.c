@@ -26,6 +26,7 @@ static void usage(FILE *f) {
           "  vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]\n"
           "       delete files no version within the retention needs\n"
           "  restore TABLE --version N      RESTORE the table to version N (a new commit)\n"
+          "  checkpoint TABLE [--version N] write a checkpoint and _last_checkpoint\n"
           "  version                        print dk's version\n");
 }
 
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "create")) return dk_cli_create(argc - 2, argv + 2);
   if (!strcmp(argv[1], "vacuum")) return dk_cli_vacuum(argc - 2, argv + 2);
   if (!strcmp(argv[1], "restore")) return dk_cli_restore(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "checkpoint")) return dk_cli_checkpoint(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;
