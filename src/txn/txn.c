@@ -279,7 +279,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
   dk_status st = DK_OK;
   /* the scan selects files in snapshot order: walk both lists together */
   if (out_idx) {
-    idx = dk__malloc(x->alloc, (size_t)(nf ? nf : 1) * sizeof *idx);
+    idx = dk__malloc(NULL, (size_t)(nf ? nf : 1) * sizeof *idx); /* dk_free */
     if (!idx) st = dk__error_set(err, DK_NOMEM, "out of memory (transaction)");
   }
   int64_t j = 0;
@@ -301,7 +301,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
   }
   dk_scan_free(scan);
   if (st) {
-    dk__free(x->alloc, idx);
+    dk__free(NULL, idx);
     return st;
   }
   if (out_idx) *out_idx = idx;
@@ -330,13 +330,13 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
   x->dyn_parts = rows;
   x->n_dyn = old + (size_t)n_rows;
   int64_t total = dk_snapshot_num_files(x->snap), cnt = 0;
-  int64_t *idx = out_idx ? dk__malloc(x->alloc, (size_t)(total ? total : 1) * sizeof *idx) : NULL;
+  int64_t *idx = out_idx ? dk__malloc(NULL, (size_t)(total ? total : 1) * sizeof *idx) : NULL;
   if (out_idx && !idx) return dk__error_set(err, DK_NOMEM, "out of memory (transaction)");
   for (int64_t i = 0; i < total; i++) {
     dk_file_entry fe;
     dk_status st = dk_snapshot_file(&fe, x->snap, i, err);
     if (st) {
-      dk__free(x->alloc, idx);
+      dk__free(NULL, idx);
       return st;
     }
     for (int64_t r = 0; r < n_rows; r++) {
@@ -354,7 +354,7 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
         cnt++;
         st = mark_read(x, fe.path, err);
         if (st) {
-          dk__free(x->alloc, idx);
+          dk__free(NULL, idx);
           return st;
         }
         break;
