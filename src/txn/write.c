@@ -445,30 +445,82 @@ static dk_status note_partition(wctx *c, const char *const *pv, dk_error *err) {
   return DK_OK;
 }
 
+/* A slice borrows its parent's buffers: "releasing" it frees nothing. */
+static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
+
+/* Bytes of a column's values (rough for nested types). */
+static int64_t raw_bytes(const struct ArrowSchema *s, const struct ArrowArray *a) {
+  const char *f = s->format;
+  int64_t n = a->length;
+  if ((f[0] == 'u' || f[0] == 'z') && !f[1] && a->n_buffers >= 3 && a->buffers[1]) {
+    const int32_t *o = a->buffers[1];
+    return 4 * n + (o[a->offset + n] - o[a->offset]);
+  }
+  if ((f[0] == 'U' || f[0] == 'Z') && !f[1] && a->n_buffers >= 3 && a->buffers[1]) {
+    const int64_t *o = a->buffers[1];
+    return 8 * n + (o[a->offset + n] - o[a->offset]);
+  }
+  if (!strcmp(f, "b")) return n / 8 + 1;
+  if (!strcmp(f, "c")) return n;
+  if (!strcmp(f, "s")) return 2 * n;
+  if (!strcmp(f, "i") || !strcmp(f, "f") || !strncmp(f, "td", 2)) return 4 * n;
+  if (!strncmp(f, "d:", 2)) return 16 * n;
+  if (f[0] == '+') {
+    int64_t t = 0;
+    for (int64_t i = 0; i < a->n_children; i++) t += raw_bytes(s->children[i], a->children[i]);
+    return t + n;
+  }
+  return 8 * n;
+}
+
+/* Writes rows of `arr` (the files' layout) into file *fi, rolling to a new file of the same
+ * partition whenever the current one reaches the target size (*fi then names the new one). */
+static dk_status write_rows(wctx *c, size_t *fi, const struct ArrowArray *arr, double row_bytes,
+                            dk_error *err) {
+  int64_t done = 0;
+  while (done < arr->length) {
+    wfile *f = &c->files[*fi];
+    int64_t room = c->target - f->est_bytes;
+    int64_t rows = row_bytes > 0 ? (int64_t)((double)room / row_bytes) : arr->length;
+    if (rows < 1) rows = 1;
+    if (rows > arr->length - done) rows = arr->length - done;
+    struct ArrowArray sl = *arr; /* a borrowed slice: not released here */
+    sl.offset = arr->offset + done;
+    sl.length = rows;
+    sl.null_count = arr->null_count ? -1 : 0;
+    sl.release = borrowed_release;
+    DK_RETURN_NOT_OK(dk_parquet_writer_write(f->w, &sl, err));
+    f->est_bytes += (int64_t)(row_bytes * (double)rows);
+    done += rows;
+    if (f->est_bytes >= c->target) {
+      const char *pv[64];
+      for (size_t k = 0; k < c->n_part; k++) pv[k] = f->pv[k];
+      DK_RETURN_NOT_OK(close_file(c, *fi, err));
+      if (done < arr->length) DK_RETURN_NOT_OK(open_file(c, pv, fi, err));
+    }
+  }
+  return DK_OK;
+}
+
 /* Routes one batch: whole into the single file (unpartitioned) or by partition. */
 static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct ArrowArray *b,
                              dk_error *err) {
   if (b->length == 0) return DK_OK;
   DK_RETURN_NOT_OK(check_rows(c, in, b, err));
-  int64_t bytes = 0;
-  for (int64_t j = 0; j < b->n_children; j++)
-    for (int64_t k = 1; k < b->children[j]->n_buffers; k++)
-      bytes += b->children[j]->length * (k == 1 ? 8 : 4); /* rough: only for rolling */
+  int64_t bytes = 0; /* the batch's raw size: files roll by it (Parquet is smaller) */
+  for (int64_t j = 0; j < b->n_children; j++) bytes += raw_bytes(in->children[j], b->children[j]);
   if (c->n_part == 0) {
     if (c->n_files == 0 || !c->files[c->n_files - 1].w) {
       size_t fi;
       DK_RETURN_NOT_OK(open_file(c, NULL, &fi, err));
       DK_RETURN_NOT_OK(note_partition(c, NULL, err));
     }
-    wfile *f = &c->files[c->n_files - 1];
+    size_t fi = c->n_files - 1;
     struct ArrowArray view;
     DK_RETURN_NOT_OK(data_view(&view, c, b, err));
-    dk_status st = dk_parquet_writer_write(f->w, &view, err);
+    dk_status st = write_rows(c, &fi, &view, (double)bytes / (double)b->length, err);
     view.release(&view);
-    if (st) return st;
-    f->est_bytes += bytes;
-    if (f->est_bytes >= c->target) DK_RETURN_NOT_OK(close_file(c, c->n_files - 1, err));
-    return DK_OK;
+    return st;
   }
   /* partitioned: group rows by their partition values */
   int64_t n = b->length;
@@ -545,11 +597,15 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
     struct ArrowArray part;
     st = dk_scan__take(&part, &c->data, &view, idx, m, c->alloc, err);
     if (st) break;
-    st = dk_parquet_writer_write(c->files[g].w, &part, err);
+    size_t fi = (size_t)g;
+    st = write_rows(c, &fi, &part, (double)bytes / (double)n, err);
     part.release(&part);
     if (st) break;
-    c->files[g].est_bytes += bytes * m / n;
-    if (c->files[g].est_bytes >= c->target) st = close_file(c, (size_t)g, err);
+    if (fi != (size_t)g) { /* rolled: the partition's rows go on in the new file */
+      for (size_t q = 0; q < c->groups.cap; q++)
+        if (c->groups.slots[q].hash && c->groups.slots[q].value == (uint64_t)g + 1)
+          c->groups.slots[q].value = fi + 1;
+    }
   }
   if (view.release) view.release(&view);
   dk__free(c->alloc, gid);
@@ -783,7 +839,7 @@ dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArraySt
   /* partition columns: given, or the table's */
   const char *const *pcols = o.partition_by;
   size_t npc = o.n_partition_by;
-  if (s && !npc) {
+  if (s && !npc && o.schema_mode != DK_SCHEMA_OVERWRITE) { /* overwriteSchema: as given */
     pcols = dk_snapshot_metadata(s)->partition_columns;
     npc = dk_snapshot_metadata(s)->n_partition_columns;
   }
