@@ -259,7 +259,7 @@ typedef struct dk_write_options {
                                        0 = delta.targetFileSize, else 128 MiB */
   const dk_expr *replace_where;   /**< every new row must satisfy it (replaceWhere's
                                        constraint check: DELTA_REPLACE_WHERE_MISMATCH) */
-  int threads;                    /**< Parquet encoding threads; 0 = 1 */
+  int threads;                    /**< Parquet encoding threads; 0 = the CPUs, at most 2 */
   dk_write_progress_fn progress;  /**< called after each file; may be NULL */
   void *progress_payload;
 } dk_write_options;

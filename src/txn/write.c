@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arrow/array.h"
 #include "dk/parquet.h"
@@ -584,27 +585,34 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
   struct ArrowArray view;
   memset(&view, 0, sizeof view);
   if (!st) st = data_view(&view, c, b, err);
-  /* one take per file touched by this batch */
-  for (int64_t r = 0; r < n && !st; r++) {
-    int64_t g = gid[r];
-    if (g < 0) continue;
-    int64_t m = 0;
-    for (int64_t q = r; q < n; q++)
-      if (gid[q] == g) {
-        idx[m++] = q;
-        gid[q] = -1;
+  /* per window of rows, one take per file the window touches (small windows keep the
+   * taken arrays in reused memory) */
+  const int64_t win = 1 << 20;
+  for (int64_t w0 = 0; w0 < n && !st; w0 += win) {
+    int64_t w1 = w0 + win < n ? w0 + win : n;
+    for (int64_t r = w0; r < w1 && !st; r++) {
+      int64_t g = gid[r];
+      if (g < 0) continue;
+      int64_t m = 0;
+      for (int64_t q = r; q < w1; q++)
+        if (gid[q] == g) {
+          idx[m++] = q;
+          gid[q] = -1;
+        }
+      struct ArrowArray part;
+      st = dk_scan__take(&part, &c->data, &view, idx, m, c->alloc, err);
+      if (st) break;
+      size_t fi = (size_t)g;
+      st = write_rows(c, &fi, &part, (double)bytes / (double)n, err);
+      part.release(&part);
+      if (st) break;
+      if (fi != (size_t)g) { /* rolled: the partition's rows go on in the new file */
+        for (size_t q = 0; q < c->groups.cap; q++)
+          if (c->groups.slots[q].hash && c->groups.slots[q].value == (uint64_t)g + 1)
+            c->groups.slots[q].value = fi + 1;
+        for (int64_t q = r; q < n; q++)
+          if (gid[q] == g) gid[q] = (int64_t)fi;
       }
-    struct ArrowArray part;
-    st = dk_scan__take(&part, &c->data, &view, idx, m, c->alloc, err);
-    if (st) break;
-    size_t fi = (size_t)g;
-    st = write_rows(c, &fi, &part, (double)bytes / (double)n, err);
-    part.release(&part);
-    if (st) break;
-    if (fi != (size_t)g) { /* rolled: the partition's rows go on in the new file */
-      for (size_t q = 0; q < c->groups.cap; q++)
-        if (c->groups.slots[q].hash && c->groups.slots[q].value == (uint64_t)g + 1)
-          c->groups.slots[q].value = fi + 1;
     }
   }
   if (view.release) view.release(&view);
@@ -636,7 +644,7 @@ dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream 
   dk_txn__uuid(c.uuid);
   c.po.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
   c.po.alloc = x->alloc;
-  c.po.threads = o ? o->threads : 0;
+  c.po.threads = o && o->threads > 0 ? o->threads : (int)DK_MIN(sysconf(_SC_NPROCESSORS_ONLN), 2);
   const char *codec = dk_txn__meta_conf(&x->meta, "delta.parquet.compression.codec");
   if (codec && !strcasecmp(codec, "zstd")) c.po.codec = DK_PARQUET_ZSTD;
   else if (codec && !strcasecmp(codec, "gzip")) c.po.codec = DK_PARQUET_GZIP;
