@@ -27,6 +27,8 @@ static void usage(FILE *f) {
           "       delete files no version within the retention needs\n"
           "  restore TABLE --version N      RESTORE the table to version N (a new commit)\n"
           "  checkpoint TABLE [--version N] write a checkpoint and _last_checkpoint\n"
+          "  write TABLE FILE.parquet... [--mode append|overwrite|error|ignore] [--partition-by a,b]\n"
+          "       [--replace-where EXPR] [--dynamic]    one commit (a progress line on a terminal)\n"
           "  version                        print dk's version\n");
 }
 
@@ -46,6 +48,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "vacuum")) return dk_cli_vacuum(argc - 2, argv + 2);
   if (!strcmp(argv[1], "restore")) return dk_cli_restore(argc - 2, argv + 2);
   if (!strcmp(argv[1], "checkpoint")) return dk_cli_checkpoint(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "write")) return dk_cli_write(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;
