@@ -46,23 +46,9 @@ static dk_status put_file_actions(dk_buf *b, dk_snapshot *s, int64_t min_tomb_ts
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"modificationTime\":%lld,"
                                     "\"dataChange\":false",
                                     (long long)f.size, (long long)f.modification_time));
-    if (f.stats) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_str(b, f.stats, err));
-    }
-    if (f.tags_json) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-      DK_RETURN_NOT_OK(dk__buf_puts(b, f.tags_json, err));
-    }
-    if (f.dv) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_dv(b, f.dv, err));
-    }
-    if (f.has_base_row_id)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f.base_row_id));
-    if (f.has_default_row_commit_version)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                      (long long)f.default_row_commit_version));
+    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f.stats, f.tags_json, f.dv, f.has_base_row_id,
+                                             f.base_row_id, f.has_default_row_commit_version,
+                                             f.default_row_commit_version, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
     (*n_actions)++;
     (*n_adds)++;

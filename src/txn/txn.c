@@ -712,6 +712,27 @@ dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err) {
   return st;
 }
 
+dk_status dk_txn__put_file_fields(dk_buf *b, const char *stats, const char *tags_json,
+                                  const dk_dv_descriptor *dv, int has_brid, int64_t brid,
+                                  int has_drcv, int64_t drcv, dk_error *err) {
+  if (stats) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, stats, err));
+  }
+  if (tags_json) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, tags_json, err));
+  }
+  if (dv) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_dv(b, dv, err));
+  }
+  if (has_brid) DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)brid));
+  if (has_drcv)
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld", (long long)drcv));
+  return DK_OK;
+}
+
 dk_status dk_txn__put_metadata(dk_buf *b, const txn_meta *m, const char *const *extra, size_t n_extra,
                               dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"metaData\":{\"id\":", err));
@@ -888,23 +909,9 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
                                     (long long)now, x->removes[i].data_change ? "true" : "false"));
     DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f.partition_kv, f.n_partition_values, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld", (long long)f.size));
-    if (f.stats) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_str(b, f.stats, err));
-    }
-    if (f.tags_json) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-      DK_RETURN_NOT_OK(dk__buf_puts(b, f.tags_json, err));
-    }
-    if (f.dv) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_dv(b, f.dv, err));
-    }
-    if (f.has_base_row_id)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f.base_row_id));
-    if (f.has_default_row_commit_version)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                      (long long)f.default_row_commit_version));
+    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f.stats, f.tags_json, f.dv, f.has_base_row_id,
+                                             f.base_row_id, f.has_default_row_commit_version,
+                                             f.default_row_commit_version, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
   }
   for (size_t i = 0; i < x->n_adds; i++) {
@@ -917,27 +924,10 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
                                     ",\"size\":%lld,\"modificationTime\":%lld,\"dataChange\":%s",
                                     (long long)a->size, (long long)a->mtime,
                                     a->data_change ? "true" : "false"));
-    if (a->stats) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_str(b, a->stats, err));
-    }
-    if (a->tags) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-      DK_RETURN_NOT_OK(dk__buf_puts(b, a->tags, err));
-    }
-    if (a->dv) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_dv(b, a->dv, err));
-    }
-    if (a->fixed_row_id) {
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)a->base_row_id));
-      if (a->drcv >= 0)
-        DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                        (long long)a->drcv));
-    } else if (rt) {
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld,\"defaultRowCommitVersion\":%lld",
-                                      (long long)a->base_row_id, (long long)v));
-    }
+    int has_rid = a->fixed_row_id || rt;
+    int64_t drcv = a->fixed_row_id ? a->drcv : v;
+    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, a->stats, a->tags, a->dv, has_rid, a->base_row_id,
+                                             has_rid && drcv >= 0, drcv, err));
     if (a->clustering) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"clusteringProvider\":", err));
       DK_RETURN_NOT_OK(dk_txn__put_str(b, a->clustering, err));
