@@ -124,8 +124,10 @@ DK_API dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t *
                                    int64_t *n, dk_error *err);
 /** Records a read of the partitions given as rows of serialized partition values
  *  (values[row * n_partition_columns + col], logical partition-column order, NULL = null):
- *  dynamic partition overwrite (delta-spark txn.filterFiles(newFiles)). Returns the indexes
- *  of the snapshot's files in those partitions like dk_txn_read_files. */
+ *  dynamic partition overwrite (delta-spark txn.filterFiles(newFiles)): concurrent adds in
+ *  those partitions conflict; the files themselves are not recorded as read (so a concurrent
+ *  removal of one is ConcurrentDeleteDeleteException when this transaction removes it, as in
+ *  delta-spark). Returns the indexes of the snapshot's files in those partitions. */
 DK_API dk_status dk_txn_read_partitions(dk_txn *txn, const char *const *values, int64_t n_rows,
                                         int64_t **out_idx, int64_t *n, dk_error *err);
 /** Marks the whole table as read (any concurrent change conflicts). */

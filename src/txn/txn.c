@@ -351,12 +351,7 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
       }
       if (c == npc) {
         if (idx) idx[cnt] = i;
-        cnt++;
-        st = mark_read(x, fe.path, err);
-        if (st) {
-          dk__free(NULL, idx);
-          return st;
-        }
+        cnt++; /* a partition read, not a file read (delta-spark filterFiles(newFiles)) */
         break;
       }
     }
