@@ -551,7 +551,6 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
   nm.conf = conf;
   nm.n_conf = nc;
   if (!nm.id || !nm.schema_string) return DK_NOMEM;
-  txn_meta prev = x->meta;
   x->meta = nm;
   x->has_new_meta = 1;
   /* a new table gets the protocol its properties need; an existing one is upgraded when a
@@ -574,7 +573,6 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
                              x->table->root, (int)need.min_writer_version);
     }
   }
-  (void)prev;
   /* strip the consumed properties */
   size_t w = 0;
   for (size_t i = 0; i < x->meta.n_conf; i++) {
