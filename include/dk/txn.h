@@ -118,8 +118,9 @@ DK_API dk_snapshot *dk_txn_snapshot(const dk_txn *txn);
 
 /** Records a read of the files matching `filter` (unbound, logical names; NULL = all files)
  *  and returns them: *out_idx receives indexes into the read snapshot's file list (allocated,
- *  free with dk_free), *n their number. Partition conjuncts prune exactly, the rest by
- *  statistics, as delta-spark's txn.filterFiles. Either output may be NULL. */
+ *  free with dk_free), *n their number: every file of the partitions the partition conjuncts
+ *  select, as delta-spark's txn.filterFiles returns them (data conjuncts do not narrow the
+ *  read set; tests/interop/conflict_matrix.json). Either output may be NULL. */
 DK_API dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t **out_idx,
                                    int64_t *n, dk_error *err);
 /** Records a read of the partitions given as rows of serialized partition values

@@ -269,11 +269,30 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     DK_RETURN_NOT_OK(dk_expr_split(&ponly, &rest, filter, md->partition_columns,
                                    md->n_partition_columns, err));
   dk_expr_free(rest);
-  DK_RETURN_NOT_OK(add_pred(x, ponly, err));
-  dk_scan_options so = {.version = DK_SCAN_OPTIONS_VERSION, .filter = filter, .limit = -1,
+  /* the files read are those the partition conjuncts select: delta-spark's txn.filterFiles
+   * returns (and records as read) every file of the matching partitions for a data predicate
+   * too (tests/interop/conflict_matrix.json: a concurrent delete of a file whose stats rule the
+   * predicate out is still ConcurrentDeleteReadException) */
+  dk_scan_options so = {.version = DK_SCAN_OPTIONS_VERSION, .filter = ponly, .limit = -1,
                         .keep_residual = 1};
   dk_scan *scan = NULL;
-  DK_RETURN_NOT_OK(dk_scan_new(&scan, x->snap, &so, err));
+  dk_status st0 = DK_OK;
+  if (filter) { /* the whole predicate must bind (unknown columns, type errors) */
+    struct ArrowSchema sch;
+    dk_expr *bound = NULL;
+    st0 = dk_snapshot_arrow_schema(&sch, x->snap, 0, err);
+    if (!st0) {
+      st0 = dk_expr_bind(&bound, filter, &sch, err);
+      sch.release(&sch);
+      dk_expr_free(bound);
+    }
+  }
+  if (!st0) st0 = dk_scan_new(&scan, x->snap, &so, err);
+  if (st0) {
+    dk_expr_free(ponly);
+    return st0;
+  }
+  DK_RETURN_NOT_OK(add_pred(x, ponly, err)); /* takes ponly */
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
