@@ -14,7 +14,7 @@
 
 #include "scan/scan_int.h"
 
-void dk_scan__file_reader_close(file_reader *r) {
+void dk_scan__task_close(task_reader *r) {
   const dk_allocator *a = r->plan->alloc;
   if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
   r->has_stream = 0;
@@ -77,8 +77,8 @@ static dk_status resolve_path(char **out, const char *root, const char *path,
   return DK_OK;
 }
 
-dk_status dk_scan__file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
-                                    dk_storage *sto, const scan_task *t, dk_error *err) {
+dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                             dk_storage *sto, const scan_task *t, dk_error *err) {
   memset(r, 0, sizeof *r);
   r->plan = plan;
   r->stats = stats;
@@ -184,7 +184,7 @@ static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSc
 }
 
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
-static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
+static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
   const scan_task *t = r->task;
   *done = 0;
@@ -416,7 +416,7 @@ static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *
 
 /* The _metadata struct for m output rows; rows[k] = physical row index in the file of row k,
 ** pos[k] = its position in the decoded batch b. */
-static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const struct ArrowArray *b,
+static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const struct ArrowArray *b,
                                 const int64_t *rows, const int64_t *pos, int64_t m,
                                 dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -486,7 +486,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
 
 static void noop_release(struct ArrowArray *a) { a->release = NULL; }
 
-static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
+static dk_status ensure_scratch(task_reader *r, int64_t n, dk_error *err) {
   if (n <= r->scratch_cap) return DK_OK;
   const dk_allocator *a = r->plan->alloc;
   dk__free(a, r->idx);
@@ -502,8 +502,8 @@ static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
 
 /* Produces the next non-empty output batch of the file; out->release == NULL at its end.
 ** *remaining: rows still wanted (< 0: no limit); decremented. */
-dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
-                                    dk_error *err) {
+dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
+                             dk_error *err) {
   const scan_plan *plan = r->plan;
   const dk_allocator *a = plan->alloc;
   out->release = NULL;

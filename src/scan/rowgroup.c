@@ -225,7 +225,7 @@ static const char *stats_key(const scan_plan *plan, const dk_field *f) {
 
 /* Row-group skipping: the residual filter evaluated over the row group's Parquet column
 ** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
-bool dk_scan__rg_can_skip(file_reader *r, int rg, int64_t num_rows,
+bool dk_scan__rg_can_skip(task_reader *r, int rg, int64_t num_rows,
                           const struct ArrowSchema *fs) {
   const scan_plan *plan = r->plan;
   stats_acc a;
@@ -263,7 +263,7 @@ typedef struct pg_col {
 ** rows are never read. Only flat top-level columns take part; *n_out is -1 when nothing can
 ** be skipped (or the file has no page index): read the whole group. Otherwise
 ** out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
-dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
+dk_status dk_scan__page_ranges(task_reader *r, int rg, int64_t num_rows,
                                const struct ArrowSchema *fs, const char *const *names, size_t nn,
                                int64_t **out, int *n_out, int64_t *pages_skipped, dk_error *err) {
   const scan_plan *plan = r->plan;

@@ -209,12 +209,12 @@ typedef struct split_stream {
   int64_t n_tasks, next;
   scan_task *tasks;
   int open;
-  file_reader fr;
+  task_reader fr;
   int64_t remaining;
 } split_stream;
 
 static void split_stream_free(split_stream *s) {
-  if (s->open) dk_scan__file_reader_close(&s->fr);
+  if (s->open) dk_scan__task_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   dk_scan__plan_dispose(&s->plan);
   dk__pool_release(s->pool);
@@ -352,20 +352,20 @@ static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error
     if (!s->open) {
       if (s->next >= s->n_tasks) return DK_OK;
       const scan_task *t = &s->tasks[s->next++];
-      dk_status st = dk_scan__file_reader_open(&s->fr, &s->plan, NULL, s->sto, t, err);
+      dk_status st = dk_scan__task_open(&s->fr, &s->plan, NULL, s->sto, t, err);
       if (st) {
-        dk_scan__file_reader_close(&s->fr);
+        dk_scan__task_close(&s->fr);
         return st;
       }
       s->open = 1;
     }
-    dk_status st = dk_scan__file_reader_next(&s->fr, out, &s->remaining, err);
+    dk_status st = dk_scan__task_next(&s->fr, out, &s->remaining, err);
     if (st) {
       dk__error_prefix(err, "%s", s->fr.task->path);
       return st;
     }
     if (out->release) return DK_OK;
-    dk_scan__file_reader_close(&s->fr);
+    dk_scan__task_close(&s->fr);
     s->open = 0;
   }
 }

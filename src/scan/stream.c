@@ -14,7 +14,7 @@ typedef struct scan_stream {
   dk_storage *sto;
   int64_t next_file;
   int open;
-  file_reader fr;
+  task_reader fr;
   scan_task task;
   dk_file_entry entry;
   int64_t remaining;
@@ -49,27 +49,27 @@ static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error 
       int64_t i = s->next_file++;
       DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
       task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
-      dk_status st = dk_scan__file_reader_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
+      dk_status st = dk_scan__task_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
       if (st) {
-        dk_scan__file_reader_close(&s->fr);
+        dk_scan__task_close(&s->fr);
         return st;
       }
       s->open = 1;
     }
-    dk_status st = dk_scan__file_reader_next(&s->fr, out, &s->remaining, err);
+    dk_status st = dk_scan__task_next(&s->fr, out, &s->remaining, err);
     if (st) {
       dk__error_prefix(err, "%s", s->task.path);
       return st;
     }
     if (out->release) return DK_OK;
-    dk_scan__file_reader_close(&s->fr);
+    dk_scan__task_close(&s->fr);
     s->open = 0;
   }
 }
 
 static void scan_stream_release(void *state) {
   scan_stream *s = state;
-  if (s->open) dk_scan__file_reader_close(&s->fr);
+  if (s->open) dk_scan__task_close(&s->fr);
   if (s->sto) s->sto->free(s->sto);
   dk_scan *scan = s->scan;
   dk__free(scan->alloc, s);
@@ -127,20 +127,20 @@ static void *mt_worker(void *arg) {
     if (it >= m->n_items) break;
     int64_t i = m->items[3 * it];
     scan_task t;
-    file_reader fr;
+    task_reader fr;
     task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
     t.range_start = m->items[3 * it + 1];
     t.range_end = m->items[3 * it + 2];
-    st = dk_scan__file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+    st = dk_scan__task_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
     int64_t remaining = -1;
     while (!st) {
       struct ArrowArray a;
-      st = dk_scan__file_reader_next(&fr, &a, &remaining, &err);
+      st = dk_scan__task_next(&fr, &a, &remaining, &err);
       if (st || !a.release) break;
       mt_push(m, &a);
     }
     if (st) dk__error_prefix(&err, "%s", t.path);
-    dk_scan__file_reader_close(&fr);
+    dk_scan__task_close(&fr);
   }
   if (sto) sto->free(sto);
   pthread_mutex_lock(&m->mu);
