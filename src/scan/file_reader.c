@@ -5,16 +5,19 @@
 ** widened types ("Type Widening"), partition columns materialised from partitionValues
 ** ("Partition Value Serialization"), the deletion vector applied ("Deletion Vectors"), the
 ** residual filter, `_metadata` and row tracking ("Row Tracking"), LIMIT. Which row groups
-** and row ranges are read is decided by rowgroup.c.
+** and row ranges are read is decided by rowgroup.c. The end of the file holds the reader of
+** single files that the rest of the library uses (file_reader.h).
 */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "scan/file_reader.h"
 #include "scan/scan_int.h"
 
 void dk_scan__task_close(task_reader *r) {
+  if (!r->plan) return; /* never opened */
   const dk_allocator *a = r->plan->alloc;
   if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
   r->has_stream = 0;
@@ -625,6 +628,23 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
     }
     const int dense = m == n && b.offset == 0;
     if (*remaining >= 0 && m > *remaining) m = *remaining;
+    if (r->rows_out) {
+      /* row-index mode: the selected rows' physical indexes instead of a batch */
+      if (st == DK_OK) st = dk__buf_reserve(r->rows_out, (size_t)m * sizeof(int64_t), err);
+      if (st == DK_OK) {
+        int64_t *o = (int64_t *)(r->rows_out->data + r->rows_out->len);
+        for (int64_t k = 0; k < m; k++) o[k] = first + r->idx[k];
+        r->rows_out->len += (size_t)m * sizeof(int64_t);
+      }
+      for (int64_t k = 0; k < nc; k++) dk__array_release(&full[k]);
+      dk__free(a, full);
+      dk__free(a, ch);
+      dk__array_release(&b);
+      DK_RETURN_NOT_OK(st);
+      if (*remaining > 0) *remaining -= m;
+      if (r->stats) dk_scan__stat_add(&r->stats->rows_returned, m);
+      continue;
+    }
     int64_t c = 0;
     if (st == DK_OK && m > 0) {
       for (int64_t pk = 0; st == DK_OK && c < (int64_t)plan->n_out; c++) {
@@ -677,4 +697,142 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
     if (r->stats) dk_scan__stat_add(&r->stats->rows_returned, m);
     return DK_OK;
   }
+}
+
+void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
+  memset(t, 0, sizeof *t);
+  t->path = f->path;
+  t->size = f->size;
+  t->mtime = f->modification_time;
+  t->pvals = pvals;
+  t->dv = f->dv;
+  t->has_base_row_id = f->has_base_row_id;
+  t->base_row_id = f->base_row_id;
+  t->has_default_rcv = f->has_default_row_commit_version;
+  t->default_rcv = f->default_row_commit_version;
+}
+
+/* ---- single files for the library (file_reader.h) ------------------------------------------ */
+
+struct dk_scan__file_reader {
+  const dk_allocator *alloc;
+  dk_snapshot *snap;
+  dk_pool *pool; /* plan.alloc */
+  dk_storage *sto;
+  scan_plan plan;
+  size_t n_part; /* partition columns of the plan (output and filter-only) */
+};
+
+struct dk_scan__file {
+  const dk_scan__file_reader *r;
+  scan_task task;
+  task_reader tr;
+  const char **pvals;
+  int64_t remaining;
+  dk_buf rows;
+};
+
+void dk_scan__file_reader_free(dk_scan__file_reader *r) {
+  if (!r) return;
+  dk_scan__plan_dispose(&r->plan);
+  if (r->sto) r->sto->free(r->sto);
+  dk__pool_release(r->pool);
+  dk_snapshot_free(r->snap);
+  dk__free(r->alloc, r);
+}
+
+dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap,
+                                   const dk_scan__file_reader_options *o, dk_error *err) {
+  *out = NULL;
+  DK_RETURN_IF(o->metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
+               "scan: unknown _metadata field bits 0x%x", o->metadata_fields);
+  const dk_allocator *alloc = NULL;
+  dk_scan__file_reader *r = dk__calloc(alloc, 1, sizeof *r);
+  DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (file reader)");
+  r->alloc = alloc;
+  r->snap = dk_snapshot_ref(snap);
+  dk_status st = dk__pool_new(&r->pool, alloc, SCAN_POOL_CACHE, err);
+  scan_plan *p = &r->plan;
+  if (!st)
+    st = dk_scan__plan_init(p, dk__pool_allocator(r->pool), snap, o->columns,
+                            o->columns ? (int64_t)o->n_columns : -1, o->predicate,
+                            o->metadata_fields, err);
+  if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
+  if (!st && o->predicate)
+    st = dk_expr_bind(&p->residual_bound, o->predicate, &p->read_schema, err);
+  if (!st) st = dk_storage_local_new(&r->sto, alloc, err);
+  for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
+  if (st) {
+    dk_scan__file_reader_free(r);
+    return st;
+  }
+  *out = r;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_reader_schema(struct ArrowSchema *out, const dk_scan__file_reader *r,
+                                      dk_error *err) {
+  return dk__schema_copy(out, &r->plan.out_schema, err);
+}
+
+void dk_scan__file_close(dk_scan__file *f) {
+  if (!f) return;
+  const dk_allocator *a = f->r->plan.alloc;
+  dk_scan__task_close(&f->tr);
+  dk__buf_dispose(&f->rows);
+  dk__free(a, f->pvals);
+  dk__free(a, f);
+}
+
+dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
+                             const dk_file_entry *e, dk_error *err) {
+  *out = NULL;
+  const scan_plan *p = &r->plan;
+  dk_scan__file *f = dk__calloc(p->alloc, 1, sizeof *f);
+  DK_RETURN_IF(!f, DK_NOMEM, err, "out of memory (file reader)");
+  f->r = r;
+  f->remaining = -1;
+  dk__buf_init(&f->rows, p->alloc);
+  f->pvals = dk__calloc(p->alloc, r->n_part ? r->n_part : 1, sizeof *f->pvals);
+  if (!f->pvals) {
+    dk_scan__file_close(f);
+    return dk__error_set(err, DK_NOMEM, "out of memory (file reader)");
+  }
+  for (size_t c = 0, k = 0; c < p->n_cols; c++) {
+    if (!p->cols[c].is_partition) continue;
+    int is_null = 0;
+    const char *v = dk_file_partition_value(r->snap, e, p->cols[c].field->name, &is_null);
+    f->pvals[k++] = is_null ? NULL : v;
+  }
+  dk_scan__task_from_entry(&f->task, e, f->pvals);
+  dk_status st = dk_scan__task_open(&f->tr, p, NULL, r->sto, &f->task, err);
+  if (st) {
+    dk_scan__file_close(f);
+    return st;
+  }
+  *out = f;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_next(struct ArrowArray *out, dk_scan__file *f, dk_error *err) {
+  dk_status st = dk_scan__task_next(&f->tr, out, &f->remaining, err);
+  if (st) dk__error_prefix(err, "%s", f->task.path);
+  return st;
+}
+
+dk_status dk_scan__file_rows(const int64_t **rows, int64_t *n, dk_scan__file *f, dk_error *err) {
+  *rows = NULL;
+  *n = 0;
+  f->rows.len = 0;
+  f->tr.rows_out = &f->rows;
+  struct ArrowArray none;
+  dk_status st = dk_scan__task_next(&f->tr, &none, &f->remaining, err);
+  f->tr.rows_out = NULL;
+  if (st) {
+    dk__error_prefix(err, "%s", f->task.path);
+    return st;
+  }
+  *rows = (const int64_t *)f->rows.data;
+  *n = (int64_t)(f->rows.len / sizeof(int64_t));
+  return DK_OK;
 }

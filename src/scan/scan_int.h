@@ -158,6 +158,8 @@ typedef struct task_reader {
   int64_t scratch_cap;
   int64_t *ranges;       /* page skipping: row ranges of row group range_rg still to read */
   int n_ranges, range_pos, range_rg;
+  dk_buf *rows_out;      /* row-index mode: selected physical row indexes (int64) go here and
+                          * task_next returns no batches */
 } task_reader;
 
 dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
@@ -167,6 +169,8 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
 dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
                              dk_error *err);
 void dk_scan__task_close(task_reader *r);
+/* A whole-file task of a log entry; pvals: one text per partition column of the plan. */
+void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals);
 
 /* ---- row groups and pages (rowgroup.c) ------------------------------------------------------ */
 

@@ -20,19 +20,6 @@ typedef struct scan_stream {
   int64_t remaining;
 } scan_stream;
 
-static void task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
-  memset(t, 0, sizeof *t);
-  t->path = f->path;
-  t->size = f->size;
-  t->mtime = f->modification_time;
-  t->pvals = pvals;
-  t->dv = f->dv;
-  t->has_base_row_id = f->has_base_row_id;
-  t->base_row_id = f->base_row_id;
-  t->has_default_rcv = f->has_default_row_commit_version;
-  t->default_rcv = f->default_row_commit_version;
-}
-
 static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
   scan_stream *s = state;
   return dk_scan_schema(out, s->scan, err);
@@ -48,7 +35,7 @@ static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error 
       if (s->next_file >= scan->n_files) return DK_OK;
       int64_t i = s->next_file++;
       DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
-      task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+      dk_scan__task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
       dk_status st = dk_scan__task_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
       if (st) {
         dk_scan__task_close(&s->fr);
@@ -128,7 +115,7 @@ static void *mt_worker(void *arg) {
     int64_t i = m->items[3 * it];
     scan_task t;
     task_reader fr;
-    task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
+    dk_scan__task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
     t.range_start = m->items[3 * it + 1];
     t.range_end = m->items[3 * it + 2];
     st = dk_scan__task_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
