@@ -328,6 +328,10 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
       if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
                                    r->stream.get_last_error(&r->stream));
     }
+    if (r->has_stream && r->read_schema.n_children != (int64_t)ntop)
+      /* two columns of the table schema map to one column of the file (duplicate names) */
+      return dk__error_set(err, DK_CORRUPT, "%s: %" PRId64 " columns of the file for %zu columns "
+                           "of the table schema", r->full_path, r->read_schema.n_children, ntop);
     r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
     r->in_rg = 1;
     return DK_OK;
@@ -530,6 +534,11 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
       if (!b.release) {
         r->in_rg = 0;
         continue;
+      }
+      if (b.n_children != r->read_schema.n_children) {
+        dk__array_release(&b);
+        return dk__error_set(err, DK_CORRUPT, "%s: a batch of %" PRId64 " columns for %" PRId64,
+                             r->full_path, b.n_children, r->read_schema.n_children);
       }
       n = b.length;
     } else {

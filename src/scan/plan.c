@@ -361,7 +361,10 @@ dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_s
     p->root = dk__strdup(p->alloc, abs ? abs : dk_snapshot_table_root(snap));
     free(abs);
   }
-  size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields) + schema->n_fields;
+  /* the request (every column: data columns and each listed partition column), then at most
+  ** every top-level column again as filter-only columns */
+  size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + md->n_partition_columns) +
+                schema->n_fields;
   p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
   DK_RETURN_IF(!p->root || !p->cols, DK_NOMEM, err, "out of memory (scan)");
   DK_RETURN_IF((p->meta & (DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION)) &&
