@@ -449,9 +449,17 @@ static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const st
         case DK_META_FILE_SIZE: v = t->size; break;
         case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
         case DK_META_FILE_BLOCK_LENGTH:
-          v = t->range_end > 0 ? DK_MIN(t->range_end, t->size) - t->range_start : t->size;
+          v = t->size;
+          if (t->range_end > 0 &&
+              __builtin_sub_overflow(DK_MIN(t->range_end, t->size), t->range_start, &v))
+            st = dk__error_set(err, DK_CORRUPT, "%s: size %" PRId64 " out of range", t->path,
+                               t->size);
           break;
-        case DK_META_FILE_MODIFICATION_TIME: v = t->mtime * 1000; break;
+        case DK_META_FILE_MODIFICATION_TIME:
+          if (__builtin_mul_overflow(t->mtime, 1000, &v))
+            st = dk__error_set(err, DK_CORRUPT, "%s: modificationTime %" PRId64 " out of range",
+                               t->path, t->mtime);
+          break;
         case DK_META_ROW_INDEX: v = rows[i]; break;
         case DK_META_ROW_ID:
           if (r->row_id_src >= 0)
@@ -463,7 +471,9 @@ static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const st
                                  "no baseRowId", t->path);
               continue;
             }
-            v = t->base_row_id + rows[i];
+            if (__builtin_add_overflow(t->base_row_id, rows[i], &v))
+              st = dk__error_set(err, DK_CORRUPT, "%s: baseRowId %" PRId64 " out of range",
+                                 t->path, t->base_row_id);
           }
           break;
         default: /* DK_META_ROW_COMMIT_VERSION */
@@ -480,7 +490,7 @@ static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const st
           }
           break;
       }
-      st = dk__arr_append_int(c, v, err);
+      if (!st) st = dk__arr_append_int(c, v, err);
     }
   }
   if (!st) {
