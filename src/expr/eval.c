@@ -409,7 +409,8 @@ static dk_status eval_cmp(ectx *c, const dk_expr *e, tv *out) {
     }
     case DK_DOM_F64: {
       double *tmp = NULL;
-      if (col->type.id != DK_AT_DOUBLE && col->type.id != DK_AT_FLOAT) {
+      /* doubles are compared in place; floats too, except against NaN (isnan on widened) */
+      if (col->type.id != DK_AT_DOUBLE && (col->type.id != DK_AT_FLOAT || isnan(e->ld))) {
         tmp = dk__arena_alloc(&c->ar, sizeof(double) * (size_t)(n ? n : 1), c->err);
         if (!tmp) return DK_NOMEM;
       }
