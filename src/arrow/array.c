@@ -622,21 +622,24 @@ dk_status dk__arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
     default: nb = 2; break;
   }
   out->n_buffers = nb;
+  dk_status st = DK_OK;
   if (nb >= 2) {
-    if (!a->values.data) DK_RETURN_NOT_OK(dk__abuf_reserve(&a->values, a->alloc, 8, err));
+    if (!a->values.data) st = dk__abuf_reserve(&a->values, a->alloc, 8, err);
     p->owned[1] = a->values.data;
     p->buffer_ptrs[1] = a->values.data;
     a->values = (dk_abuf){0};
   }
-  if (nb == 3) {
-    if (!a->data.data) DK_RETURN_NOT_OK(dk__abuf_reserve(&a->data, a->alloc, 8, err));
+  if (nb == 3 && !st) {
+    if (!a->data.data) st = dk__abuf_reserve(&a->data, a->alloc, 8, err);
     p->owned[2] = a->data.data;
     p->buffer_ptrs[2] = a->data.data;
     a->data = (dk_abuf){0};
   }
   a->length = 0;
   a->null_count = 0;
-  return arr_start_offsets(a, err);
+  if (!st) st = arr_start_offsets(a, err);
+  if (st) array_release(out); /* a failed finish leaves nothing for the caller to release */
+  return st;
 }
 
 dk_status dk__array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,

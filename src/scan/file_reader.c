@@ -15,6 +15,7 @@
 
 #include "scan/file_reader.h"
 #include "scan/scan_int.h"
+#include "snapshot/access.h"
 
 void dk_scan__task_close(task_reader *r) {
   if (!r->plan) return; /* never opened */
@@ -710,6 +711,8 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
     }
     const void *nullbuf[1] = {NULL};
     st = dk__array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    if (st) /* the columns were not moved into out */
+      for (int64_t k = 0; k < nch; k++) dk__array_release(&ch[k]);
     dk__free(a, ch);
     DK_RETURN_NOT_OK(st);
     if (*remaining > 0) *remaining -= m;
@@ -765,7 +768,7 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
   *out = NULL;
   DK_RETURN_IF(o->metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o->metadata_fields);
-  const dk_allocator *alloc = NULL;
+  const dk_allocator *alloc = dk_snapshot__allocator(snap);
   dk_scan__file_reader *r = dk__calloc(alloc, 1, sizeof *r);
   DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (file reader)");
   r->alloc = alloc;

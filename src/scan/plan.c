@@ -12,6 +12,7 @@
 
 #include "log/log.h"
 #include "scan/scan_int.h"
+#include "snapshot/access.h"
 
 void dk_scan__plan_dispose(scan_plan *p) {
   dk__free(p->alloc, p->root);
@@ -396,7 +397,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
-  const dk_allocator *alloc = NULL;
+  const dk_allocator *alloc = dk_snapshot__allocator(snap);
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
   if (dk__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log/log.h"
+#include "snapshot/access.h"
 #include "snapshot/snapshot_int.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
@@ -703,6 +704,7 @@ void dk_snapshot_free(dk_snapshot *s) {
 int64_t dk_snapshot_version(const dk_snapshot *s) { return s->version; }
 int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
+const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
