@@ -680,7 +680,7 @@ static dk_status eval_root(ectx *c, tv *t, const dk_expr *bound,
   DK_RETURN_IF(schema && schema->n_children != batch->n_children, DK_INVALID, err,
                "batch has %lld columns, schema %lld", (long long)batch->n_children,
                (long long)schema->n_children);
-  dk__arena_init(&c->ar, NULL, 64 * 1024);
+  dk__arena_init(&c->ar, bound->alloc, 64 * 1024);
   c->n = batch->length;
   c->batch = batch;
   c->err = err;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "scan/file_reader.h"
+#include "expr/expr.h"
 #include "scan/scan_int.h"
 #include "snapshot/access.h"
 
@@ -781,7 +782,7 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
                             o->metadata_fields, err);
   if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
   if (!st && o->predicate)
-    st = dk_expr_bind(&p->residual_bound, o->predicate, &p->read_schema, err);
+    st = dk_expr__bind(&p->residual_bound, o->predicate, &p->read_schema, p->alloc, err);
   if (!st) st = dk_storage_local_new(&r->sto, alloc, err);
   for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
   if (st) {

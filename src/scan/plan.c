@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "log/log.h"
+#include "expr/expr.h"
 #include "scan/scan_int.h"
 #include "snapshot/access.h"
 
@@ -430,11 +431,11 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   /* filter: partition pruning (exact), stats skipping, residual */
   if (o.filter) {
     DK_CHECK_GOTO(build_full_schema(&full, p, schema, err));
-    DK_CHECK_GOTO(dk_expr_bind(&bound_full, o.filter, &full, err));
+    DK_CHECK_GOTO(dk_expr__bind(&bound_full, o.filter, &full, p->alloc, err));
     DK_CHECK_GOTO(dk_expr_split(&ponly, &p->residual, o.filter, md->partition_columns,
                                 md->n_partition_columns, err));
     if (p->residual && !o.keep_residual)
-      DK_CHECK_GOTO(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+      DK_CHECK_GOTO(dk_expr__bind(&p->residual_bound, p->residual, &p->read_schema, p->alloc, err));
     if (ponly) {
       dk_atype sty = dk__atype_make(DK_AT_STRUCT);
       DK_CHECK_GOTO(dk__schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
@@ -448,7 +449,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
         dk__schema_release(pschema.children[k]);
         DK_CHECK_GOTO(dk__schema_copy(pschema.children[k], full.children[f - schema->fields], err));
       }
-      DK_CHECK_GOTO(dk_expr_bind(&pbound, ponly, &pschema, err));
+      DK_CHECK_GOTO(dk_expr__bind(&pbound, ponly, &pschema, p->alloc, err));
     }
   }
   DK_CHECK_GOTO(dk_scan__select(s, bound_full, pbound, &pschema, o.limit, err));

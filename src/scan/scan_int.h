@@ -2,7 +2,8 @@
 ** scan_int.h — library-internal pieces of the scan module (not API), shared by its files:
 **   plan.c        options, columns, schemas, filter binding (dk_scan_new)
 **   select.c      partition pruning, stats skipping, LIMIT: the file list
-**   file_reader.c one task (a file or a byte range of it) read into output batches
+**   file_reader.c one task (a file or a byte range of it) read into output batches; and the
+**                 single-file reader the rest of the library uses (file_reader.h)
 **   rowgroup.c    row-group and page-range selection inside a file
 **   stream.c      single and multi-threaded ArrowArrayStream of a whole scan
 **   split.c       split planning, the split wire format, reading a split

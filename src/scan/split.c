@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "log/log.h"
+#include "expr/expr.h"
 #include "scan/scan_int.h"
 
 /* ---- planning ------------------------------------------------------------------------------ */
@@ -296,7 +297,8 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(dk_scan__plan_build_schema(p, schema, err));
   if (p->residual)
     DK_RETURN_NOT_OK(
-        as_corrupt(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err), err));
+        as_corrupt(dk_expr__bind(&p->residual_bound, p->residual, &p->read_schema, p->alloc, err),
+                   err));
   DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;
