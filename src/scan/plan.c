@@ -71,8 +71,8 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
   (void)schema;
   dk_atype st = dk__atype_make(DK_AT_STRUCT);
   int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
-  dk_status s = dk__schema_init(&p->out_schema, &st, "", 0, n, err);
-  if (!s) s = dk__schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
+  dk_status s = dk__schema_init_a(&p->out_schema, &st, "", 0, n, p->alloc, err);
+  if (!s) s = dk__schema_init_a(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, p->alloc, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
     /* export the (possibly pruned) field through a one-field struct */
     dk_type one;
@@ -84,7 +84,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     s = dk_schema__to_arrow(&col, &one, 0, err);
     if (s) break;
     dk__schema_release(p->read_schema.children[i]);
-    s = dk__schema_copy(p->read_schema.children[i], col.children[0], err);
+    s = dk__schema_copy_a(p->read_schema.children[i], col.children[0], p->alloc, err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
     if (!s && i < p->n_out && p->cols[i].out_field) {
@@ -96,7 +96,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     if (!s && i < p->n_out) {
       const dk_field *of = p->cols[i].out_field ? p->cols[i].out_field : p->cols[i].field;
       dk__schema_release(p->out_schema.children[i]);
-      s = dk__schema_copy(p->out_schema.children[i], col.children[0], err);
+      s = dk__schema_copy_a(p->out_schema.children[i], col.children[0], p->alloc, err);
       if (!s) s = tag_variants(p->out_schema.children[i], of->type, err);
     }
     dk__schema_release(&col);
@@ -106,14 +106,14 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     dk__schema_release(m);
     int nm = 0;
     for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
-    s = dk__schema_init(m, &st, "_metadata", 0, nm, err);
+    s = dk__schema_init_a(m, &st, "_metadata", 0, nm, p->alloc, err);
     int k = 0;
     for (int b = 0; s == DK_OK && b < 9; b++) {
       if (!((p->meta >> b) & 1)) continue;
       dk_atype t = dk__atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
       if (b == 5) t = dk__atype_timestamp(DK_TU_MICRO, "UTC");
       dk__schema_release(m->children[k]);
-      s = dk__schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
+      s = dk__schema_init_a(m->children[k], &t, meta_names[b], 0, 0, p->alloc, err);
       k++;
     }
   }
@@ -339,7 +339,7 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
                                    const dk_type *schema, dk_error *err) {
   struct ArrowSchema logical;
   DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
-  dk_status st = dk__schema_copy(out, &logical, err);
+  dk_status st = dk__schema_copy_a(out, &logical, p->alloc, err);
   dk__schema_release(&logical);
   for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)
     st = add_physical_names(out->children[i], &schema->fields[i], err);
@@ -438,7 +438,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       DK_CHECK_GOTO(dk_expr__bind(&p->residual_bound, p->residual, &p->read_schema, p->alloc, err));
     if (ponly) {
       dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-      DK_CHECK_GOTO(dk__schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
+      DK_CHECK_GOTO(dk__schema_init_a(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns,
+                                      p->alloc, err));
       for (size_t k = 0; k < md->n_partition_columns; k++) {
         const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
         if (!f) {
@@ -447,7 +448,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
           goto cleanup;
         }
         dk__schema_release(pschema.children[k]);
-        DK_CHECK_GOTO(dk__schema_copy(pschema.children[k], full.children[f - schema->fields], err));
+        DK_CHECK_GOTO(dk__schema_copy_a(pschema.children[k], full.children[f - schema->fields],
+                                        p->alloc, err));
       }
       DK_CHECK_GOTO(dk_expr__bind(&pbound, ponly, &pschema, p->alloc, err));
     }
