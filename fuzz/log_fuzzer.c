@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "log/log.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,7 @@
 /*
 ** log.h — library-internal log machinery (not API): log-file listing and segments, the
-** replay state that "Action Reconciliation" builds, action parsing, schema parsing.
+** replay state that "Action Reconciliation" builds, action parsing. (The Delta schema is in
+** src/protocol/schema.h, the protocol checks in src/protocol/protocol.h.)
 **
 ** Follows PROTOCOL.md (delta-io/delta): "Delta Log Entries", "Checkpoints", "Action
 ** Reconciliation", "Table Features", "Column Mapping", "V2 Checkpoint", "In-Commit Timestamps".
@@ -285,22 +286,5 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
  * `sidecars` as JSON objects when non-NULL. */
 dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
                                            dk_error *err);
-
-/* ---- schema (schema.c) ------------------------------------------------------------------ */
-
-/* Parses a Delta schemaString into a type tree allocated in `ar`. */
-dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, size_t len,
-                           dk_error *err);
-dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_value *v,
-                               dk_error *err);
-
-dk_status dk_schema__to_arrow(struct ArrowSchema *out, const dk_type *t, int physical,
-                              dk_error *err);
-
-/* ---- protocol (src/protocol/protocol.c) ------------------------------------------------- */
-
-/* DK_UNSUPPORTED naming the version or reader feature dk cannot read. */
-dk_status dk_protocol__check_read(const dk_protocol *p, dk_error *err);
-int dk_protocol__has_feature(const dk_protocol *p, const char *name);
 
 #endif /* DK_LOG_LOG_H */

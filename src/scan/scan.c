@@ -18,7 +18,7 @@
 #include "codec/json/json.h"
 #include "dv/dv.h"
 #include "expr/skip.h"
-#include "log/log.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 
 /* ---- plan ----------------------------------------------------------------------------------- */

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "log/log.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
 #include "snapshot/snapshot_int.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
