@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log/log.h"
+#include "log/replay.h"
+#include "log/segment.h"
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
 

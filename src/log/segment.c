@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log/log.h"
+#include "codec/json/json.h"
+#include "log/segment.h"
 
 static bool digits(const char *s, size_t n, int64_t *out) {
   int64_t v = 0;

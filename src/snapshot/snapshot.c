@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "log/log.h"
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
 #include "snapshot/snapshot_int.h"

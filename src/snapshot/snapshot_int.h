@@ -6,7 +6,9 @@
 #ifndef DK_SNAPSHOT_INT_H
 #define DK_SNAPSHOT_INT_H
 
-#include "log/log.h"
+#include "log/checkpoint.h"
+#include "log/replay.h"
+#include "log/segment.h"
 
 struct dk_table {
   const dk_allocator *alloc;
