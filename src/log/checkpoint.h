@@ -10,6 +10,11 @@
 
 #include "dk/parquet.h"
 #include "log/replay.h"
+#include "log/segment.h"
+
+/* Applies the checkpoint of `seg` (all parts, then the sidecars they name) to an empty state. */
+dk_status dk_log__apply_checkpoint(const dk__log *lg, dk__state *st, const dk__segment *seg,
+                                   dk_error *err);
 
 /* Reads the actions of a Parquet checkpoint file (classic part, v2 top-level file or
  * sidecar) and applies them with DK__FROM_CHECKPOINT. Sidecar actions found are appended to

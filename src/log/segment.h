@@ -11,6 +11,14 @@
 #include "dk/sys/storage.h"
 #include "util/util.h"
 
+/* A table's log as the readers of src/log/ see it (borrowed). */
+typedef struct dk__log {
+  dk_storage *sto;
+  const char *root;          /* table root, without trailing slash */
+  const dk_allocator *alloc;
+  int threads;               /* 1: no helper threads; 0: automatic */
+} dk__log;
+
 typedef enum dk__logfile_kind {
   DK__LF_COMMIT = 1,        /* N.json */
   DK__LF_CP_CLASSIC,        /* N.checkpoint.parquet */

@@ -13,74 +13,6 @@
 
 #include "snapshot/snapshot_int.h"
 
-/* Parses one commit file; calls `fn` for each action line until it returns false. */
-static dk_status scan_commit(dk_table *t, const dk__logfile *lf, dk_arena *ar, dk__line_fn fn,
-                             void *payload, dk_error *err) {
-  uint8_t *data;
-  size_t len, bad_line, bad_off;
-  DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, lf->name, &data, &len, err));
-  dk_status st =
-      dk_snapshot__scan_lines((const char *)data, len, false, ar, fn, payload, &bad_line, &bad_off, err);
-  if (st != DK_OK)
-    dk__error_prefix(err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root, lf->name,
-                     bad_line, bad_off);
-  t->sto->free_buf(t->sto, data);
-  return st;
-}
-
-typedef struct ci_find {
-  const dk_json_value *ci;
-} ci_find;
-
-static bool find_ci(const dk_json_value *line, void *payload) {
-  ci_find *f = payload;
-  const dk_json_value *ci = dk__json_get(line, "commitInfo");
-  if (ci && ci->type == DK_JSON_OBJECT) {
-    f->ci = ci;
-    return false;
-  }
-  return true;
-}
-
-/* commitInfo is by convention the first action of a commit, and a commit can be hundreds of
- * megabytes: the complete lines in its first CI_PREFIX bytes are looked at first, and the
- * whole file is read only when commitInfo is not among them (or they do not parse, so that
- * the full read reports the error). */
-#define CI_PREFIX ((size_t)64 * 1024)
-
-static dk_status find_commit_info(dk_table *t, const dk__logfile *lf, dk_arena *ar, ci_find *f,
-                                  dk_error *err) {
-  f->ci = NULL;
-  char path[4096];
-  if (lf->size > (int64_t)CI_PREFIX && t->sto->read_range &&
-      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, lf->name) < (int)sizeof path) {
-    char *buf = dk__malloc(t->alloc, CI_PREFIX);
-    dk_error pe;
-    dk_error_init(&pe);
-    size_t bad_line, bad_off;
-    if (buf && t->sto->read_range(t->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK)
-      (void)dk_snapshot__scan_lines(buf, CI_PREFIX, true, ar, find_ci, f, &bad_line, &bad_off, &pe);
-    dk__free(t->alloc, buf);
-    if (f->ci) return DK_OK;
-  }
-  return scan_commit(t, lf, ar, find_ci, f, err);
-}
-
-dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
-                                  dk_error *err) {
-  dk_arena ar;
-  dk__arena_init(&ar, t->alloc, 16 * 1024);
-  ci_find f = {NULL};
-  dk_status st = find_commit_info(t, lf, &ar, &f, err);
-  if (st == DK_OK && !dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), out))
-    st = dk__error_set(err, DK_CORRUPT,
-                       "%s/_delta_log/%s: in-commit timestamps are enabled but the commit has no "
-                       "commitInfo.inCommitTimestamp",
-                       t->root, lf->name);
-  dk__arena_dispose(&ar);
-  return st;
-}
-
 /* Commit files of a listing, ascending (pointers into seg->all). */
 static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, size_t *n,
                              const dk_allocator *alloc, dk_error *err) {
@@ -98,6 +30,7 @@ static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, s
 
 dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
                                             const dk_snapshot *latest, dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   int64_t ict_from = dk_snapshot__ict_enablement(&latest->st.metadata);
 
   dk__segment seg;
@@ -118,13 +51,13 @@ dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t t
       }
   if (first_ict < n) {
     int64_t t0;
-    DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[first_ict], &t0, err));
+    DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[first_ict], &t0, err));
     if (ts >= t0) {
       size_t lo = first_ict, hi = n - 1; /* invariant: ict(lo) <= ts */
       while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
         int64_t tm;
-        DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[mid], &tm, err));
+        DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[mid], &tm, err));
         if (tm <= ts)
           lo = mid;
         else
@@ -132,7 +65,7 @@ dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t t
       }
       if (lo == n - 1) {
         int64_t tl;
-        DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[n - 1], &tl, err));
+        DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[n - 1], &tl, err));
         if (ts > tl) {
           st = dk__error_set(err, DK_OUT_OF_RANGE,
                              "timestamp %" PRId64 " is after the latest commit (version %" PRId64
@@ -196,6 +129,7 @@ struct dk_history {
 };
 
 dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   dk__segment seg;
   const dk__logfile **c = NULL;
@@ -221,17 +155,17 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
         const dk__logfile *lf = c[n - 1 - i];
         dk_arena tmp;
         dk__arena_init(&tmp, t->alloc, 16 * 1024);
-        ci_find f = {NULL};
-        st = find_commit_info(t, lf, &tmp, &f, err);
+        const dk_json_value *ci = NULL;
+        st = dk_log__commit_info(&ci, &lg, lf, &tmp, err);
         if (st == DK_OK) {
           dk__buf_clear(&b);
-          st = f.ci ? dk__json_write_value(&b, f.ci, err) : dk__buf_puts(&b, "{}", err);
+          st = ci ? dk__json_write_value(&b, ci, err) : dk__buf_puts(&b, "{}", err);
         }
         if (st == DK_OK) {
           hist_entry *e = &h->e[h->n];
           e->version = lf->version;
           int64_t ict;
-          e->timestamp = dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), &ict) ? ict
+          e->timestamp = dk__json_as_i64(dk__json_get(ci, "inCommitTimestamp"), &ict) ? ict
                                                                                       : lf->mtime;
           e->json = dk__arena_strndup(&h->ar, b.data ? b.data : "", b.len, err);
           if (!e->json)
@@ -375,6 +309,7 @@ static bool range_line(const dk_json_value *line, void *payload) {
 
 dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first, int64_t last,
                               dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   if (first < 0 || last < first)
     return dk__error_set(err, DK_INVALID, "invalid commit range %" PRId64 "..%" PRId64, first,
@@ -424,7 +359,7 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
           ctx.ict = -1;
           dk_arena tmp;
           dk__arena_init(&tmp, t->alloc, 64 * 1024);
-          st = scan_commit(t, lf, &tmp, range_line, &ctx, err);
+          st = dk_log__scan_commit(&lg, lf, &tmp, range_line, &ctx, err);
           if (st == DK_OK) st = ctx.st;
           dk__arena_dispose(&tmp);
           r->ts[v - first] = ctx.ict >= 0 ? ctx.ict : lf->mtime;
