@@ -70,4 +70,8 @@ void dk_log__segment_dispose(dk__segment *seg);
 dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
                            const dk_allocator *alloc, dk_error *err);
 
+/* The commit files of a listing, ascending: *out (free with dk__free) points into seg->all. */
+dk_status dk_log__commit_list(const dk__segment *seg, const dk__logfile ***out, size_t *n,
+                              const dk_allocator *alloc, dk_error *err);
+
 #endif /* DK_LOG_SEGMENT_H */

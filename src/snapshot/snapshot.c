@@ -291,10 +291,12 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
   if (opts && opts->by_timestamp) {
+    dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
     int64_t v;
-    dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
+    dk_status st = dk_log__version_at_timestamp(
+        &v, &lg, opts->timestamp_ms, dk_snapshot__ict_enablement(&latest->st.metadata), err);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;

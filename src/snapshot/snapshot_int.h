@@ -1,7 +1,6 @@
 /*
 ** snapshot_int.h — library-internal definitions shared by the snapshot module's files
-** (not API): the table and snapshot structs and the loaders used by time travel, history
-** and commit ranges.
+** (not API): the table and snapshot structs and the loader used by history and commit ranges.
 */
 #ifndef DK_SNAPSHOT_INT_H
 #define DK_SNAPSHOT_INT_H
@@ -10,6 +9,7 @@
 #include "log/commit.h"
 #include "log/replay.h"
 #include "log/segment.h"
+#include "log/timestamps.h"
 
 struct dk_table {
   const dk_allocator *alloc;
@@ -44,9 +44,4 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
                             dk_error *err);
 /* First version whose commit time is the inCommitTimestamp, or -1 when ICT is disabled. */
 int64_t dk_snapshot__ict_enablement(const dk_metadata *m);
-/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history);
- * `latest` is the table's latest snapshot (its metadata says where ICT starts). */
-dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            const dk_snapshot *latest, dk_error *err);
-
 #endif /* DK_SNAPSHOT_INT_H */

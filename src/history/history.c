@@ -1,118 +1,14 @@
 /*
-** history.c — time travel by timestamp, table history (commitInfo per version) and commit
-** ranges (the actions of versions a..b, for change data feed and streaming).
+** history.c — table history (commitInfo per version) and commit ranges (the actions of
+** versions a..b, for change data feed and streaming), above the snapshot module.
 **
-** Follows PROTOCOL.md "In-Commit Timestamps": from delta.inCommitTimestampEnablementVersion
-** on, a version's commit time is its commitInfo.inCommitTimestamp (monotonic, so it can be
-** searched by bisection); before it, the commit file's modification time, made monotonic the
-** way Delta does (a time not after its predecessor's becomes predecessor + 1 ms).
+** Follows PROTOCOL.md "Commit Provenance Information" and "In-Commit Timestamps".
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "snapshot/snapshot_int.h"
-
-/* Commit files of a listing, ascending (pointers into seg->all). */
-static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, size_t *n,
-                             const dk_allocator *alloc, dk_error *err) {
-  size_t k = 0;
-  for (size_t i = 0; i < seg->n_all; i++) k += seg->all[i].kind == DK__LF_COMMIT;
-  const dk__logfile **arr = dk__malloc(alloc, (k ? k : 1) * sizeof *arr);
-  if (!arr) return dk__error_set(err, DK_NOMEM, "out of memory");
-  k = 0;
-  for (size_t i = 0; i < seg->n_all; i++)
-    if (seg->all[i].kind == DK__LF_COMMIT) arr[k++] = &seg->all[i];
-  *out = arr;
-  *n = k;
-  return DK_OK;
-}
-
-dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            const dk_snapshot *latest, dk_error *err) {
-  dk__log lg = dk_snapshot__log(t);
-  int64_t ict_from = dk_snapshot__ict_enablement(&latest->st.metadata);
-
-  dk__segment seg;
-  const dk__logfile **c = NULL;
-  size_t n = 0;
-  dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
-  if (st == DK_OK && n == 0)
-    st = dk__error_set(err, DK_NOT_FOUND, "%s: no commit files to time travel over", t->root);
-  if (st != DK_OK) goto done;
-
-  size_t first_ict = n;
-  if (ict_from >= 0)
-    for (size_t i = 0; i < n; i++)
-      if (c[i]->version >= ict_from) {
-        first_ict = i;
-        break;
-      }
-  if (first_ict < n) {
-    int64_t t0;
-    DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[first_ict], &t0, err));
-    if (ts >= t0) {
-      size_t lo = first_ict, hi = n - 1; /* invariant: ict(lo) <= ts */
-      while (lo < hi) {
-        size_t mid = lo + (hi - lo + 1) / 2;
-        int64_t tm;
-        DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[mid], &tm, err));
-        if (tm <= ts)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      if (lo == n - 1) {
-        int64_t tl;
-        DK_CHECK_GOTO(dk_log__commit_ict(&lg, c[n - 1], &tl, err));
-        if (ts > tl) {
-          st = dk__error_set(err, DK_OUT_OF_RANGE,
-                             "timestamp %" PRId64 " is after the latest commit (version %" PRId64
-                             " at %" PRId64 ")",
-                             ts, c[n - 1]->version, tl);
-          goto done;
-        }
-      }
-      *out = c[lo]->version;
-      goto done;
-    }
-  }
-  /* file modification times, adjusted to be strictly increasing */
-  int64_t prev = INT64_MIN, found = -1, last_ts = 0;
-  for (size_t i = 0; i < first_ict; i++) {
-    int64_t m = c[i]->mtime;
-    if (prev != INT64_MIN && m <= prev) m = prev + 1;
-    prev = m;
-    if (i == 0 && ts < m) {
-      st = dk__error_set(err, DK_OUT_OF_RANGE,
-                         "timestamp %" PRId64 " is before the earliest available commit (version %" PRId64
-                         " at %" PRId64 ")",
-                         ts, c[0]->version, m);
-      goto done;
-    }
-    if (m <= ts) found = (int64_t)i;
-    last_ts = m;
-  }
-  if (found < 0) {
-    st = dk__error_set(err, DK_OUT_OF_RANGE, "timestamp %" PRId64 " is before the first commit",
-                       ts);
-    goto done;
-  }
-  if (first_ict == n && (size_t)found == n - 1 && ts > last_ts) {
-    st = dk__error_set(err, DK_OUT_OF_RANGE,
-                       "timestamp %" PRId64 " is after the latest commit (version %" PRId64
-                       " at %" PRId64 ")",
-                       ts, c[n - 1]->version, last_ts);
-    goto done;
-  }
-  *out = c[found]->version;
-cleanup:
-done:
-  dk__free(t->alloc, c);
-  dk_log__segment_dispose(&seg);
-  return st;
-}
 
 /* ---- history ---------------------------------------------------------------------------- */
 
@@ -135,7 +31,7 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
   const dk__logfile **c = NULL;
   size_t n = 0;
   dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
+  if (st == DK_OK) st = dk_log__commit_list(&seg, &c, &n, t->alloc, err);
   if (st == DK_OK && n == 0)
     st = dk__error_set(err, DK_NOT_FOUND, "not a Delta table: %s/_delta_log has no commits",
                        t->root);
@@ -318,7 +214,7 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
   const dk__logfile **c = NULL;
   size_t n = 0;
   dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
+  if (st == DK_OK) st = dk_log__commit_list(&seg, &c, &n, t->alloc, err);
   dk_commit_range *r = NULL;
   if (st == DK_OK) {
     /* the commits first..last must all exist */
