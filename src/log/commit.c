@@ -8,10 +8,8 @@
 ** Information" (commitInfo) and "In-Commit Timestamps" (commitInfo.inCommitTimestamp).
 */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "log/commit.h"
 
@@ -25,8 +23,8 @@ dk_status dk_log__read_file(const dk__log *lg, const char *name, uint8_t **data,
   return st;
 }
 
-/* Parallel prefetch: worker threads read and parse commit files; the caller applies them in
- * order. Each slot owns an arena holding the parsed lines. */
+/* A commit read and parsed (on the executor, or inline), waiting to be applied. Each slot owns
+ * an arena holding the parsed lines. */
 typedef struct commit_slot {
   const dk__logfile *lf;
   dk_arena ar;
@@ -96,54 +94,13 @@ static void parse_slot(const dk__log *lg, commit_slot *s) {
   lg->sto->free_buf(lg->sto, data);
 }
 
-/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
- * flight, which bounds memory) while the calling thread applies them strictly in order. */
-typedef struct pipeline {
-  const dk__log *lg;
-  const dk__logfile *commits;
-  size_t n, ring;
-  commit_slot *slots;    /* ring of parsed commits */
-  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
-  size_t next;           /* next commit to parse */
-  size_t consumed;       /* commits applied */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} pipeline;
-
-static void *pipeline_worker(void *arg) {
-  pipeline *p = arg;
-  pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
-      pthread_cond_wait(&p->cv, &p->mu);
-    if (p->stop || p->next >= p->n) break;
-    size_t i = p->next++;
-    pthread_mutex_unlock(&p->mu);
-    commit_slot *c = &p->slots[i % p->ring];
-    c->lf = &p->commits[i];
-    parse_slot(p->lg, c);
-    pthread_mutex_lock(&p->mu);
-    p->ready[i % p->ring] = i + 1;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
-}
-
-/* Parsing threads beside the applying (calling) thread: one fewer than the table's threads
- * (default: the online CPUs, at most 8), so that the two together do not oversubscribe the
- * machine; 0 (parse inline) when the table's threads is 1, on one CPU, or for a few commits. */
-static int parse_workers(const dk__log *lg, size_t n_items) {
-  if (lg->threads == 1 || n_items < 4) return 0;
-  int th = lg->threads;
-  if (th <= 0) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    th = c > 0 ? (int)DK_MIN(c, 8) : 1;
-  }
-  th -= 1; /* the calling thread applies */
-  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
-  return th < 1 ? 0 : th;
+/* Commits parsed ahead on the executor's workers beside the applying (calling) thread: one
+ * fewer than its threads, so that the two together do not oversubscribe the machine, and at
+ * most half the commits; 0 (parse inline) for a few commits or a one-thread executor. */
+static size_t parse_ahead(const dk__log *lg, size_t n_items) {
+  if (n_items < 4) return 0;
+  size_t th = (size_t)dk__exec_threads(lg->exec) - 1; /* the calling thread applies */
+  return DK_MIN(th, n_items / 2);
 }
 
 static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk_error *err) {
@@ -170,12 +127,26 @@ static void slot_reset(const dk__log *lg, commit_slot *c) {
   dk__arena_init(&c->ar, lg->alloc, 64 * 1024);
 }
 
-/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
+/* One commit being read and parsed on the executor. */
+typedef struct parse_job {
+  const dk__log *lg;
+  commit_slot *c;
+  const int *stop; /* set once the result would not be used */
+} parse_job;
+
+static void parse_task(void *arg) {
+  parse_job *j = arg;
+  if (!__atomic_load_n(j->stop, __ATOMIC_RELAXED)) parse_slot(j->lg, j->c);
+}
+
+/* Applies commits[0..n) in order. With several commits and a multi-threaded executor, up to
+ * `ahead` of them are read and parsed on its workers (a ring of slots, which bounds memory)
+ * while this thread applies them strictly in order. */
 dk_status dk_log__apply_commits(const dk__log *lg, dk__state *st, const dk__logfile *commits,
                                 size_t n, dk_error *err) {
   if (!n) return DK_OK;
-  int th = parse_workers(lg, n);
-  if (th < 1) {
+  size_t ahead = parse_ahead(lg, n);
+  if (ahead < 1) {
     commit_slot c;
     memset(&c, 0, sizeof c);
     dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
@@ -189,58 +160,45 @@ dk_status dk_log__apply_commits(const dk__log *lg, dk__state *st, const dk__logf
     dk__arena_dispose(&c.ar);
     return s;
   }
-  pipeline p;
-  memset(&p, 0, sizeof p);
-  p.lg = lg;
-  p.commits = commits;
-  p.n = n;
-  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
-  p.slots = dk__calloc(lg->alloc, p.ring, sizeof *p.slots);
-  p.ready = dk__calloc(lg->alloc, p.ring, sizeof *p.ready);
-  if (!p.slots || !p.ready) {
-    dk__free(lg->alloc, p.slots);
-    dk__free(lg->alloc, p.ready);
+  size_t ring = ahead + 1;
+  commit_slot *slots = dk__calloc(lg->alloc, ring, sizeof *slots);
+  parse_job *jobs = dk__calloc(lg->alloc, ring, sizeof *jobs);
+  dk__task *tasks = dk__calloc(lg->alloc, ring, sizeof *tasks);
+  if (!slots || !jobs || !tasks) {
+    dk__free(lg->alloc, slots);
+    dk__free(lg->alloc, jobs);
+    dk__free(lg->alloc, tasks);
     return dk__error_set(err, DK_NOMEM, "out of memory");
   }
-  for (size_t i = 0; i < p.ring; i++) dk__arena_init(&p.slots[i].ar, lg->alloc, 64 * 1024);
-  pthread_mutex_init(&p.mu, NULL);
-  pthread_cond_init(&p.cv, NULL);
-  pthread_t tids[8];
-  int started = 0;
-  for (int i = 0; i < th && i < 8; i++)
-    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
-  dk_status s = DK_OK;
-  for (size_t i = 0; i < n && s == DK_OK; i++) {
-    commit_slot *c = &p.slots[i % p.ring];
-    pthread_mutex_lock(&p.mu);
-    if (!started) {
-      /* no worker could start: parse here */
-      pthread_mutex_unlock(&p.mu);
-      c->lf = &commits[i];
-      parse_slot(lg, c);
-    } else {
-      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
-      pthread_mutex_unlock(&p.mu);
-    }
-    s = apply_slot(lg, st, c, err);
-    slot_reset(lg, c);
-    pthread_mutex_lock(&p.mu);
-    p.ready[i % p.ring] = 0;
-    p.consumed = i + 1;
-    if (!started) p.next = i + 1;
-    pthread_cond_broadcast(&p.cv);
-    pthread_mutex_unlock(&p.mu);
+  int stop = 0;
+  for (size_t i = 0; i < ring; i++) {
+    dk__arena_init(&slots[i].ar, lg->alloc, 64 * 1024);
+    jobs[i] = (parse_job){lg, &slots[i], &stop};
   }
-  pthread_mutex_lock(&p.mu);
-  p.stop = 1;
-  pthread_cond_broadcast(&p.cv);
-  pthread_mutex_unlock(&p.mu);
-  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  for (size_t i = 0; i < p.ring; i++) dk__arena_dispose(&p.slots[i].ar);
-  pthread_mutex_destroy(&p.mu);
-  pthread_cond_destroy(&p.cv);
-  dk__free(lg->alloc, p.slots);
-  dk__free(lg->alloc, p.ready);
+  size_t submitted = 0;
+  for (; submitted < n && submitted < ring; submitted++) {
+    slots[submitted].lf = &commits[submitted];
+    dk__exec_submit(lg->exec, &tasks[submitted], parse_task, &jobs[submitted]);
+  }
+  dk_status s = DK_OK;
+  size_t i = 0;
+  for (; i < n && s == DK_OK; i++) {
+    size_t k = i % ring;
+    dk__exec_join(lg->exec, &tasks[k]);
+    s = apply_slot(lg, st, &slots[k], err);
+    slot_reset(lg, &slots[k]);
+    if (s == DK_OK && submitted < n) {
+      slots[k].lf = &commits[submitted++];
+      dk__exec_submit(lg->exec, &tasks[k], parse_task, &jobs[k]);
+    }
+  }
+  /* after a failure: the commits still in flight are dropped (joined, not applied) */
+  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+  for (; i < submitted; i++) dk__exec_join(lg->exec, &tasks[i % ring]);
+  for (size_t k = 0; k < ring; k++) dk__arena_dispose(&slots[k].ar);
+  dk__free(lg->alloc, slots);
+  dk__free(lg->alloc, jobs);
+  dk__free(lg->alloc, tasks);
   return s;
 }
 

@@ -47,7 +47,6 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   if (!t) return dk__error_set(err, DK_NOMEM, "out of memory");
   t->alloc = alloc;
   t->refs = 1;
-  t->threads = opts ? opts->threads : 0;
   /* a local root is made absolute so that absolute paths in the log can be recognised */
   char real[PATH_MAX];
   if (!(opts && opts->storage) && realpath(p, real)) p = real;
@@ -69,6 +68,11 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
     }
     t->own_sto = 1;
   }
+  dk_status est = dk__exec_new(&t->exec, opts ? opts->threads : 0, alloc, err);
+  if (est != DK_OK) {
+    dk_table_free(t);
+    return est;
+  }
   dk_file_info fi;
   dk_error e2 = {0};
   dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
@@ -83,6 +87,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
 static void table_unref(dk_table *t) {
   if (!t) return;
   if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  dk__exec_free(t->exec);
   if (t->own_sto && t->sto) t->sto->free(t->sto);
   dk__free(t->alloc, t->root);
   dk__free(t->alloc, t);

@@ -16,13 +16,13 @@ struct dk_table {
   dk_storage *sto;
   int own_sto;
   char *root;
-  int threads;
+  dk__exec *exec; /* every thread the table's readers use */
   int refs; /* atomic: the handle plus one per snapshot */
 };
 
 /* The table's log for the readers of src/log/. */
 static inline dk__log dk_snapshot__log(const dk_table *t) {
-  dk__log lg = {t->sto, t->root, t->alloc, t->threads};
+  dk__log lg = {t->sto, t->root, t->alloc, t->exec};
   return lg;
 }
 
