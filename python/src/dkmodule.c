@@ -29,6 +29,7 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/history.h"
 #include "dk/snapshot.h"
 
 #ifndef DK_PY_HAVE_SCAN

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "dk/history.h"
 #include "dk/snapshot.h"
 #include "test.h"
 #include "util/util.h"
