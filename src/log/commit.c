@@ -103,11 +103,81 @@ static size_t parse_ahead(const dk__log *lg, size_t n_items) {
   return DK_MIN(th, n_items / 2);
 }
 
-static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk_error *err) {
-  if (c->st != DK_OK) {
-    if (err && err->code == DK_OK) *err = c->err;
-    return c->st;
+/* The key an action reconciles under (PROTOCOL.md "Action Reconciliation"): files by (path,
+ * deletionVector unique id), txn by appId, domainMetadata by domain, one metaData and one
+ * protocol; false for actions that are not reconciled (commitInfo, cdc, unknown ones). */
+static dk_status action_key(dk_buf *k, bool *keyed, const dk__log *lg, dk_arena *ar,
+                            const char *kind, const dk_json_value *a, dk_error *err) {
+  size_t n;
+  const char *p;
+  dk__buf_clear(k);
+  *keyed = true;
+  if (!strcmp(kind, "add") || !strcmp(kind, "remove")) {
+    p = dk__json_as_str(dk__json_get(a, "path"), &n);
+    DK_RETURN_NOT_OK(dk__buf_putc(k, 'f', err));
+    if (p) { /* the path as reconciliation compares it (one file, several spellings) */
+      DK_RETURN_NOT_OK(dk_log__canonical_path(&p, &n, ar, lg->root, strlen(lg->root), p, n, err));
+      DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+    }
+    const dk_json_value *dv = dk__json_get(a, "deletionVector");
+    if (dv && dv->type == DK_JSON_OBJECT) {
+      DK_RETURN_NOT_OK(dk__buf_putc(k, 0, err));
+      p = dk__json_as_str(dk__json_get(dv, "storageType"), &n);
+      if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+      p = dk__json_as_str(dk__json_get(dv, "pathOrInlineDv"), &n);
+      if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+      int64_t off;
+      if (dk__json_as_i64(dk__json_get(dv, "offset"), &off))
+        DK_RETURN_NOT_OK(dk__buf_printf(k, err, "@%lld", (long long)off));
+    }
+  } else if (!strcmp(kind, "txn") || !strcmp(kind, "domainMetadata")) {
+    p = dk__json_as_str(dk__json_get(a, kind[0] == 't' ? "appId" : "domain"), &n);
+    DK_RETURN_NOT_OK(dk__buf_putc(k, kind[0], err));
+    if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+  } else if (!strcmp(kind, "metaData") || !strcmp(kind, "protocol")) {
+    DK_RETURN_NOT_OK(dk__buf_putc(k, kind[0], err));
+  } else {
+    *keyed = false;
   }
+  return DK_OK;
+}
+
+/* Whether a parsed compaction file is reconciled, as PROTOCOL.md "Log Compaction Files"
+ * requires: at most one action per reconciliation key. Some writers instead list every action
+ * of the range, newest first, so that a file added and then removed appears twice; applied in
+ * file order such a file would come back as live. */
+static dk_status is_reconciled(bool *out, const dk__log *lg, const commit_slot *c,
+                               dk_error *err) {
+  dk_hmap seen;
+  dk_buf k;
+  dk_arena ar;
+  dk__hmap_init(&seen, lg->alloc);
+  dk__buf_init(&k, lg->alloc);
+  dk__arena_init(&ar, lg->alloc, 16 * 1024);
+  dk_status s = DK_OK;
+  *out = true;
+  for (size_t i = 0; i < c->n_lines && *out && s == DK_OK; i++) {
+    const dk_json_value *line = c->lines[i];
+    for (uint32_t m = 0; line->type == DK_JSON_OBJECT && m < line->len && *out; m++) {
+      const dk_json_member *mb = &line->u.members[m];
+      if (mb->value.type != DK_JSON_OBJECT) continue;
+      bool keyed;
+      uint64_t *slot;
+      bool ins;
+      s = action_key(&k, &keyed, lg, &ar, mb->key, &mb->value, err);
+      if (s == DK_OK && keyed) s = dk__hmap_upsert(&seen, k.data, k.len, &slot, &ins, err);
+      if (s != DK_OK) break;
+      if (keyed && !ins) *out = false;
+    }
+  }
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&k);
+  dk__hmap_dispose(&seen);
+  return s;
+}
+
+static dk_status apply_lines(const dk__log *lg, dk__state *st, const commit_slot *c,
+                             dk_error *err) {
   st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
   st->last_ict = -1;
   st->last_commit_info_ts = -1;
@@ -119,6 +189,47 @@ static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk
     }
   }
   return DK_OK;
+}
+
+/* Applies the commits x..y a compaction file stands for, one by one (they are all present:
+ * dk_log__segment_build requires them). */
+static dk_status apply_covered(const dk__log *lg, dk__state *st, const dk__logfile *cf,
+                               dk_error *err) {
+  commit_slot c;
+  memset(&c, 0, sizeof c);
+  dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
+  dk_status s = DK_OK;
+  for (int64_t v = cf->version; v <= cf->version_hi && s == DK_OK; v++) {
+    char name[32];
+    snprintf(name, sizeof name, "%020" PRId64 ".json", v);
+    dk__logfile lf;
+    memset(&lf, 0, sizeof lf);
+    lf.name = name;
+    lf.version = lf.version_hi = v;
+    lf.kind = DK__LF_COMMIT;
+    c.lf = &lf;
+    parse_slot(lg, &c);
+    s = c.st != DK_OK ? (err && err->code == DK_OK ? (*err = c.err, c.st) : c.st)
+                      : apply_lines(lg, st, &c, err);
+    dk__arena_dispose(&c.ar);
+    memset(&c, 0, sizeof c);
+    dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
+  }
+  dk__arena_dispose(&c.ar);
+  return s;
+}
+
+static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk_error *err) {
+  if (c->st != DK_OK) {
+    if (err && err->code == DK_OK) *err = c->err;
+    return c->st;
+  }
+  if (c->lf->kind == DK__LF_COMPACTION) {
+    bool ok;
+    DK_RETURN_NOT_OK(is_reconciled(&ok, lg, c, err));
+    if (!ok) return apply_covered(lg, st, c->lf, err);
+  }
+  return apply_lines(lg, st, c, err);
 }
 
 static void slot_reset(const dk__log *lg, commit_slot *c) {
