@@ -266,9 +266,14 @@ class FaultProxy:
                     rh.append(("Content-Length", length))
                 if act == "reset_after":
                     return self._hard_close()
-                if act == "truncate" and data:
+                if act == "truncate" and data:  # half the body, then an orderly close
                     self._send(status, rh, data[: len(data) // 2])
-                    return self._hard_close()
+                    try:
+                        self.connection.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    self.close_connection = True
+                    return
                 if act == "slow_body" and data:
                     self.send_response_only(status)
                     for k, v in rh:

@@ -164,7 +164,7 @@ def test_read_range_and_ranges(s3_server, s3_prefix, tmp_path, fault_proxy):
     ranges = [(100, 50), (120, 100), (220, 10), (0, 0), (3_000_000, 4096), (40, 10),
               (1_500_000, 1), (len(data) - 1, 1)]
     args = [f"{a}:{b}" for a, b in ranges]
-    for gap, want_gets in ((None, 2), ("1", 6), ("16MiB", 1)):
+    for gap, want_gets in ((None, 3), ("1", 5), ("16MiB", 1)):
         fault_proxy.clear()
         opts = dict(o, **({"dk_s3_coalesce_gap": gap} if gap else {}))
         r = run_tool("ranges", path, out, *args, opts=opts)
