@@ -454,3 +454,18 @@ def test_missing_bucket_and_bad_options(s3_server, s3_prefix, tmp_path):
     assert r["status"] == "invalid argument" and "unknown storage option" in r["error"], r
     r = run_tool("stat", "/x", opts=dict(s3_server.options(), aws_s3_locking_provider="dynamodb"))
     assert r["status"] == "unsupported" and "conditional PUTs" in r["error"], r
+
+
+def test_paths_as_uris(s3_server, s3_prefix, tmp_path):
+    """Table roots kept as URIs hand the backend "s3://bucket/key" paths (s3a:// too)."""
+    c, o = s3_server.client(), s3_server.options()
+    b = s3_server.bucket
+    (tmp_path / "in").write_bytes(b"uri form")
+    uri = f"s3://{b}{s3_prefix}/u/x.json"
+    assert run_tool("pia", uri, tmp_path / "in", opts=o)["status"] == "ok"
+    assert c.get_object(Bucket=b, Key=_key(f"{s3_prefix}/u/x.json"))["Body"].read() == b"uri form"
+    r = run_tool("ls", f"s3a://{b}{s3_prefix}/u", opts=o)
+    assert [e["path"] for e in r["entries"]] == [f"s3a://{b}{s3_prefix}/u/x.json"], r
+    assert run_tool("stat", f"s3://{b}{s3_prefix}/u", opts=o)["dir"] == 1
+    r = run_tool("get", f"s3://other-bucket{s3_prefix}/u/x.json", tmp_path / "out", opts=o)
+    assert r["status"] == "invalid argument" and "is not in bucket" in r["error"], r

@@ -3,10 +3,11 @@
  * @brief The S3-compatible object-store backend of dk/sys/storage.h (AWS S3, MinIO,
  *        SeaweedFS, R2, ...).
  *
- * One backend reaches one bucket. Paths passed to it are keys within that bucket written as
- * absolute paths: "/tables/t/_delta_log/00000000000000000000.json" is the key
- * "tables/t/_delta_log/00000000000000000000.json". A table `s3://bucket/tables/t` is opened
- * with dk_table_open("s3://bucket/tables/t", {.storage = <this backend for "bucket">}).
+ * One backend reaches one bucket. Paths passed to it name keys within that bucket, either as
+ * URIs ("s3://bucket/tables/t/_delta_log/00000000000000000000.json", also s3a://; another
+ * bucket is DK_INVALID) or as absolute paths ("/tables/t/_delta_log/0...0.json"): both are the
+ * key "tables/t/_delta_log/00000000000000000000.json". A table `s3://bucket/tables/t` is
+ * opened with dk_table_open("s3://bucket/tables/t", {.storage = <this backend for "bucket">}).
  *
  * Settings not given in ::dk_s3_options come from the environment and the shared AWS files,
  * as the AWS SDKs and delta-rs read them (unless `skip_env` is set):

@@ -51,11 +51,23 @@ typedef struct s3_backend {
 
 static s3_backend *be(dk_storage *s) { return (s3_backend *)s->ctx; }
 
-/* Backend path -> object key: "/tables/t/x" is the key "tables/t/x" of the backend's bucket.
-** The one place paths become keys. */
-static const char *s3_key(const char *path) {
+/* Backend path -> object key, the one place paths become keys. Both forms are accepted:
+** "/tables/t/x" (a path within the backend's bucket) and "s3://bucket/tables/t/x" (a table
+** root kept as a URI, any scheme: s3, s3a), whose bucket must be the backend's. The key is not
+** percent-encoded here (http.c encodes it for the URL). */
+static dk_status s3_key(s3_backend *b, const char *path, const char **key, dk_error *err) {
+  const char *sep = strstr(path, "://");
+  if (sep && path[0] != '/' && strchr(path, '/') == sep + 1) {
+    const char *auth = sep + 3, *slash = strchr(auth, '/');
+    size_t al = slash ? (size_t)(slash - auth) : strlen(auth);
+    if (al != strlen(b->conf.bucket) || memcmp(auth, b->conf.bucket, al))
+      return dk__error_set(err, DK_INVALID, "s3: '%s' is not in bucket '%s' of this backend",
+                           path, b->conf.bucket);
+    path = slash ? slash : "";
+  }
   while (*path == '/') path++;
-  return path;
+  *key = path;
+  return DK_OK;
 }
 
 static void req_init(dk_s3__req *r, const char *method, const char *key) {
@@ -194,7 +206,8 @@ static dk_status s3_list_from(dk_storage *s, const char *dir, const char *start_
   dk__buf_init(&pg.token, al);
   pg.err = err;
   dk_status st = DK_OK;
-  const char *k = s3_key(dir);
+  const char *k;
+  DK_CHECK_GOTO(s3_key(b, dir, &k, err));
   size_t klen = (size_t)((dir + dlen) - k);
   if (dir + dlen < k) klen = 0;
   DK_CHECK_GOTO(dk__buf_append(&prefix, k, klen, err));
@@ -266,8 +279,10 @@ static dk_status s3_read(dk_storage *s, const char *path, uint8_t **out, size_t 
   *len = 0;
   dk_buf body;
   dk__buf_init(&body, b->alloc);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   dk_s3__req r;
-  req_init(&r, "GET", s3_key(path));
+  req_init(&r, "GET", key);
   r.sink = DK_S3__TO_BUF;
   r.out = &body;
   dk_status st = run1(b, &r, "GET", err);
@@ -301,7 +316,8 @@ static dk_status range_result(s3_backend *b, const dk_s3__req *r, dk_error *err)
 static dk_status s3_read_range(dk_storage *s, const char *path, int64_t offset, void *buf,
                                size_t len, dk_error *err) {
   s3_backend *b = be(s);
-  const char *key = s3_key(path);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   DK_RETURN_IF(offset < 0, DK_INVALID, err, "read s3://%s/%s: negative offset %lld",
                b->conf.bucket, key, (long long)offset);
   DK_RETURN_IF(len > (size_t)INT64_MAX - (size_t)offset, DK_INVALID, err,
@@ -328,7 +344,8 @@ static dk_status s3_read_ranges(dk_storage *s, const char *path, const dk_byte_r
                                 size_t n, dk_error *err) {
   s3_backend *b = be(s);
   const dk_allocator *al = b->alloc;
-  const char *key = s3_key(path);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     DK_RETURN_IF(ranges[i].offset < 0 || ranges[i].len > (size_t)INT64_MAX - (size_t)ranges[i].offset,
@@ -380,7 +397,8 @@ cleanup:
 
 static dk_status s3_stat(dk_storage *s, const char *path, dk_file_info *out, dk_error *err) {
   s3_backend *b = be(s);
-  const char *key = s3_key(path);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   memset(out, 0, sizeof *out);
   out->path = path;
   dk_s3__req r;
@@ -735,7 +753,8 @@ static dk_status write_multipart(s3_backend *b, const char *key, const void *dat
 static dk_status s3_write(dk_storage *s, const char *path, const void *data, size_t len,
                           dk_error *err) {
   s3_backend *b = be(s);
-  const char *key = s3_key(path);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   if (len <= b->conf.part_size) return put_whole(b, key, data, len, 0, err);
   return write_multipart(b, key, data, len, 0, err);
 }
@@ -743,12 +762,15 @@ static dk_status s3_write(dk_storage *s, const char *path, const void *data, siz
 static dk_status s3_put_if_absent(dk_storage *s, const char *path, const void *data, size_t len,
                                   dk_error *err) {
   s3_backend *b = be(s);
-  return put_whole(b, s3_key(path), data, len, 1, err);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
+  return put_whole(b, key, data, len, 1, err);
 }
 
 static dk_status s3_remove(dk_storage *s, const char *path, dk_error *err) {
   s3_backend *b = be(s);
-  const char *key = s3_key(path);
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   int there;
   DK_RETURN_NOT_OK(exists(b, key, &there, err));
   DK_RETURN_IF(!there, DK_NOT_FOUND, err, "remove s3://%s/%s: no such key", b->conf.bucket, key);
@@ -847,10 +869,12 @@ static dk_status s3_open_write(dk_storage *s, const char *path, dk_storage_write
                                dk_error *err) {
   s3_backend *b = be(s);
   *out = NULL;
+  const char *key;
+  DK_RETURN_NOT_OK(s3_key(b, path, &key, err));
   s3_writer *w = dk__calloc(b->alloc, 1, sizeof *w);
   DK_RETURN_IF(!w, DK_NOMEM, err, "out of memory");
   w->b = b;
-  w->key = dk__strdup(b->alloc, s3_key(path));
+  w->key = dk__strdup(b->alloc, key);
   dk__buf_init(&w->buf, b->alloc);
   if (!w->key) {
     dk__free(b->alloc, w);
