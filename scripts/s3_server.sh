@@ -67,13 +67,15 @@ start() {
 EOF
     local p=$PORT
     # -master.telemetry=false: nothing leaves the machine; no WebDAV, admin UI, Iceberg or
-    # Lance listeners; buckets are never created implicitly (a missing bucket stays missing).
+    # Lance listeners; buckets are never created implicitly (a missing bucket stays missing);
+    # -s3.domainName=localhost serves virtual-hosted requests to <bucket>.localhost.
     setsid "$WEED" mini -dir="$DIR/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
       -s3.port="$p" -master.port=$((p + 1)) -volume.port=$((p + 2)) -filer.port=$((p + 3)) \
       -s3.port.grpc=$((p + 10000)) -master.port.grpc=$((p + 10001)) \
       -volume.port.grpc=$((p + 10002)) -filer.port.grpc=$((p + 10003)) \
       -s3.port.iceberg=0 -s3.port.lance=0 -webdav=false -admin.ui=false \
       -master.telemetry=false -s3.autoCreateBucket=false -s3.config="$DIR/s3.json" \
+      -s3.domainName=localhost \
       -bucket="$BUCKET" >"$DIR/weed.log" 2>&1 </dev/null &
     echo $! >"$DIR/weed.pid"
   fi

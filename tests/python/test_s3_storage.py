@@ -469,3 +469,18 @@ def test_paths_as_uris(s3_server, s3_prefix, tmp_path):
     assert run_tool("stat", f"s3://{b}{s3_prefix}/u", opts=o)["dir"] == 1
     r = run_tool("get", f"s3://other-bucket{s3_prefix}/u/x.json", tmp_path / "out", opts=o)
     assert r["status"] == "invalid argument" and "is not in bucket" in r["error"], r
+
+
+def test_virtual_hosted_addressing(s3_server, s3_prefix, tmp_path):
+    """https://bucket.endpoint/key style: curl resolves <bucket>.localhost to loopback and the
+    server (-s3.domainName=localhost) takes the bucket from the Host header."""
+    c = s3_server.client()
+    ep = s3_server.endpoint.replace("127.0.0.1", "localhost")
+    o = s3_server.options(endpoint=ep, aws_virtual_hosted_style_request="true")
+    (tmp_path / "in").write_bytes(b"virtual")
+    r = run_tool("put", f"{s3_prefix}/v/a.txt", tmp_path / "in", opts=o)
+    assert r["status"] == "ok", r
+    assert c.get_object(Bucket=s3_server.bucket, Key=_key(f"{s3_prefix}/v/a.txt"))["Body"].read() == b"virtual"
+    r = run_tool("ls", f"{s3_prefix}/v", opts=o)
+    assert [e["path"] for e in r["entries"]] == [f"{s3_prefix}/v/a.txt"], r
+    assert run_tool("pia", f"{s3_prefix}/v/a.txt", tmp_path / "in", opts=o)["status"] == "conflict"
