@@ -38,6 +38,7 @@ log() { echo "s3_server: $*" >&2; }
 
 build() {
   [ -x "$WEED" ] && return 0
+  command -v go >/dev/null || [ ! -x /usr/local/go/bin/go ] || PATH=$PATH:/usr/local/go/bin
   command -v go >/dev/null || { log "go is not installed (needed to build SeaweedFS)"; exit 1; }
   log "building SeaweedFS weed $SEAWEEDFS_VERSION (Go module proxy; once per machine, a few minutes)"
   mkdir -p "$(dirname "$WEED")"
