@@ -24,6 +24,12 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
+/* storage_opts.c: `--storage-option KEY=VALUE` (-1 when malformed), s3:// URIs and the
+** process's S3 backend for them (*out = NULL for a local path). */
+struct dk_storage;
+int dk_cli_storage_option(const char *kv);
+int dk_cli_is_object_uri(const char *uri);
+dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
 /* Prints a stream's rows to stdout (print_stream.c): format is a DK_PRINT_* value (or'd with
 ** DK_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
 ** Errors go to stderr as "dk CMD: ..."; returns 0, 1, or 3 when the stream reports corruption. */

@@ -21,7 +21,9 @@ static void usage(FILE *f) {
           "       [--format jsonl|csv|table] [--threads N]            read rows\n"
           "  sql \"SQL\" [--format table|jsonl|csv] [--stats]         SQLite over Delta tables:\n"
           "       delta_scan('path' [, version]), delta_files('path'), delta_history('path')\n"
-          "  version                        print dk's version\n");
+          "  version                        print dk's version\n"
+          "TABLE may be s3://bucket/prefix (describe, files): credentials and endpoint from the\n"
+          "AWS_* environment or --storage-option KEY=VALUE (aws_endpoint_url, aws_region, ...)\n");
 }
 
 int main(int argc, char **argv) {
