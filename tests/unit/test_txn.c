@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dk/history.h"
 #include "dk/txn.h"
 #include "test.h"
 #include "util/util.h"
