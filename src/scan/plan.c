@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "log/log.h"
 #include "expr/expr.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 #include "snapshot/access.h"
 

@@ -7,8 +7,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "log/log.h"
 #include "expr/expr.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 
 /* ---- planning ------------------------------------------------------------------------------ */
