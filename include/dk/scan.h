@@ -114,7 +114,8 @@ DK_API void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan);
 
 /** One selected file, for `dk files --where` and engines that read files themselves. */
 typedef struct dk_scan_file {
-  dk_file_entry entry;          /**< borrowed from the snapshot */
+  dk_file_entry entry;          /**< borrowed from the snapshot; no stats (as dk_snapshot_file:
+                                     read them with a dk_file_iter at entry.index) */
   int64_t num_records;          /**< from stats; -1 unknown */
 } dk_scan_file;
 

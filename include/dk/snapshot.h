@@ -115,9 +115,11 @@ typedef struct dk_dv_descriptor {
   int64_t cardinality;
 } dk_dv_descriptor;
 
+#define DK_FILE_ENTRY_VERSION 1
 /** One active data file. Pointers are borrowed from the snapshot (see `stats` for its shorter
  *  lifetime). */
 typedef struct dk_file_entry {
+  unsigned version;                   /**< the struct version dk filled (DK_FILE_ENTRY_VERSION) */
   const char *path;                   /**< URL-decoded; relative to the root unless absolute */
   int64_t size;
   int64_t modification_time;
@@ -125,10 +127,11 @@ typedef struct dk_file_entry {
   /** 2 * n_partition_values entries: key0, value0, key1, value1, ... Keys are as written in
    *  the log (physical names under column mapping); a NULL value is a null. */
   const char *const *partition_kv;
-  /** The stats JSON text, or NULL. Stats are kept compressed in blocks; this pointer is into a
-   *  per-thread decompression buffer and stays valid until the same thread fetches a file
-   *  whose stats live in another block (sequential iteration decompresses each block once).
-   *  Copy it to keep it longer. Every other field lives as long as the snapshot. */
+  /** The stats JSON text, or NULL when the file has none. Filled by dk_file_iter_next and
+   *  valid until the next call on that iterator (or its free): stats are kept compressed in
+   *  blocks and the iterator decodes one block at a time into its own buffer. dk_snapshot_file
+   *  leaves it NULL (dk_snapshot_file_stats copies one file's stats). Every other field lives
+   *  as long as the snapshot. */
   const char *stats;
   const char *tags_json;              /**< tags as a JSON object, or NULL */
   const dk_dv_descriptor *dv;         /**< NULL when the file has no deletion vector */
@@ -136,15 +139,54 @@ typedef struct dk_file_entry {
   int64_t base_row_id;
   int has_default_row_commit_version;
   int64_t default_row_commit_version;
+  int64_t index;                      /**< position in the snapshot's file list */
 } dk_file_entry;
 
 DK_API int64_t dk_snapshot_num_files(const dk_snapshot *s);
 /** Whether the snapshot was built from N.crc without a file list (metadata_only). */
 DK_API int dk_snapshot_has_file_list(const dk_snapshot *s);
 DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
-/** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
+/** Fills `out` with the metadata of active file `i` (0 <= i < dk_snapshot_num_files):
+ *  every field but `stats`, which stays NULL.
+ *  @return DK_OK, DK_INVALID (index out of range, metadata-only snapshot). */
 DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
                                   dk_error *err);
+/** Copies the stats JSON text of file `i` into buf (NUL-terminated when cap > 0, truncated
+ *  when it does not fit) and sets *len to its length, or to -1 when the file has no stats.
+ *  Each call decodes the file's stats block: to read many files' stats use a dk_file_iter.
+ *  @return DK_OK, DK_INVALID, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
+DK_API dk_status dk_snapshot_file_stats(char *buf, size_t cap, int64_t *len,
+                                        const dk_snapshot *s, int64_t i, dk_error *err);
+
+/** A cursor over a snapshot's active files, with their stats. It owns its buffers (no state
+ *  is shared with other iterators or threads) and keeps the snapshot alive; use it from one
+ *  thread at a time. */
+typedef struct dk_file_iter dk_file_iter;
+
+#define DK_FILE_ITER_OPTIONS_VERSION 1
+typedef struct dk_file_iter_options {
+  unsigned version;     /**< DK_FILE_ITER_OPTIONS_VERSION */
+  int skip_stats;       /**< non-zero: entries carry no stats (nothing is decoded) */
+  int no_read_ahead;    /**< non-zero: never decode the next stats block ahead on the table's
+                             threads (dk_table_options.threads; with 1 there is no read-ahead) */
+} dk_file_iter_options;
+
+/** Opens an iterator at the snapshot's first file. NULL opts = defaults.
+ *  @return DK_OK, DK_INVALID (metadata-only snapshot, options version newer than this
+ *  library's), DK_NOMEM. */
+DK_API dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
+                                        const dk_file_iter_options *opts, dk_error *err);
+/** The next file: *entry points at an entry the iterator owns, valid (stats included) until
+ *  the next call on the iterator; NULL after the last file.
+ *  @return DK_OK, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
+DK_API dk_status dk_file_iter_next(const dk_file_entry **entry, dk_file_iter *it,
+                                   dk_error *err);
+/** Moves the iterator so that its next entry is file `i` (0 <= i <= dk_snapshot_num_files).
+ *  @return DK_OK, DK_INVALID (out of range). */
+DK_API dk_status dk_file_iter_seek(dk_file_iter *it, int64_t i, dk_error *err);
+/** Frees the iterator (waiting for its read-ahead); accepts NULL. */
+DK_API void dk_file_iter_free(dk_file_iter *it);
+
 /** Writes the full path of file `f` (the table root joined with a relative path; absolute
  *  paths as they are) into buf, NUL-terminated when cap > 0; returns the length it needs. */
 DK_API size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,

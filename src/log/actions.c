@@ -11,9 +11,9 @@
 ** actions and unknown fields are ignored, as the protocol requires.
 **
 ** Memory: file entries (64 bytes) live in one growable array and their paths in one arena;
-** partition keys and values are interned; stats text is appended to 128 KiB blocks that are
-** LZ4-compressed when full and decompressed on demand, one block per reading thread; the
-** (path, DV id) index holds 8 bytes per file and exists only while replaying.
+** partition keys and values are interned; stats text goes to the state's stats blocks
+** (src/log/stats.c); the (path, DV id) index holds 8 bytes per file and exists only while
+** replaying.
 **
 ** Checkpoint rows are reconciled already ("Checkpoints"), so they are appended without being
 ** indexed (only their key hash is kept); the indexes hold the entries of the newer commits
@@ -22,13 +22,9 @@
 ** wins. A bit filter over the commit keys answers the (common) untouched case from cache.
 */
 #include <stdio.h>
-#include <pthread.h>
 #include <stdlib.h>
-#include <lz4.h>
 
 #include "log/replay.h"
-
-static void prefetch_quiesce(const void *owner);
 
 dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
                              dk_error *err) {
@@ -75,12 +71,7 @@ void dk_log__state_dispose(dk__state *st) {
   dk__buf_dispose(&st->scratch);
   dk__buf_dispose(&st->sidecars);
   dk__buf_dispose(&st->pending);
-  if (st->n_sblocks) prefetch_quiesce(st);
-  for (size_t i = 0; i < st->n_sblocks; i++) {
-    dk__free(st->alloc, st->sblocks[i]->data);
-    dk__free(st->alloc, st->sblocks[i]);
-  }
-  dk__free(st->alloc, st->sblocks);
+  dk_log__stats_dispose(st);
   dk__arena_dispose(&st->arena);
   memset(st, 0, sizeof *st);
 }
@@ -236,394 +227,6 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   }
   *out = s;
   *out_len = len;
-  return DK_OK;
-}
-
-/* ---- compressed stats blocks ------------------------------------------------------------ */
-
-#define SBLOCK_TARGET (128u * 1024u)
-
-static uint64_t g_sblock_serial;
-
-/* Stats text from commit files (and checkpoints read through Arrow) is kept uncompressed up
- * to this many bytes per state, and LZ4-compressed beyond: the few commits after a checkpoint
- * cost no compression, a long run of commits stays small. */
-#define RAW_STATS_BUDGET ((size_t)32 << 20)
-
-static dk_status sblock_seal(dk__state *st, dk_error *err) {
-  dk__sblock *b = st->cur_sblock;
-  if (!b) return DK_OK;
-  size_t n = st->pending.len;
-  void *dst = NULL;
-  int cl = 0;
-  if (st->raw_stats + n > RAW_STATS_BUDGET) {
-    /* LZ4 rather than zstd: on Spark-style stats text it compresses ~1.6x and decompresses
-    ** ~2.6x faster for a ratio of ~3.3 instead of ~5.8 (zstd was ~29% of the instructions of
-    ** loading and listing a big table) */
-    int cap = LZ4_compressBound((int)n);
-    dst = dk__malloc(st->alloc, cap > 0 ? (size_t)cap : 1);
-    if (!dst) return dk__error_set(err, DK_NOMEM, "log: out of memory compressing stats");
-    /* acceleration 8: on Spark-style stats ~1.3x faster than the default for a ratio of ~2.9
-    ** instead of ~3.3 (compressing was ~20% of loading and listing a 1M-file table) */
-    cl = n ? LZ4_compress_fast(st->pending.data, dst, (int)n, cap, 8) : 0;
-  }
-  size_t c = cl > 0 ? (size_t)cl : 0;
-  if (cl <= 0 || c >= n) {
-    /* keep it raw */
-    void *raw = dk__realloc(st->alloc, dst, n ? n : 1);
-    if (!raw) {
-      dk__free(st->alloc, dst);
-      return dk__error_set(err, DK_NOMEM, "log: out of memory");
-    }
-    memcpy(raw, st->pending.data, n);
-    b->data = raw;
-    b->csize = (uint32_t)n;
-    b->raw = 1;
-    st->raw_stats += n;
-  } else {
-    void *shr = dk__realloc(st->alloc, dst, c);
-    b->data = shr ? shr : dst;
-    b->csize = (uint32_t)c;
-  }
-  b->usize = (uint32_t)n;
-  st->cur_sblock = NULL;
-  dk__buf_clear(&st->pending);
-  return DK_OK;
-}
-
-static dk_status sblock_new(dk__state *st, dk__sblock **out, dk_error *err) {
-  dk__sblock *b = dk__calloc(st->alloc, 1, sizeof *b);
-  if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-  b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
-  dk_status s = dk_log__adopt_block(st, b, err);
-  if (s != DK_OK) {
-    dk__free(st->alloc, b);
-    return s;
-  }
-  *out = b;
-  return DK_OK;
-}
-
-dk_status dk_log__page_block_new(dk__sblock **out, const dk_allocator *alloc,
-                                 const dk_pq__page *pg, const dk__sblock *dict, const char *src,
-                                 dk_error *err) {
-  *out = NULL;
-  dk__sblock *b = dk__calloc(alloc, 1, sizeof *b);
-  if (!b) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-  b->data = dk__malloc(alloc, pg->len ? pg->len : 1);
-  if (!b->data) {
-    dk__free(alloc, b);
-    return dk__error_set(err, DK_NOMEM, "log: out of memory keeping a stats page");
-  }
-  if (pg->len) memcpy(b->data, pg->data, pg->len);
-  b->serial = __atomic_add_fetch(&g_sblock_serial, 1, __ATOMIC_RELAXED);
-  b->is_page = 1;
-  b->page = *pg;
-  b->page.data = b->data;
-  b->csize = pg->len;
-  b->dict = dict;
-  b->src = src;
-  *out = b;
-  return DK_OK;
-}
-
-void dk_log__page_block_free(dk__sblock *b, const dk_allocator *alloc) {
-  if (!b) return;
-  dk__free(alloc, b->data);
-  dk__free(alloc, b);
-}
-
-dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err) {
-  if (st->n_sblocks == st->cap_sblocks) {
-    size_t nc = st->cap_sblocks ? st->cap_sblocks * 2 : 16;
-    dk__sblock **p = dk__realloc(st->alloc, st->sblocks, nc * sizeof *p);
-    if (!p) return dk__error_set(err, DK_NOMEM, "log: out of memory");
-    st->sblocks = p;
-    st->cap_sblocks = nc;
-  }
-  b->owner = st;
-  st->sblocks[st->n_sblocks++] = b;
-  return DK_OK;
-}
-
-/* Appends stats text (with a NUL) to the current block; fills f's stats position. */
-static dk_status sblock_add(dk__state *st, dk__file *f, const char *text, size_t n,
-                            dk_error *err) {
-  if (n >= UINT32_MAX / 2) return dk__error_set(err, DK_CORRUPT, "log: stats text too large");
-  if (st->cur_sblock && st->pending.len + n + 1 > SBLOCK_TARGET && st->pending.len)
-    DK_RETURN_NOT_OK(sblock_seal(st, err));
-  if (!st->cur_sblock) DK_RETURN_NOT_OK(sblock_new(st, &st->cur_sblock, err));
-  f->sblk = st->cur_sblock;
-  f->soff = (uint32_t)st->pending.len;
-  f->slen = (uint32_t)n;
-  DK_RETURN_NOT_OK(dk__buf_append(&st->pending, text, n, err));
-  return dk__buf_putc(&st->pending, 0, err);
-}
-
-/* One decompressed block per thread. The buffer is registered with a pthread key so that
- * it is freed when the thread exits. A stats pointer handed out stays valid until the same
- * thread reads stats from another block. */
-/* Decodes page block b into text / *offs (one entry per row of the page). */
-static dk_status decode_page(const dk__sblock *b, dk_buf *text, dk_buf *scratch, uint32_t **offs,
-                             size_t *offs_cap, dk_error *err) {
-  const dk_pq__page *pg = &b->page;
-  if (*offs_cap < (size_t)pg->num_values) {
-    uint32_t *p = dk__realloc(NULL, *offs, (size_t)pg->num_values * sizeof *p);
-    if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decoding stats");
-    *offs = p;
-    *offs_cap = (size_t)pg->num_values;
-  }
-  dk_status s = dk_pq__page_decode_text(pg, b->dict ? &b->dict->page : NULL, scratch, text,
-                                        *offs, err);
-  if (s != DK_OK)
-    dk__error_prefix(err, "checkpoint %s: add.stats page at offset %lld", b->src ? b->src : "?",
-                     (long long)pg->offset);
-  return s;
-}
-
-/* ---- reading ahead ------------------------------------------------------------------------
- * A thread reading stats page by page (the usual order of listing a snapshot) gets a helper
- * thread: when the thread decodes page b itself, the helper decodes b->next meanwhile, which
- * the thread then takes over instead of decoding it, and decodes the page after that itself
- * while the helper moves on. The two decode alternate pages. Every prefetcher is in a global
- * registry so that freeing a state first waits for a helper working on one of its blocks. */
-typedef struct prefetch {
-  pthread_t tid;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  const dk__sblock *job;  /* block being (or to be) decoded; NULL = idle */
-  const void *job_owner;
-  uint64_t done;          /* serial of the block decoded into text/offs, 0 = none */
-  int quit;
-  dk_buf text, scratch;
-  uint32_t *offs;
-  size_t offs_cap;
-  struct prefetch *reg_next;
-} prefetch;
-
-static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static prefetch *g_reg;
-
-static void *prefetch_main(void *arg) {
-  prefetch *p = arg;
-  pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->quit && !p->job) pthread_cond_wait(&p->cv, &p->mu);
-    if (p->quit) break;
-    const dk__sblock *b = p->job;
-    p->done = 0;
-    pthread_mutex_unlock(&p->mu);
-    dk_error e;
-    dk_error_init(&e);
-    dk_status s = decode_page(b, &p->text, &p->scratch, &p->offs, &p->offs_cap, &e);
-    pthread_mutex_lock(&p->mu);
-    p->done = s == DK_OK ? b->serial : 0; /* a failure is reported when the reader decodes it */
-    p->job = NULL;
-    p->job_owner = NULL;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
-}
-
-static prefetch *prefetch_new(void) {
-  prefetch *p = dk__calloc(NULL, 1, sizeof *p);
-  if (!p) return NULL;
-  dk__buf_init(&p->text, NULL);
-  dk__buf_init(&p->scratch, NULL);
-  pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->cv, NULL);
-  if (pthread_create(&p->tid, NULL, prefetch_main, p) != 0) {
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
-    dk__free(NULL, p);
-    return NULL;
-  }
-  pthread_mutex_lock(&g_reg_mu);
-  p->reg_next = g_reg;
-  g_reg = p;
-  pthread_mutex_unlock(&g_reg_mu);
-  return p;
-}
-
-static void prefetch_free(prefetch *p) {
-  if (!p) return;
-  pthread_mutex_lock(&g_reg_mu);
-  for (prefetch **q = &g_reg; *q; q = &(*q)->reg_next)
-    if (*q == p) {
-      *q = p->reg_next;
-      break;
-    }
-  pthread_mutex_unlock(&g_reg_mu);
-  pthread_mutex_lock(&p->mu);
-  p->quit = 1;
-  pthread_cond_broadcast(&p->cv);
-  pthread_mutex_unlock(&p->mu);
-  pthread_join(p->tid, NULL);
-  pthread_mutex_destroy(&p->mu);
-  pthread_cond_destroy(&p->cv);
-  dk__buf_dispose(&p->text);
-  dk__buf_dispose(&p->scratch);
-  dk__free(NULL, p->offs);
-  dk__free(NULL, p);
-}
-
-/* Waits until no helper works on (or is about to start) a block of `owner`. */
-static void prefetch_quiesce(const void *owner) {
-  pthread_mutex_lock(&g_reg_mu);
-  for (prefetch *p = g_reg; p; p = p->reg_next) {
-    pthread_mutex_lock(&p->mu);
-    while (p->job && p->job_owner == owner) pthread_cond_wait(&p->cv, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-  }
-  pthread_mutex_unlock(&g_reg_mu);
-}
-
-/* One decompressed block per thread. The buffer is registered with a pthread key so that
- * it is freed when the thread exits. A stats pointer handed out stays valid until the same
- * thread reads stats from another block. */
-typedef struct stats_cache {
-  uint64_t serial;
-  char *buf;
-  size_t cap;
-  /* page blocks: the decoded page and each row's offset in it (UINT32_MAX = null) */
-  dk_buf text, scratch;
-  uint32_t *offs;
-  size_t offs_cap;
-  prefetch *pf;   /* the helper, started at the first page that has a next */
-  int pf_failed;  /* it could not be started: decode everything here */
-} stats_cache;
-
-static _Thread_local stats_cache *t_cache;
-static pthread_key_t g_cache_key;
-static pthread_once_t g_cache_once = PTHREAD_ONCE_INIT;
-
-/* Runs in the exiting thread (any pthread: ours, Python's, a JVM's). t_cache is cleared too,
- * so that a later TSD destructor of the same thread that reads stats allocates (and registers)
- * a fresh cache instead of using the freed one; glibc then runs this destructor again. */
-static void cache_free(void *p) {
-  stats_cache *c = p;
-  if (!c) return;
-  if (t_cache == c) t_cache = NULL;
-  prefetch_free(c->pf);
-  dk__free(NULL, c->buf);
-  dk__buf_dispose(&c->text);
-  dk__buf_dispose(&c->scratch);
-  dk__free(NULL, c->offs);
-  dk__free(NULL, c);
-}
-
-static void cache_key_init(void) { (void)pthread_key_create(&g_cache_key, cache_free); }
-
-static stats_cache *cache_get(void) {
-  if (DK_LIKELY(t_cache != NULL)) return t_cache;
-  pthread_once(&g_cache_once, cache_key_init);
-  stats_cache *c = dk__calloc(NULL, 1, sizeof *c);
-  if (!c) return NULL;
-  dk__buf_init(&c->text, NULL);
-  dk__buf_init(&c->scratch, NULL);
-  if (pthread_setspecific(g_cache_key, c) != 0) {
-    dk__free(NULL, c);
-    return NULL;
-  }
-  t_cache = c;
-  return c;
-}
-
-/* Takes b over from the helper when it decoded (or is decoding) it: true when c now holds b. */
-static bool prefetch_take(stats_cache *c, const dk__sblock *b) {
-  prefetch *p = c->pf;
-  if (!p) return false;
-  bool took = false;
-  pthread_mutex_lock(&p->mu);
-  while (p->job == b) pthread_cond_wait(&p->cv, &p->mu);
-  if (p->done == b->serial) {
-    dk_buf t = c->text;
-    c->text = p->text;
-    p->text = t;
-    uint32_t *o = c->offs;
-    size_t oc = c->offs_cap;
-    c->offs = p->offs;
-    c->offs_cap = p->offs_cap;
-    p->offs = o;
-    p->offs_cap = oc;
-    p->done = 0;
-    took = true;
-  }
-  pthread_mutex_unlock(&p->mu);
-  return took;
-}
-
-/* Hands b->next to the helper (started on first use) if it is idle. */
-static void prefetch_next(stats_cache *c, const dk__sblock *b) {
-  const dk__sblock *n = b->next;
-  if (!n || c->pf_failed) return;
-  if (!c->pf && !(c->pf = prefetch_new())) {
-    c->pf_failed = 1;
-    return;
-  }
-  prefetch *p = c->pf;
-  pthread_mutex_lock(&p->mu);
-  if (!p->job && p->done != n->serial) {
-    p->job = n;
-    p->job_owner = n->owner;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-}
-
-/* Stats of row `row` of a page block, decoding the page into the cache when needed. */
-static dk_status page_stats(const char **out, stats_cache *c, const dk__sblock *b, uint32_t row,
-                            dk_error *err) {
-  const dk_pq__page *pg = &b->page;
-  *out = NULL;
-  if (row >= (uint32_t)pg->num_values) return DK_OK;
-  if (c->serial != b->serial) {
-    c->serial = 0;
-    if (!prefetch_take(c, b)) {
-      prefetch_next(c, b);
-      DK_RETURN_NOT_OK(decode_page(b, &c->text, &c->scratch, &c->offs, &c->offs_cap, err));
-    }
-    c->serial = b->serial;
-  }
-  uint32_t o = c->offs[row];
-  if (o != UINT32_MAX) *out = c->text.data + o;
-  return DK_OK;
-}
-
-const char *dk_log__file_stats(const dk__file *f) {
-  const char *s = NULL;
-  dk_error e;
-  dk_error_init(&e);
-  return dk_log__file_stats_err(&s, f, &e) == DK_OK ? s : NULL;
-}
-
-dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err) {
-  const dk__sblock *b = f->sblk;
-  *out = NULL;
-  if (!b) return DK_OK;
-  if (b->raw) {
-    *out = (const char *)b->data + f->soff;
-    return DK_OK;
-  }
-  stats_cache *c = cache_get();
-  if (!c) return dk__error_set(err, DK_NOMEM, "out of memory for the stats cache");
-  if (b->is_page) return page_stats(out, c, b, f->soff, err);
-  if (c->serial != b->serial) {
-    if (c->cap < b->usize) {
-      char *p = dk__realloc(NULL, c->buf, b->usize);
-      if (!p) return dk__error_set(err, DK_NOMEM, "out of memory decompressing stats");
-      c->buf = p;
-      c->cap = b->usize;
-    }
-    int r = LZ4_decompress_safe(b->data, c->buf, (int)b->csize, (int)c->cap);
-    if (r < 0 || (uint32_t)r != b->usize) {
-      c->serial = 0;
-      return dk__error_set(err, DK_CORRUPT, "stats block does not decompress");
-    }
-    c->serial = b->serial;
-  }
-  *out = c->buf + f->soff;
   return DK_OK;
 }
 
@@ -828,7 +431,7 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
     }
     f.extra = ex;
   }
-  if (in->stats.ptr) DK_RETURN_NOT_OK(sblock_add(st, &f, in->stats.ptr, in->stats.len, err));
+  if (in->stats.ptr) DK_RETURN_NOT_OK(dk_log__stats_add(st, &f, in->stats.ptr, in->stats.len, err));
   return add_insert(st, &f, plen, err);
 }
 
@@ -890,7 +493,7 @@ static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err)
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err) {
   if (pos >= st->n_files) return dk__error_set(err, DK_INTERNAL, "log: stats for a missing file");
-  return sblock_add(st, &st->files[pos], text, len, err);
+  return dk_log__stats_add(st, &st->files[pos], text, len, err);
 }
 
 /* Inserts a built file entry under its (path, DV id) key; a newer add of the same key wins. */
@@ -1315,7 +918,7 @@ static void reconcile_base(dk__state *st) {
 }
 
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
-  DK_RETURN_NOT_OK(sblock_seal(st, err));
+  DK_RETURN_NOT_OK(dk_log__stats_seal(st, err));
   reconcile_base(st);
   st->defer = 0;
   st->n_base_files = st->n_base_tombs = 0;

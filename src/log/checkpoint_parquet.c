@@ -489,11 +489,11 @@ static dk_status stats_collect(dk_parquet_file *pf, page_ctx *pc, dk_error *err)
 /* Hands the collected blocks to st and points each applied add row at its page. */
 static dk_status stats_attach(dk__state *st, page_ctx *pc, const uint32_t *rowmap,
                               dk_error *err) {
-  dk__sblock *prev = NULL; /* data pages are chained for reading ahead (see dk__sblock.next) */
+  dk__sblock *prev = NULL; /* data pages are chained for readers (see dk__sblock.next) */
   for (; pc->n_adopted < pc->n_runs; pc->n_adopted++) {
     const page_run *r = &pc->runs[pc->n_adopted];
     DK_RETURN_NOT_OK(dk_log__adopt_block(st, r->b, err));
-    if (r->n > 0 && dk__exec_threads(st->exec) > 1) {
+    if (r->n > 0) {
       if (prev) prev->next = r->b;
       prev = r->b;
     }

@@ -77,6 +77,7 @@ struct dk_scan {
   scan_plan plan;
   int64_t n_files;
   int64_t *files;   /* indices into the snapshot's active files */
+  int64_t *nrec;    /* numRecords of each selected file from its stats (-1 unknown) */
   const char **pvals; /* n_files * n_partition_out texts */
   size_t n_part_out;
   int64_t n_pruned;
@@ -467,6 +468,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   dk__arena_init(&ar, alloc, 0);
   uint8_t *pmask = NULL;
   const char **pv_all = NULL;
+  dk_file_iter *fit = NULL;
 
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
@@ -544,7 +546,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
                         sizeof *s->pvals);
   s->pruned = dk__calloc(alloc, (size_t)(nf ? nf : 1) * 2, sizeof *s->pruned);
-  if (!s->files || !s->pvals || !s->pruned) {
+  s->nrec = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->nrec);
+  if (!s->files || !s->pvals || !s->pruned || !s->nrec) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     goto cleanup;
   }
@@ -575,9 +578,11 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   int use_stats = bound_full && dk_expr__has_columns(bound_full);
   int64_t est = 0, need = o.limit;
   int limit_push = o.limit >= 0 && !p->residual;
+  DK_CHECK_GOTO(dk_snapshot_files_open(&fit, snap, NULL, err));
   for (int64_t i = 0; i < nf; i++) {
-    dk_file_entry f;
-    DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    const dk_file_entry *fe; /* stats live until the next call on fit */
+    DK_CHECK_GOTO(dk_file_iter_next(&fe, fit, err));
+    dk_file_entry f = *fe;
     if (pmask && !pmask[i]) {
       s->stats.files_pruned_partition++;
       s->pruned[2 * s->n_pruned] = i;
@@ -617,6 +622,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
       const char *v = dk_file_partition_value(snap, &f, p->cols[c].field->name, &is_null);
       s->pvals[s->n_files * (int64_t)s->n_part_out + (int64_t)k++] = is_null ? NULL : v;
     }
+    s->nrec[s->n_files] = nrec;
     s->files[s->n_files++] = i;
     s->stats.bytes_selected += f.size;
   }
@@ -632,6 +638,7 @@ cleanup:
   dk__arena_dispose(&ar);
   dk__free(alloc, pmask);
   dk__free(alloc, pv_all);
+  dk_file_iter_free(fit);
   if (st == DK_OK) {
     *out = s;
     return DK_OK;
@@ -645,6 +652,7 @@ void dk_scan_free(dk_scan *s) {
   plan_dispose(&s->plan);
   dk__pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
+  dk__free(s->alloc, s->nrec);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
   dk__free(s->alloc, s->pieces);
@@ -675,7 +683,7 @@ dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk
   DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
                i);
   DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
-  out->num_records = stats_num_records(out->entry.stats);
+  out->num_records = scan->nrec[i];
   return DK_OK;
 }
 
@@ -1838,9 +1846,8 @@ typedef struct mt_stream {
   int64_t next_file;  /* next work item */
   int64_t n_items;
   int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
-  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
-                             decompressed stats in a thread-local cache, which worker
-                             threads must not touch: it would leak at their exit) */
+  dk_file_entry *entries; /* per scan file (metadata; no stats), fetched by the creating
+                             thread */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */

@@ -446,19 +446,15 @@ int64_t dk_snapshot_num_files(const dk_snapshot *s) {
 int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
-dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
-  if (s->from_crc)
-    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
-  if (i < 0 || (size_t)i >= s->st.n_files)
-    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i) {
   const dk__file *f = &s->st.files[i];
   memset(out, 0, sizeof *out);
+  out->version = DK_FILE_ENTRY_VERSION;
   out->path = f->path;
   out->size = f->size;
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  DK_RETURN_NOT_OK(dk_log__file_stats_err(&out->stats, f, err));
   if (f->extra) {
     out->tags_json = f->extra->tags;
     out->dv = f->extra->dv;
@@ -467,6 +463,21 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   }
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
+  out->index = i;
+}
+
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
+  if (i < 0 || (size_t)i > s->st.n_files || ((size_t)i == s->st.n_files && !end_ok))
+    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+  return DK_OK;
+}
+
+dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_snapshot__check_file_index(s, i, false, err));
+  dk_snapshot__fill_entry(out, s, i);
   return DK_OK;
 }
 

@@ -40,6 +40,11 @@ struct dk_snapshot {
   int64_t crc_num_files;
 };
 
+/* Fills `out` with the metadata of file i (no stats); i must be in range. */
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i);
+/* DK_INVALID for a metadata-only snapshot or an index outside [0, n) ([0, n] with end_ok). */
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err);
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err);
 /* First version whose commit time is the inCommitTimestamp, or -1 when ICT is disabled. */

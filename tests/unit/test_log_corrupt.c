@@ -117,7 +117,10 @@ DK_TEST(log__basic_replay_and_versions) {
   int is_null;
   const char *pv = dk_file_partition_value(s, &f, "p", &is_null);
   CHECK(pv && !is_null);
-  CHECK(f.stats && strstr(f.stats, "numRecords"));
+  char stats[256];
+  int64_t stats_len;
+  CHECK_OK(dk_snapshot_file_stats(stats, sizeof stats, &stats_len, s, 0, &err), &err);
+  CHECK(stats_len > 0 && strstr(stats, "numRecords"));
   dk_snapshot_free(s);
   /* time travel by version */
   dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, 0, 0, 0, 0};
@@ -597,13 +600,16 @@ typedef struct reader_arg {
 
 static void *read_all(void *p) {
   reader_arg *r = p;
-  for (int round = 0; round < 3; round++)
-    for (int64_t i = 0; i < dk_snapshot_num_files(r->s); i++) {
-      dk_file_entry f;
-      dk_snapshot_file(&f, r->s, i, NULL);
-      r->sum += dk__hash_bytes(f.path, strlen(f.path));
-      if (f.stats) r->sum += dk__hash_bytes(f.stats, strlen(f.stats));
+  for (int round = 0; round < 3; round++) {
+    dk_file_iter *it;
+    if (dk_snapshot_files_open(&it, r->s, NULL, NULL) != DK_OK) return NULL;
+    const dk_file_entry *f;
+    while (dk_file_iter_next(&f, it, NULL) == DK_OK && f) {
+      r->sum += dk__hash_bytes(f->path, strlen(f->path));
+      if (f->stats) r->sum += dk__hash_bytes(f->stats, strlen(f->stats));
     }
+    dk_file_iter_free(it);
+  }
   return NULL;
 }
 
@@ -628,15 +634,20 @@ DK_TEST(log__snapshot_shared_by_threads) {
   CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
   CHECK_EQ_INT(dk_snapshot_num_files(s), 5000);
   /* every stats text is the one written for its file */
+  dk_file_iter *it;
+  CHECK_OK(dk_snapshot_files_open(&it, s, NULL, &err), &err);
   for (int64_t i = 0; i < 5000; i += 499) {
-    dk_file_entry f;
-    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
-    int n = atoi(f.path + 1);
+    const dk_file_entry *f;
+    CHECK_OK(dk_file_iter_seek(it, i, &err), &err);
+    CHECK_OK(dk_file_iter_next(&f, it, &err), &err);
+    CHECK(f != NULL);
+    int n = atoi(f->path + 1);
     char want[128];
     snprintf(want, sizeof want, "{\"numRecords\":%d,\"minValues\":{\"id\":%d},\"maxValues\":{\"id\":%d}}",
              n, n * 10, n * 10 + 9);
-    CHECK_EQ_STR(f.stats, want);
+    CHECK_EQ_STR(f->stats, want);
   }
+  dk_file_iter_free(it);
   reader_arg a[4];
   pthread_t th[4];
   for (int i = 0; i < 4; i++) {

@@ -434,9 +434,15 @@ static char *file_digest(const dk_snapshot *s) {
   dk__buf_init(&b, NULL);
   int64_t n = dk_snapshot_num_files(s);
   char **rows = calloc((size_t)n + 1, sizeof *rows);
+  dk_file_iter *it = NULL;
+  dk_snapshot_files_open(&it, s, NULL, NULL);
   for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_snapshot_file(&f, s, i, NULL);
+    const dk_file_entry *fe = NULL;
+    if (dk_file_iter_next(&fe, it, NULL) != DK_OK || !fe) {
+      rows[i] = strdup("<error>");
+      continue;
+    }
+    dk_file_entry f = *fe;
     dk__buf_clear(&b);
     dk__buf_printf(&b, NULL, "%s|%lld|%lld", f.path, (long long)f.size,
                   (long long)f.modification_time);
@@ -449,6 +455,7 @@ static char *file_digest(const dk_snapshot *s) {
     dk__buf_printf(&b, NULL, "|%s", f.stats ? f.stats : "<none>");
     rows[i] = strdup(b.data);
   }
+  dk_file_iter_free(it);
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = i + 1; j < n; j++)
       if (strcmp(rows[i], rows[j]) > 0) {
