@@ -28,14 +28,12 @@ struct dk_history {
 dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err) {
   dk__log lg = dk_snapshot__log(t);
   *out = NULL;
-  dk__segment seg;
-  const dk__logfile **c = NULL;
-  size_t n = 0;
-  dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = dk_log__commit_list(&seg, &c, &n, t->alloc, err);
-  if (st == DK_OK && n == 0)
-    st = dk__error_set(err, DK_NOT_FOUND, "not a Delta table: %s/_delta_log has no commits",
-                       t->root);
+  /* without the latest metadata, a commit's time is its ICT when its commitInfo has one (the
+   * same versions, in a valid table, as the enablement version gives) */
+  dk__commit_times ct;
+  dk_status st = dk_log__commit_times_open(&ct, &lg, DK__ICT_FROM_COMMITS, err);
+  const dk__logfile *const *c = ct.c;
+  size_t n = ct.n;
   dk_history *h = NULL;
   if (st == DK_OK) {
     h = dk__calloc(t->alloc, 1, sizeof *h);
@@ -49,7 +47,8 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
       dk_buf b;
       dk__buf_init(&b, t->alloc);
       for (size_t i = 0; i < want && st == DK_OK; i++) {
-        const dk__logfile *lf = c[n - 1 - i];
+        size_t idx = n - 1 - i;
+        const dk__logfile *lf = c[idx];
         dk_arena tmp;
         dk__arena_init(&tmp, t->alloc, 16 * 1024);
         const dk_json_value *ci = NULL;
@@ -62,8 +61,11 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
           hist_entry *e = &h->e[h->n];
           e->version = lf->version;
           int64_t ict;
-          e->timestamp = dk__json_as_i64(dk__json_get(ci, "inCommitTimestamp"), &ict) ? ict
-                                                                                      : lf->mtime;
+          if (!dk__json_as_i64(dk__json_get(ci, "inCommitTimestamp"), &ict)) ict = -1;
+          st = dk_log__commit_time(&e->timestamp, &lg, &ct, idx, ict, err);
+        }
+        if (st == DK_OK) {
+          hist_entry *e = &h->e[h->n];
           e->json = dk__arena_strndup(&h->ar, b.data ? b.data : "", b.len, err);
           if (!e->json)
             st = DK_NOMEM;
@@ -75,8 +77,7 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
       dk__buf_dispose(&b);
     }
   }
-  dk__free(t->alloc, c);
-  dk_log__segment_dispose(&seg);
+  dk_log__commit_times_dispose(&ct);
   if (st != DK_OK) {
     dk_history_free(h);
     return st;

@@ -15,6 +15,7 @@
 
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
+#include "protocol/table_config.h"
 #include "snapshot/snapshot_int.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
@@ -99,28 +100,6 @@ const char *dk_table_root(const dk_table *t) { return t->root; }
 
 /* ---- snapshot construction -------------------------------------------------------------- */
 
-static bool config_true(const dk_metadata *m, const char *key) {
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) return !strcasecmp(m->config_values[i], "true");
-  return false;
-}
-
-static const char *config_get(const dk_metadata *m, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) v = m->config_values[i];
-  return v;
-}
-
-int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
-  if (!config_true(m, "delta.enableInCommitTimestamps")) return -1;
-  const char *v = config_get(m, "delta.inCommitTimestampEnablementVersion");
-  if (!v) return 0;
-  char *end;
-  long long x = strtoll(v, &end, 10);
-  return (*end || x < 0) ? 0 : (int64_t)x;
-}
-
 /* Validates the replayed state and fills the derived fields of s. */
 static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
   dk__log lg = dk_snapshot__log(s->table);
@@ -143,18 +122,16 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     dk__error_prefix(err, "%s: schemaString", root);
     return r;
   }
-  const char *cm = config_get(&st->metadata, "delta.columnMapping.mode");
-  s->cm_mode = DK_COLUMN_MAPPING_NONE;
-  if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
-  if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
+  DK_RETURN_NOT_OK(dk_protocol__config_read(&s->config, &st->metadata, false, err));
+  s->cm_mode = s->config.column_mapping_mode;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
     s->total_bytes = 0;
     for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
   }
 
-  /* commit timestamp of the version */
-  int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
+  /* commit time of the version (timestamps.h: unadjusted mtime when ICT is off) */
+  int64_t ict_from = dk_protocol__ict_from(&s->config);
   const dk__logfile *last = NULL;
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
@@ -164,7 +141,9 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
-    if (dk_log__commit_ict(&lg, last, &ts, err) == DK_OK) s->timestamp = ts;
+    dk_error e2;
+    dk_error_init(&e2);
+    if (dk_log__commit_ict(&lg, last, &ts, &e2) == DK_OK) s->timestamp = ts;
   }
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
@@ -299,9 +278,11 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
     dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
-    int64_t v;
-    dk_status st = dk_log__version_at_timestamp(
-        &v, &lg, opts->timestamp_ms, dk_snapshot__ict_enablement(&latest->st.metadata), err);
+    int64_t v = -1;
+    dk__commit_times ct;
+    dk_status st = dk_log__commit_times_open(&ct, &lg, dk_protocol__ict_from(&latest->config), err);
+    if (st == DK_OK) st = dk_log__version_at_timestamp(&v, &lg, &ct, opts->timestamp_ms, err);
+    dk_log__commit_times_dispose(&ct);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;
@@ -427,7 +408,7 @@ const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
-  return config_get(&s->st.metadata, key);
+  return dk_protocol__property(&s->st.metadata, key);
 }
 int dk_snapshot_has_feature(const dk_snapshot *s, const char *name) {
   return dk_protocol__has_feature(&s->st.protocol, name);
