@@ -35,12 +35,12 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   dk__hmap_init(&st->pv_intern, alloc);
   dk__hmap_init(&st->pv_text, alloc);
   dk__buf_init(&st->pv_key, alloc);
-  dk__buf_init(&st->pv_views, alloc);
   dk__hmap_init(&st->txn_index, alloc);
   dk__hmap_init(&st->domain_index, alloc);
   dk__buf_init(&st->scratch, alloc);
   dk__buf_init(&st->sidecars, alloc);
   dk__buf_init(&st->pending, alloc);
+  dk__arena_init(&st->act_ar, alloc, 4096);
   st->last_ict = -1;
   st->last_commit_info_ts = -1;
   st->cur_version = -1;
@@ -62,7 +62,6 @@ void dk_log__state_dispose(dk__state *st) {
   dk__hmap_dispose(&st->pv_intern);
   dk__hmap_dispose(&st->pv_text);
   dk__buf_dispose(&st->pv_key);
-  dk__buf_dispose(&st->pv_views);
   dk__free(st->alloc, st->pv_buf);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
@@ -72,6 +71,7 @@ void dk_log__state_dispose(dk__state *st) {
   dk__buf_dispose(&st->sidecars);
   dk__buf_dispose(&st->pending);
   dk_log__stats_dispose(st);
+  dk__arena_dispose(&st->act_ar);
   dk__arena_dispose(&st->arena);
   memset(st, 0, sizeof *st);
 }
@@ -230,36 +230,6 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   return DK_OK;
 }
 
-/* ---- field helpers ---------------------------------------------------------------------- */
-
-/* Object lookup by a string literal without a strlen per call (the hot path of replay). */
-#define JGET(o, lit) dk__json_getn((o), "" lit, sizeof(lit) - 1) /* literals only */
-
-#define get_i64(o, k, out) dk__json_as_i64(JGET((o), k), (out))
-#define get_str(o, k, n) dk__json_as_str(JGET((o), k), (n))
-
-/* Reads a deletionVector descriptor; path_or_inline_dv stays borrowed from the JSON until copied.
- * Its unique id (storageType + pathOrInlineDv [+ "@" offset]) keys the file with its path. */
-static dk_status dv_parse(dk_dv_descriptor *dv, dk__state *st, const dk_json_value *v,
-                          const char *what, dk_error *err) {
-  size_t tn, pn;
-  const char *t = get_str(v, "storageType", &tn);
-  const char *p = get_str(v, "pathOrInlineDv", &pn);
-  if (!t || tn != 1 || !p)
-    return dk__error_set(err, DK_CORRUPT, "log: %s has a malformed deletionVector", what);
-  memset(dv, 0, sizeof *dv);
-  dv->storage_type = t[0];
-  if (dv->storage_type != 'u' && dv->storage_type != 'i' && dv->storage_type != 'p')
-    return dk__error_set(err, DK_CORRUPT, "log: %s: unknown deletionVector storageType '%c'", what,
-                         t[0]);
-  dv->path_or_inline_dv = p; /* borrowed until copied */
-  int64_t x;
-  dv->offset = get_i64(v, "offset", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
-  dv->size_in_bytes = get_i64(v, "sizeInBytes", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : 0;
-  dv->cardinality = get_i64(v, "cardinality", &x) ? x : 0;
-  return DK_OK;
-}
-
 /* ---- the (path, DV unique id) index ---------------------------------------------------- */
 
 static bool dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b) {
@@ -376,7 +346,7 @@ static uint64_t make_slot(uint64_t hash, size_t pos) { return (TAG(hash) << 32) 
 
 static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err);
 
-dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err) {
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add *in, dk_error *err) {
   const char *path;
   size_t plen;
   if (!in->path.ptr || !in->path.len)
@@ -435,61 +405,6 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *er
   return add_insert(st, &f, plen, err);
 }
 
-/* A commit's add action, as the columnar input dk_log__apply_add_in takes. */
-static dk_status apply_add(dk__state *st, const dk_json_value *a, dk_error *err) {
-  if (a->type != DK_JSON_OBJECT)
-    return dk__error_set(err, DK_CORRUPT, "log: add action is not an object");
-  dk__add_in in;
-  memset(&in, 0, sizeof in);
-  in.path.ptr = get_str(a, "path", &in.path.len);
-  if (!get_i64(a, "size", &in.size)) in.size = -1;
-  if (!get_i64(a, "modificationTime", &in.mtime)) in.mtime = 0;
-  const dk_json_value *pv = JGET(a, "partitionValues");
-  if (pv && pv->type == DK_JSON_OBJECT && pv->len) {
-    if (pv->len > DK__MAX_PV)
-      return dk__error_set(err, DK_CORRUPT, "log: add '%s' has too many partition values",
-                           in.path.ptr ? in.path.ptr : "");
-    dk__buf_clear(&st->pv_views);
-    DK_RETURN_NOT_OK(dk__buf_reserve(&st->pv_views, 2 * (size_t)pv->len * sizeof(dk_str), err));
-    dk_str *kv = (dk_str *)(void *)st->pv_views.data;
-    for (uint32_t i = 0; i < pv->len; i++) {
-      const dk_json_member *m = &pv->u.members[i];
-      kv[2 * i].ptr = m->key;
-      kv[2 * i].len = m->klen;
-      kv[2 * i + 1].ptr = dk__json_as_str(&m->value, &kv[2 * i + 1].len);
-      if (!kv[2 * i + 1].ptr && m->value.type != DK_JSON_NULL)
-        return dk__error_set(err, DK_CORRUPT,
-                             "log: add '%s': partition value of '%s' is not a string",
-                             in.path.ptr ? in.path.ptr : "", m->key);
-    }
-    in.pv = kv;
-    in.n_pv = pv->len;
-  }
-  in.stats.ptr = get_str(a, "stats", &in.stats.len);
-  const dk_json_value *tags = JGET(a, "tags");
-  if (tags && tags->type == DK_JSON_OBJECT) {
-    dk__buf_clear(&st->scratch);
-    DK_RETURN_NOT_OK(dk__json_write_value(&st->scratch, tags, err));
-    in.tags_json.ptr = st->scratch.data ? st->scratch.data : "";
-    in.tags_json.len = st->scratch.len;
-  }
-  const dk_json_value *dvv = JGET(a, "deletionVector");
-  if (dvv && dvv->type == DK_JSON_OBJECT) {
-    dk_dv_descriptor dv;
-    DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "add", err));
-    in.has_dv = 1;
-    in.dv_type = dv.storage_type;
-    in.dv_path.ptr = dv.path_or_inline_dv;
-    in.dv_path.len = strlen(dv.path_or_inline_dv);
-    in.dv_offset = dv.offset;
-    in.dv_size = dv.size_in_bytes;
-    in.dv_card = dv.cardinality;
-  }
-  in.has_brid = get_i64(a, "baseRowId", &in.brid);
-  in.has_drcv = get_i64(a, "defaultRowCommitVersion", &in.drcv);
-  return dk_log__apply_add_in(st, &in, err);
-}
-
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err) {
   if (pos >= st->n_files) return dk__error_set(err, DK_INTERNAL, "log: stats for a missing file");
@@ -541,26 +456,7 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
   return DK_OK;
 }
 
-static dk_status apply_remove(dk__state *st, const dk_json_value *a, int flags, dk_error *err) {
-  if (a->type != DK_JSON_OBJECT)
-    return dk__error_set(err, DK_CORRUPT, "log: remove action is not an object");
-  dk__remove_in in;
-  memset(&in, 0, sizeof in);
-  in.path.ptr = get_str(a, "path", &in.path.len);
-  dk_dv_descriptor dv;
-  const dk_json_value *dvv = JGET(a, "deletionVector");
-  if (dvv && dvv->type == DK_JSON_OBJECT) {
-    DK_RETURN_NOT_OK(dv_parse(&dv, st, dvv, "remove", err));
-    in.dv = &dv;
-  }
-  if (!get_i64(a, "deletionTimestamp", &in.deletion_timestamp)) in.deletion_timestamp = -1;
-  if (!get_i64(a, "size", &in.size)) in.size = -1;
-  bool b;
-  in.data_change = dk__json_as_bool(JGET(a, "dataChange"), &b) ? b : 1;
-  return dk_log__apply_remove_in(st, &in, flags, err);
-}
-
-dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
+dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove *in, int flags,
                                   dk_error *err) {
   if (!in->path.ptr || in->path.len == 0)
     return dk__error_set(err, DK_CORRUPT, "log: remove action without a path (version %lld)",
@@ -616,157 +512,88 @@ dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int fl
   return DK_OK;
 }
 
-/* ---- protocol / metadata ---------------------------------------------------------------- */
+/* ---- protocol / metadata / txn / domainMetadata: copied into the state's arena ----------- */
 
-static dk_status str_array(dk__state *st, const dk_json_value *v, const char *what,
-                           const char *const **out, size_t *n, dk_error *err) {
-  *out = NULL;
-  *n = 0;
-  if (!v || v->type == DK_JSON_NULL) return DK_OK;
-  if (v->type != DK_JSON_ARRAY)
-    return dk__error_set(err, DK_CORRUPT, "log: %s is not an array (version %lld)", what,
-                         (long long)st->cur_version);
-  if (!v->len) {
-    static const char *const empty[1] = {NULL};
-    *out = empty;
-    return DK_OK;
-  }
-  const char **arr = dk__arena_alloc(&st->arena, sizeof *arr * v->len, err);
+static dk_status copy_strs(dk__state *st, const char *const *src, size_t n,
+                           const char *const **out, dk_error *err) {
+  *out = src; /* NULL (absent) or the static empty array */
+  if (!n) return DK_OK;
+  const char **arr = dk__arena_alloc(&st->arena, sizeof *arr * n, err);
   if (!arr) return DK_NOMEM;
-  for (uint32_t i = 0; i < v->len; i++) {
-    size_t sn;
-    const char *s = dk__json_as_str(&v->u.items[i], &sn);
-    if (!s)
-      return dk__error_set(err, DK_CORRUPT, "log: %s has a non-string entry (version %lld)", what,
-                           (long long)st->cur_version);
-    arr[i] = arena_str(st, s, sn, err);
+  for (size_t i = 0; i < n; i++) {
+    arr[i] = arena_str(st, src[i], strlen(src[i]), err);
     if (!arr[i]) return DK_NOMEM;
   }
   *out = arr;
-  *n = v->len;
   return DK_OK;
 }
 
-static dk_status apply_protocol(dk__state *st, const dk_json_value *a, dk_error *err) {
-  dk_protocol p;
-  memset(&p, 0, sizeof p);
-  int64_t r, w;
-  if (!get_i64(a, "minReaderVersion", &r) || !get_i64(a, "minWriterVersion", &w) || r > INT32_MAX ||
-      w > INT32_MAX || r < INT32_MIN || w < INT32_MIN)
-    return dk__error_set(err, DK_CORRUPT,
-                         "log: protocol action without valid minReaderVersion/minWriterVersion "
-                         "(version %lld)",
-                         (long long)st->cur_version);
-  p.min_reader_version = (int32_t)r;
-  p.min_writer_version = (int32_t)w;
-  const dk_json_value *rf = JGET(a, "readerFeatures");
-  const dk_json_value *wf = JGET(a, "writerFeatures");
-  DK_RETURN_NOT_OK(str_array(st, rf, "readerFeatures", &p.reader_features, &p.n_reader_features, err));
-  DK_RETURN_NOT_OK(str_array(st, wf, "writerFeatures", &p.writer_features, &p.n_writer_features, err));
-  p.has_reader_features = rf && rf->type == DK_JSON_ARRAY;
-  p.has_writer_features = wf && wf->type == DK_JSON_ARRAY;
+static dk_status opt_copy(dk__state *st, const char *s, const char **out, dk_error *err) {
+  *out = NULL;
+  if (!s) return DK_OK;
+  *out = arena_str(st, s, strlen(s), err);
+  return *out ? DK_OK : DK_NOMEM;
+}
+
+static dk_status set_protocol(dk__state *st, const dk_protocol *in, dk_error *err) {
+  dk_protocol p = *in;
+  DK_RETURN_NOT_OK(copy_strs(st, in->reader_features, in->n_reader_features,
+                             &p.reader_features, err));
+  DK_RETURN_NOT_OK(copy_strs(st, in->writer_features, in->n_writer_features,
+                             &p.writer_features, err));
   st->protocol = p;
   st->has_protocol = 1;
   return DK_OK;
 }
 
-static dk_status opt_str(dk__state *st, const dk_json_value *o, const char *k, const char **out,
-                         dk_error *err) {
-  size_t n;
-  const char *s = dk__json_as_str(dk__json_get(o, k), &n);
-  *out = NULL;
-  if (!s) return DK_OK;
-  *out = arena_str(st, s, n, err);
-  return *out ? DK_OK : DK_NOMEM;
-}
-
-static dk_status apply_metadata(dk__state *st, const dk_json_value *a, dk_error *err) {
-  dk_metadata m;
-  memset(&m, 0, sizeof m);
-  DK_RETURN_NOT_OK(opt_str(st, a, "id", &m.id, err));
-  if (!m.id)
-    return dk__error_set(err, DK_CORRUPT, "log: metaData action without an id (version %lld)",
-                         (long long)st->cur_version);
-  DK_RETURN_NOT_OK(opt_str(st, a, "name", &m.name, err));
-  DK_RETURN_NOT_OK(opt_str(st, a, "description", &m.description, err));
-  DK_RETURN_NOT_OK(opt_str(st, a, "schemaString", &m.schema_string, err));
-  DK_RETURN_NOT_OK(opt_str(st, JGET(a, "format"), "provider", &m.format_provider, err));
-  if (!m.format_provider) m.format_provider = "parquet";
-  if (!get_i64(a, "createdTime", &m.created_time)) m.created_time = -1;
-  DK_RETURN_NOT_OK(str_array(st, JGET(a, "partitionColumns"), "partitionColumns",
-                             &m.partition_columns, &m.n_partition_columns, err));
-  const dk_json_value *cfg = JGET(a, "configuration");
-  if (cfg && cfg->type == DK_JSON_OBJECT && cfg->len) {
-    const char **keys = dk__arena_alloc(&st->arena, sizeof *keys * cfg->len, err);
-    const char **vals = dk__arena_alloc(&st->arena, sizeof *vals * cfg->len, err);
-    if (!keys || !vals) return DK_NOMEM;
-    size_t n = 0;
-    for (uint32_t i = 0; i < cfg->len; i++) {
-      const dk_json_member *mm = &cfg->u.members[i];
-      size_t vn;
-      const char *v = dk__json_as_str(&mm->value, &vn);
-      if (!v) continue; /* null values: treated as unset */
-      keys[n] = arena_str(st, mm->key, mm->klen, err);
-      vals[n] = arena_str(st, v, vn, err);
-      if (!keys[n] || !vals[n]) return DK_NOMEM;
-      n++;
-    }
-    m.config_keys = keys;
-    m.config_values = vals;
-    m.n_configuration = n;
-  }
+static dk_status set_metadata(dk__state *st, const dk_metadata *in, dk_error *err) {
+  dk_metadata m = *in;
+  DK_RETURN_NOT_OK(opt_copy(st, in->id, &m.id, err));
+  DK_RETURN_NOT_OK(opt_copy(st, in->name, &m.name, err));
+  DK_RETURN_NOT_OK(opt_copy(st, in->description, &m.description, err));
+  DK_RETURN_NOT_OK(opt_copy(st, in->schema_string, &m.schema_string, err));
+  DK_RETURN_NOT_OK(opt_copy(st, in->format_provider, &m.format_provider, err));
+  DK_RETURN_NOT_OK(copy_strs(st, in->partition_columns, in->n_partition_columns,
+                             &m.partition_columns, err));
+  DK_RETURN_NOT_OK(copy_strs(st, in->config_keys, in->n_configuration, &m.config_keys, err));
+  DK_RETURN_NOT_OK(copy_strs(st, in->config_values, in->n_configuration, &m.config_values, err));
   st->metadata = m;
   st->has_metadata = 1;
   return DK_OK;
 }
 
-/* ---- txn / domainMetadata / commitInfo / sidecar ---------------------------------------- */
-
-static dk_status apply_txn(dk__state *st, const dk_json_value *a, dk_error *err) {
-  size_t n;
-  const char *app = get_str(a, "appId", &n);
-  int64_t v;
-  if (!app || !get_i64(a, "version", &v))
-    return dk__error_set(err, DK_CORRUPT, "log: txn action without appId/version (version %lld)",
-                         (long long)st->cur_version);
+static dk_status apply_txn(dk__state *st, const dk__txn_action *a, dk_error *err) {
   uint64_t *slot;
   bool ins;
-  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->txn_index, app, n, &slot, &ins, err));
+  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->txn_index, a->app_id.ptr, a->app_id.len, &slot, &ins, err));
   if (ins) {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->txns, &st->cap_txns, st->n_txns,
                           sizeof *st->txns, err));
     *slot = st->n_txns++;
-    st->txns[*slot].app_id = arena_str(st, app, n, err);
+    st->txns[*slot].app_id = arena_str(st, a->app_id.ptr, a->app_id.len, err);
     if (!st->txns[*slot].app_id) return DK_NOMEM;
   }
   dk__txn *t = &st->txns[*slot];
-  t->version = v;
-  if (!get_i64(a, "lastUpdated", &t->last_updated)) t->last_updated = -1;
+  t->version = a->version;
+  t->last_updated = a->last_updated;
   return DK_OK;
 }
 
-static dk_status apply_domain(dk__state *st, const dk_json_value *a, dk_error *err) {
-  size_t n, cn = 0;
-  const char *dom = get_str(a, "domain", &n);
-  const char *cfg = get_str(a, "configuration", &cn);
-  if (!dom)
-    return dk__error_set(err, DK_CORRUPT, "log: domainMetadata without a domain (version %lld)",
-                         (long long)st->cur_version);
-  bool removed = false;
-  dk__json_as_bool(JGET(a, "removed"), &removed);
+static dk_status apply_domain(dk__state *st, const dk__domain_action *a, dk_error *err) {
   uint64_t *slot;
   bool ins;
-  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->domain_index, dom, n, &slot, &ins, err));
+  DK_RETURN_NOT_OK(dk__hmap_upsert(&st->domain_index, a->domain.ptr, a->domain.len, &slot, &ins, err));
   if (ins) {
     DK_RETURN_NOT_OK(grow(st->alloc, (void **)&st->domains, &st->cap_domains, st->n_domains,
                           sizeof *st->domains, err));
     *slot = st->n_domains++;
-    st->domains[*slot].domain = arena_str(st, dom, n, err);
+    st->domains[*slot].domain = arena_str(st, a->domain.ptr, a->domain.len, err);
     if (!st->domains[*slot].domain) return DK_NOMEM;
   }
   dk__domain *d = &st->domains[*slot];
-  d->removed = removed;
-  d->config = arena_str(st, cfg ? cfg : "", cfg ? cn : 0, err);
+  d->removed = a->removed;
+  d->config = arena_str(st, a->configuration.ptr ? a->configuration.ptr : "",
+                        a->configuration.len, err);
   return d->config ? DK_OK : DK_NOMEM;
 }
 
@@ -776,37 +603,46 @@ dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int fla
     return dk__error_set(err, DK_CORRUPT, "log: an action line is not a JSON object");
   for (uint32_t i = 0; i < line->len; i++) {
     const dk_json_member *m = &line->u.members[i];
-    const dk_json_value *a = &m->value;
-    const char *k = m->key;
-    if (a->type == DK_JSON_NULL) continue;
-    if (a->type != DK_JSON_OBJECT)
-      return dk__error_set(err, DK_CORRUPT, "log: action '%s' is not an object (version %lld)", k,
-                           (long long)st->cur_version);
-    if (!strcmp(k, "add")) {
-      DK_RETURN_NOT_OK(apply_add(st, a, err));
-    } else if (!strcmp(k, "remove")) {
-      DK_RETURN_NOT_OK(apply_remove(st, a, flags, err));
-    } else if (!strcmp(k, "metaData")) {
-      DK_RETURN_NOT_OK(apply_metadata(st, a, err));
-    } else if (!strcmp(k, "protocol")) {
-      DK_RETURN_NOT_OK(apply_protocol(st, a, err));
-    } else if (!strcmp(k, "txn")) {
-      DK_RETURN_NOT_OK(apply_txn(st, a, err));
-    } else if (!strcmp(k, "domainMetadata")) {
-      DK_RETURN_NOT_OK(apply_domain(st, a, err));
-    } else if (!strcmp(k, "commitInfo")) {
+    const dk_json_value *v = &m->value;
+    if (v->type == DK_JSON_NULL) continue;
+    if (v->type != DK_JSON_OBJECT)
+      return dk__error_set(err, DK_CORRUPT, "log: action '%s' is not an object (version %lld)",
+                           m->key, (long long)st->cur_version);
+    dk_action_kind kind = dk_protocol__action_kind(m->key, m->klen);
+    if (kind == DK_ACTION_COMMIT_INFO) { /* two fields: no need to parse it all */
       if (!(flags & DK__FROM_CHECKPOINT)) {
         int64_t x;
-        st->last_ict = get_i64(a, "inCommitTimestamp", &x) ? x : -1;
-        st->last_commit_info_ts = get_i64(a, "timestamp", &x) ? x : -1;
+        st->last_ict = dk__json_as_i64(dk__json_getn(v, "inCommitTimestamp", 17), &x) ? x : -1;
+        st->last_commit_info_ts = dk__json_as_i64(dk__json_getn(v, "timestamp", 9), &x) ? x : -1;
       }
-    } else if (!strcmp(k, "sidecar")) {
-      size_t n;
-      const char *p = get_str(a, "path", &n);
-      if (!p) return dk__error_set(err, DK_CORRUPT, "log: sidecar action without a path");
-      DK_RETURN_NOT_OK(dk__buf_append(&st->sidecars, p, n + 1, err)); /* with its NUL */
+      continue;
     }
     /* cdc, checkpointMetadata and unknown actions do not change the snapshot */
+    if (kind == DK_ACTION_UNKNOWN || kind == DK_ACTION_CDC ||
+        kind == DK_ACTION_CHECKPOINT_METADATA)
+      continue;
+    dk__arena_reset(&st->act_ar);
+    dk__action a;
+    DK_RETURN_NOT_OK(dk_protocol__action_parse(&a, m->key, v, &st->act_ar, err));
+    switch (kind) {
+      case DK_ACTION_ADD:
+        if (a.u.add.n_pv > DK__MAX_PV)
+          return dk__error_set(err, DK_CORRUPT, "log: add '%.*s' has too many partition values",
+                               (int)a.u.add.path.len, a.u.add.path.ptr ? a.u.add.path.ptr : "");
+        DK_RETURN_NOT_OK(dk_log__apply_add_in(st, &a.u.add, err));
+        break;
+      case DK_ACTION_REMOVE: DK_RETURN_NOT_OK(dk_log__apply_remove_in(st, &a.u.remove, flags, err)); break;
+      case DK_ACTION_METADATA: DK_RETURN_NOT_OK(set_metadata(st, &a.u.metadata, err)); break;
+      case DK_ACTION_PROTOCOL: DK_RETURN_NOT_OK(set_protocol(st, &a.u.protocol, err)); break;
+      case DK_ACTION_TXN: DK_RETURN_NOT_OK(apply_txn(st, &a.u.txn, err)); break;
+      case DK_ACTION_DOMAIN_METADATA: DK_RETURN_NOT_OK(apply_domain(st, &a.u.domain, err)); break;
+      case DK_ACTION_SIDECAR: /* with its NUL */
+        DK_RETURN_NOT_OK(dk__buf_append(&st->sidecars, a.u.sidecar.path.ptr,
+                                        a.u.sidecar.path.len, err));
+        DK_RETURN_NOT_OK(dk__buf_putc(&st->sidecars, 0, err));
+        break;
+      default: break;
+    }
   }
   return DK_OK;
 }

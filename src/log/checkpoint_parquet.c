@@ -158,7 +158,7 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
 }
 
-/* ---- direct add path: Arrow columns -> dk__add_in, no JSON round trip ------------------- */
+/* ---- direct add path: Arrow columns -> dk__add, no JSON round trip ------------------- */
 
 typedef struct add_cols {
   const struct ArrowSchema *s;
@@ -255,7 +255,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
   const struct ArrowSchema *s = c->s;
   const struct ArrowArray *a = c->a;
   int64_t ci = i + a->offset; /* children are indexed through the parent's offset */
-  dk__add_in in;
+  dk__add in;
   memset(&in, 0, sizeof in);
   if (!get_utf8(s->children[c->path], a->children[c->path], ci, &in.path))
     return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");

@@ -12,6 +12,7 @@
 #include "codec/json/json.h"
 #include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
+#include "protocol/actions.h"
 #include "util/exec.h"
 #include "util/util.h"
 
@@ -121,7 +122,7 @@ typedef struct dk__state {
   dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
   dk_hmap pv_text;           /* the same tuples keyed by their text (columnar adds) */
   dk_buf pv_key;             /* scratch: one tuple's text key */
-  dk_buf pv_views;           /* scratch: one JSON add's partition values as dk_str views */
+  dk_arena act_ar;           /* scratch: the parse of one JSON action (reset per action) */
   const char **pv_buf;       /* scratch tuple */
   size_t pv_cap;
   dk__file *files;
@@ -170,35 +171,10 @@ void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
                                dk_error *err);
-/* An add action as views (Parquet checkpoint columns, or a commit's parsed JSON): borrowed,
- * no NULs needed. */
-typedef struct dk__add_in {
-  dk_str path;               /* as written (URL-encoded) */
-  size_t n_pv;
-  const dk_str *pv;          /* 2*n_pv: key, value (value.ptr NULL = null) */
-  int64_t size, mtime;
-  dk_str stats;              /* ptr NULL = none */
-  dk_str tags_json;          /* ptr NULL = none */
-  int has_dv;
-  char dv_type;
-  dk_str dv_path;
-  int32_t dv_offset, dv_size; /* offset -1 = absent */
-  int64_t dv_card;
-  int has_brid, has_drcv;
-  int64_t brid, drcv;
-} dk__add_in;
 /* Applies an add; st->last_pos is then the position of its entry in st->files. */
-dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
-/* A remove action from a columnar source. */
-typedef struct dk__remove_in {
-  dk_str path;                   /* as written (URL-encoded) */
-  const dk_dv_descriptor *dv;    /* NULL = none; path_or_inline_dv NUL-terminated, borrowed */
-  int64_t deletion_timestamp;    /* -1 = absent */
-  int64_t size;                  /* -1 = absent */
-  int data_change;
-} dk__remove_in;
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add *in, dk_error *err);
 /* Applies a remove (flags: DK__FROM_CHECKPOINT or 0). */
-dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
+dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove *in, int flags,
                                   dk_error *err);
 /* A stats block holding a copy of a stored Parquet page of add.stats (dict: the chunk's
  * dictionary page block or NULL), not yet owned by any state: thread-safe as far as alloc is.
