@@ -218,7 +218,7 @@ static int meta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   if (t->kind == KIND_HISTORY) {
     int64_t v, ts;
     const char *ci;
-    dk_history_entry(c->hist, (size_t)c->i, &v, &ts, &ci);
+    dk_history_entry(&v, &ts, &ci, c->hist, (size_t)c->i);
     switch (col) {
       case H_VERSION: sqlite3_result_int64(ctx, v); break;
       case H_TIMESTAMP: {

@@ -370,7 +370,7 @@ static PyObject *history_list(TableObject *table, int64_t max_version, int64_t l
   for (size_t i = 0, n = dk_history_count(h); i < n; i++) {
     int64_t version, ts;
     const char *json;
-    dk_history_entry(h, i, &version, &ts, &json);
+    dk_history_entry(&version, &ts, &json, h, i);
     if (max_version >= 0 && version > max_version) continue;
     if (limit > 0 && PyList_GET_SIZE(list) >= limit) break;
     PyObject *d = json_or_none(json);

@@ -406,7 +406,7 @@ DK_TEST(log__history_and_time_travel_agree) {
   for (size_t i = 0; i < 3; i++) {
     int64_t v, ts;
     const char *ci;
-    dk_history_entry(h, i, &v, &ts, &ci);
+    dk_history_entry(&v, &ts, &ci, h, i);
     CHECK_EQ_INT(v, 2 - (int64_t)i);
     CHECK_EQ_INT(ts, want[i]);
     dk_snapshot_options o = {DK_SNAPSHOT_OPTIONS_VERSION, -1, 1, ts, 0};
@@ -501,7 +501,7 @@ DK_TEST(log__commit_range_and_history) {
   dk_table *t;
   CHECK_OK(dk_table_open(&t, dir, NULL, &err), &err);
   dk_commit_range *r;
-  CHECK_OK(dk_log_commit_range(&r, t, 1, 2, &err), &err);
+  CHECK_OK(dk_commit_range_open(&r, t, 1, 2, &err), &err);
   /* v1: add b; v2: commitInfo, remove a, add c */
   CHECK_EQ_INT(dk_commit_range_count(r), 4);
   CHECK_EQ_INT(dk_commit_range_action(r, 0)->kind, DK_ACTION_ADD);
@@ -511,17 +511,17 @@ DK_TEST(log__commit_range_and_history) {
   CHECK_EQ_INT(dk_commit_range_action(r, 2)->kind, DK_ACTION_REMOVE);
   CHECK_EQ_STR(dk_commit_range_action(r, 2)->path, "a.parquet");
   dk_commit_range_free(r);
-  CHECK_STATUS(dk_log_commit_range(&r, t, 1, 7, &err), DK_NOT_FOUND);
+  CHECK_STATUS(dk_commit_range_open(&r, t, 1, 7, &err), DK_NOT_FOUND);
   dk_history *h;
   dk_error_init(&err);
   CHECK_OK(dk_history_open(&h, t, 2, &err), &err);
   CHECK_EQ_INT(dk_history_count(h), 2);
   int64_t v, ts;
   const char *ci;
-  dk_history_entry(h, 0, &v, &ts, &ci);
+  dk_history_entry(&v, &ts, &ci, h, 0);
   CHECK_EQ_INT(v, 2);
   CHECK_EQ_STR(ci, "{\"timestamp\":3,\"operation\":\"DELETE\"}");
-  dk_history_entry(h, 1, &v, &ts, &ci);
+  dk_history_entry(&v, &ts, &ci, h, 1);
   CHECK_EQ_INT(v, 1);
   CHECK_EQ_STR(ci, "{}");
   dk_history_free(h);

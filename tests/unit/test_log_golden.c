@@ -240,7 +240,7 @@ static void check_commit_info_case(const char *id, const char *root, const dk_js
     for (size_t i = 0; i < dk_history_count(h); i++) {
       int64_t v, ts;
       const char *ci;
-      dk_history_entry(h, i, &v, &ts, &ci);
+      dk_history_entry(&v, &ts, &ci, h, i);
       if (v != want_v) continue;
       found = true;
       dk_json_value *got;
