@@ -27,7 +27,7 @@ typedef struct dk_history dk_history;
 
 /** commitInfo of the newest `limit` versions (limit <= 0 = all), newest first.
  *  @return DK_OK, DK_NOT_FOUND (no commit), DK_CORRUPT, DK_IO, DK_NOMEM. */
-DK_API dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
 DK_API void dk_history_free(dk_history *h);
 DK_API size_t dk_history_count(const dk_history *h);
 /** Entry i: version, commit time (dk/history.h "Commit times") and the commitInfo object as
@@ -113,7 +113,7 @@ typedef struct dk_commit_range dk_commit_range;
  *  @return DK_OK; DK_INVALID (bad range); DK_NOT_FOUND (a version after the latest);
  *  DK_OUT_OF_RANGE (first is no longer in the log); DK_CORRUPT (a commit missing inside the
  *  range, or malformed). */
-DK_API dk_status dk_commit_range_open(dk_commit_range **out, dk_table *t, int64_t first,
+DK_API DK_WARN_UNUSED dk_status dk_commit_range_open(dk_commit_range **out, dk_table *t, int64_t first,
                                       int64_t last, dk_error *err);
 DK_API void dk_commit_range_free(dk_commit_range *r);
 DK_API size_t dk_commit_range_count(const dk_commit_range *r);

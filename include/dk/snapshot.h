@@ -45,11 +45,11 @@ typedef struct dk_snapshot_options {
  *  the earliest recreatable one, timestamp before the first or after the last commit);
  *  DK_UNSUPPORTED (a reader feature or version dk lacks, named in the message);
  *  DK_CORRUPT (gaps in versions, malformed log or checkpoint, missing protocol/metadata). */
-DK_API dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t,
                                   const dk_snapshot_options *opts, dk_error *err);
 /** Incremental refresh: a snapshot at the latest version built from `old` by reading only the
  *  newer commits (returns a new reference to `old` itself when nothing changed). */
-DK_API dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err);
 /** Adds a reference; returns s. */
 DK_API dk_snapshot *dk_snapshot_ref(dk_snapshot *s);
 /** Drops a reference; accepts NULL. */
@@ -101,7 +101,7 @@ DK_API const dk_type *dk_snapshot_schema(const dk_snapshot *s);
 DK_API dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s);
 /** Exports the logical schema (physical = 0) or the physical one (physical names and
  *  "PARQUET:field_id" metadata under column mapping) as an Arrow schema. */
-DK_API dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
                                           int physical, dk_error *err);
 
 /* ---- files ------------------------------------------------------------------------------ */
@@ -119,7 +119,9 @@ typedef struct dk_dv_descriptor {
 /** One active data file. Pointers are borrowed from the snapshot (see `stats` for its shorter
  *  lifetime). */
 typedef struct dk_file_entry {
-  unsigned version;                   /**< the struct version dk filled (DK_FILE_ENTRY_VERSION) */
+  unsigned version;                   /**< the struct version dk filled (DK_FILE_ENTRY_VERSION):
+                                           dk_snapshot_file fills version 1 whatever the
+                                           caller's; iterator entries are dk's own */
   const char *path;                   /**< URL-decoded; relative to the root unless absolute */
   int64_t size;
   int64_t modification_time;
@@ -149,13 +151,13 @@ DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
 /** Fills `out` with the metadata of active file `i` (0 <= i < dk_snapshot_num_files):
  *  every field but `stats`, which stays NULL.
  *  @return DK_OK, DK_INVALID (index out of range, metadata-only snapshot). */
-DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
                                   dk_error *err);
 /** Copies the stats JSON text of file `i` into buf (NUL-terminated when cap > 0, truncated
  *  when it does not fit) and sets *len to its length, or to -1 when the file has no stats.
  *  Each call decodes the file's stats block: to read many files' stats use a dk_file_iter.
  *  @return DK_OK, DK_INVALID, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
-DK_API dk_status dk_snapshot_file_stats(char *buf, size_t cap, int64_t *len,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_file_stats(char *buf, size_t cap, int64_t *len,
                                         const dk_snapshot *s, int64_t i, dk_error *err);
 
 /** A cursor over a snapshot's active files, with their stats. It owns its buffers (no state
@@ -174,16 +176,16 @@ typedef struct dk_file_iter_options {
 /** Opens an iterator at the snapshot's first file. NULL opts = defaults.
  *  @return DK_OK, DK_INVALID (metadata-only snapshot, options version newer than this
  *  library's), DK_NOMEM. */
-DK_API dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
                                         const dk_file_iter_options *opts, dk_error *err);
 /** The next file: *entry points at an entry the iterator owns, valid (stats included) until
  *  the next call on the iterator; NULL after the last file.
  *  @return DK_OK, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
-DK_API dk_status dk_file_iter_next(const dk_file_entry **entry, dk_file_iter *it,
+DK_API DK_WARN_UNUSED dk_status dk_file_iter_next(const dk_file_entry **entry, dk_file_iter *it,
                                    dk_error *err);
 /** Moves the iterator so that its next entry is file `i` (0 <= i <= dk_snapshot_num_files).
  *  @return DK_OK, DK_INVALID (out of range). */
-DK_API dk_status dk_file_iter_seek(dk_file_iter *it, int64_t i, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_file_iter_seek(dk_file_iter *it, int64_t i, dk_error *err);
 /** Frees the iterator (waiting for its read-ahead); accepts NULL. */
 DK_API void dk_file_iter_free(dk_file_iter *it);
 
@@ -204,15 +206,15 @@ typedef struct dk_tombstone {
   int data_change;
 } dk_tombstone;
 DK_API int64_t dk_snapshot_num_tombstones(const dk_snapshot *s);
-DK_API dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
                                        dk_error *err);
 
 /** Latest `version` of app transaction `app_id`, or -1 when the table has none. */
 DK_API int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id);
 DK_API size_t dk_snapshot_num_txns(const dk_snapshot *s);
-/** App transaction i (out of range: NULL / -1). */
-DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
-                            int64_t *version, int64_t *last_updated);
+/** App transaction i (out of range: NULL / -1). Any output may be NULL. */
+DK_API void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                            const dk_snapshot *s, size_t i);
 /** The configuration text of (non-removed) domain `domain`, or NULL. */
 DK_API const char *dk_snapshot_domain_metadata(const dk_snapshot *s, const char *domain);
 

@@ -844,7 +844,7 @@ static PyObject *snapshot_transactions(SnapshotObject *self, PyObject *noargs) {
   for (size_t i = 0; i < n; i++) {
     const char *app;
     int64_t v, last;
-    dk_snapshot_txn(self->s, i, &app, &v, &last);
+    dk_snapshot_txn(&app, &v, &last, self->s, i);
     PyObject *t = Py_BuildValue("{s:L,s:N}", "version", (long long)v, "last_updated",
                                 last >= 0 ? PyLong_FromLongLong(last)
                                           : (Py_INCREF(Py_None), Py_None));

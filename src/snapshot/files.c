@@ -24,9 +24,7 @@ dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
                                  const dk_file_iter_options *opts, dk_error *err) {
   *out = NULL;
   DK_RETURN_IF(!s, DK_INVALID, err, "dk_snapshot_files_open: NULL snapshot");
-  DK_RETURN_IF(opts && opts->version > DK_FILE_ITER_OPTIONS_VERSION, DK_INVALID, err,
-               "dk_snapshot_files_open: options version %u is newer than this library's (%d)",
-               opts->version, DK_FILE_ITER_OPTIONS_VERSION);
+  DK_CHECK_OPTIONS_VERSION(opts, DK_FILE_ITER_OPTIONS_VERSION, "dk_snapshot_files_open", err);
   DK_RETURN_NOT_OK(dk_snapshot__check_file_index(s, 0, true, err));
   const dk_allocator *alloc = s->table->alloc;
   dk_file_iter *it = dk__calloc(alloc, 1, sizeof *it);

@@ -24,6 +24,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
                         dk_error *err) {
   *out = NULL;
   if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_TABLE_OPTIONS_VERSION, "dk_table_open", err);
   const dk_allocator *alloc = opts ? opts->alloc : NULL;
   const char *p = uri;
   if (!strncmp(p, "file://", 7)) {
@@ -274,6 +275,7 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
                            dk_error *err) {
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_SNAPSHOT_OPTIONS_VERSION, "dk_snapshot_open", err);
   if (opts && opts->by_timestamp) {
     dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
@@ -509,8 +511,8 @@ int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id) {
 
 size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
-void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
-                     int64_t *last_updated) {
+void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                     const dk_snapshot *s, size_t i) {
   if (i >= s->st.n_txns) {
     if (app_id) *app_id = NULL;
     if (version) *version = -1;
