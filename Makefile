@@ -34,7 +34,7 @@ ifneq ($(SANITIZE),1)
 	@$(MAKE) --no-print-directory test-spark BUILD=$(BUILD)
 endif
 
-# ThreadSanitizer over the C unit tests (log replay's helper threads: commit parsing, checkpoint
+# ThreadSanitizer over the C unit tests (the executor's threads: commit parsing, checkpoint
 # decoding, stats read-ahead), in build-tsan/. setarch -R: TSan needs the classic address
 # layout on kernels with high-entropy mmap randomisation.
 test-tsan: deps

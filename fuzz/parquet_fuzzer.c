@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int64_t second_page = -1;
     for (int c = 0; c < dk_parquet_num_columns(f) && c < 4; c++) {
       dk_parquet_column_stats cs;
-      (void)dk_parquet_column_stats_get(&cs, f, 0, c, &err);
+      if (dk_parquet_column_stats_get(&cs, f, 0, c, &err) != DK_OK) dk_error_init(&err);
       dk_parquet_page_index *pi = NULL;
       if (dk_parquet_page_index_read(&pi, f, 0, c, &err) == DK_OK) {
         const dk_parquet_page *pg = dk_parquet_page_index_page(pi, 1);

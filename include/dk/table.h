@@ -28,7 +28,7 @@ typedef struct dk_table_options {
 
 /** Opens a table by root path or `file://` URI. No I/O beyond a check that the root exists.
  *  @return DK_OK, DK_INVALID (bad URI), DK_NOT_FOUND, DK_NOMEM. */
-DK_API dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
+DK_API DK_WARN_UNUSED dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
                                dk_error *err);
 DK_API void dk_table_free(dk_table *t);
 /** The table root as a path without trailing slash. */

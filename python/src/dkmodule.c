@@ -382,7 +382,7 @@ static PyObject *history_list(TableObject *table, int64_t max_version, int64_t l
   for (size_t i = 0, n = dk_history_count(h); i < n; i++) {
     int64_t version, ts;
     const char *json;
-    dk_history_entry(h, i, &version, &ts, &json);
+    dk_history_entry(&version, &ts, &json, h, i);
     if (max_version >= 0 && version > max_version) continue;
     if (limit > 0 && PyList_GET_SIZE(list) >= limit) break;
     PyObject *d = json_or_none(json);
@@ -1582,23 +1582,31 @@ static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *
 #endif
   }
   int64_t n = dk_snapshot_num_files(self->s);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it;
+  if (dk_snapshot_files_open(&it, self->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) {
+    dk_file_iter_free(it);
+    return NULL;
+  }
   for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_snapshot_file(&f, self->s, i, &err) != DK_OK) {
+    const dk_file_entry *f;
+    if (dk_file_iter_next(&f, it, &err) != DK_OK || !f) {
+      dk_file_iter_free(it);
       Py_DECREF(l);
       return raise_dk(NULL, &err);
     }
-    PyObject *d = file_dict(self, &f, -2);
+    PyObject *d = file_dict(self, f, -2);
     if (!d) {
+      dk_file_iter_free(it);
       Py_DECREF(l);
       return NULL;
     }
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
+  dk_file_iter_free(it);
   return l;
 }
 
@@ -1638,7 +1646,7 @@ static PyObject *snapshot_transactions(SnapshotObject *self, PyObject *noargs) {
   for (size_t i = 0; i < n; i++) {
     const char *app;
     int64_t v, last;
-    dk_snapshot_txn(self->s, i, &app, &v, &last);
+    dk_snapshot_txn(&app, &v, &last, self->s, i);
     PyObject *t = Py_BuildValue("{s:L,s:N}", "version", (long long)v, "last_updated",
                                 last >= 0 ? PyLong_FromLongLong(last)
                                           : (Py_INCREF(Py_None), Py_None));
@@ -1820,24 +1828,32 @@ static PyObject *scan_stats(ScanObject *self, void *closure) {
 static PyObject *scan_files(ScanObject *self, PyObject *noargs) {
   (void)noargs;
   int64_t n = dk_scan_num_files(self->scan);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it; /* the stats of the selected files, in snapshot order */
+  if (dk_snapshot_files_open(&it, self->snap->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) goto fail;
   for (int64_t i = 0; i < n; i++) {
     dk_scan_file f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK) {
-      Py_DECREF(l);
-      return raise_dk(NULL, &err);
+    const dk_file_entry *e;
+    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK ||
+        dk_file_iter_seek(it, f.entry.index, &err) != DK_OK ||
+        dk_file_iter_next(&e, it, &err) != DK_OK || !e) {
+      Py_CLEAR(l);
+      raise_dk(NULL, &err);
+      goto fail;
     }
-    PyObject *d = file_dict(self->snap, &f.entry, f.num_records);
-    if (!d) {
-      Py_DECREF(l);
-      return NULL;
-    }
+    PyObject *d = file_dict(self->snap, e, f.num_records);
+    if (!d) goto fail;
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
+  dk_file_iter_free(it);
   return l;
+fail:
+  Py_XDECREF(l);
+  dk_file_iter_free(it);
+  return NULL;
 }
 
 static void scan_dealloc(ScanObject *self) {

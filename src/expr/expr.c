@@ -605,7 +605,7 @@ dk_status dk_expr_to_string(char **out, const dk_expr *e, dk_error *err) {
   return DK_OK;
 }
 
-void dk_expr_string_free(char *s) { dk__free(NULL, s); }
+void dk_expr_string_free(char *s) { dk_free(s); }
 
 /* ---- splitting ----------------------------------------------------------------------------- */
 

@@ -392,8 +392,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   memset(&o, 0, sizeof o);
   o.limit = -1;
   if (opts) {
-    DK_RETURN_IF(opts->version != DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
-                 "scan: unknown options version %u", opts->version);
+    DK_CHECK_OPTIONS_VERSION(opts, DK_SCAN_OPTIONS_VERSION, "dk_scan_new", err);
     o = *opts;
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
@@ -475,6 +474,7 @@ void dk_scan_free(dk_scan *s) {
   dk_scan__plan_dispose(&s->plan);
   dk__pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
+  dk__free(s->alloc, s->nrec);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
   dk__free(s->alloc, s->pieces);
@@ -492,10 +492,12 @@ const dk_expr *dk_scan_residual(const dk_scan *scan) {
 }
 
 void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
-  dk_scan_stats *s = (dk_scan_stats *)&scan->stats;
-  int64_t *src = (int64_t *)s, *dst = (int64_t *)out;
-  for (size_t i = 0; i < sizeof *s / sizeof(int64_t); i++)
-    dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+  /* version 1 is the only one so far: every counter, loaded one by one (they move) */
+  const int64_t *src = &scan->stats.files_total;
+  int64_t *dst = &out->files_total;
+  size_t n = (sizeof *out - offsetof(dk_scan_stats, files_total)) / sizeof(int64_t);
+  for (size_t i = 0; i < n; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+  out->version = DK_SCAN_STATS_VERSION;
 }
 
 int64_t dk_scan_num_files(const dk_scan *scan) { return scan->n_files; }

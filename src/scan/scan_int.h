@@ -76,6 +76,7 @@ struct dk_scan {
   scan_plan plan;
   int64_t n_files;
   int64_t *files;   /* indices into the snapshot's active files */
+  int64_t *nrec;    /* numRecords of each selected file from its stats (-1 unknown) */
   const char **pvals; /* n_files * n_partition_out texts */
   size_t n_part_out;
   int64_t n_pruned;

@@ -83,9 +83,8 @@ typedef struct mt_stream {
   int64_t next_file;  /* next work item */
   int64_t n_items;
   int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
-  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
-                             decompressed stats in a thread-local cache, which worker
-                             threads must not touch: it would leak at their exit) */
+  dk_file_entry *entries; /* per scan file (metadata; no stats), fetched by the creating
+                             thread */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */

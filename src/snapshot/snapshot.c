@@ -15,6 +15,7 @@
 
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
+#include "protocol/table_config.h"
 #include "snapshot/access.h"
 #include "snapshot/snapshot_int.h"
 
@@ -24,6 +25,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
                         dk_error *err) {
   *out = NULL;
   if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_TABLE_OPTIONS_VERSION, "dk_table_open", err);
   const dk_allocator *alloc = opts ? opts->alloc : NULL;
   const char *p = uri;
   if (!strncmp(p, "file://", 7)) {
@@ -100,28 +102,6 @@ const char *dk_table_root(const dk_table *t) { return t->root; }
 
 /* ---- snapshot construction -------------------------------------------------------------- */
 
-static bool config_true(const dk_metadata *m, const char *key) {
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) return !strcasecmp(m->config_values[i], "true");
-  return false;
-}
-
-static const char *config_get(const dk_metadata *m, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) v = m->config_values[i];
-  return v;
-}
-
-int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
-  if (!config_true(m, "delta.enableInCommitTimestamps")) return -1;
-  const char *v = config_get(m, "delta.inCommitTimestampEnablementVersion");
-  if (!v) return 0;
-  char *end;
-  long long x = strtoll(v, &end, 10);
-  return (*end || x < 0) ? 0 : (int64_t)x;
-}
-
 /* Validates the replayed state and fills the derived fields of s. */
 static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
   dk__log lg = dk_snapshot__log(s->table);
@@ -144,18 +124,16 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     dk__error_prefix(err, "%s: schemaString", root);
     return r;
   }
-  const char *cm = config_get(&st->metadata, "delta.columnMapping.mode");
-  s->cm_mode = DK_COLUMN_MAPPING_NONE;
-  if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
-  if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
+  DK_RETURN_NOT_OK(dk_protocol__config_read(&s->config, &st->metadata, false, err));
+  s->cm_mode = s->config.column_mapping_mode;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
     s->total_bytes = 0;
     for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
   }
 
-  /* commit timestamp of the version */
-  int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
+  /* commit time of the version (timestamps.h: unadjusted mtime when ICT is off) */
+  int64_t ict_from = dk_protocol__ict_from(&s->config);
   const dk__logfile *last = NULL;
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
@@ -165,7 +143,9 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
-    if (dk_log__commit_ict(&lg, last, &ts, err) == DK_OK) s->timestamp = ts;
+    dk_error e2;
+    dk_error_init(&e2);
+    if (dk_log__commit_ict(&lg, last, &ts, &e2) == DK_OK) s->timestamp = ts;
   }
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
@@ -296,13 +276,16 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
                            dk_error *err) {
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_SNAPSHOT_OPTIONS_VERSION, "dk_snapshot_open", err);
   if (opts && opts->by_timestamp) {
     dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
-    int64_t v;
-    dk_status st = dk_log__version_at_timestamp(
-        &v, &lg, opts->timestamp_ms, dk_snapshot__ict_enablement(&latest->st.metadata), err);
+    int64_t v = -1;
+    dk__commit_times ct;
+    dk_status st = dk_log__commit_times_open(&ct, &lg, dk_protocol__ict_from(&latest->config), err);
+    if (st == DK_OK) st = dk_log__version_at_timestamp(&v, &lg, &ct, opts->timestamp_ms, err);
+    dk_log__commit_times_dispose(&ct);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;
@@ -429,7 +412,7 @@ const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->tab
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
-  return config_get(&s->st.metadata, key);
+  return dk_protocol__property(&s->st.metadata, key);
 }
 int dk_snapshot_has_feature(const dk_snapshot *s, const char *name) {
   return dk_protocol__has_feature(&s->st.protocol, name);
@@ -448,19 +431,15 @@ int64_t dk_snapshot_num_files(const dk_snapshot *s) {
 int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
-dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
-  if (s->from_crc)
-    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
-  if (i < 0 || (size_t)i >= s->st.n_files)
-    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i) {
   const dk__file *f = &s->st.files[i];
   memset(out, 0, sizeof *out);
+  out->version = DK_FILE_ENTRY_VERSION;
   out->path = f->path;
   out->size = f->size;
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  DK_RETURN_NOT_OK(dk_log__file_stats_err(&out->stats, f, err));
   if (f->extra) {
     out->tags_json = f->extra->tags;
     out->dv = f->extra->dv;
@@ -469,6 +448,21 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   }
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
+  out->index = i;
+}
+
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
+  if (i < 0 || (size_t)i > s->st.n_files || ((size_t)i == s->st.n_files && !end_ok))
+    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+  return DK_OK;
+}
+
+dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_snapshot__check_file_index(s, i, false, err));
+  dk_snapshot__fill_entry(out, s, i);
   return DK_OK;
 }
 
@@ -519,8 +513,8 @@ int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id) {
 
 size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
-void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
-                     int64_t *last_updated) {
+void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                     const dk_snapshot *s, size_t i) {
   if (i >= s->st.n_txns) {
     if (app_id) *app_id = NULL;
     if (version) *version = -1;

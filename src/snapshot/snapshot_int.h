@@ -10,6 +10,7 @@
 #include "log/replay.h"
 #include "log/segment.h"
 #include "log/timestamps.h"
+#include "protocol/table_config.h"
 
 struct dk_table {
   const dk_allocator *alloc;
@@ -35,13 +36,17 @@ struct dk_snapshot {
   int64_t timestamp;
   int64_t total_bytes;
   const dk_type *schema;
+  dk__table_config config;   /* the delta.* properties (strings in st's arena) */
   dk_column_mapping_mode cm_mode;
   int from_crc;          /* built from N.crc: no file list */
   int64_t crc_num_files;
 };
 
+/* Fills `out` with the metadata of file i (no stats); i must be in range. */
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i);
+/* DK_INVALID for a metadata-only snapshot or an index outside [0, n) ([0, n] with end_ok). */
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err);
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err);
-/* First version whose commit time is the inCommitTimestamp, or -1 when ICT is disabled. */
-int64_t dk_snapshot__ict_enablement(const dk_metadata *m);
 #endif /* DK_SNAPSHOT_INT_H */

@@ -32,39 +32,52 @@ static int64_t wall_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* One add of the checkpoint, from a file entry with its stats. */
+static dk_status put_add(dk_buf *b, const dk_file_entry *f, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
+  DK_RETURN_NOT_OK(dk_txn__put_path(b, f->path, err));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
+  DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f->partition_kv, f->n_partition_values, err));
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"modificationTime\":%lld,"
+                                  "\"dataChange\":false",
+                                  (long long)f->size, (long long)f->modification_time));
+  if (f->stats) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, f->stats, err));
+  }
+  if (f->tags_json) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, f->tags_json, err));
+  }
+  if (f->dv) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_dv(b, f->dv, err));
+  }
+  if (f->has_base_row_id)
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f->base_row_id));
+  if (f->has_default_row_commit_version)
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
+                                    (long long)f->default_row_commit_version));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  return DK_OK;
+}
+
 static dk_status put_file_actions(dk_buf *b, dk_snapshot *s, int64_t min_tomb_ts, int64_t *n_actions,
                                   int64_t *n_adds, dk_error *err) {
-  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
-    dk_file_entry f;
-    DK_RETURN_NOT_OK(dk_snapshot_file(&f, s, i, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_path(b, f.path, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f.partition_kv, f.n_partition_values, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"modificationTime\":%lld,"
-                                    "\"dataChange\":false",
-                                    (long long)f.size, (long long)f.modification_time));
-    if (f.stats) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_str(b, f.stats, err));
-    }
-    if (f.tags_json) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-      DK_RETURN_NOT_OK(dk__buf_puts(b, f.tags_json, err));
-    }
-    if (f.dv) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_dv(b, f.dv, err));
-    }
-    if (f.has_base_row_id)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f.base_row_id));
-    if (f.has_default_row_commit_version)
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                      (long long)f.default_row_commit_version));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  dk_file_iter *it; /* the stats come through an iterator (dk_snapshot_file has none) */
+  DK_RETURN_NOT_OK(dk_snapshot_files_open(&it, s, NULL, err));
+  dk_status st = DK_OK;
+  for (;;) {
+    const dk_file_entry *f;
+    st = dk_file_iter_next(&f, it, err);
+    if (st != DK_OK || !f) break;
+    st = put_add(b, f, err);
+    if (st != DK_OK) break;
     (*n_actions)++;
     (*n_adds)++;
   }
+  dk_file_iter_free(it);
+  DK_RETURN_NOT_OK(st);
   for (size_t i = 0; i < s->st.n_tombs; i++) {
     const dk__tomb *tb = &s->st.tombs[i];
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;
@@ -97,7 +110,7 @@ static dk_status put_non_file_actions(dk_buf *b, dk_snapshot *s, dk_arena *ar, i
   for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
     const char *app;
     int64_t v, lu;
-    dk_snapshot_txn(s, i, &app, &v, &lu);
+    dk_snapshot_txn(&app, &v, &lu, s, i);
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"txn\":{\"appId\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_str(b, app, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"version\":%lld", (long long)v));

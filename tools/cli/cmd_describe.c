@@ -243,7 +243,7 @@ int dk_cli_describe(int argc, char **argv) {
     for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
       const char *app;
       int64_t v;
-      dk_snapshot_txn(s, i, &app, &v, NULL);
+      dk_snapshot_txn(&app, &v, NULL, s, i);
       put_key(&b, app, i == 0);
       dk__buf_printf(&b, NULL, "%" PRId64, v);
     }

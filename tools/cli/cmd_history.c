@@ -47,7 +47,7 @@ int dk_cli_history(int argc, char **argv) {
   for (size_t i = 0; i < dk_history_count(h); i++) {
     int64_t v, ts;
     const char *ci;
-    dk_history_entry(h, i, &v, &ts, &ci);
+    dk_history_entry(&v, &ts, &ci, h, i);
     if (json) {
       dk__buf_printf(&b, NULL, "%s{\"version\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"commitInfo\":%s}",
                     i ? "," : "", v, ts, ci);

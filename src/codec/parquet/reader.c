@@ -103,6 +103,7 @@ static dk_status parse_footer(dk_parquet_file *f, dk_error *err) {
 dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
                           const dk_parquet_open_options *opts, dk_error *err) {
   *out = NULL;
+  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_OPEN_OPTIONS_VERSION, "dk_parquet_open", err);
   const dk_allocator *a = opts ? opts->alloc : NULL;
   dk_parquet_file *f = dk__calloc(a, 1, sizeof *f);
   if (!f) return dk__error_set(err, DK_NOMEM, "out of memory");
@@ -224,8 +225,9 @@ dk_status dk_parquet_column_stats_get(dk_parquet_column_stats *out, const dk_par
     return dk__error_set(err, DK_INVALID, "%s: row group %d / column %d out of range", f->path,
                          row_group, column);
   const pq_column_meta *cm = &f->meta.row_groups[row_group].columns[column];
+  out->version = DK_PARQUET_COLUMN_STATS_VERSION;
   out->num_values = cm->num_values;
-  out->physical_type = cm->type;
+  out->physical_type = (dk_parquet_physical_type)cm->type;
   const pq_schema_el *el = f->leaves[column]->el;
   if (cm->type == PQ_INT64 && el->logical.kind == PQ_LT_TIMESTAMP)
     out->timestamp_unit = el->logical.unit;
