@@ -78,7 +78,7 @@ static int run_decode(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
   double c0 = bench_cpu(), t0 = bench_wall();
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = a->use_mmap};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
   dk_parquet_read_options ro;
@@ -108,7 +108,7 @@ static int run_decompress(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
   double c0 = bench_cpu(), t0 = bench_wall();
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, a->use_mmap, NULL, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = a->use_mmap};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, a->path, &oo, &err) != DK_OK) return fail("open", &err);
   int64_t bytes = 0;

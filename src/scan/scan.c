@@ -46,6 +46,7 @@ typedef struct scan_plan {
   dk_expr *residual;              /* unbound conjuncts not decided by partition values */
   dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
   unsigned meta;
+  int skip_page_crc;          /* dk_scan_options.skip_page_checksums */
   int64_t limit;
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
@@ -446,9 +447,10 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   memset(&o, 0, sizeof o);
   o.limit = -1;
   if (opts) {
-    DK_RETURN_IF(opts->version != DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
+    DK_RETURN_IF(opts->version < 1 || opts->version > DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
                  "scan: unknown options version %u", opts->version);
-    o = *opts;
+    memcpy(&o, opts, opts->version == 1 ? offsetof(dk_scan_options, skip_page_checksums)
+                                        : sizeof o);
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
@@ -475,6 +477,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   dk__arena_init(&p->ar, p->alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = o.metadata_fields;
+  p->skip_page_crc = o.skip_page_checksums != 0;
   p->limit = o.limit;
   p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads;
@@ -816,6 +819,7 @@ static dk_status file_reader_open(file_reader *r, const scan_plan *plan, dk_scan
   po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
   po.alloc = a;
   po.file_size = t->size > 0 ? t->size : 0;
+  po.skip_page_checksums = plan->skip_page_crc;
   DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) {
@@ -2101,12 +2105,14 @@ int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
 
 /* Split wire format (little endian): "DKSPLIT1", then strings as u32 length + bytes
 ** (0xffffffff = NULL) and integers as i64:
-**   root, schemaString, mode, n_cols, {name, is_partition} * n_cols, n_out, meta, limit,
+**   root, schemaString, mode, n_cols, {name, is_partition} * n_cols, n_out,
+**   meta (| SPLIT_SKIP_CRC when page checksums are not verified), limit,
 **   batch_size, residual text (NULL = none), row-id column, row-commit-version column,
 **   n_part, n_pieces, per piece: path, size, mtime, n_part partition texts, has_dv
 **   [storage type, path, offset, size, cardinality], has_base_row_id, base_row_id,
 **   has_default_rcv, default_rcv, range_start, range_end. */
 #define SPLIT_MAGIC "DKSPLIT1"
+#define SPLIT_SKIP_CRC ((int64_t)1 << 32)
 
 static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
   uint8_t x[8];
@@ -2144,7 +2150,7 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   for (int64_t c = 0; !st && c < p->n_req; c++) st = put_str(&b, p->req[c], err);
   if (!st) st = put_i64(&b, (int64_t)(p->n_cols - p->n_out), err);
   for (size_t c = p->n_out; !st && c < p->n_cols; c++) st = put_str(&b, p->cols[c].field->name, err);
-  if (!st) st = put_i64(&b, p->meta, err);
+  if (!st) st = put_i64(&b, p->meta | (p->skip_page_crc ? SPLIT_SKIP_CRC : 0), err);
   if (!st) st = put_i64(&b, p->limit, err);
   if (!st) st = put_i64(&b, p->batch_size, err);
   if (!st && p->residual_bound) st = dk_expr_to_string(&res, p->residual, err);
@@ -2318,8 +2324,11 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   }
   size_t n_part = 0;
   for (size_t c = 0; c < p->n_cols; c++) n_part += (size_t)p->cols[c].is_partition;
-  DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
-  p->meta = (unsigned)v;
+  DK_RETURN_NOT_OK(get_i64(&r, &v));
+  DK_RETURN_IF(v & ~(int64_t)(DK_META_ALL | SPLIT_SKIP_CRC), DK_CORRUPT, err,
+               "split: unknown _metadata field bits");
+  p->meta = (unsigned)(v & DK_META_ALL);
+  p->skip_page_crc = (v & SPLIT_SKIP_CRC) != 0;
   DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
   DK_RETURN_NOT_OK(get_count(&r, &p->batch_size, (int64_t)1 << 30));
   if (p->batch_size == 0) p->batch_size = 65536;

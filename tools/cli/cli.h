@@ -24,7 +24,7 @@ int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
 /* Prints a stream's rows to stdout (print_stream.c): format is a DK_PRINT_* value (or'd with
 ** DK_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
-** Errors go to stderr as "dk CMD: ..."; returns 0, 1, or 3 when the stream reports corruption. */
+** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */
 struct ArrowArrayStream;
 int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, const char *cmd,
                         int64_t *rows);

@@ -20,7 +20,7 @@ static void pq_usage(void) {
 
 static int fail(const char *cmd, const dk_error *err) {
   fprintf(stderr, "dk parquet %s: %s: %s\n", cmd, dk_status_str(err->code), err->message);
-  return err->code == DK_CORRUPT ? 3 : 1;
+  return 1;
 }
 
 static void print_schema(const struct ArrowSchema *s, int depth) {
@@ -47,7 +47,7 @@ int dk_cli_parquet(int argc, char **argv) {
   }
   const char *cmd = argv[0], *path = argv[1];
   char *cols_arg = NULL, *rg_arg = NULL, *fid_arg = NULL, *range_arg = NULL;
-  int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0;
+  int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0, skip_crc = 0;
   int64_t batch = 0, limit = -1;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
@@ -56,6 +56,7 @@ int dk_cli_parquet(int argc, char **argv) {
     else if (!strcmp(argv[i], "--range") && i + 1 < argc) range_arg = argv[++i];
     else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
+    else if (!strcmp(argv[i], "--no-page-checksums")) skip_crc = 1;
     else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
@@ -79,7 +80,8 @@ int dk_cli_parquet(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   dk_error err;
   dk_error_init(&err);
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, use_mmap, NULL, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = use_mmap,
+                                .skip_page_checksums = skip_crc};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, path, &oo, &err)) return fail(cmd, &err);
   int rc = 0;

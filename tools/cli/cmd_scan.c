@@ -94,6 +94,8 @@ int dk_cli_scan(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--via-splits")) {
       via_splits = 1;
+    } else if (!strcmp(a, "--no-page-checksums")) {
+      so.skip_page_checksums = 1;
     } else if (!strcmp(a, "--split-size") && i + 1 < argc) {
       so.split_target_bytes = atoll(argv[++i]);
     } else if (!strcmp(a, "--stats")) {

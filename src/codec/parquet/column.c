@@ -364,6 +364,7 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
     DK_RETURN_NOT_OK(win_get(c, hl + blen, &hdr, err));
     const uint8_t *body = hdr + hl;
     c->pos += hl + blen;
+    DK_RETURN_NOT_OK(dk_pq__page_check_crc(c->f, &h, body, blen, c->page_off, err));
     if (h.type == PQ_PAGE_DICT) {
       if (!h.has_dict) return col_fail(c, err, "dictionary page without its header");
       DK_RETURN_NOT_OK(load_dict(c, &h, body, blen, err));

@@ -84,6 +84,7 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
     }
     const uint8_t *bp;
     DK_RETURN_NOT_OK(chunk_get(f, start, pos + hl, (size_t)h.compressed_size, win, &bp, err));
+    DK_RETURN_NOT_OK(dk_pq__page_check_crc(f, &h, bp, (size_t)h.compressed_size, off, err));
     dk_pq__page pg;
     memset(&pg, 0, sizeof pg);
     pg.data = bp;
