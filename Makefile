@@ -10,7 +10,8 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python test-interop test-spark test-tsan demo bench clean
+.PHONY: all deps build install test test-c test-fuzz test-python test-interop test-spark test-tsan \
+        test-packaging demo bench clean
 
 all: build
 
@@ -21,7 +22,7 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	@ninja -C $(BUILD) -j $(JOBS)
 
-# The Spark connector suite runs on the plain build only. Under SANITIZE=1 libdk_static.a is
+# The Spark connector suite runs on the plain build only. Under SANITIZE=1 libdk.a is
 # compiled with -fsanitize=address,undefined, so libdk_jni.so would need the ASan runtime inside a
 # JVM that was not started with it (ASan must be loaded first: LD_PRELOAD into java), and the
 # JVM's own tricks (SIGSEGV-based safepoints and null checks, huge reserved heaps, threads
@@ -42,14 +43,19 @@ test-tsan: deps
 	@ninja -C build-tsan -j $(JOBS) dk_unit
 	TSAN_OPTIONS=halt_on_error=1 setarch -R build-tsan/dk_unit
 
+# ctest (CMakeLists.txt): label unit = dk_unit, tools/check_symbols.sh, the header
+# self-containment test; label fuzz = the replay of every committed fuzz corpus.
 test-c:
-	$(BUILD)/dk_unit
-	tools/check_symbols.sh $(BUILD)/libdk.so
+	@ctest --test-dir $(BUILD) -L unit --output-on-failure
 
 test-fuzz:
-	@for r in $(BUILD)/*_fuzzer_replay; do \
-	  [ -x "$$r" ] || continue; n=$$(basename $$r _fuzzer_replay); \
-	  echo "replay $$n"; $$r fuzz/corpora/$$n || exit 1; done
+	@ctest --test-dir $(BUILD) -L fuzz --output-on-failure
+
+# Installs libdk (libdk.so.N, libdk.a), the headers, dk.pc, the CMake package, the dk CLI and
+# its man page under PREFIX (default /usr/local).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 # pytest exits 5 when it collects nothing; that is not a failure while a suite is empty.
 test-python:
@@ -65,7 +71,7 @@ test-interop: build
 	scripts/interop_tables.sh
 	DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop
 
-# Spark connector (connectors/spark): libdk_static.a, the jar (Maven, dependencies from Maven
+# Spark connector (connectors/spark): libdk.a, the jar (Maven, dependencies from Maven
 # Central into ~/.m2 on first use), pyspark/delta-spark (scripts/install_spark.sh), the interop
 # tables (built once per content into $(DK_INTEROP_DIR), shared with test-interop), then the
 # pyspark suite comparing format("dk") with delta-spark in one SparkSession.
