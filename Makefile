@@ -53,13 +53,21 @@ test-fuzz:
 
 # Installs libdk (libdk.so.N, libdk.a), the headers, dk.pc, the CMake package, the dk CLI and
 # its man page under PREFIX (default /usr/local).
+# (After `make build`, or any CMake configure of $(BUILD).)
 PREFIX ?= /usr/local
-install: build
+install:
+	@[ -f $(BUILD)/build.ninja ] || cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@ninja -C $(BUILD) -j $(JOBS)
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
+# The binding is built against this build's libdk.a (python/CMakeLists.txt, DK_BUILD_DIR: the
+# CMake package of the build tree, sanitizer flags included), incrementally in $(BUILD)/python.
+# The distribution was named "dk" before it became dk-delta: a venv holding that one drops it.
 # pytest exits 5 when it collects nothing; that is not a failure while a suite is empty.
 test-python:
-	@DK_BUILD=$(BUILD) $(PY) -m pip install -q ./python
+	@$(PY) -m pip show -q dk >/dev/null 2>&1 && $(PY) -m pip uninstall -q -y dk || true
+	@$(PY) -m pip install -q --no-build-isolation -C cmake.define.DK_BUILD_DIR=$(abspath $(BUILD)) \
+	  -C build-dir=$(abspath $(BUILD))/python ./python
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
 
@@ -80,6 +88,13 @@ test-spark: build
 	@cd connectors/spark && mvn -q -B package -Ddk.build=$(abspath $(BUILD))
 	@scripts/interop_tables.sh >/dev/null
 	@$(PY) -m pytest -q tests/spark
+
+# Packaging from a clean clone of the committed tree: the Python wheel (tests/packaging/
+# check_wheel.sh) and the C install (check_install.sh: make install, then a tiny program built
+# against dk.pc and one against find_package(dk)).
+test-packaging: build
+	@tests/packaging/check_install.sh
+	@tests/packaging/check_wheel.sh
 
 demo: build
 	@scripts/demo.sh $(BUILD)

@@ -23,7 +23,8 @@ t0=$(date +%s)
 ls -l "$tmp/dist"
 echo "check_wheel: sdist and wheel built in $(( $(date +%s) - t0 ))s"
 sdist=$(ls "$tmp"/dist/*.tar.gz)
-tar -tzf "$sdist" | grep -q '/libdk/src/' || { echo "check_wheel: sdist lacks libdk sources"; exit 1; }
+tar -tzf "$sdist" >"$tmp/sdist.txt"
+grep -q '/libdk/src/' "$tmp/sdist.txt" || { echo "check_wheel: sdist lacks libdk sources"; exit 1; }
 whl=$(ls "$tmp"/dist/*.whl)
 
 "$py" -m venv "$tmp/test-venv"

@@ -169,8 +169,4 @@ dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch 
                                 int64_t rows, dk_error *err);
 
 
-/* bench_decompress.c: reads and decompresses every page without decoding (benchmark baseline). */
-#define DK_HAVE_BENCH_DECOMPRESS 1
-dk_status dk_pq__bench_decompress_all(dk_parquet_file *f, int64_t *bytes_out, dk_error *err);
-
 #endif /* DK_PARQUET_READER_H */
