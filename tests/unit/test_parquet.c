@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "arrow/array.h"
-#include "arrow/print.h"
+#include "arrow/json.h"
 #include "codec/parquet/metadata.h"
 #include "dk/parquet.h"
 #include "test.h"

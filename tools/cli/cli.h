@@ -2,6 +2,8 @@
 #ifndef DK_CLI_H
 #define DK_CLI_H
 #include "dk/common.h"
+/* Prints the usage lines of command `name` to stderr and returns 2 (main.c). */
+int dk_cli_usage(const char *name);
 int dk_cli_parquet(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
@@ -22,8 +24,8 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
-/* Prints a stream's rows to stdout (print_stream.c): format is a DK_PRINT_* value (or'd with
-** DK_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
+/* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with
+** CLI_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
 ** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */
 struct ArrowArrayStream;
 int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, const char *cmd,

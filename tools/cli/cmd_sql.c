@@ -226,13 +226,11 @@ int dk_cli_sql(int argc, char **argv) {
     } else if (!sql && argv[i][0] != '-') {
       sql = argv[i];
     } else {
-      fprintf(stderr, "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats] [--allow-attach]\n");
-      return 2;
+      return dk_cli_usage("sql");
     }
   }
   if (!sql) {
-    fprintf(stderr, "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats] [--allow-attach]\n");
-    return 2;
+    return dk_cli_usage("sql");
   }
   sqlite3 *db = NULL;
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
