@@ -50,7 +50,7 @@ static const cli_command commands[] = {
      "the files a scan with that filter reads and those it skips, with the reason\n"
      "(partition values or statistics).\n"
      "\n" SNAPSHOT_OPTS
-     "  --where EXPR       a filter (the expression grammar of README \"Filters\")\n"
+     "  --where EXPR       a filter (dk's predicate grammar: include/dk/expr.h)\n"
      "  --json             one JSON object (docs/cli.md \"dk files --json\")\n"},
     {"scan", dk_cli_scan, "read rows",
      "usage: dk scan TABLE [--version N | --timestamp TS] [--columns a,b.c] [--where EXPR]\n"
