@@ -16,8 +16,10 @@ echo "check_install: clean clone at $(git -C "$tmp/src" rev-parse --short HEAD)"
 cmake -S "$tmp/src" -B "$tmp/build" -G Ninja -DDK_BUILD_TESTS=OFF -DDK_BUILD_BENCH=OFF >/dev/null
 make -s -C "$tmp/src" install BUILD="$tmp/build" PREFIX="$tmp/prefix" >"$tmp/install.log"
 p=$tmp/prefix
-libdir=$(cd "$p" && ls -d lib lib64 lib/* 2>/dev/null | while read -r d; do
-  [ -f "$p/$d/libdk.a" ] && echo "$d"; done | head -1)
+libdir=
+for d in lib lib64 "lib/$(gcc -print-multiarch 2>/dev/null)"; do
+  if [ -f "$p/$d/libdk.a" ]; then libdir=$d; break; fi
+done
 [ -n "$libdir" ] || { echo "check_install: no libdk.a under $p"; exit 1; }
 for f in "$libdir/libdk.a" "$libdir/pkgconfig/dk.pc" "$libdir/cmake/dk/dkConfig.cmake" \
          "$libdir/cmake/dk/dkTargets.cmake" include/dk.h include/dk/common.h bin/dk share/man/man1/dk.1; do
