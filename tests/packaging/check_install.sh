@@ -54,7 +54,7 @@ export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror -o "$tmp/app_pc" "$tmp/app.c" $(pkg-config --cflags --libs dk)
 LD_LIBRARY_PATH="$p/$libdir" "$tmp/app_pc" "$table"
-ldd "$tmp/app_pc" | grep -q "$soname => $p/" || { echo "check_install: app_pc does not use $soname"; exit 1; }
+LD_LIBRARY_PATH="$p/$libdir" ldd "$tmp/app_pc" | grep -q "$soname => $p/" || { echo "check_install: app_pc does not use $soname"; exit 1; }
 # static: the archive and its private dependencies from dk.pc
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror -o "$tmp/app_pc_static" "$tmp/app.c" $(pkg-config --cflags dk) \
