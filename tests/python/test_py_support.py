@@ -32,7 +32,8 @@ def dk_package_dir() -> Path | None:
 
 
 def dk_build_info() -> dict:
-    """The ``dk/_build_info.py`` written by setup.py, read without importing the extension."""
+    """The ``dk/_build_info.py`` written by python/CMakeLists.txt, read without importing the
+    extension."""
     d = dk_package_dir()
     info = {"BUILD_DIR": None, "LINKAGE": None, "SANITIZE": False}
     if d is not None and (d / "_build_info.py").exists():

@@ -14,22 +14,9 @@
 
 #include "cli.h"
 #include "dk_sqlite.h"
+#include "print.h"
 
 enum { FMT_TABLE, FMT_JSONL, FMT_CSV };
-
-static void put_json_str(FILE *f, const unsigned char *s, int n) {
-  fputc('"', f);
-  for (int i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c == '\n') fputs("\\n", f);
-    else if (c == '\t') fputs("\\t", f);
-    else if (c == '\r') fputs("\\r", f);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 static void put_base64(FILE *f, const unsigned char *p, int n) {
   static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -88,7 +75,7 @@ static void print_jsonl_row(sqlite3_stmt *st) {
   for (int i = 0; i < n; i++) {
     const char *name = sqlite3_column_name(st, i);
     if (i) putchar(',');
-    put_json_str(stdout, (const unsigned char *)name, (int)strlen(name));
+    cli_put_json_str(stdout, name, strlen(name));
     putchar(':');
     switch (sqlite3_column_type(st, i)) {
       case SQLITE_NULL: fputs("null", stdout); break;
@@ -104,7 +91,8 @@ static void print_jsonl_row(sqlite3_stmt *st) {
         put_base64(stdout, sqlite3_column_blob(st, i), sqlite3_column_bytes(st, i));
         break;
       default:
-        put_json_str(stdout, sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
+        cli_put_json_str(stdout, (const char *)sqlite3_column_text(st, i),
+                         (size_t)sqlite3_column_bytes(st, i));
     }
   }
   fputs("}\n", stdout);

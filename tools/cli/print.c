@@ -88,10 +88,10 @@ static const char *col_name(const cli_printer *p, int64_t k) {
   return n ? n : "";
 }
 
-static void put_json_name(FILE *f, const char *s) {
+void cli_put_json_str(FILE *f, const char *s, size_t n) {
   fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
     if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
     else if (c == '\n') fputs("\\n", f);
     else if (c == '\t') fputs("\\t", f);
@@ -249,7 +249,7 @@ dk_status cli_printer_add(cli_printer *p, const struct ArrowArray *batch, dk_err
       size_t n;
       if (p->format == CLI_PRINT_JSONL) {
         if (k) fputc(',', p->out);
-        put_json_name(p->out, col_name(p, k));
+        cli_put_json_str(p->out, col_name(p, k), strlen(col_name(p, k)));
         fputc(':', p->out);
         if (!is_valid(batch, r)) {
           fputs("null", p->out);

@@ -39,4 +39,8 @@ dk_status cli_printer_add(cli_printer *p, const struct ArrowArray *batch, dk_err
 dk_status cli_printer_finish(cli_printer *p, dk_error *err);
 void cli_printer_free(cli_printer *p);
 
+/* Writes s[0..n) as a JSON string: quotes, backslashes and control bytes escaped, other bytes
+** as they are. */
+void cli_put_json_str(FILE *f, const char *s, size_t n);
+
 #endif /* DK_CLI_PRINT_H */

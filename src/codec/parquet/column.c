@@ -681,11 +681,7 @@ static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *de
       bad |= check & (out[i] > md);
       cnt += out[i] == md;
     }
-    if (bad) {
-      uint32_t mx = 0;
-      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
-      return col_fail(c, err, "definition level above the maximum %d", c->max_def);
-    }
+    if (bad) return col_fail(c, err, "definition level above the maximum %d", c->max_def);
     dense += cnt;
     b->def.len += (size_t)k * 4;
     b->n_levels += k;

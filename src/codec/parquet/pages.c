@@ -140,7 +140,9 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
     rg_rows += h.num_values;
   }
   if (rg_rows != rg->num_rows)
-    return dk__error_set(err, DK_CORRUPT, "column '%s' of row group %d: its pages' values do not match the row group's %lld rows",
+    return dk__error_set(err, DK_CORRUPT,
+                         "column '%s' of row group %d: its pages' values do not match the row "
+                         "group's %lld rows",
                          dotted_path, g, (long long)rg->num_rows);
   *row_io = row + rg_rows;
   return DK_OK;
