@@ -14,7 +14,8 @@ import pytest
 import dkharness
 
 TABLE = "delta-golden/basic-decimal-table"
-COMMANDS = ["describe", "history", "files", "scan", "parquet", "sql", "version", "help"]
+COMMANDS = ["describe", "history", "files", "scan", "parquet", "sql", "create", "vacuum",
+            "restore", "checkpoint", "version", "help"]
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -62,9 +63,14 @@ def test_help_lists_every_option_the_commands_accept(dk):
         if cmd in ("describe", "files"):  # the shared parser of cmd_describe.c
             opts -= {"--limit"} | ({"--where"} if cmd == "describe" else set())
         if cmd == "scan":
-            opts -= {"--via-splits", "--split-size"}  # test hooks (tests/python)
+            opts -= {"--via-splits", "--split-size", "--dump-splits"}  # test and fuzz hooks
         missing = sorted(o for o in opts if o not in text)
         assert not missing, (cmd, missing)
+    # the writing commands share cmd_txn.c: together their helps name every option it parses
+    text = "".join(dk("help", c)[1] for c in ("create", "vacuum", "restore", "checkpoint"))
+    opts = set(re.findall(r'strcmp\(argv\[i\], "(--[a-z-]+)"\)',
+                          (REPO / "tools" / "cli" / "cmd_txn.c").read_text()))
+    assert opts and not sorted(o for o in opts if o not in text)
 
 
 def test_version(dk):

@@ -5,7 +5,8 @@
 ** and `dk COMMAND --help` print help on stdout and exit 0; `dk --version` prints the version.
 ** Exit status: 0 success, 1 a runtime error (the table or file could not be read: not found,
 ** corrupt, unsupported feature, I/O), 2 a usage error (unknown command or option, a missing or
-** malformed argument). Errors go to stderr as "dk COMMAND: ...".
+** malformed argument), 4 a commit conflict of a writing command (cmd_txn.c; retry).
+** Errors go to stderr as "dk COMMAND: ...".
 */
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,9 @@ typedef struct cli_command {
   "  --version N        the table as of version N (default: the latest)\n"                 \
   "  --timestamp TS     the latest version committed at or before TS (milliseconds since\n" \
   "                     the epoch, or 'YYYY-MM-DD[ HH:MM:SS[.fff]]' in UTC)\n"              \
-  "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n"
+  "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n"       \
+  "  --storage-option KEY=VALUE   for s3://bucket/prefix tables: aws_endpoint_url,\n"     \
+  "                     aws_region, ... (default: the AWS_* environment)\n"
 
 static const cli_command commands[] = {
     {"describe", dk_cli_describe, "snapshot summary: version, schema, protocol, properties",
@@ -101,6 +104,27 @@ static const cli_command commands[] = {
      "  --stats            after each statement, what pushdown did, on stderr\n"
      "  --allow-attach     allow ATTACH and VACUUM INTO (refused by default: they open or\n"
      "                     create database files)\n"},
+    {"create", dk_cli_create, "CREATE TABLE (a new Delta table, or replace one)",
+     "usage: dk create TABLE --schema \"a long, b string\" [--partition-by b,c]\n"
+     "                 [--property k=v]... [--replace | --if-not-exists]\n"
+     "\n"
+     "Writes version 0 of a new table (or, with --replace, a new version replacing the schema\n"
+     "and the data of an existing one).\n"
+     "\n"
+     "  --schema S         the columns, as \"name type, ...\" (Delta type names)\n"
+     "  --partition-by L   partition columns\n"
+     "  --property k=v     a table property (repeatable)\n"
+     "  --replace          replace an existing table;  --if-not-exists: do nothing if it exists\n"},
+    {"vacuum", dk_cli_vacuum, "delete files no version within the retention needs",
+     "usage: dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]\n"
+     "\n"
+     "  --retain-hours N   the retention (default: the table's, 168 hours)\n"
+     "  --dry-run          list the files, delete nothing\n"
+     "  --no-retention-check  allow a retention shorter than the table's\n"},
+    {"restore", dk_cli_restore, "RESTORE the table to a version (a new commit)",
+     "usage: dk restore TABLE --version N\n"},
+    {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
+     "usage: dk checkpoint TABLE [--version N]\n"},
     {"version", NULL, "print dk's version", "usage: dk version   (or dk --version)\n"},
     {"help", NULL, "help on a command", "usage: dk help [COMMAND]   (or dk COMMAND --help)\n"},
 };
@@ -117,7 +141,8 @@ static void overview(FILE *f) {
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f,
           "\nExit status: 0 success, 1 runtime error (not found, corrupt, unsupported, I/O),\n"
-          "2 usage error. `dk COMMAND --help` shows a command's options.\n");
+          "2 usage error, 4 a commit conflict (writing commands). `dk COMMAND --help` shows a\n"
+          "command's options.\n");
 }
 
 int dk_cli_usage(const char *name) {
@@ -166,6 +191,8 @@ int main(int argc, char **argv) {
   if (!strcmp(name, "help")) return help(argc - 2, argv + 2);
   /* hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only) */
   if (!strcmp(name, "_dv")) return dk_cli_dv(argc - 2, argv + 2);
+  /* hidden: `dk _rows TABLE [--where EXPR] ...` prints the matching row indexes (tests only) */
+  if (!strcmp(name, "_rows")) return dk_cli_rows(argc - 2, argv + 2);
   const cli_command *c = find_command(name);
   if (!c || !c->run) {
     fprintf(stderr, "dk: unknown command '%s'\n", name);
