@@ -292,6 +292,13 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     rc = SQLITE_NOMEM;
     goto fail;
   }
+  const char *arg = argv[3];
+  while (isspace((unsigned char)*arg)) arg++;
+  if (!path[0] || (!strchr("'\"`[", *arg) && !sqlite3_stricmp(path, "null"))) {
+    *pzErr = sqlite3_mprintf("delta: the first argument must be the table path ('path'), not %s",
+                             path[0] ? "NULL" : "empty");
+    goto fail;
+  }
   for (int i = 4; i < argc; i++) {
     const char *a = argv[i];
     const char *eq = strchr(a, '=');

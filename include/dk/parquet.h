@@ -16,12 +16,17 @@ DK_BEGIN_DECL
 
 typedef struct dk_parquet_file dk_parquet_file;
 
-#define DK_PARQUET_OPEN_OPTIONS_VERSION 1
+#define DK_PARQUET_OPEN_OPTIONS_VERSION 2
 typedef struct dk_parquet_open_options {
-  unsigned version;            /**< DK_PARQUET_OPEN_OPTIONS_VERSION */
+  unsigned version;            /**< DK_PARQUET_OPEN_OPTIONS_VERSION (1 and 2 are accepted) */
   int use_mmap;                /**< 1 = mmap the file, 0 = pread (default) */
   const dk_allocator *alloc;   /**< NULL = libc */
   int64_t file_size;           /**< if > 0, trusted size (saves a stat) */
+  /* version 2 */
+  int skip_page_checksums;     /**< 1: do not verify page CRCs; 0 (default): a page whose
+                                    header has a CRC (parquet.thrift PageHeader.crc; Spark
+                                    writes them) is read only when it matches, else
+                                    DK_CORRUPT naming the file and the page's offset */
 } dk_parquet_open_options;
 
 /** Opens a local file and parses its footer. NULL opts = defaults.

@@ -59,9 +59,9 @@ enum {
   DK_META_ALL = 0x1ff
 };
 
-#define DK_SCAN_OPTIONS_VERSION 1
+#define DK_SCAN_OPTIONS_VERSION 2
 typedef struct dk_scan_options {
-  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION */
+  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION (1 and 2 are accepted) */
   const char *const *columns;    /**< logical names or dotted nested paths; NULL = all */
   size_t n_columns;              /**< entries in columns */
   const dk_expr *filter;         /**< unbound predicate over logical names; NULL = none */
@@ -75,6 +75,11 @@ typedef struct dk_scan_options {
   int threads;                   /**< dk_scan_read reader threads (one file each at a time;
                                       batch order across files is then unspecified); 0 = 1;
                                       ignored with a LIMIT */
+  /* version 2 */
+  int skip_page_checksums;       /**< 1: do not verify Parquet page CRCs; 0 (default): a page
+                                      whose header has a CRC is read only when it matches,
+                                      else DK_CORRUPT naming the file and page (splits carry
+                                      the choice) */
 } dk_scan_options;
 
 /** Plans a scan: binds the filter against the snapshot's schema, prunes and skips files.

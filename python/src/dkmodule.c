@@ -14,8 +14,6 @@
  * stream handed to consumers is a thin wrapper that drops the GIL when its caller holds it).
  * Calls on one Table are serialised by a per-table lock taken with the GIL released.
  *
- * DK_PY_HAVE_SCAN / DK_PY_HAVE_EXPR are set by setup.py from the symbols the linked library
- * actually defines; without them scans raise dk.UnsupportedFeature and `_dk.HAVE_SCAN` is False.
  * All memory dk allocates for objects of this module goes through a counting allocator whose
  * live-block count `_dk._live_allocations()` exposes (a leak check that needs no sanitizer).
  */
@@ -29,23 +27,12 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/expr.h"
 #include "dk/history.h"
+#include "dk/maintenance.h"
+#include "dk/scan.h"
 #include "dk/snapshot.h"
 #include "dk/txn.h"
-#include "dk/maintenance.h"
-
-#ifndef DK_PY_HAVE_SCAN
-#define DK_PY_HAVE_SCAN 0
-#endif
-#ifndef DK_PY_HAVE_EXPR
-#define DK_PY_HAVE_EXPR 0
-#endif
-#if DK_PY_HAVE_SCAN
-#include "dk/expr.h"
-#include "dk/scan.h"
-#elif DK_PY_HAVE_EXPR
-#include "dk/expr.h"
-#endif
 
 PyMODINIT_FUNC PyInit__dk(void);
 
@@ -1565,22 +1552,13 @@ fail:
   return NULL;
 }
 
-#if DK_PY_HAVE_SCAN
 static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter);
-#endif
 
 static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("filter"), NULL};
   PyObject *filter = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:files", kwlist, &filter)) return NULL;
-  if (filter != Py_None) {
-#if DK_PY_HAVE_SCAN
-    return snapshot_files_filtered(self, filter);
-#else
-    return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                     "files(filter=...) needs the scan layer, which this dk build lacks");
-#endif
-  }
+  if (filter != Py_None) return snapshot_files_filtered(self, filter);
   int64_t n = dk_snapshot_num_files(self->s);
   dk_error err;
   dk_error_init(&err);
@@ -1675,8 +1653,6 @@ static PyObject *snapshot_repr(SnapshotObject *self) {
 }
 
 /* ---- Scan -------------------------------------------------------------------------------- */
-
-#if DK_PY_HAVE_SCAN
 
 typedef struct {
   PyObject_HEAD
@@ -2051,18 +2027,6 @@ static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter)
   return res;
 }
 
-#else /* !DK_PY_HAVE_SCAN */
-
-static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
-  (void)self;
-  (void)args;
-  (void)kw;
-  return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                   "scans need the scan layer (dk/scan.h), which this dk build lacks");
-}
-
-#endif
-
 static PyMethodDef snapshot_methods[] = {
     {"files", (PyCFunction)(void (*)(void))snapshot_files, METH_VARARGS | METH_KEYWORDS,
      "files(filter=None) -> list[dict]: the active data files (path relative to the root "
@@ -2185,14 +2149,10 @@ PyMODINIT_FUNC PyInit__dk(void) {
   if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapshotType) < 0) goto fail;
   Py_INCREF(&SchemaType);
   if (PyModule_AddObject(m, "Schema", (PyObject *)&SchemaType) < 0) goto fail;
-#if DK_PY_HAVE_SCAN
   if (PyType_Ready(&ScanType) < 0) goto fail;
   Py_INCREF(&ScanType);
   if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0) goto fail;
-#endif
-  if (PyModule_AddObject(m, "HAVE_SCAN", PyBool_FromLong(DK_PY_HAVE_SCAN)) < 0 ||
-      PyModule_AddObject(m, "HAVE_EXPR", PyBool_FromLong(DK_PY_HAVE_EXPR)) < 0 ||
-      PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
+  if (PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
     goto fail;
   return m;
 fail:

@@ -585,7 +585,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
                                            dk_error *err) {
   (void)sidecars;
   dk_parquet_file *pf = NULL;
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 0, st->alloc, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .alloc = st->alloc};
   dk_status s = dk_parquet_open(&pf, path, &oo, err);
   if (s != DK_OK) {
     dk__error_prefix(err, "checkpoint"); /* the message names the file */

@@ -116,6 +116,7 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
   po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
   po.alloc = a;
   po.file_size = t->size > 0 ? t->size : 0;
+  po.skip_page_checksums = plan->skip_page_crc;
   DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) {

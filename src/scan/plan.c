@@ -393,7 +393,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   o.limit = -1;
   if (opts) {
     DK_CHECK_OPTIONS_VERSION(opts, DK_SCAN_OPTIONS_VERSION, "dk_scan_new", err);
-    o = *opts;
+    memcpy(&o, opts, opts->version <= 1 ? offsetof(dk_scan_options, skip_page_checksums)
+                                        : sizeof o);
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
@@ -422,6 +423,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
                                    o.columns ? (int64_t)o.n_columns : -1,
                                    o.keep_residual ? NULL : o.filter, o.metadata_fields, err));
   p->limit = o.limit;
+  p->skip_page_crc = o.skip_page_checksums != 0;
   p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;

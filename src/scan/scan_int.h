@@ -45,6 +45,7 @@ typedef struct scan_plan {
   dk_expr *residual;              /* unbound conjuncts not decided by partition values */
   dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
   unsigned meta;
+  int skip_page_crc;          /* dk_scan_options.skip_page_checksums */
   int64_t limit;
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */

@@ -111,7 +111,11 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no protocol action found while replaying the log up to version %" PRId64,
                          root, s->version);
-  DK_RETURN_NOT_OK(dk_protocol__check_read(&st->protocol, err));
+  dk_status pr = dk_protocol__check_read(&st->protocol, err);
+  if (pr != DK_OK) {
+    dk__error_prefix(err, "%s at version %" PRId64, root, s->version);
+    return pr;
+  }
   if (!st->has_metadata)
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no metaData action found while replaying the log up to version %" PRId64,

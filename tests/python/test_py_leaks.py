@@ -70,7 +70,7 @@ for name in ("basic-with-inserts-overwrite-restore", "basic-decimal-table",
             t.snapshot(**bad)
         except dk.DkError:
             pass
-    for threads in (scan_threads if dk.HAVE_SCAN else ()):
+    for threads in scan_threads:
         scan = latest.scan(threads=threads)
         cap = scan.__arrow_c_stream__()
         st = ctypes.cast(stream_ptr(cap), ctypes.POINTER(Stream))

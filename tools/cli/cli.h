@@ -2,6 +2,8 @@
 #ifndef DK_CLI_H
 #define DK_CLI_H
 #include "dk/common.h"
+/* Prints the usage lines of command `name` to stderr and returns 2 (main.c). */
+int dk_cli_usage(const char *name);
 int dk_cli_parquet(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
@@ -35,9 +37,9 @@ struct dk_storage;
 int dk_cli_storage_option(const char *kv);
 int dk_cli_is_object_uri(const char *uri);
 dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
-/* Prints a stream's rows to stdout (print_stream.c): format is a DK_PRINT_* value (or'd with
-** DK_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
-** Errors go to stderr as "dk CMD: ..."; returns 0, 1, or 3 when the stream reports corruption. */
+/* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with
+** CLI_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
+** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */
 struct ArrowArrayStream;
 int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, const char *cmd,
                         int64_t *rows);

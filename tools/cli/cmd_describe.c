@@ -188,8 +188,7 @@ int dk_cli_describe(int argc, char **argv) {
   dk_snapshot_options o;
   int json;
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, NULL)) {
-    fprintf(stderr, "usage: dk describe TABLE [--version N | --timestamp TS] [--json]\n");
-    return 2;
+    return dk_cli_usage("describe");
   }
   dk_table *t;
   dk_snapshot *s;

@@ -85,8 +85,7 @@ int dk_cli_files(int argc, char **argv) {
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--where")) return dk_cli_files_where(argc, argv);
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, NULL)) {
-    fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] [--json] [--threads N]\n");
-    return 2;
+    return dk_cli_usage("files");
   }
   dk_table *t;
   dk_snapshot *s;

@@ -27,8 +27,7 @@ int dk_cli_history(int argc, char **argv) {
   int json;
   int64_t limit = 0;
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, &limit)) {
-    fprintf(stderr, "usage: dk history TABLE [--limit N] [--json]\n");
-    return 2;
+    return dk_cli_usage("history");
   }
   dk_error err;
   dk_error_init(&err);

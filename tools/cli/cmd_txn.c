@@ -67,9 +67,7 @@ int dk_cli_create(int argc, char **argv) {
   }
   int rc = 0;
   if (!uri || !schema) {
-    fprintf(stderr, "usage: dk create TABLE --schema \"a long, b string\" [--partition-by b,c] "
-                    "[--property k=v]... [--replace | --if-not-exists]\n");
-    rc = 2;
+    rc = dk_cli_usage("create");
     goto done;
   }
   dk_error err;
@@ -135,9 +133,7 @@ int dk_cli_vacuum(int argc, char **argv) {
     }
   }
   if (!uri) {
-    fprintf(stderr, "usage: dk vacuum TABLE [--retain-hours N] [--dry-run] "
-                    "[--no-retention-check]\n");
-    return 2;
+    return dk_cli_usage("vacuum");
   }
   dk_error err;
   dk_error_init(&err);
@@ -165,8 +161,7 @@ int dk_cli_restore(int argc, char **argv) {
     }
   }
   if (!uri || version < 0) {
-    fprintf(stderr, "usage: dk restore TABLE --version N\n");
-    return 2;
+    return dk_cli_usage("restore");
   }
   dk_error err;
   dk_error_init(&err);
@@ -195,8 +190,7 @@ int dk_cli_checkpoint(int argc, char **argv) {
     }
   }
   if (!uri) {
-    fprintf(stderr, "usage: dk checkpoint TABLE [--version N]\n");
-    return 2;
+    return dk_cli_usage("checkpoint");
   }
   dk_error err;
   dk_error_init(&err);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libdeflate.h>
+
 #include "codec/parquet/reader.h"
 
 /* ---- file --------------------------------------------------------------------------------- */
@@ -108,6 +110,7 @@ dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
   dk_parquet_file *f = dk__calloc(a, 1, sizeof *f);
   if (!f) return dk__error_set(err, DK_NOMEM, "out of memory");
   f->alloc = a;
+  f->skip_page_crc = opts && opts->version >= 2 && opts->skip_page_checksums;
   f->refs = 1;
   f->fd = -1;
   dk__arena_init(&f->arena, a, 16384);
@@ -151,6 +154,17 @@ cleanup:
   dk__error_prefix(err, "%s", path);
   dk_parquet_file_free(f);
   return st;
+}
+
+dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,
+                                const uint8_t *body, size_t len, int64_t page_off,
+                                dk_error *err) {
+  if (!h->has_crc || f->skip_page_crc) return DK_OK;
+  if (libdeflate_crc32(0, body, len) == h->crc) return DK_OK;
+  return dk__error_set(err, DK_CORRUPT,
+                       "corrupt page at offset %lld: checksum mismatch (the CRC-32 in the page "
+                       "header does not match the page)",
+                       (long long)page_off);
 }
 
 int64_t dk_parquet_num_rows(const dk_parquet_file *f) { return f->meta.num_rows; }
