@@ -450,6 +450,8 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     int64_t ts;
     if (dk_snapshot__commit_ict(s->table, last, &ts, err) == DK_OK) s->timestamp = ts;
   }
+  s->tip_size = last ? last->size : -1;
+  s->tip_mtime = last ? last->mtime : -1;
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
   return DK_OK;
@@ -607,10 +609,37 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
   return DK_OK;
 }
 
+/* Whether the commit file of old's version is still the one old was built from (same size
+ * and mtime). A table deleted and re-created, or a log rewritten in place, fails this and
+ * is loaded afresh; a version without a commit file (checkpoint only) is not checked. */
+static dk_status tip_unchanged(bool *same, const dk_snapshot *old, dk_error *err) {
+  *same = true;
+  if (old->tip_size < 0) return DK_OK;
+  dk_table *t = old->table;
+  char path[4200];
+  if (snprintf(path, sizeof path, "%s/_delta_log/%020" PRId64 ".json", t->root, old->version) >=
+      (int)sizeof path)
+    return dk__error_set(err, DK_INVALID, "table path too long");
+  dk_file_info fi;
+  dk_status st = t->sto->stat(t->sto, path, &fi, err);
+  if (st == DK_NOT_FOUND) {
+    if (err) dk_error_init(err);
+    *same = false;
+    return DK_OK;
+  }
+  DK_RETURN_NOT_OK(st);
+  *same = fi.size == old->tip_size && fi.mtime_ms == old->tip_mtime;
+  return DK_OK;
+}
+
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
   if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
+  bool same;
+  DK_RETURN_NOT_OK(tip_unchanged(&same, old, err));
+  if (!same || old->depth >= DK_SNAPSHOT__MAX_REFRESH_DEPTH)
+    return dk_snapshot__load(out, t, -1, 0, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
   if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
@@ -635,6 +664,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     return DK_NOMEM;
   }
   s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  s->depth = old->depth + 1;
   s->version = seg.version;
   const dk__state *o = &old->st;
   dk__state *n = &s->st;

@@ -29,7 +29,15 @@ struct dk_snapshot {
   dk_column_mapping_mode cm_mode;
   int from_crc;          /* built from N.crc: no file list */
   int64_t crc_num_files;
+  /* size and mtime of the commit file of `version` as listed (tip_size < 0: none, e.g. a
+   * checkpoint-only version); dk_snapshot_update re-checks them to notice a rewritten log */
+  int64_t tip_size, tip_mtime;
+  int depth;             /* incremental refreshes since the last full load (length of base) */
 };
+
+/* Incremental refreshes after which dk_snapshot_update does a full load instead: each
+ * refresh keeps its base (file array and arena) alive, so the chain is bounded. */
+#define DK_SNAPSHOT__MAX_REFRESH_DEPTH 8
 
 /* Parses the action lines (newline-delimited JSON) of text[0..len) in order, calling fn for
  * each until it returns false; blank lines are skipped. complete_only: text is a prefix of a
