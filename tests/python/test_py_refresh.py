@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from urllib.parse import unquote
@@ -25,31 +24,7 @@ dk = import_dk()
 pa = pytest.importorskip("pyarrow")
 deltalake = pytest.importorskip("deltalake")
 
-WRITER = textwrap.dedent("""
-    import sys, time
-    import pyarrow as pa
-    from deltalake import DeltaTable, write_deltalake
-    path, n = sys.argv[1], int(sys.argv[2])
-    def batch(lo, hi, extra=False):
-        cols = {"id": pa.array(range(lo, hi), pa.int64()),
-                "p": pa.array(["a" if i % 2 else "b" for i in range(lo, hi)], pa.string())}
-        if extra:
-            cols["x"] = pa.array([i * 2 for i in range(lo, hi)], pa.int64())
-        return pa.table(cols)
-    for i in range(n):
-        extra = i >= n // 2
-        if i == n // 2:
-            write_deltalake(path, batch(i * 10, i * 10 + 10, True), mode="append",
-                            partition_by=["p"], schema_mode="merge")
-        elif i % 7 == 3:
-            DeltaTable(path).delete("id % 3 = 0")
-        else:
-            write_deltalake(path, batch(i * 10, i * 10 + 10, extra), mode="append",
-                            partition_by=["p"])
-        if i % 5 == 4:
-            DeltaTable(path).create_checkpoint()
-        time.sleep(0.01)
-""")
+WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refresh_writer.py")
 
 
 def _latest_listed(path):
@@ -79,7 +54,7 @@ def test_refresh_with_concurrent_writer(tmp_path):
     first = t.snapshot()
     assert first.version == 0
     n = 30
-    w = subprocess.Popen([sys.executable, "-c", WRITER, path, str(n)])
+    w = subprocess.Popen([sys.executable, WRITER, path, str(n)])
     seen = []
     try:
         deadline = time.time() + 120
