@@ -15,6 +15,7 @@
 #include "dk/snapshot.h"
 #include "dk/expr.h"
 #include "dk/scan.h"
+#include "dk/changes.h"
 #include "dk/sys/storage.h"
 
 #endif /* DK_H */
