@@ -718,15 +718,6 @@ static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref
   }
 }
 
-static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos) {
-  if (ix == &st->file_index) {
-    const dk__file *f = &st->files[pos];
-    return key_hash(f->path, strlen(f->path), dk__file_dv(f));
-  }
-  const dk__tomb *t = &st->tombs[pos];
-  return key_hash(t->path, strlen(t->path), t->dv);
-}
-
 static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
   if (ix->cap && (ix->count + 1) * 4 < ix->cap * 3) return DK_OK;
   size_t nc = ix->cap ? ix->cap * 2 : 1024;
@@ -1344,19 +1335,14 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   return DK_OK;
 }
 
-static dk_status reindex(dk__state *st, dk__index *ix, size_t n, dk_error *err) {
-  for (size_t i = 0; i < n; i++) {
-    DK_RETURN_NOT_OK(index_grow(st, ix, err));
-    uint64_t h = entry_hash(st, ix, i);
-    size_t j = (size_t)h & (ix->cap - 1);
-    while (ix->slots[j]) j = (j + 1) & (ix->cap - 1);
-    ix->slots[j] = make_slot(h, i);
-    ix->count++;
+void dk_log__state_rebase(dk__state *st) {
+  for (size_t i = 0; i < st->n_files; i++) {
+    dk__file *f = &st->files[i];
+    if (f->flags & DK__F_KTAG) continue;
+    f->ktag = (uint32_t)TAG(key_hash(f->path, strlen(f->path), dk__file_dv(f)));
+    f->flags |= DK__F_KTAG;
   }
-  return DK_OK;
-}
-
-dk_status dk_log__state_reindex(dk__state *st, dk_error *err) {
-  DK_RETURN_NOT_OK(reindex(st, &st->file_index, st->n_files, err));
-  return reindex(st, &st->tomb_index, st->n_tombs, err);
+  st->defer = 0;
+  st->n_base_files = st->n_files;
+  st->n_base_tombs = st->n_tombs;
 }

@@ -701,7 +701,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }
-  if (st == DK_OK) st = dk_log__state_reindex(n, err);
+  if (st == DK_OK) dk_log__state_rebase(n);
   if (st == DK_OK) st = dk_snapshot__apply_commits(t, n, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
