@@ -664,6 +664,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     return DK_NOMEM;
   }
   s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  __atomic_add_fetch(&old->child_refs, 1, __ATOMIC_ACQ_REL);
   s->depth = old->depth + 1;
   s->version = seg.version;
   const dk__state *o = &old->st;
@@ -718,11 +719,30 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
   return s;
 }
 
+/* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
+ * children copied them), so the arrays go; the strings and stats blocks they point into
+ * stay until the last child is freed. Keeps a chain of refreshes at one file array. */
+static void release_arrays(dk_snapshot *s) {
+  if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
+  dk_table *t = s->table;
+  dk__free(t->alloc, s->st.files);
+  dk__free(t->alloc, s->st.tombs);
+  s->st.files = NULL;
+  s->st.tombs = NULL;
+  s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
+  s->st.cap_files = s->st.cap_tombs = 0;
+}
+
 void dk_snapshot_free(dk_snapshot *s) {
   if (!s) return;
-  if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  int left = __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  if (left != 0) {
+    if (left == __atomic_load_n(&s->child_refs, __ATOMIC_ACQUIRE)) release_arrays(s);
+    return;
+  }
   dk_table *t = s->table;
   dk_log__state_dispose(&s->st);
+  if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
   dk__free(t->alloc, s);
   table_unref(t);

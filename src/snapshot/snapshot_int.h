@@ -33,6 +33,10 @@ struct dk_snapshot {
    * checkpoint-only version); dk_snapshot_update re-checks them to notice a rewritten log */
   int64_t tip_size, tip_mtime;
   int depth;             /* incremental refreshes since the last full load (length of base) */
+  /* refreshed snapshots whose `base` this is (atomic): once only they hold it, its file and
+   * tombstone arrays are released (they keep only its strings and stats blocks alive) */
+  int child_refs;
+  int arrays_released;   /* atomic flag: release once */
 };
 
 /* Incremental refreshes after which dk_snapshot_update does a full load instead: each
