@@ -46,6 +46,19 @@
 
 DK_BEGIN_DECL
 
+/* ---- change files ---------------------------------------------------------------------- */
+
+/** Where the rows of a change file come from (delta-spark CDCReader). */
+typedef enum dk_change_source {
+  DK_CHANGE_CDC = 1,         /**< a `cdc` file: `_change_type` is a column of the file */
+  DK_CHANGE_ADDED = 2,       /**< an added file (`insert`), minus its DV's rows */
+  DK_CHANGE_REMOVED = 3,     /**< a removed file (`delete`), minus its DV's rows */
+  DK_CHANGE_DV_DELETED = 4,  /**< a path removed and re-added in one commit: the rows its new
+                                  DV deletes and its old one did not (`delete`) */
+  DK_CHANGE_DV_RESTORED = 5  /**< the same: rows its old DV deleted and its new one does not
+                                  (`insert`, e.g. RESTORE) */
+} dk_change_source;
+
 /* ---- stream offsets ------------------------------------------------------------------- */
 
 /** A position in the stream of a table's files: DeltaSourceOffset. */
