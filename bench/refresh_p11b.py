@@ -107,11 +107,11 @@ def runs(ctx, prep):
         out.append(Run("dk-full", variant, None, [drv, path, commit, "--full"],
                        expect_rows=want, note="dk_snapshot_open, no cache"))
         out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_refresh", path, commit),
-                       expect_rows=want, note="update_incremental + get_add_actions"))
+                       expect_rows=want, note="update_incremental (get_add_actions apart)"))
         if spark:
             out.append(Run("spark", variant, None, [*spark, path, commit], expect_rows=want,
                            warmup=0, max_repeats=3,
-                           note="warm session: DeltaLog.update + allFiles.count"))
+                           note="warm session: DeltaLog.update (allFiles.count apart)"))
         else:
             out.append(Run("spark", variant, None, None, pending=spark_why))
     return out
