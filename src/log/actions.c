@@ -1319,7 +1319,14 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   for (size_t i = 0; i < st->n_tombs; i++)
     if (st->tombs[i].live) st->tombs[k++] = st->tombs[i];
   st->n_tombs = k;
-  /* the indexes are only needed while replaying */
+  /* the indexes and intern tables are only needed while replaying (a refreshed snapshot
+   * keeps its predecessors' states, so what they hold on to adds up) */
+  dk__hmap_dispose(&st->intern);
+  dk__hmap_dispose(&st->pv_intern);
+  dk__hmap_dispose(&st->pv_text);
+  dk__hmap_init(&st->intern, st->alloc);
+  dk__hmap_init(&st->pv_intern, st->alloc);
+  dk__hmap_init(&st->pv_text, st->alloc);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
   memset(&st->file_index, 0, sizeof st->file_index);

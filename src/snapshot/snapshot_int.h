@@ -39,9 +39,11 @@ struct dk_snapshot {
   int arrays_released;   /* atomic flag: release once */
 };
 
-/* Incremental refreshes after which dk_snapshot_update does a full load instead: each
- * refresh keeps its base (file array and arena) alive, so the chain is bounded. */
-#define DK_SNAPSHOT__MAX_REFRESH_DEPTH 8
+/* Incremental refreshes after which dk_snapshot_update does a full load instead. A refresh
+ * keeps its predecessors' strings, stats blocks and small per-state tables alive (their file
+ * arrays go once only successors refer to them), so the chain is bounded; a full load every
+ * 32 commits costs little next to 32 refreshes. */
+#define DK_SNAPSHOT__MAX_REFRESH_DEPTH 32
 
 /* Parses the action lines (newline-delimited JSON) of text[0..len) in order, calling fn for
  * each until it returns false; blank lines are skipped. complete_only: text is a prefix of a
