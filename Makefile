@@ -10,8 +10,8 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build install test test-c test-fuzz test-python test-s3 test-interop test-spark \
-        test-tsan test-packaging demo bench clean
+.PHONY: all deps build install test test-c test-fuzz test-python test-s3 test-interop \
+        test-cdf-oracle test-spark test-tsan test-packaging demo bench clean
 
 all: build
 
@@ -84,6 +84,18 @@ test-interop: build
 	scripts/install_spark.sh
 	scripts/interop_tables.sh
 	DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop
+
+# Change-data-feed / streaming-source oracle (issue #19, tests/interop/cdf_oracle.py): tables
+# with delta.enableChangeDataFeed written by Spark (and delta-rs), Spark's table_changes for a
+# sample of ranges (DK_CDF_ALL_RANGES=1: every range) and its streaming source batch by
+# batch, built once into build/interop_cdf (scripts/cdf_tables.sh, cached by content); then
+# the oracle's self-checks and delta-rs / polars-deltalake against it. test-interop runs
+# these checks only once the oracle is built (they skip otherwise), so CI pays for it when
+# dk's change data feed is compared with it.
+test-cdf-oracle: build
+	scripts/install_spark.sh
+	scripts/cdf_tables.sh
+	DK_CDF_ORACLE=1 DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop/test_cdf_oracle.py
 
 # Spark connector (connectors/spark): libdk.a, the jar (Maven, dependencies from Maven
 # Central into ~/.m2 on first use), pyspark/delta-spark (scripts/install_spark.sh), the interop

@@ -171,6 +171,7 @@ typedef struct {
   dk_table *t;
   PyObject *path;
   PyThread_type_lock lock;
+  dk_snapshot *latest; /* cached latest snapshot, refreshed incrementally (under lock) */
 } TableObject;
 
 typedef struct {
@@ -254,6 +255,7 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
 }
 
 static void table_dealloc(TableObject *self) {
+  dk_snapshot_free(self->latest);
   dk_table_free(self->t);
   if (self->lock) PyThread_free_lock(self->lock);
   Py_XDECREF(self->path);
@@ -308,6 +310,21 @@ static PyObject *snapshot_wrap(TableObject *table, dk_snapshot *s) {
   return (PyObject *)so;
 }
 
+/* The latest snapshot: the cached one brought up to date by listing only the commits after
+ * it (dk_snapshot_update; a new checkpoint, metadata/protocol changes and a rewritten log are
+ * handled there), or a full load the first time. A caller sees every commit that finished
+ * before the call. Called with the table lock held and the GIL released. */
+static dk_status latest_snapshot(TableObject *self, dk_snapshot **out, dk_error *err) {
+  dk_snapshot *s = NULL;
+  dk_status st = self->latest ? dk_snapshot_update(&s, self->latest, err)
+                              : dk_snapshot_open(&s, self->t, NULL, err);
+  if (st != DK_OK) return st;
+  dk_snapshot_free(self->latest);
+  self->latest = dk_snapshot_ref(s);
+  *out = s;
+  return DK_OK;
+}
+
 static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("version"), K("timestamp"), NULL};
   PyObject *version = Py_None, *timestamp = Py_None;
@@ -342,7 +359,10 @@ static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw)
   dk_error_init(&err);
   dk_status st;
   dk_snapshot *s = NULL;
-  LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
+  if (opts.at_version < 0 && !opts.by_timestamp)
+    LOCKED_CALL(self, st = latest_snapshot(self, &s, &err));
+  else
+    LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
   if (st != DK_OK) {
     PyObject *type = NULL;
     if (st == DK_NOT_FOUND)
@@ -1206,7 +1226,9 @@ static PyMethodDef table_methods[] = {
     {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
      "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
      "to a version or to the latest commit at or before timestamp (int ms since the epoch, "
-     "datetime (naive = UTC) or ISO-8601 string)."},
+     "datetime (naive = UTC) or ISO-8601 string). The Table keeps its latest snapshot and "
+     "refreshes it on each call by reading only the commits after it, so every call sees all "
+     "commits finished before it."},
     {"history", (PyCFunction)(void (*)(void))table_history, METH_VARARGS | METH_KEYWORDS,
      "history(limit=None) -> list[dict]\n\ncommitInfo of each version, newest first, with "
      "'version' and 'commit_timestamp' added."},

@@ -291,15 +291,6 @@ static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref
   }
 }
 
-static uint64_t entry_hash(const dk__state *st, const dk__index *ix, size_t pos) {
-  if (ix == &st->file_index) {
-    const dk__file *f = &st->files[pos];
-    return key_hash(f->path, strlen(f->path), dk__file_dv(f));
-  }
-  const dk__tomb *t = &st->tombs[pos];
-  return key_hash(t->path, strlen(t->path), t->dv);
-}
-
 static dk_status index_grow(dk__state *st, dk__index *ix, dk_error *err) {
   if (ix->cap && (ix->count + 1) * 4 < ix->cap * 3) return DK_OK;
   size_t nc = ix->cap ? ix->cap * 2 : 1024;
@@ -767,7 +758,14 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   for (size_t i = 0; i < st->n_tombs; i++)
     if (st->tombs[i].live) st->tombs[k++] = st->tombs[i];
   st->n_tombs = k;
-  /* the indexes are only needed while replaying */
+  /* the indexes and intern tables are only needed while replaying (a refreshed snapshot
+   * keeps its predecessors' states, so what they hold on to adds up) */
+  dk__hmap_dispose(&st->intern);
+  dk__hmap_dispose(&st->pv_intern);
+  dk__hmap_dispose(&st->pv_text);
+  dk__hmap_init(&st->intern, st->alloc);
+  dk__hmap_init(&st->pv_intern, st->alloc);
+  dk__hmap_init(&st->pv_text, st->alloc);
   dk__free(st->alloc, st->file_index.slots);
   dk__free(st->alloc, st->tomb_index.slots);
   memset(&st->file_index, 0, sizeof st->file_index);
@@ -783,19 +781,14 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   return DK_OK;
 }
 
-static dk_status reindex(dk__state *st, dk__index *ix, size_t n, dk_error *err) {
-  for (size_t i = 0; i < n; i++) {
-    DK_RETURN_NOT_OK(index_grow(st, ix, err));
-    uint64_t h = entry_hash(st, ix, i);
-    size_t j = (size_t)h & (ix->cap - 1);
-    while (ix->slots[j]) j = (j + 1) & (ix->cap - 1);
-    ix->slots[j] = make_slot(h, i);
-    ix->count++;
+void dk_log__state_rebase(dk__state *st) {
+  for (size_t i = 0; i < st->n_files; i++) {
+    dk__file *f = &st->files[i];
+    if (f->flags & DK__F_KTAG) continue;
+    f->ktag = (uint32_t)TAG(key_hash(f->path, strlen(f->path), dk__file_dv(f)));
+    f->flags |= DK__F_KTAG;
   }
-  return DK_OK;
-}
-
-dk_status dk_log__state_reindex(dk__state *st, dk_error *err) {
-  DK_RETURN_NOT_OK(reindex(st, &st->file_index, st->n_files, err));
-  return reindex(st, &st->tomb_index, st->n_tombs, err);
+  st->defer = 0;
+  st->n_base_files = st->n_files;
+  st->n_base_tombs = st->n_tombs;
 }

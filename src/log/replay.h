@@ -207,8 +207,12 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
 /* Drops dead entries (order of the live ones is kept), seals the last stats block and frees
  * the replay-only indexes. */
 dk_status dk_log__state_finish(dk__state *st, dk_error *err);
-/* Rebuilds the indexes of a finished state (for incremental refresh). */
-dk_status dk_log__state_reindex(dk__state *st, dk_error *err);
+/* Makes the entries of a finished state (copied for an incremental refresh) its base rows,
+ * as a checkpoint's are: newer commits are then reconciled through indexes of their own
+ * actions only, and at finish a base row whose key they touched is dropped — no index over
+ * the old files is built. Entries without a key tag get one (hashed once; kept by later
+ * refreshes). */
+void dk_log__state_rebase(dk__state *st);
 
 /* URL-decodes a log path and canonicalises it: "file:" URIs become local paths and
  * absolute paths under the table root become relative. Result lives in `ar`. */

@@ -151,6 +151,8 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     dk_error_init(&e2);
     if (dk_log__commit_ict(&lg, last, &ts, &e2) == DK_OK) s->timestamp = ts;
   }
+  s->tip_size = last ? last->size : -1;
+  s->tip_mtime = last ? last->mtime : -1;
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
   return DK_OK;
@@ -315,11 +317,38 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
   return DK_OK;
 }
 
+/* Whether the commit file of old's version is still the one old was built from (same size
+ * and mtime). A table deleted and re-created, or a log rewritten in place, fails this and
+ * is loaded afresh; a version without a commit file (checkpoint only) is not checked. */
+static dk_status tip_unchanged(bool *same, const dk_snapshot *old, dk_error *err) {
+  *same = true;
+  if (old->tip_size < 0) return DK_OK;
+  dk_table *t = old->table;
+  char path[4200];
+  if (snprintf(path, sizeof path, "%s/_delta_log/%020" PRId64 ".json", t->root, old->version) >=
+      (int)sizeof path)
+    return dk__error_set(err, DK_INVALID, "table path too long");
+  dk_file_info fi;
+  dk_status st = t->sto->stat(t->sto, path, &fi, err);
+  if (st == DK_NOT_FOUND) {
+    if (err) dk_error_init(err);
+    *same = false;
+    return DK_OK;
+  }
+  DK_RETURN_NOT_OK(st);
+  *same = fi.size == old->tip_size && fi.mtime_ms == old->tip_mtime;
+  return DK_OK;
+}
+
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
   dk__log lg = dk_snapshot__log(t);
   if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
+  bool same;
+  DK_RETURN_NOT_OK(tip_unchanged(&same, old, err));
+  if (!same || old->depth >= DK_SNAPSHOT__MAX_REFRESH_DEPTH)
+    return dk_snapshot__load(out, t, -1, 0, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
   if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
@@ -344,6 +373,8 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     return DK_NOMEM;
   }
   s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  __atomic_add_fetch(&old->child_refs, 1, __ATOMIC_ACQ_REL);
+  s->depth = old->depth + 1;
   s->version = seg.version;
   const dk__state *o = &old->st;
   dk__state *n = &s->st;
@@ -380,7 +411,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }
-  if (st == DK_OK) st = dk_log__state_reindex(n, err);
+  if (st == DK_OK) dk_log__state_rebase(n);
   if (st == DK_OK) st = dk_log__apply_commits(&lg, n, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
@@ -397,11 +428,30 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
   return s;
 }
 
+/* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
+ * children copied them), so the arrays go; the strings and stats blocks they point into
+ * stay until the last child is freed. Keeps a chain of refreshes at one file array. */
+static void release_arrays(dk_snapshot *s) {
+  if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
+  dk_table *t = s->table;
+  dk__free(t->alloc, s->st.files);
+  dk__free(t->alloc, s->st.tombs);
+  s->st.files = NULL;
+  s->st.tombs = NULL;
+  s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
+  s->st.cap_files = s->st.cap_tombs = 0;
+}
+
 void dk_snapshot_free(dk_snapshot *s) {
   if (!s) return;
-  if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  int left = __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  if (left != 0) {
+    if (left == __atomic_load_n(&s->child_refs, __ATOMIC_ACQUIRE)) release_arrays(s);
+    return;
+  }
   dk_table *t = s->table;
   dk_log__state_dispose(&s->st);
+  if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
   dk__free(t->alloc, s);
   table_unref(t);

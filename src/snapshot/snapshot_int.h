@@ -40,6 +40,14 @@ struct dk_snapshot {
   dk_column_mapping_mode cm_mode;
   int from_crc;          /* built from N.crc: no file list */
   int64_t crc_num_files;
+  /* size and mtime of the commit file of `version` as listed (tip_size < 0: none, e.g. a
+   * checkpoint-only version); dk_snapshot_update re-checks them to notice a rewritten log */
+  int64_t tip_size, tip_mtime;
+  int depth;             /* incremental refreshes since the last full load (length of base) */
+  /* refreshed snapshots whose `base` this is (atomic): once only they hold it, its file and
+   * tombstone arrays are released (they keep only its strings and stats blocks alive) */
+  int child_refs;
+  int arrays_released;   /* atomic flag: release once */
 };
 
 /* Fills `out` with the metadata of file i (no stats); i must be in range. */
@@ -47,6 +55,12 @@ void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i
 /* DK_INVALID for a metadata-only snapshot or an index outside [0, n) ([0, n] with end_ok). */
 dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
                                         dk_error *err);
+/* Incremental refreshes after which dk_snapshot_update does a full load instead. A refresh
+ * keeps its predecessors' strings, stats blocks and small per-state tables alive (their file
+ * arrays go once only successors refer to them), so the chain is bounded; a full load every
+ * 32 commits costs little next to 32 refreshes. */
+#define DK_SNAPSHOT__MAX_REFRESH_DEPTH 32
+
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err);
 #endif /* DK_SNAPSHOT_INT_H */
