@@ -2,7 +2,8 @@
 
 The extension links the static library ``libdk_static.a`` of a CMake build of this repository
 (so the installed module is self-contained: no libdk.so to find at run time) plus the system
-libraries libdk uses (pkg-config: zstd snappy lz4 zlib libdeflate brotli; roaring, pthread, m).
+libraries libdk uses (pkg-config: zstd snappy lz4 zlib libdeflate brotli, libcurl and expat when
+the library has the S3 backend; roaring, pthread, m).
 
     make build && .venv/bin/python -m pip install ./python      # DK_BUILD=build (default)
     DK_BUILD=build-asan ... pip install ./python                # the ASan+UBSan build
@@ -64,6 +65,8 @@ have_scan = have_expr and "dk_scan_new" in syms and "dk_scan_read" in syms
 sanitize = cmake_cache(BUILD).get("DK_SANITIZE", "OFF").upper() in ("ON", "1", "TRUE", "YES")
 
 deps = ["libzstd", "snappy", "liblz4", "zlib", "libdeflate", "libbrotlidec", "libbrotlienc"]
+if "dk_s3__run" in syms:  # built with the S3 backend (DK_WITH_S3): libcurl and expat
+    deps += ["libcurl", "expat"]
 dep_libs = pkg_config("--libs", *deps)
 warn = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wstrict-prototypes",
         "-Wmissing-prototypes", "-Wvla", "-Wformat=2", "-Wundef", "-Wpointer-arith",
