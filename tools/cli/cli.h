@@ -5,10 +5,17 @@
 int dk_cli_parquet(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
+/* Hidden: `dk _rows TABLE [--where EXPR] ...` rows the single-file reader selects (tests). */
+int dk_cli_rows(int argc, char **argv);
 int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
 int dk_cli_scan(int argc, char **argv);
+/* Writing commands (cmd_txn.c): create, vacuum, restore. Exit 4 on a commit conflict. */
+int dk_cli_create(int argc, char **argv);
+int dk_cli_vacuum(int argc, char **argv);
+int dk_cli_restore(int argc, char **argv);
+int dk_cli_checkpoint(int argc, char **argv);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
 /* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */
