@@ -32,6 +32,7 @@
 #include "dk/maintenance.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/sys/storage_s3.h"
 #include "dk/txn.h"
 
 PyMODINIT_FUNC PyInit__dk(void);
@@ -172,6 +173,7 @@ typedef struct {
   PyObject *path;
   PyThread_type_lock lock;
   dk_snapshot *latest; /* cached latest snapshot, refreshed incrementally (under lock) */
+  dk_storage *sto; /* the S3 backend of an s3:// table (owned; freed after the table) */
 } TableObject;
 
 typedef struct {
@@ -195,6 +197,64 @@ static PyTypeObject TableType, SnapshotType, SchemaType;
     Py_END_ALLOW_THREADS                                          \
   } while (0)
 
+/* s3:// and s3a:// tables: an S3 backend for the URI's bucket, configured by storage_options
+ * (delta-rs's names: aws_access_key_id, aws_endpoint_url, aws_allow_http, ...; see
+ * dk_s3_options_set) over the AWS_* environment and profiles. Options on a local path are
+ * UnsupportedFeature. Returns 0, or -1 with an exception set. */
+static int open_object_storage(TableObject *self, const char *uri, PyObject *storage) {
+  int is_s3 = !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
+  Py_ssize_t nopt = storage != Py_None ? PyDict_Size(storage) : 0;
+  if (!is_s3) {
+    if (nopt == 0) return 0;
+    raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
+              "storage_options apply to object-store tables (s3://bucket/prefix); this table "
+              "is a local path");
+    return -1;
+  }
+  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
+  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+  char bucket[256];
+  if (bl == 0 || bl >= sizeof bucket) {
+    raise_msg(InvalidArgument, DK_INVALID, "the table URI names no bucket");
+    return -1;
+  }
+  memcpy(bucket, b, bl);
+  bucket[bl] = 0;
+  dk_s3_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_S3_OPTIONS_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  PyObject *keep = PyList_New(0); /* the option strings stay alive until the backend copies them */
+  if (!keep) return -1;
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  int rc = 0;
+  while (rc == 0 && nopt && PyDict_Next(storage, &pos, &key, &val)) {
+    PyObject *ks = PyObject_Str(key), *vs = PyObject_Str(val);
+    const char *k = ks ? PyUnicode_AsUTF8(ks) : NULL, *v = vs ? PyUnicode_AsUTF8(vs) : NULL;
+    if (!k || !v || PyList_Append(keep, ks) || PyList_Append(keep, vs)) rc = -1;
+    else if (dk_s3_options_set(&o, k, v, &err) != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+    Py_XDECREF(ks);
+    Py_XDECREF(vs);
+  }
+  if (rc == 0) {
+    o.bucket = bucket; /* the URI's bucket wins */
+    dk_status st;
+    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_new(&self->sto, &o, &g_alloc, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+  }
+  Py_DECREF(keep);
+  return rc;
+}
+
 static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("storage_options"), NULL};
   PyObject *path_obj = NULL, *storage = Py_None;
@@ -203,26 +263,9 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "dk.Table is already initialised");
     return -1;
   }
-  if (storage != Py_None) {
-    if (!PyDict_Check(storage)) {
-      PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
-      return -1;
-    }
-    if (PyDict_Size(storage) > 0) {
-      PyObject *key = NULL, *val = NULL;
-      Py_ssize_t pos = 0;
-      PyDict_Next(storage, &pos, &key, &val);
-      PyObject *ks = PyObject_Str(key);
-      if (!ks) return -1;
-      char msg[512];
-      snprintf(msg, sizeof msg,
-               "storage option '%s' is not supported: this dk build reads local tables only",
-               PyUnicode_AsUTF8(ks) ? PyUnicode_AsUTF8(ks) : "?");
-      Py_DECREF(ks);
-      PyErr_Clear();
-      raise_msg(UnsupportedFeature, DK_UNSUPPORTED, msg);
-      return -1;
-    }
+  if (storage != Py_None && !PyDict_Check(storage)) {
+    PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
+    return -1;
   }
   PyObject *fs = NULL;
   if (!PyUnicode_FSConverter(path_obj, &fs)) return -1;
@@ -241,6 +284,11 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   dk_error_init(&err);
   dk_status st;
   dk_table *t = NULL;
+  if (open_object_storage(self, path, storage) != 0) {
+    Py_DECREF(fs);
+    return -1;
+  }
+  opts.storage = self->sto;
   Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &opts, &err);
   Py_END_ALLOW_THREADS
   if (st != DK_OK) {
@@ -257,6 +305,8 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
 static void table_dealloc(TableObject *self) {
   dk_snapshot_free(self->latest);
   dk_table_free(self->t);
+  if (self->sto) self->sto->free(self->sto); /* every user of the table is gone: the Python
+                                                 objects over it each hold this Table */
   if (self->lock) PyThread_free_lock(self->lock);
   Py_XDECREF(self->path);
   Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1272,7 +1322,7 @@ static PyTypeObject TableType = {
     .tp_dealloc = (destructor)table_dealloc,
     .tp_repr = (reprfunc)table_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(path, storage_options=None): a Delta table on the local filesystem.",
+    .tp_doc = "Table(path, storage_options=None): a Delta table (a local path, or s3:// with storage_options).",
     .tp_methods = table_methods,
     .tp_getset = table_getset,
     .tp_init = (initproc)table_init,

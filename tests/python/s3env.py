@@ -38,6 +38,14 @@ import dkharness
 SCRIPT = dkharness.REPO_ROOT / "scripts" / "s3_server.sh"
 
 
+def _plain_env(**extra) -> dict:
+    """The environment without a preloaded sanitizer runtime (the ASan rerun of the binding
+    tests sets LD_PRELOAD=libasan; the server script, curl and weed must not inherit it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+    env.update(extra)
+    return env
+
+
 def _bindable(port: int) -> bool:
     s = socket.socket()
     try:
@@ -68,8 +76,8 @@ class S3Server:
         self.env = {}
 
     def _script(self, cmd: str, timeout: float) -> str:
-        env = dict(os.environ, DK_S3_PORT=str(self.port or 0), DK_S3_DIR=str(self.dir),
-                   DK_S3_BUCKET=self.bucket)
+        env = _plain_env(DK_S3_PORT=str(self.port or 0), DK_S3_DIR=str(self.dir),
+                         DK_S3_BUCKET=self.bucket)
         r = subprocess.run([str(SCRIPT), cmd], env=env, capture_output=True, text=True,
                            timeout=timeout)
         if r.returncode != 0:
@@ -78,7 +86,8 @@ class S3Server:
 
     @staticmethod
     def build():
-        r = subprocess.run([str(SCRIPT), "build"], capture_output=True, text=True, timeout=3600)
+        r = subprocess.run([str(SCRIPT), "build"], capture_output=True, text=True, timeout=3600,
+                           env=_plain_env())
         if r.returncode != 0:
             raise RuntimeError(f"s3_server.sh build failed:\n{r.stderr[-4000:]}")
 
@@ -141,7 +150,8 @@ def run_tool(*args, opts: dict | None = None, env: dict | None = None, timeout: 
     if cancel_after_ms is not None:
         cmd += ["--cancel-after", str(cancel_after_ms)]
     cmd += [str(a) for a in args]
-    full_env = dict(os.environ if env is None else env)
+    full_env = dict(_plain_env() if env is None else env)
+    full_env.pop("LD_PRELOAD", None)
     full_env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
     if dkharness._SANITIZER_RE.search(r.stderr) or r.returncode < 0 or r.returncode == 134:
