@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char buf[256];
         dk_type_to_string(buf, sizeof buf, t);
         struct ArrowSchema sc;
-        if (dk_schema__to_arrow(&sc, t, 1, &err) == DK_OK) sc.release(&sc);
+        if (dk_schema__to_arrow(&sc, t, 1, NULL, &err) == DK_OK) sc.release(&sc);
       }
       dk__arena_dispose(&ar);
     }

@@ -320,43 +320,40 @@ typedef struct arrow_node {
   char *name;
   char *metadata;
   struct ArrowSchema **children;
+  const dk_allocator *alloc;  /* what every part of this node was allocated with */
 } arrow_node;
 
 static void arrow_release(struct ArrowSchema *sc) {
   if (!sc || !sc->release) return;
+  arrow_node *n = sc->private_data;
+  const dk_allocator *a = n ? n->alloc : NULL;
   for (int64_t i = 0; i < sc->n_children; i++) {
     struct ArrowSchema *c = sc->children[i];
     if (c->release) c->release(c);
-    dk__free(NULL, c);
+    dk__free(a, c);
   }
-  arrow_node *n = sc->private_data;
   if (n) {
-    dk__free(NULL, n->format);
-    dk__free(NULL, n->name);
-    dk__free(NULL, n->metadata);
-    dk__free(NULL, n->children);
-    dk__free(NULL, n);
+    dk__free(a, n->format);
+    dk__free(a, n->name);
+    dk__free(a, n->metadata);
+    dk__free(a, n->children);
+    dk__free(a, n);
   }
   sc->release = NULL;
 }
 
-static char *xstrdup(const char *s) {
-  size_t n = strlen(s);
-  char *p = dk__malloc(NULL, n + 1);
-  if (p) memcpy(p, s, n + 1);
-  return p;
-}
-
-static dk_status arrow_init(struct ArrowSchema *sc, const char *format, const char *name,
-                            int nullable, int64_t field_id, int64_t n_children, dk_error *err) {
+static dk_status arrow_init(struct ArrowSchema *sc, const dk_allocator *alloc, const char *format,
+                            const char *name, int nullable, int64_t field_id, int64_t n_children,
+                            dk_error *err) {
   memset(sc, 0, sizeof *sc);
-  arrow_node *n = dk__calloc(NULL, 1, sizeof *n);
+  arrow_node *n = dk__calloc(alloc, 1, sizeof *n);
   if (!n) return dk__error_set(err, DK_NOMEM, "out of memory exporting schema");
+  n->alloc = alloc;
   sc->private_data = n;
   sc->release = arrow_release;
-  n->format = xstrdup(format);
-  n->name = xstrdup(name ? name : "");
-  if (n_children) n->children = dk__calloc(NULL, (size_t)n_children, sizeof *n->children);
+  n->format = dk__strdup(alloc, format);
+  n->name = dk__strdup(alloc, name ? name : "");
+  if (n_children) n->children = dk__calloc(alloc, (size_t)n_children, sizeof *n->children);
   if (!n->format || !n->name || (n_children && !n->children))
     return dk__error_set(err, DK_NOMEM, "out of memory exporting schema");
   if (field_id >= 0) {
@@ -365,7 +362,7 @@ static dk_status arrow_init(struct ArrowSchema *sc, const char *format, const ch
     int32_t kl = (int32_t)strlen(key), vl = (int32_t)snprintf(val, sizeof val, "%lld",
                                                                (long long)field_id);
     int32_t one = 1;
-    n->metadata = dk__malloc(NULL, (size_t)(12 + kl + vl));
+    n->metadata = dk__malloc(alloc, (size_t)(12 + kl + vl));
     if (!n->metadata) return dk__error_set(err, DK_NOMEM, "out of memory exporting schema");
     char *p = n->metadata;
     memcpy(p, &one, 4);
@@ -384,7 +381,8 @@ static dk_status arrow_init(struct ArrowSchema *sc, const char *format, const ch
 
 static dk_status arrow_child(struct ArrowSchema *parent, int64_t i, struct ArrowSchema **out,
                              dk_error *err) {
-  struct ArrowSchema *c = dk__calloc(NULL, 1, sizeof *c);
+  const dk_allocator *alloc = ((const arrow_node *)parent->private_data)->alloc;
+  struct ArrowSchema *c = dk__calloc(alloc, 1, sizeof *c);
   if (!c) return dk__error_set(err, DK_NOMEM, "out of memory exporting schema");
   parent->children[i] = c;
   parent->n_children = i + 1;
@@ -392,8 +390,9 @@ static dk_status arrow_child(struct ArrowSchema *parent, int64_t i, struct Arrow
   return DK_OK;
 }
 
-static dk_status arrow_type(struct ArrowSchema *sc, const dk_type *t, const char *name,
-                            int nullable, int64_t field_id, int physical, dk_error *err) {
+static dk_status arrow_type(struct ArrowSchema *sc, const dk_allocator *alloc, const dk_type *t,
+                            const char *name, int nullable, int64_t field_id, int physical,
+                            dk_error *err) {
   const char *fmt = NULL;
   char dec[32];
   switch (t->id) {
@@ -415,38 +414,38 @@ static dk_status arrow_type(struct ArrowSchema *sc, const dk_type *t, const char
       break;
     default: break;
   }
-  if (fmt) return arrow_init(sc, fmt, name, nullable, field_id, 0, err);
+  if (fmt) return arrow_init(sc, alloc, fmt, name, nullable, field_id, 0, err);
   struct ArrowSchema *c = NULL;
   switch (t->id) {
     case DK_TYPE_VARIANT:
-      DK_RETURN_NOT_OK(arrow_init(sc, "+s", name, nullable, field_id, 2, err));
+      DK_RETURN_NOT_OK(arrow_init(sc, alloc, "+s", name, nullable, field_id, 2, err));
       DK_RETURN_NOT_OK(arrow_child(sc, 0, &c, err));
-      DK_RETURN_NOT_OK(arrow_init(c, "z", "metadata", 0, -1, 0, err));
+      DK_RETURN_NOT_OK(arrow_init(c, alloc, "z", "metadata", 0, -1, 0, err));
       DK_RETURN_NOT_OK(arrow_child(sc, 1, &c, err));
-      return arrow_init(c, "z", "value", 0, -1, 0, err);
+      return arrow_init(c, alloc, "z", "value", 0, -1, 0, err);
     case DK_TYPE_STRUCT:
-      DK_RETURN_NOT_OK(arrow_init(sc, "+s", name, nullable, field_id, (int64_t)t->n_fields, err));
+      DK_RETURN_NOT_OK(arrow_init(sc, alloc, "+s", name, nullable, field_id, (int64_t)t->n_fields, err));
       for (size_t i = 0; i < t->n_fields; i++) {
         const dk_field *f = &t->fields[i];
         DK_RETURN_NOT_OK(arrow_child(sc, (int64_t)i, &c, err));
-        DK_RETURN_NOT_OK(arrow_type(c, f->type, physical ? f->physical_name : f->name,
+        DK_RETURN_NOT_OK(arrow_type(c, alloc, f->type, physical ? f->physical_name : f->name,
                                     f->nullable, physical ? f->column_mapping_id : -1, physical,
                                     err));
       }
       return DK_OK;
     case DK_TYPE_ARRAY:
-      DK_RETURN_NOT_OK(arrow_init(sc, "+l", name, nullable, field_id, 1, err));
+      DK_RETURN_NOT_OK(arrow_init(sc, alloc, "+l", name, nullable, field_id, 1, err));
       DK_RETURN_NOT_OK(arrow_child(sc, 0, &c, err));
-      return arrow_type(c, t->element, "element", t->contains_null, -1, physical, err);
+      return arrow_type(c, alloc, t->element, "element", t->contains_null, -1, physical, err);
     case DK_TYPE_MAP: {
-      DK_RETURN_NOT_OK(arrow_init(sc, "+m", name, nullable, field_id, 1, err));
+      DK_RETURN_NOT_OK(arrow_init(sc, alloc, "+m", name, nullable, field_id, 1, err));
       DK_RETURN_NOT_OK(arrow_child(sc, 0, &c, err));
-      DK_RETURN_NOT_OK(arrow_init(c, "+s", "entries", 0, -1, 2, err));
+      DK_RETURN_NOT_OK(arrow_init(c, alloc, "+s", "entries", 0, -1, 2, err));
       struct ArrowSchema *kv = NULL;
       DK_RETURN_NOT_OK(arrow_child(c, 0, &kv, err));
-      DK_RETURN_NOT_OK(arrow_type(kv, t->key, "key", 0, -1, physical, err));
+      DK_RETURN_NOT_OK(arrow_type(kv, alloc, t->key, "key", 0, -1, physical, err));
       DK_RETURN_NOT_OK(arrow_child(c, 1, &kv, err));
-      return arrow_type(kv, t->value, "value", t->value_contains_null, -1, physical, err);
+      return arrow_type(kv, alloc, t->value, "value", t->value_contains_null, -1, physical, err);
     }
     default:
       return dk__error_set(err, DK_INTERNAL, "schema: cannot export type %d", (int)t->id);
@@ -454,8 +453,8 @@ static dk_status arrow_type(struct ArrowSchema *sc, const dk_type *t, const char
 }
 
 dk_status dk_schema__to_arrow(struct ArrowSchema *out, const dk_type *t, int physical,
-                              dk_error *err) {
-  dk_status st = arrow_type(out, t, "", 0, -1, physical, err);
+                              const dk_allocator *alloc, dk_error *err) {
+  dk_status st = arrow_type(out, alloc, t, "", 0, -1, physical, err);
   if (st != DK_OK && out->release) out->release(out);
   return st;
 }

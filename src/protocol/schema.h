@@ -19,8 +19,9 @@ dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_
                                dk_error *err);
 
 /* Exports `t` (a STRUCT) as an Arrow schema: logical names, or (physical != 0) the physical
- * names and "PARQUET:field_id" metadata of column mapping. */
+ * names and "PARQUET:field_id" metadata of column mapping. Its memory comes from `alloc`
+ * (NULL = libc), which its release callback remembers. */
 dk_status dk_schema__to_arrow(struct ArrowSchema *out, const dk_type *t, int physical,
-                              dk_error *err);
+                              const dk_allocator *alloc, dk_error *err);
 
 #endif /* DK_PROTOCOL_SCHEMA_H */

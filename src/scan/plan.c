@@ -81,7 +81,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     one.n_fields = 1;
     one.fields = p->cols[i].field;
     struct ArrowSchema col;
-    s = dk_schema__to_arrow(&col, &one, 0, err);
+    s = dk_schema__to_arrow(&col, &one, 0, p->alloc, err);
     if (s) break;
     dk__schema_release(p->read_schema.children[i]);
     s = dk__schema_copy_a(p->read_schema.children[i], col.children[0], p->alloc, err);
@@ -90,7 +90,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     if (!s && i < p->n_out && p->cols[i].out_field) {
       dk__schema_release(&col);
       one.fields = p->cols[i].out_field;
-      s = dk_schema__to_arrow(&col, &one, 0, err);
+      s = dk_schema__to_arrow(&col, &one, 0, p->alloc, err);
       if (s) break;
     }
     if (!s && i < p->n_out) {
@@ -338,7 +338,7 @@ dk_status dk_scan__add_filter_columns(scan_plan *p, const dk_expr *e, const dk_t
 static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
                                    const dk_type *schema, dk_error *err) {
   struct ArrowSchema logical;
-  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, p->alloc, err));
   dk_status st = dk__schema_copy_a(out, &logical, p->alloc, err);
   dk__schema_release(&logical);
   for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)

@@ -476,7 +476,7 @@ dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s) { r
 dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s, int physical,
                                    dk_error *err) {
   return dk_schema__to_arrow(out, s->schema, physical && s->cm_mode != DK_COLUMN_MAPPING_NONE,
-                             err);
+                             s->table->alloc, err);
 }
 
 int64_t dk_snapshot_num_files(const dk_snapshot *s) {

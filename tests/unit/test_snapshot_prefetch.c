@@ -183,3 +183,60 @@ DK_TEST(snapshot_prefetch__free_while_reading_ahead) {
     }
   }
 }
+
+/* The table's allocator reaches the iterator's stats buffers and the exported Arrow schema:
+ * a counting allocator sees their allocations, and every block comes back. */
+typedef struct counting {
+  long live, total;
+} counting;
+
+static void *c_malloc(void *ctx, size_t n) {
+  counting *c = ctx;
+  void *p = malloc(n);
+  if (p) __atomic_add_fetch(&c->live, 1, __ATOMIC_RELAXED), __atomic_add_fetch(&c->total, 1, __ATOMIC_RELAXED);
+  return p;
+}
+static void *c_realloc(void *ctx, void *p, size_t n) {
+  counting *c = ctx;
+  void *q = realloc(p, n);
+  if (q && !p) __atomic_add_fetch(&c->live, 1, __ATOMIC_RELAXED);
+  if (q) __atomic_add_fetch(&c->total, 1, __ATOMIC_RELAXED);
+  return q;
+}
+static void c_free(void *ctx, void *p) {
+  counting *c = ctx;
+  if (p) __atomic_sub_fetch(&c->live, 1, __ATOMIC_RELAXED);
+  free(p);
+}
+
+DK_TEST(snapshot_prefetch__table_allocator_reaches_stats_and_schema) {
+  CHECK(load_expected() == 0);
+  counting c = {0, 0};
+  dk_allocator a = {&c, c_malloc, c_realloc, c_free};
+  dk_error err = {0};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, &a, NULL, 0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(dk_table_open(&t, data_path("stats_pages_table"), &to, &err), &err);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  long before = c.total;
+  dk_file_iter *it;
+  CHECK_OK(dk_snapshot_files_open(&it, s, NULL, &err), &err);
+  int bad = 0;
+  const dk_file_entry *f;
+  while (dk_file_iter_next(&f, it, &err) == DK_OK && f) {
+    const expect *e = find(f->path);
+    bad += !e || !f->stats || strlen(f->stats) != e->len || fnv1a64(f->stats) != e->fnv;
+  }
+  CHECK_EQ_INT(bad, 0);
+  dk_file_iter_free(it);
+  CHECK(c.total > before); /* page decode buffers, through the table's allocator */
+  before = c.total;
+  struct ArrowSchema sc;
+  CHECK_OK(dk_snapshot_arrow_schema(&sc, s, 0, &err), &err);
+  CHECK(c.total > before);
+  sc.release(&sc);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  CHECK_EQ_INT(c.live, 0);
+}
