@@ -31,10 +31,24 @@ typedef struct sctx {
   int required_next;  /* the next field built is required whatever its flag (map entries, keys) */
 } sctx;
 
+/* A readable name for the Arrow formats messages mention. */
+static const char *type_name(const char *fmt) {
+  static const struct { const char *f, *n; } t[] = {
+      {"C", "uint8"}, {"S", "uint16"}, {"I", "uint32"}, {"L", "uint64"}, {"e", "float16"},
+      {"n", "null"}, {"tsn:", "timestamp[ns]"}, {"+ud:", "dense union"}, {"+us:", "sparse union"},
+      {"+w:", "fixed_size_list"}, {"+vl", "list_view"}, {"+vL", "large_list_view"},
+      {"+r", "run_end_encoded"}, {"tt", "time"}, {"tD", "duration"}, {"ti", "interval"}};
+  for (size_t i = 0; i < DK_ARRAY_LEN(t); i++) {
+    size_t n = strlen(t[i].f);
+    if (!strncmp(fmt, t[i].f, n) && (t[i].f[n - 1] == ':' || n <= 2 || !fmt[n])) return t[i].n;
+  }
+  return fmt;
+}
+
 static dk_status unsupported(sctx *c, const char *name, const char *fmt, const char *why) {
   return dk__error_set(c->err, DK_UNSUPPORTED,
-                       "Parquet writer: column '%s' has Arrow type '%s', which %s", name,
-                       fmt, why);
+                       "Parquet writer: column '%s' has Arrow type %s ('%s'), which %s", name,
+                       type_name(fmt), fmt, why);
 }
 
 /* Bytes of the two's-complement big-endian FLBA that holds any p-digit decimal (Spark's

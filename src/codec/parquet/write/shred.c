@@ -26,19 +26,23 @@ static dk_status grow(walk *w, int64_t need_lv, int64_t need_idx) {
   pqw_col *c = w->c;
   if (w->n_lv + need_lv > w->cap_lv) {
     int64_t cap = DK_MAX(w->cap_lv * 2, w->n_lv + need_lv + 1024);
+    /* the buffers' len tracks what is filled, so growing keeps it */
     if (c->max_def) {
-      DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_def, (size_t)cap * 2 - c->sh_def.len, w->err));
+      c->sh_def.len = (size_t)w->n_lv * 2;
+      DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_def, (size_t)(cap - w->n_lv) * 2, w->err));
       w->def = (uint16_t *)(void *)c->sh_def.data;
     }
     if (c->max_rep) {
-      DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_rep, (size_t)cap * 2 - c->sh_rep.len, w->err));
+      c->sh_rep.len = (size_t)w->n_lv * 2;
+      DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_rep, (size_t)(cap - w->n_lv) * 2, w->err));
       w->rep = (uint16_t *)(void *)c->sh_rep.data;
     }
     w->cap_lv = cap;
   }
   if (w->n_idx + need_idx > w->cap_idx) {
     int64_t cap = DK_MAX(w->cap_idx * 2, w->n_idx + need_idx + 1024);
-    DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_idx, (size_t)cap * 8 - c->sh_idx.len, w->err));
+    c->sh_idx.len = (size_t)w->n_idx * 8;
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_idx, (size_t)(cap - w->n_idx) * 8, w->err));
     w->idx = (int64_t *)(void *)c->sh_idx.data;
     w->cap_idx = cap;
   }
