@@ -527,7 +527,9 @@ static dk_status put_index_max(pqw_col *c, const pqw_bound *b, size_t *off, size
 static dk_status close_page(pqw_col *c, dk_error *err) {
   if (c->pg_levels == 0) return DK_OK;
   const pqw_opts *o = c->o;
-  int dict_page = c->dict_on && c->pg_values > 0;
+  /* under a dictionary even a page without values is RLE_DICTIONARY: readers (Spark's
+  ** vectorized one) expect no PLAIN page before the fallback */
+  int dict_page = c->dict_on;
   int kind = stat_kind(c->leaf);
   /* levels */
   dk__buf_clear(&c->lv);
@@ -551,7 +553,7 @@ static dk_status close_page(pqw_col *c, dk_error *err) {
   dk_buf *vals = &c->pg_plain;
   if (dict_page) {
     dk__buf_clear(&c->body);
-    int bw = DK_MAX(1, dk_pqw__bit_width(c->dict.n - 1));
+    int bw = DK_MAX(1, dk_pqw__bit_width(c->dict.n ? c->dict.n - 1 : 0));
     uint8_t b = (uint8_t)bw;
     DK_RETURN_NOT_OK(dk__buf_append(&c->body, &b, 1, err));
     DK_RETURN_NOT_OK(dk_pqw__rle_encode_u32(&c->body, (const uint32_t *)(const void *)c->pg_idx.data,
