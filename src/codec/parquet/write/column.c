@@ -130,25 +130,27 @@ dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
   if (!c->path) return dk__error_set(err, DK_NOMEM, "out of memory");
   for (const pqw_field *f = leaf; f && f->depth >= 0; f = f->parent) c->path[f->depth] = f;
   dk_buf *bufs[] = {&c->def, &c->rep, &c->pg_plain, &c->pg_idx, &c->body, &c->cbuf, &c->hdr,
-                    &c->lv, &c->dict.vals, &c->dict.starts, &c->pages, &c->index_vals,
-                    &c->page_entries, &c->sh_def, &c->sh_rep, &c->sh_idx};
+                    &c->lv, &c->dict.vals, &c->dict.starts, &c->dict.stamp, &c->pg_uniq,
+                    &c->pages, &c->index_vals, &c->page_entries, &c->sh_def, &c->sh_rep,
+                    &c->sh_idx};
   for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_init(bufs[i], alloc);
   pqw_bound *bs[] = {&c->pg_min, &c->pg_max, &c->ch_min, &c->ch_max, &c->f_min, &c->f_max};
   for (size_t i = 0; i < DK_ARRAY_LEN(bs); i++) bound_init(bs[i], alloc);
   c->dict_on = o->dictionary && c->ptype != PQ_BOOLEAN;
   c->ch_index_ok = 1;
+  c->pg_no = 1;
   return dk_pq__compressor_init(&c->comp, o->codec, o->level, err);
 }
 
 void dk_pqw__col_dispose(pqw_col *c) {
   dk_buf *bufs[] = {&c->def, &c->rep, &c->pg_plain, &c->pg_idx, &c->body, &c->cbuf, &c->hdr,
-                    &c->lv, &c->dict.vals, &c->dict.starts, &c->pages, &c->index_vals,
-                    &c->page_entries, &c->sh_def, &c->sh_rep, &c->sh_idx,
+                    &c->lv, &c->dict.vals, &c->dict.starts, &c->dict.stamp, &c->pg_uniq,
+                    &c->pages, &c->index_vals, &c->page_entries, &c->sh_def, &c->sh_rep,
+                    &c->sh_idx,
                     &c->pg_min.v, &c->pg_max.v, &c->ch_min.v, &c->ch_max.v, &c->f_min.v,
                     &c->f_max.v};
   for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_dispose(bufs[i]);
   dk__free(c->alloc, c->dict.slots);
-  dk__free(c->alloc, c->dict.hashes);
   dk__free(c->alloc, c->path);
   dk_pq__compressor_dispose(&c->comp);
   memset(c, 0, sizeof *c);
@@ -166,24 +168,16 @@ static inline uint32_t hash64(uint64_t x) {
 static dk_status dict_grow(pqw_col *c, dk_error *err) {
   pqw_dict *d = &c->dict;
   size_t cap = d->cap ? d->cap * 2 : 1024;
-  uint32_t *slots = dk__calloc(c->alloc, cap, sizeof *slots);
-  uint32_t *hashes = dk__calloc(c->alloc, cap, sizeof *hashes);
-  if (!slots || !hashes) {
-    dk__free(c->alloc, slots);
-    dk__free(c->alloc, hashes);
-    return dk__error_set(err, DK_NOMEM, "out of memory (dictionary)");
-  }
+  pqw_slot *slots = dk__calloc(c->alloc, cap, sizeof *slots);
+  if (!slots) return dk__error_set(err, DK_NOMEM, "out of memory (dictionary)");
   for (size_t i = 0; i < d->cap; i++) {
-    if (!d->slots[i]) continue;
-    size_t j = d->hashes[i] & (cap - 1);
-    while (slots[j]) j = (j + 1) & (cap - 1);
+    if (!d->slots[i].idx1) continue;
+    size_t j = d->slots[i].hash & (cap - 1);
+    while (slots[j].idx1) j = (j + 1) & (cap - 1);
     slots[j] = d->slots[i];
-    hashes[j] = d->hashes[i];
   }
   dk__free(c->alloc, d->slots);
-  dk__free(c->alloc, d->hashes);
   d->slots = slots;
-  d->hashes = hashes;
   d->cap = cap;
   return DK_OK;
 }
@@ -193,38 +187,35 @@ static void dict_reset(pqw_dict *d) {
   d->n = 0;
   dk__buf_clear(&d->vals);
   dk__buf_clear(&d->starts);
+  dk__buf_clear(&d->stamp);
+}
+
+static inline uint64_t prefix8(const uint8_t *p, size_t n) {
+  uint64_t k = 0;
+  memcpy(&k, p, n < 8 ? n : 8);
+  return k;
 }
 
 /* Index of a fixed-width value (width bytes at p), inserting it. */
 static inline dk_status dict_fixed(pqw_col *c, const uint8_t *p, uint32_t *out, dk_error *err) {
   pqw_dict *d = &c->dict;
-  if ((size_t)(d->n + 1) * 2 > d->cap) DK_RETURN_NOT_OK(dict_grow(c, err));
-  int w = c->width;
-  uint32_t h;
-  if (w == 4) {
-    uint32_t x;
-    memcpy(&x, p, 4);
-    h = hash64(x);
-  } else if (w == 8) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    h = hash64(x);
-  } else {
-    h = (uint32_t)dk__hash_bytes(p, (size_t)w);
-  }
+  if (DK_UNLIKELY((size_t)(d->n + 1) * 2 > d->cap)) DK_RETURN_NOT_OK(dict_grow(c, err));
+  size_t w = (size_t)c->width;
+  uint64_t key = prefix8(p, w);
+  uint32_t h = w <= 8 ? hash64(key) : (uint32_t)dk__hash_bytes(p, w);
   size_t mask = d->cap - 1, j = h & mask;
   for (;;) {
-    uint32_t s = d->slots[j];
-    if (!s) break;
-    if (d->hashes[j] == h && !memcmp(d->vals.data + (size_t)(s - 1) * (size_t)w, p, (size_t)w)) {
-      *out = s - 1;
+    const pqw_slot *s = &d->slots[j];
+    if (!s->idx1) break;
+    if (s->key == key && s->hash == h &&
+        (w <= 8 || !memcmp(d->vals.data + (size_t)(s->idx1 - 1) * w, p, w))) {
+      *out = s->idx1 - 1;
       return DK_OK;
     }
     j = (j + 1) & mask;
   }
-  DK_RETURN_NOT_OK(dk__buf_append(&d->vals, p, (size_t)w, err));
-  d->slots[j] = ++d->n;
-  d->hashes[j] = h;
+  DK_RETURN_NOT_OK(dk__buf_append(&d->vals, p, w, err));
+  d->slots[j] = (pqw_slot){key, h, ++d->n};
   *out = d->n - 1;
   return DK_OK;
 }
@@ -232,18 +223,19 @@ static inline dk_status dict_fixed(pqw_col *c, const uint8_t *p, uint32_t *out, 
 static inline dk_status dict_bytes(pqw_col *c, const uint8_t *p, uint32_t n, uint32_t *out,
                                    dk_error *err) {
   pqw_dict *d = &c->dict;
-  if ((size_t)(d->n + 1) * 2 > d->cap) DK_RETURN_NOT_OK(dict_grow(c, err));
+  if (DK_UNLIKELY((size_t)(d->n + 1) * 2 > d->cap)) DK_RETURN_NOT_OK(dict_grow(c, err));
+  uint64_t key = prefix8(p, n) ^ ((uint64_t)n << 56);
   uint32_t h = (uint32_t)dk__hash_bytes(p, n);
   size_t mask = d->cap - 1, j = h & mask;
-  const uint32_t *starts = (const uint32_t *)d->starts.data;
+  const uint32_t *starts = (const uint32_t *)(const void *)d->starts.data;
   for (;;) {
-    uint32_t s = d->slots[j];
-    if (!s) break;
-    if (d->hashes[j] == h) {
-      uint32_t st = starts[s - 1], len;
+    const pqw_slot *s = &d->slots[j];
+    if (!s->idx1) break;
+    if (s->hash == h && s->key == key) {
+      uint32_t st = starts[s->idx1 - 1], len;
       memcpy(&len, d->vals.data + st - 4, 4);
-      if (len == n && !memcmp(d->vals.data + st, p, n)) {
-        *out = s - 1;
+      if (len == n && (n <= 8 || !memcmp(d->vals.data + st, p, n))) {
+        *out = s->idx1 - 1;
         return DK_OK;
       }
     }
@@ -257,8 +249,9 @@ static inline dk_status dict_bytes(pqw_col *c, const uint8_t *p, uint32_t n, uin
   uint32_t st = (uint32_t)(d->vals.len + 4);
   d->vals.len += 4 + (size_t)n;
   DK_RETURN_NOT_OK(dk__buf_append(&d->starts, &st, 4, err));
-  d->slots[j] = ++d->n;
-  d->hashes[j] = h;
+  uint32_t zero = 0;
+  DK_RETURN_NOT_OK(dk__buf_append(&d->stamp, &zero, 4, err));
+  d->slots[j] = (pqw_slot){key, h, ++d->n};
   *out = d->n - 1;
   return DK_OK;
 }
@@ -428,7 +421,11 @@ static dk_status put_values(pqw_col *c, const struct ArrowArray *a, const int64_
         uint32_t len;
         const uint8_t *p = bytes_value(c, a, idx ? idx[k] : first + k, &len);
         DK_RETURN_NOT_OK(dict_bytes(c, p, len, &ix[k], err));
-        if (stats) DK_RETURN_NOT_OK(page_stat(c, kind, p, len, err));
+        uint32_t *stamp = (uint32_t *)(void *)c->dict.stamp.data;
+        if (stats && stamp[ix[k]] != c->pg_no) { /* first use in this page */
+          stamp[ix[k]] = c->pg_no;
+          DK_RETURN_NOT_OK(dk__buf_append(&c->pg_uniq, &ix[k], 4, err));
+        }
       }
       c->pg_idx.len += 4 * (size_t)n;
     } else {
@@ -524,7 +521,23 @@ static dk_status put_index_max(pqw_col *c, const pqw_bound *b, size_t *off, size
   return dk__buf_append(&c->index_vals, p, n, err);
 }
 
+/* Page min/max of a dictionary-encoded BYTE_ARRAY page from the entries it used. */
+static dk_status fold_uniq(pqw_col *c, dk_error *err) {
+  const uint32_t *u = (const uint32_t *)(const void *)c->pg_uniq.data;
+  size_t n = c->pg_uniq.len / 4;
+  const uint32_t *starts = (const uint32_t *)(const void *)c->dict.starts.data;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t st = starts[u[i]], len;
+    memcpy(&len, c->dict.vals.data + st - 4, 4);
+    DK_RETURN_NOT_OK(page_stat(c, SK_BYTES, (const uint8_t *)c->dict.vals.data + st, len, err));
+  }
+  dk__buf_clear(&c->pg_uniq);
+  c->pg_no++;
+  return DK_OK;
+}
+
 static dk_status close_page(pqw_col *c, dk_error *err) {
+  if (c->pg_uniq.len) DK_RETURN_NOT_OK(fold_uniq(c, err));
   if (c->pg_levels == 0) return DK_OK;
   const pqw_opts *o = c->o;
   /* under a dictionary even a page without values is RLE_DICTIONARY: readers (Spark's

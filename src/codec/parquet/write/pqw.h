@@ -174,13 +174,21 @@ typedef struct pqw_chunk_meta {
   int float_nan_count;               /* write nan_count (FLOAT/DOUBLE) */
 } pqw_chunk_meta;
 
+/* One hash slot: the value's first 8 bytes (all of a 4- or 8-byte value), its hash and its
+** index + 1 (0 = empty), so most probes touch one cache line. */
+typedef struct pqw_slot {
+  uint64_t key;
+  uint32_t hash;
+  uint32_t idx1;
+} pqw_slot;
+
 typedef struct pqw_dict {
-  uint32_t *slots;         /* index + 1, 0 = empty */
-  uint32_t *hashes;        /* per slot (BYTE_ARRAY) */
+  pqw_slot *slots;
   size_t cap;              /* power of two */
   uint32_t n;              /* entries */
   dk_buf vals;             /* PLAIN-encoded dictionary page body */
   dk_buf starts;           /* BYTE_ARRAY: uint32 offset of each entry's bytes in vals */
+  dk_buf stamp;            /* BYTE_ARRAY: uint32 per entry, the last page that used it */
 } pqw_dict;
 
 typedef struct pqw_col pqw_col;
@@ -200,6 +208,9 @@ struct pqw_col {
   dk_buf pg_idx;           /* uint32 dictionary indices */
   pqw_bound pg_min, pg_max;
   int64_t pg_nans;
+  uint32_t pg_no;          /* pages opened in the chunk (+1): dictionary entry stamps */
+  dk_buf pg_uniq;          /* BYTE_ARRAY under a dictionary: uint32 entries the page used;
+                              its min/max are computed from them when the page closes */
   /* scratch */
   dk_buf body, cbuf, hdr, lv;
   /* chunk */
