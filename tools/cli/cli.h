@@ -3,6 +3,8 @@
 #define DK_CLI_H
 #include "dk/common.h"
 int dk_cli_parquet(int argc, char **argv);
+/* `dk parquet write OUT --from IN` (cmd_parquet_write.c); argv starts at OUT. */
+int dk_cli_parquet_write(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
 int dk_cli_describe(int argc, char **argv);

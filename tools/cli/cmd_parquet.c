@@ -15,7 +15,11 @@ static void pq_usage(void) {
           "       dk parquet meta FILE\n"
           "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table|count]\n"
           "                           [--batch-size N] [--row-groups 0,2] [--range START,END]\n"
-          "                           [--field-ids 1,5] [--limit ROWS] [--mmap] [--threads N]\n");
+          "                           [--field-ids 1,5] [--limit ROWS] [--mmap] [--threads N]\n"
+          "       dk parquet write OUT --from IN [--format parquet|csv|jsonl]\n"
+          "                           [--compression snappy|zstd|gzip|lz4_raw|none]\n"
+          "                           [--row-group-size ROWS] [--page-version 1|2]\n"
+          "                           [--no-dictionary] [--threads N]\n");
 }
 
 static int fail(const char *cmd, const dk_error *err) {
@@ -41,6 +45,7 @@ static size_t split(char *s, char **out, size_t max) {
 }
 
 int dk_cli_parquet(int argc, char **argv) {
+  if (argc >= 1 && !strcmp(argv[0], "write")) return dk_cli_parquet_write(argc - 1, argv + 1);
   if (argc < 2) {
     pq_usage();
     return 2;

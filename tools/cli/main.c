@@ -12,6 +12,7 @@ static void usage(FILE *f) {
           "  parquet schema FILE            print a Parquet file's schema\n"
           "  parquet meta FILE              row groups, statistics, encodings\n"
           "  parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table]\n"
+          "  parquet write OUT --from IN [--compression C]   Parquet/CSV/JSON lines to Parquet\n"
           "  describe TABLE [--version N | --timestamp TS] [--json]   snapshot summary\n"
           "  history TABLE [--limit N] [--json]                       commitInfo per version\n"
           "  files TABLE [--version N | --timestamp TS] [--json] [--where EXPR] [--threads N]\n"
