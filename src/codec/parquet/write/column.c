@@ -324,6 +324,24 @@ static inline const uint8_t *bytes_value(const pqw_col *c, const struct ArrowArr
   }
 }
 
+/* A decimal128 whose value does not fit the column's physical width (so exceeds its
+** precision) would be cut silently: refuse it. */
+static dk_status check_decimals(const pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                                int64_t first, int64_t n, dk_error *err) {
+  const uint8_t *v = a->buffers[1];
+  int keep = c->width; /* low bytes kept; the rest must be their sign extension */
+  for (int64_t k = 0; k < n; k++) {
+    const uint8_t *d = v + 16 * (idx ? idx[k] : first + k);
+    uint8_t ext = (d[keep - 1] & 0x80) ? 0xff : 0;
+    for (int b = keep; b < 16; b++)
+      if (d[b] != ext)
+        return dk__error_set(err, DK_INVALID,
+                             "column '%s': a decimal value exceeds precision %d",
+                             c->leaf->name, (int)c->leaf->precision);
+  }
+  return DK_OK;
+}
+
 /* Page statistics from one value (physical bytes). */
 static inline dk_status page_stat(pqw_col *c, int kind, const uint8_t *p, size_t n,
                                   dk_error *err) {
@@ -391,6 +409,8 @@ static dk_status put_values(pqw_col *c, const struct ArrowArray *a, const int64_
       else
         for (int64_t k = 0; k < n; k++) memcpy(dst + 4 * k, src + 4 * idx[k], 4);
     } else {
+      if (conv == PQW_CV_DEC32 || conv == PQW_CV_DEC64 || conv == PQW_CV_DECFLBA)
+        DK_RETURN_NOT_OK(check_decimals(c, a, idx, first, n, err));
       for (int64_t k = 0; k < n; k++) fixed_value(c, a, idx ? idx[k] : first + k, dst + w * (size_t)k);
     }
     if (stats) {
