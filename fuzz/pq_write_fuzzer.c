@@ -77,7 +77,7 @@ static dk_status put_value(dk_arr *a, int kind, int nullable, src *s, dk_error *
   if (nullable && byte(s) < 50) return dk__arr_append_null(a, err);
   switch (kind) {
     case K_BOOL: return dk__arr_append_bool(a, byte(s) & 1, err);
-    case K_I32: return dk__arr_append_int(a, (int32_t)(byte(s) << 24 | byte(s)), err);
+    case K_I32: return dk__arr_append_int(a, (int32_t)((uint32_t)byte(s) << 24 | byte(s)), err);
     case K_I64: return dk__arr_append_int(a, (int64_t)u64(s) >> (byte(s) % 64), err);
     case K_DBL: {
       uint64_t bits = u64(s);
@@ -141,6 +141,7 @@ static int64_t roundtrip(src *s, const char *path) {
   }
   struct ArrowArray batch;
   if (dk__arr_finish(&b, &batch, &err) != DK_OK) abort();
+  dk__arr_reset(&b);
   dk_parquet_writer *w = NULL;
   if (dk_parquet_writer_open(&w, NULL, path, &schema, &o, &err) != DK_OK ||
       dk_parquet_writer_write(w, &batch, &err) != DK_OK ||
