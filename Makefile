@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build test test-c test-fuzz test-python test-interop test-spark test-tsan demo bench clean
+.PHONY: all deps build test test-c test-fuzz test-python test-s3 test-interop test-spark test-tsan demo bench clean
 
 all: build
 
@@ -45,6 +45,7 @@ test-tsan: deps
 test-c:
 	$(BUILD)/dk_unit
 	tools/check_symbols.sh $(BUILD)/libdk.so
+	tools/check_layers.sh
 
 test-fuzz:
 	@for r in $(BUILD)/*_fuzzer_replay; do \
@@ -56,6 +57,12 @@ test-python:
 	@DK_BUILD=$(BUILD) $(PY) -m pip install -q ./python
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
+
+# The S3 backend against a real S3 server (SeaweedFS from scripts/s3_server.sh, built once per
+# machine into ~/.cache/dk/tools): also part of test-python; this runs it alone.
+test-s3: build
+	DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python/test_s3_storage.py tests/python/test_s3_faults.py \
+	  tests/python/test_s3_tables.py
 
 # Spark + delta-rs interop oracle (tests/interop/README.md): installs pyspark/delta-spark, writes
 # the tables once into $(DK_INTEROP_DIR) (default build/interop), checks the oracle's consistency

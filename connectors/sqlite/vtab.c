@@ -33,10 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/txn.h"
 #include "dk_sqlite.h"
 
 #define F_IN 1
@@ -226,6 +228,42 @@ static int parse_when(const char *s, int64_t *ms) {
   return 1;
 }
 
+/* schema='a long, b string' [, partition_by='b']: creates the table at path unless one is
+ * there (so reconnecting to a saved database finds it): CREATE TABLE IF NOT EXISTS. */
+static int create_table(const char *path, const char *schema, const char *parts, char **pzErr) {
+  char dir[4096];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return SQLITE_ERROR;
+  for (char *c = dir + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      (void)mkdir(dir, 0777);
+      *c = '/';
+    }
+  (void)mkdir(dir, 0777);
+  dk_error err;
+  dk_error_init(&err);
+  char *json = NULL;
+  dk_table *t = NULL;
+  const char *cols[64];
+  size_t n = 0;
+  char *pb = parts ? sqlite3_mprintf("%s", parts) : NULL;
+  for (char *tok = pb ? strtok(pb, ", ") : NULL; tok && n < 64; tok = strtok(NULL, ", "))
+    cols[n++] = tok;
+  dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .n_partition_columns = n,
+                         .partition_columns = cols, .mode = DK_CREATE_IGNORE};
+  int rc = SQLITE_OK;
+  if (dk_schema_from_ddl(&json, schema, &err) || dk_table_open(&t, path, NULL, &err) ||
+      (o.schema_string = json, dk_table_create(NULL, t, &o, &err))) {
+    *pzErr = sqlite3_mprintf("delta: creating '%s': %s: %s", path, dk_status_str(err.code),
+                             err.message);
+    rc = SQLITE_ERROR;
+  }
+  dk_table_free(t);
+  dk_free(json);
+  sqlite3_free(pb);
+  return rc;
+}
+
 /* xCreate/xConnect: argv[3] is the path, the rest `key=value` options or a bare version. */
 static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                          sqlite3_vtab **out, char **pzErr) {
@@ -243,6 +281,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   t->ctx = ctx;
   dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   char *path = unquote(argv[3]);
+  char *create_schema = NULL, *create_parts = NULL; /* schema=/partition_by=: create the table */
   int rc = SQLITE_ERROR;
   dk_error err;
   dk_error_init(&err);
@@ -280,6 +319,12 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
                v <= (1 << 24)) {
       t->batch_size = v;
+    } else if (key && !sqlite3_stricmp(key, "schema") && !create_schema) {
+      create_schema = val;
+      val = NULL;
+    } else if (key && !sqlite3_stricmp(key, "partition_by") && !create_parts) {
+      create_parts = val;
+      val = NULL;
     } else {
       ok = 0;
     }
@@ -287,7 +332,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
       *pzErr = ok < 0 ? NULL
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
-                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N)",
+                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, schema='a long, "
+                            "b string', partition_by='b')",
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
@@ -301,6 +347,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     *pzErr = sqlite3_mprintf("delta: give version or timestamp, not both");
     goto fail;
   }
+  if (create_schema && create_table(path, create_schema, create_parts, pzErr) != SQLITE_OK)
+    goto fail;
   if (dk_table_open(&t->table, path, NULL, &err) ||
       dk_snapshot_open(&t->snap, t->table, &so, &err)) {
     *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
@@ -382,9 +430,13 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   sc.release(&sc);
   dk_scan_free(scan);
   sqlite3_free(path);
+  sqlite3_free(create_schema);
+  sqlite3_free(create_parts);
   *out = &t->base;
   return SQLITE_OK;
 fail:
+  sqlite3_free(create_schema);
+  sqlite3_free(create_parts);
   if (ddl) sqlite3_free(sqlite3_str_finish(ddl));
   if (sc.release) sc.release(&sc);
   dk_scan_free(scan);

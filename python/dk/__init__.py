@@ -17,7 +17,16 @@ from . import _dk
 from ._dk import (  # noqa: F401
     Cancelled,
     ColumnNotFound,
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentModification,
+    ConcurrentTransactionException,
     Conflict,
+    MaxCommitRetriesExceeded,
+    MetadataChangedException,
+    ProtocolChangedException,
+    Transaction,
     CorruptTable,
     DkError,
     DkIOError,
@@ -59,7 +68,10 @@ __all__ = [
     "Table", "Snapshot", "Schema", "open_table", "HAVE_SCAN", "HAVE_EXPR",
     "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
     "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
-    "InternalError",
+    "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
+    "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
+    "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
+    "MaxCommitRetriesExceeded",
 ] + (["Scan"] if HAVE_SCAN else [])
 
 

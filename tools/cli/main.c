@@ -22,7 +22,15 @@ static void usage(FILE *f) {
           "       [--format jsonl|csv|table] [--threads N]            read rows\n"
           "  sql \"SQL\" [--format table|jsonl|csv] [--stats]         SQLite over Delta tables:\n"
           "       delta_scan('path' [, version]), delta_files('path'), delta_history('path')\n"
-          "  version                        print dk's version\n");
+          "  create TABLE --schema \"a long, b string\" [--partition-by b] [--property k=v]...\n"
+          "       [--replace | --if-not-exists]                   CREATE TABLE\n"
+          "  vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]\n"
+          "       delete files no version within the retention needs\n"
+          "  restore TABLE --version N      RESTORE the table to version N (a new commit)\n"
+          "  checkpoint TABLE [--version N] write a checkpoint and _last_checkpoint\n"
+          "  version                        print dk's version\n"
+          "TABLE may be s3://bucket/prefix (describe, files): credentials and endpoint from the\n"
+          "AWS_* environment or --storage-option KEY=VALUE (aws_endpoint_url, aws_region, ...)\n");
 }
 
 int main(int argc, char **argv) {
@@ -32,11 +40,16 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "parquet")) return dk_cli_parquet(argc - 2, argv + 2);
   if (!strcmp(argv[1], "_dv")) return dk_cli_dv(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "_rows")) return dk_cli_rows(argc - 2, argv + 2);
   if (!strcmp(argv[1], "describe")) return dk_cli_describe(argc - 2, argv + 2);
   if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
   if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);
   if (!strcmp(argv[1], "scan")) return dk_cli_scan(argc - 2, argv + 2);
   if (!strcmp(argv[1], "sql")) return dk_cli_sql(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "create")) return dk_cli_create(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "vacuum")) return dk_cli_vacuum(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "restore")) return dk_cli_restore(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "checkpoint")) return dk_cli_checkpoint(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version")) {
     printf("dk %d.%d.%d\n", DK_VERSION_MAJOR, DK_VERSION_MINOR, DK_VERSION_PATCH);
     return 0;

@@ -302,8 +302,8 @@ dk_status dk_pqw__page_header(dk_buf *out, const pqw_page_header *h, dk_error *e
 
 /* ---- thread helper (par.c) ---------------------------------------------------------------- */
 
-/* Runs fn(ctx, i) for i in [0, n) on up to `threads` threads (the caller's included). Until the
-** shared executor exists this is a small pool owned by the writer. */
+/* Runs fn(ctx, i) for i in [0, n) on up to `threads` threads (the caller's included), through
+** the library's executor (util/exec.h). */
 typedef struct pqw_par pqw_par;
 dk_status dk_pqw__par_new(pqw_par **out, int threads, const dk_allocator *alloc, dk_error *err);
 void dk_pqw__par_free(pqw_par *p);
