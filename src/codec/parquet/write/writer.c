@@ -147,8 +147,13 @@ static dk_status check_batch(const dk_parquet_writer *w, const struct ArrowArray
       if (!dk__bit_get(b->buffers[0], b->offset + i))
         return dk__error_set(err, DK_INVALID, "Parquet writer: batch row %lld is null", (long long)i);
   }
-  for (int i = 0; i < root->n_children; i++)
-    DK_RETURN_NOT_OK(check_array(root->children[i], b->children[i], b->offset + b->length, err));
+  /* a column of one leaf is checked by its own encoding task (in parallel, before it reads
+  ** the column); columns of several leaves here, as their leaves' tasks share the arrays */
+  for (int i = 0; i < root->n_children; i++) {
+    if (!b->children[i]) return bad_batch(err, root->children[i], "missing child array");
+    if (root->children[i]->n_leaves != 1)
+      DK_RETURN_NOT_OK(check_array(root->children[i], b->children[i], b->offset + b->length, err));
+  }
   return DK_OK;
 }
 
@@ -277,6 +282,10 @@ static void task(void *ctx, int i) {
   if (w->job_kind == 0) {
     const pqw_field *top = c->path[0];
     const struct ArrowArray *col = w->job_batch->children[top->child_index];
+    if (w->job_row0 == 0 && top->n_leaves == 1) {
+      w->job_st[i] = check_array(top, col, w->job_batch->offset + w->job_batch->length, e);
+      if (w->job_st[i] != DK_OK) return;
+    }
     w->job_st[i] = dk_pqw__shred(c, col, w->job_batch->offset + w->job_row0, w->job_n,
                                  w->schema.fields, e);
   } else {
