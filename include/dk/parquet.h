@@ -1,6 +1,7 @@
 /**
  * @file dk/parquet.h
- * @brief dk's native Parquet reader: open a file, inspect its metadata, read it as Arrow.
+ * @brief dk's native Parquet reader and writer: open a file, inspect its metadata, read it as
+ *        Arrow; write Arrow batches to a new file with statistics and a page index.
  *
  * Thread-safety: a dk_parquet_file is immutable after open and may be read from several
  * threads at once; each stream is single-threaded. Streams keep their file alive (the file
@@ -11,6 +12,7 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/sys/storage.h"
 
 DK_BEGIN_DECL
 
@@ -162,6 +164,130 @@ DK_API void dk_parquet_page_index_free(dk_parquet_page_index *pi);
  *  columns are DK_NOT_FOUND. The stream holds a reference to the file. */
 DK_API DK_WARN_UNUSED dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
                                  const dk_parquet_read_options *opts, dk_error *err);
+
+
+/* ---- writer -------------------------------------------------------------------------------- */
+
+/** A Parquet file being written (opaque). Thread-safety: one thread at a time. */
+typedef struct dk_parquet_writer dk_parquet_writer;
+
+/** Compression of the written pages. The zero value is Snappy (Spark's default). */
+typedef enum dk_parquet_codec {
+  DK_PARQUET_SNAPPY = 0,
+  DK_PARQUET_UNCOMPRESSED = 1,
+  DK_PARQUET_ZSTD = 2,
+  DK_PARQUET_GZIP = 3,
+  DK_PARQUET_LZ4_RAW = 4
+} dk_parquet_codec;
+
+#define DK_PARQUET_WRITE_OPTIONS_VERSION 1
+/** Writer options; a zeroed struct (with version set) or NULL means every default. */
+typedef struct dk_parquet_write_options {
+  unsigned version;              /**< DK_PARQUET_WRITE_OPTIONS_VERSION */
+  dk_parquet_codec codec;        /**< page compression (default Snappy) */
+  int compression_level;         /**< 0 = the codec's default (zstd 1, gzip 6) */
+  int64_t row_group_bytes;       /**< target bytes buffered per row group; 0 = 128 MiB */
+  int64_t row_group_rows;        /**< at most this many rows per row group; 0 = no limit */
+  int64_t page_bytes;            /**< target encoded bytes per data page; 0 = 1 MiB */
+  int64_t page_rows;             /**< at most this many rows per data page; 0 = 20000 */
+  int64_t dictionary_bytes;      /**< dictionary page limit, then PLAIN; 0 = 1 MiB */
+  int no_dictionary;             /**< 1 = PLAIN only */
+  int data_page_version;         /**< 0 or 1 = DataPage (v1, Spark's default); 2 = DataPageV2 */
+  int no_statistics;             /**< 1 = no column statistics (and no ColumnIndex) */
+  int no_page_index;             /**< 1 = no ColumnIndex/OffsetIndex */
+  int threads;                   /**< encoding threads; 0/1 = the calling thread only */
+  const char *const *metadata_keys;   /**< footer key_value_metadata (copied at open) */
+  const char *const *metadata_values; /**< values (entries may be NULL) */
+  size_t n_metadata;             /**< pairs */
+  const char *created_by;        /**< NULL = "dk version X.Y.Z" */
+  const dk_allocator *alloc;     /**< NULL = libc */
+} dk_parquet_write_options;
+
+/** Starts writing `path` on `storage` (NULL = the local filesystem) with the columns of
+ *  `schema`, an Arrow struct schema (not consumed; its field names are the file's column
+ *  names, field metadata "PARQUET:field_id" gives Parquet field ids). Nothing is visible
+ *  under `path` until dk_parquet_writer_close succeeds.
+ *  @return DK_OK, DK_UNSUPPORTED (an Arrow type Delta cannot store, naming the column),
+ *          DK_INVALID (bad options or schema), DK_IO, DK_NOMEM. */
+DK_API dk_status dk_parquet_writer_open(dk_parquet_writer **out, dk_storage *storage,
+                                        const char *path, const struct ArrowSchema *schema,
+                                        const dk_parquet_write_options *opts, dk_error *err);
+/** Appends one batch: a struct array laid out as the writer's schema (not consumed; the
+ *  caller still releases it). A batch that does not match the schema, or has a null in a
+ *  non-nullable column, is DK_INVALID; after any failure the writer only accepts free. */
+DK_API dk_status dk_parquet_writer_write(dk_parquet_writer *w, const struct ArrowArray *batch,
+                                         dk_error *err);
+/** Appends every batch of `stream` (read to its end, not released), whose schema must have
+ *  the writer's column names and types. */
+DK_API dk_status dk_parquet_writer_write_stream(dk_parquet_writer *w,
+                                                struct ArrowArrayStream *stream, dk_error *err);
+
+#define DK_PARQUET_WRITE_RESULT_VERSION 1
+/** What close reports. */
+typedef struct dk_parquet_write_result {
+  unsigned version;              /**< set by the caller: DK_PARQUET_WRITE_RESULT_VERSION */
+  int64_t num_rows;              /**< rows written */
+  int64_t file_size;             /**< bytes of the file */
+  int num_row_groups;            /**< row groups */
+} dk_parquet_write_result;
+
+/** Flushes the last row group, writes the page indexes and the footer, and publishes the file
+ *  (the storage writer's commit). `out` may be NULL. On failure nothing is left under the
+ *  file's name. The writer stays valid for the statistics calls below until freed. */
+DK_API dk_status dk_parquet_writer_close(dk_parquet_writer *w, dk_parquet_write_result *out,
+                                         dk_error *err);
+/** Frees the writer; one that was not closed is aborted (nothing published). Accepts NULL. */
+DK_API void dk_parquet_writer_free(dk_parquet_writer *w);
+
+/** Statistics of one field of the written schema, in pre-order (a struct before its
+ *  fields; lists and maps before their element / entries, key, value). Complete after close. */
+typedef struct dk_parquet_field_stats {
+  const char *name;              /**< the Arrow field name */
+  const char *format;            /**< its Arrow format */
+  int parent;                    /**< index of the enclosing field, -1 for a top-level column */
+  int n_children;                /**< fields directly below */
+  int in_list;                   /**< inside a list or map element (null_rows is -1) */
+  int is_variant;                /**< a struct<metadata, value> tagged parquet.variant */
+  int64_t null_rows;             /**< rows where this field or an enclosing one is null */
+  int is_leaf;                   /**< a Parquet leaf column (the fields below are for leaves) */
+  int physical_type;             /**< Parquet physical type (as dk_parquet_column_stats) */
+  int32_t scale;                 /**< decimal scale (decimals only) */
+  int64_t null_count;            /**< Parquet null_count: levels without a value */
+  int64_t value_count;           /**< non-null values */
+  int64_t nan_count;             /**< FLOAT/DOUBLE NaN values (excluded from min/max) */
+  int has_min_max;               /**< some non-null, non-NaN value exists */
+  const void *min, *max;         /**< PLAIN physical bytes, exact (untruncated); INT64
+                                      timestamps are microseconds, decimal FLBA big-endian */
+  size_t min_len, max_len;
+} dk_parquet_field_stats;
+
+DK_API int dk_parquet_writer_num_fields(const dk_parquet_writer *w);
+/** Field i (0 <= i < dk_parquet_writer_num_fields); pointers live as long as the writer. */
+DK_API dk_status dk_parquet_writer_field_stats(dk_parquet_field_stats *out,
+                                               const dk_parquet_writer *w, int i, dk_error *err);
+
+#define DK_DELTA_STATS_OPTIONS_VERSION 1
+/** How the Delta statistics are chosen (the table's properties, as text; NULL = unset). */
+typedef struct dk_delta_stats_options {
+  unsigned version;                /**< DK_DELTA_STATS_OPTIONS_VERSION */
+  const char *num_indexed_cols;    /**< delta.dataSkippingNumIndexedCols (default "32", -1 all) */
+  const char *stats_columns;       /**< delta.dataSkippingStatsColumns: comma list of (dotted)
+                                        column names; wins over num_indexed_cols */
+  int string_prefix_length;        /**< delta.dataSkippingStringPrefixLength; 0 = 32 */
+  int timestamp_max_ceil;          /**< 1: a timestamp max with sub-millisecond digits is rounded
+                                        up to the next millisecond (a true upper bound); 0: cut
+                                        to milliseconds as delta-spark does (its readers add 1 ms) */
+  int tight_bounds;                /**< 1: add "tightBounds":true (tables with deletion vectors) */
+} dk_delta_stats_options;
+
+/** The Delta `add.stats` JSON of the written file (after close): numRecords, minValues,
+ *  maxValues and nullCount nested like the schema, keyed by the file's column names (which
+ *  are the Delta physical names), as delta-spark's StatisticsCollection computes them.
+ *  `*out` is allocated; free with dk_free.
+ *  @return DK_OK, DK_INVALID (writer not closed, bad options or an unknown stats column). */
+DK_API dk_status dk_parquet_writer_delta_stats(char **out, const dk_parquet_writer *w,
+                                               const dk_delta_stats_options *opts,
+                                               dk_error *err);
 
 DK_END_DECL
 

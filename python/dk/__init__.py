@@ -65,3 +65,50 @@ __all__ = [
     "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
     "MaxCommitRetriesExceeded",
 ]
+
+
+_CODECS = ("snappy", "zstd", "gzip", "lz4_raw", "lz4", "none", "uncompressed")
+
+
+def write_parquet(path, data, *, compression="snappy", row_group_size=None,
+                  data_page_version="1.0", dictionary=True, **options):
+    """Writes ``data`` to a new Parquet file at ``path`` with dk's native writer.
+
+    ``data`` is any object with ``__arrow_c_stream__`` (pyarrow Table / RecordBatchReader,
+    Polars DataFrame, DuckDB relation, dk.Scan) or ``__arrow_c_array__`` (a record batch or
+    struct array). ``compression``: snappy (default), zstd, gzip, lz4_raw or none;
+    ``row_group_size``: at most this many rows per row group (default: row groups of about
+    128 MiB); ``data_page_version``: "1.0" (Spark's default) or "2.0"; ``dictionary``: dictionary
+    encoding (falling back to PLAIN past 1 MiB of dictionary).
+
+    Advanced keywords: compression_level, row_group_bytes, page_bytes, page_rows,
+    dictionary_bytes, statistics, page_index, threads, metadata (dict of str -> str) and, for the
+    returned Delta statistics, num_indexed_cols, stats_columns, string_prefix_length,
+    timestamp_max_ceil.
+
+    Returns ``{"num_rows", "file_size", "num_row_groups", "stats"}`` where ``stats`` is the
+    file's Delta ``add.stats`` JSON. Nothing appears at ``path`` unless the write succeeds.
+    """
+    import os
+    if compression not in _CODECS:
+        raise InvalidArgument("compression must be one of snappy, zstd, gzip, lz4_raw, none")
+    if str(data_page_version) not in ("1.0", "1", "2.0", "2"):
+        raise InvalidArgument("data_page_version must be '1.0' or '2.0'")
+    kw = dict(options)
+    if row_group_size is not None:
+        kw["row_group_rows"] = int(row_group_size)
+    kw["dictionary"] = bool(dictionary)
+    kw["data_page_version"] = 2 if str(data_page_version).startswith("2") else 1
+    for k in ("num_indexed_cols",):
+        if k in kw and kw[k] is not None:
+            kw[k] = str(kw[k])
+    path = os.path.abspath(os.fspath(path))
+    if hasattr(data, "__arrow_c_stream__"):
+        return _dk._write_parquet(path, data.__arrow_c_stream__(), compression=compression, **kw)
+    if hasattr(data, "__arrow_c_array__"):
+        schema, array = data.__arrow_c_array__()
+        return _dk._write_parquet(path, None, schema, array, compression=compression, **kw)
+    raise TypeError("write_parquet: data must implement __arrow_c_stream__ or __arrow_c_array__")
+
+
+__all__.append("write_parquet")

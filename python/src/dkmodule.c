@@ -29,6 +29,7 @@
 #include "dk/common.h"
 #include "dk/expr.h"
 #include "dk/history.h"
+#include "dk/parquet.h"
 #include "dk/maintenance.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
@@ -2138,6 +2139,150 @@ static PyTypeObject SnapshotType = {
     .tp_getset = snapshot_getset,
 };
 
+/* ---- Parquet writer (dk.write_parquet; dk/parquet.h) ------------------------------------ */
+
+/* Moves the struct out of an Arrow PyCapsule (the capsule's destructor then sees it released). */
+static void *capsule_ptr(PyObject *cap, const char *name) {
+  if (!cap || cap == Py_None) return NULL;
+  return PyCapsule_GetPointer(cap, name);
+}
+
+static int codec_from_name(const char *s, dk_parquet_codec *out) {
+  static const struct { const char *n; dk_parquet_codec c; } t[] = {
+      {"snappy", DK_PARQUET_SNAPPY}, {"none", DK_PARQUET_UNCOMPRESSED},
+      {"uncompressed", DK_PARQUET_UNCOMPRESSED}, {"zstd", DK_PARQUET_ZSTD},
+      {"gzip", DK_PARQUET_GZIP}, {"lz4_raw", DK_PARQUET_LZ4_RAW}, {"lz4", DK_PARQUET_LZ4_RAW}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(s, t[i].n)) return *out = t[i].c, 1;
+  return 0;
+}
+
+static PyObject *mod_write_parquet(PyObject *m, PyObject *args, PyObject *kw) {
+  (void)m;
+  static char *kwlist[] = {K("path"), K("stream"), K("schema"), K("array"), K("compression"),
+                           K("compression_level"), K("row_group_rows"), K("row_group_bytes"),
+                           K("page_bytes"), K("page_rows"), K("dictionary_bytes"),
+                           K("dictionary"), K("data_page_version"), K("statistics"),
+                           K("page_index"), K("threads"), K("metadata"),
+                           K("num_indexed_cols"), K("stats_columns"), K("string_prefix_length"),
+                           K("timestamp_max_ceil"), NULL};
+  const char *path, *compression = "snappy", *num_indexed = NULL, *stats_cols = NULL;
+  PyObject *stream_cap = Py_None, *schema_cap = Py_None, *array_cap = Py_None, *md = Py_None;
+  int level = 0, dictionary = 1, page_version = 1, statistics = 1, page_index = 1, threads = 1;
+  int prefix = 0, ts_ceil = 0;
+  long long rg_rows = 0, rg_bytes = 0, page_bytes = 0, page_rows = 0, dict_bytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOsiLLLLLpipiiOzzip", kwlist, &path,
+                                   &stream_cap, &schema_cap, &array_cap, &compression, &level,
+                                   &rg_rows, &rg_bytes, &page_bytes, &page_rows, &dict_bytes,
+                                   &dictionary, &page_version, &statistics, &page_index,
+                                   &threads, &md, &num_indexed, &stats_cols, &prefix, &ts_ceil))
+    return NULL;
+  dk_parquet_write_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
+  if (!codec_from_name(compression, &o.codec))
+    return raise_msg(InvalidArgument, DK_INVALID,
+                     "compression must be one of snappy, zstd, gzip, lz4_raw, none");
+  o.compression_level = level;
+  o.row_group_rows = rg_rows;
+  o.row_group_bytes = rg_bytes;
+  o.page_bytes = page_bytes;
+  o.page_rows = page_rows;
+  o.dictionary_bytes = dict_bytes;
+  o.no_dictionary = !dictionary;
+  o.data_page_version = page_version;
+  o.no_statistics = !statistics;
+  o.no_page_index = !page_index;
+  o.threads = threads;
+  o.alloc = &g_alloc;
+  /* key/value metadata: a dict of str -> str */
+  PyObject *keys = NULL, *vals = NULL;
+  const char **kk = NULL, **vv = NULL;
+  if (md != Py_None) {
+    if (!PyDict_Check(md)) return raise_msg(InvalidArgument, DK_INVALID, "metadata must be a dict");
+    keys = PyDict_Keys(md);
+    vals = PyDict_Values(md);
+    Py_ssize_t n = keys ? PyList_GET_SIZE(keys) : 0;
+    kk = calloc((size_t)n + 1, sizeof *kk);
+    vv = calloc((size_t)n + 1, sizeof *vv);
+    if (!keys || !vals || !kk || !vv) goto md_fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      kk[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(keys, i));
+      PyObject *v = PyList_GET_ITEM(vals, i);
+      vv[i] = v == Py_None ? NULL : PyUnicode_AsUTF8(v);
+      if (!kk[i] || (v != Py_None && !vv[i])) goto md_fail;
+    }
+    o.metadata_keys = kk;
+    o.metadata_values = vv;
+    o.n_metadata = (size_t)n;
+  }
+  struct ArrowArrayStream *stream = capsule_ptr(stream_cap, "arrow_array_stream");
+  struct ArrowSchema *schema = capsule_ptr(schema_cap, "arrow_schema");
+  struct ArrowArray *array = capsule_ptr(array_cap, "arrow_array");
+  if (PyErr_Occurred()) goto md_fail;
+  if (!stream && (!schema || !array)) {
+    raise_msg(InvalidArgument, DK_INVALID, "write_parquet needs a stream or a schema + array");
+    goto md_fail;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_parquet_writer *w = NULL;
+  dk_parquet_write_result res;
+  memset(&res, 0, sizeof res);
+  res.version = DK_PARQUET_WRITE_RESULT_VERSION;
+  char *stats = NULL;
+  dk_delta_stats_options so;
+  memset(&so, 0, sizeof so);
+  so.version = DK_DELTA_STATS_OPTIONS_VERSION;
+  so.num_indexed_cols = num_indexed;
+  so.stats_columns = stats_cols;
+  so.string_prefix_length = prefix;
+  so.timestamp_max_ceil = ts_ceil;
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS
+  struct ArrowSchema sc;
+  memset(&sc, 0, sizeof sc);
+  if (stream) {
+    int rc = stream->get_schema(stream, &sc);
+    st = DK_OK;
+    if (rc) {
+      const char *em = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      err.code = st = DK_CALLBACK;
+      snprintf(err.message, sizeof err.message, "the input stream's get_schema failed: %s",
+               em ? em : strerror(rc));
+    }
+  } else {
+    sc = *schema;
+    st = DK_OK;
+  }
+  if (st == DK_OK) st = dk_parquet_writer_open(&w, NULL, path, &sc, &o, &err);
+  if (stream && sc.release) sc.release(&sc);
+  if (st == DK_OK)
+    st = stream ? dk_parquet_writer_write_stream(w, stream, &err)
+                : dk_parquet_writer_write(w, array, &err);
+  if (st == DK_OK) st = dk_parquet_writer_close(w, &res, &err);
+  if (st == DK_OK) st = dk_parquet_writer_delta_stats(&stats, w, &so, &err);
+  dk_parquet_writer_free(w);
+  Py_END_ALLOW_THREADS
+  free(kk);
+  free(vv);
+  Py_XDECREF(keys);
+  Py_XDECREF(vals);
+  if (st != DK_OK) return raise_dk(NULL, &err);
+  PyObject *out = Py_BuildValue("{s:L,s:L,s:i,s:s}", "num_rows", (long long)res.num_rows,
+                                "file_size", (long long)res.file_size, "num_row_groups",
+                                res.num_row_groups, "stats", stats);
+  dk_free(stats);
+  return out;
+md_fail:
+  free(kk);
+  free(vv);
+  Py_XDECREF(keys);
+  Py_XDECREF(vals);
+  if (!PyErr_Occurred()) PyErr_NoMemory();
+  return NULL;
+}
+
 /* ---- module ------------------------------------------------------------------------------ */
 
 static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
@@ -2151,6 +2296,8 @@ static PyMethodDef module_methods[] = {
      "schema_from_ddl('a long, b string') -> the Delta schemaString"},
     {"_live_allocations", mod_live_allocations, METH_NOARGS,
      "blocks dk currently holds through this module's allocator (leak checks)"},
+    {"_write_parquet", (PyCFunction)(void (*)(void))mod_write_parquet,
+     METH_VARARGS | METH_KEYWORDS, "the C half of dk.write_parquet"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dk_module = {PyModuleDef_HEAD_INIT, "dk._dk",

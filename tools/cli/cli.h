@@ -5,6 +5,8 @@
 /* Prints the usage lines of command `name` to stderr and returns 2 (main.c). */
 int dk_cli_usage(const char *name);
 int dk_cli_parquet(int argc, char **argv);
+/* `dk parquet write OUT --from IN` (cmd_parquet_write.c); argv starts at OUT. */
+int dk_cli_parquet_write(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
 /* Hidden: `dk _rows TABLE [--where EXPR] ...` rows the single-file reader selects (tests). */

@@ -54,6 +54,7 @@ static size_t split(char *s, char **out, size_t max) {
 }
 
 int dk_cli_parquet(int argc, char **argv) {
+  if (argc >= 1 && !strcmp(argv[0], "write")) return dk_cli_parquet_write(argc - 1, argv + 1);
   if (argc < 2) {
     return dk_cli_usage("parquet");
   }
