@@ -55,10 +55,13 @@ export PKG_CONFIG_PATH="$p/$libdir/pkgconfig"
 cc -std=c11 -Wall -Werror -o "$tmp/app_pc" "$tmp/app.c" $(pkg-config --cflags --libs dk)
 LD_LIBRARY_PATH="$p/$libdir" "$tmp/app_pc" "$table"
 LD_LIBRARY_PATH="$p/$libdir" ldd "$tmp/app_pc" | grep -q "$soname => $p/" || { echo "check_install: app_pc does not use $soname"; exit 1; }
-# static: the archive and its private dependencies from dk.pc
+# static: the archive and the private dependencies dk.pc names (their shared libraries:
+# `pkg-config --static` would also expand libcurl's own private list, which Debian does not
+# install in full)
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror -o "$tmp/app_pc_static" "$tmp/app.c" $(pkg-config --cflags dk) \
-  "$p/$libdir/libdk.a" $(pkg-config --static --libs dk | sed 's/ -ldk / /')
+  "$p/$libdir/libdk.a" $(pkg-config --libs $(pkg-config --print-requires-private dk)) \
+  -lroaring -lpthread -lm
 "$tmp/app_pc_static" "$table"
 
 mkdir -p "$tmp/cm"
