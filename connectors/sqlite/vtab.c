@@ -121,6 +121,12 @@ typedef struct dks_vtab {
   int64_t rows_total, bytes_total;
   int threads;
   int64_t batch_size;
+  /* no version/timestamp given: the snapshot follows the table, refreshed incrementally
+   * (dk_snapshot_update) when a statement opens the first cursor on this table, so each
+   * statement sees every commit finished before it and one version throughout */
+  int follow_latest;
+  int open_cursors;
+  char *path;
   /* rowids: (file ordinal << 40) | row index in the file, once SQLite asked for one (see
    * delta_rowid); file URIs -> ordinals, open addressing on a power-of-two table */
   int want_identity;
@@ -181,6 +187,7 @@ static void vtab_free(dks_vtab *t) {
   for (int64_t i = 0; i < t->npaths; i++) sqlite3_free(t->paths[i]);
   sqlite3_free(t->paths);
   sqlite3_free(t->slots);
+  sqlite3_free(t->path);
   dk_snapshot_free(t->snap);
   dk_table_free(t->table);
   sqlite3_free(t);
@@ -307,6 +314,13 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     rc = SQLITE_NOMEM;
     goto fail;
   }
+  const char *arg = argv[3];
+  while (isspace((unsigned char)*arg)) arg++;
+  if (!path[0] || (!strchr("'\"`[", *arg) && !sqlite3_stricmp(path, "null"))) {
+    *pzErr = sqlite3_mprintf("delta: the first argument must be the table path ('path'), not %s",
+                             path[0] ? "NULL" : "empty");
+    goto fail;
+  }
   for (int i = 4; i < argc; i++) {
     const char *a = argv[i];
     const char *eq = strchr(a, '=');
@@ -364,6 +378,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   }
   if (create_schema && create_table(path, create_schema, create_parts, pzErr) != SQLITE_OK)
     goto fail;
+  t->follow_latest = so.at_version < 0 && !so.by_timestamp;
   if (dk_table_open(&t->table, path, NULL, &err) ||
       dk_snapshot_open(&t->snap, t->table, &so, &err)) {
     *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
@@ -446,7 +461,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   }
   sc.release(&sc);
   dk_scan_free(scan);
-  sqlite3_free(path);
+  t->path = path;
   sqlite3_free(create_schema);
   sqlite3_free(create_parts);
   *out = &t->base;
@@ -839,8 +854,57 @@ static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 
 /* ---- cursor -------------------------------------------------------------------------------- */
 
+/* Brings t->snap up to the table's latest version. The declared columns are fixed for the
+** life of the virtual table (SQLite's contract), so a schema change that drops a declared
+** column or changes its kind is an error naming the version; new columns stay hidden until
+** the table is re-created. */
+static int refresh_snapshot(dks_vtab *t) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_snapshot *s;
+  if (dk_snapshot_update(&s, t->snap, &err)) return set_dk_error(&t->base, t->path, &err);
+  if (s == t->snap) {
+    dk_snapshot_free(s);
+    return SQLITE_OK;
+  }
+  const dk_metadata *a = dk_snapshot_metadata(t->snap), *b = dk_snapshot_metadata(s);
+  if (!a->schema_string || !b->schema_string || strcmp(a->schema_string, b->schema_string)) {
+    struct ArrowSchema sc;
+    if (dk_snapshot_arrow_schema(&sc, s, 0, &err)) {
+      dk_snapshot_free(s);
+      return set_dk_error(&t->base, t->path, &err);
+    }
+    const char *bad = NULL;
+    for (int i = 0; i < t->ndata && !bad; i++) {
+      int found = 0, prec, scale;
+      for (int64_t k = 0; k < sc.n_children && !found; k++)
+        found = !strcmp(sc.children[k]->name, t->cols[i].name) &&
+                dks_kind_of(sc.children[k]->format, &prec, &scale) == t->cols[i].kind;
+      if (!found) bad = t->cols[i].name;
+    }
+    if (bad) {
+      sqlite3_free(t->base.zErrMsg);
+      t->base.zErrMsg = sqlite3_mprintf(
+          "delta: '%s': column \"%s\" was dropped, renamed or changed type at version %lld; "
+          "re-create the virtual table to read the new schema",
+          t->path, bad, (long long)dk_snapshot_version(s));
+      sc.release(&sc);
+      dk_snapshot_free(s);
+      return SQLITE_ERROR;
+    }
+    sc.release(&sc);
+  }
+  dk_snapshot_free(t->snap);
+  t->snap = s;
+  return SQLITE_OK;
+}
+
 static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   dks_vtab *t = (dks_vtab *)vt;
+  if (t->follow_latest && t->open_cursors == 0) {
+    int rc = refresh_snapshot(t);
+    if (rc != SQLITE_OK) return rc;
+  }
   dks_cursor *c = sqlite3_malloc64(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
@@ -858,6 +922,7 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   }
   memset(c->json, 0, sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
   c->eof = 1;
+  t->open_cursors++;
   *out = &c->base;
   return SQLITE_OK;
 }
@@ -897,6 +962,7 @@ static void cursor_reset(dks_cursor *c) {
 
 static int delta_close(sqlite3_vtab_cursor *cur) {
   dks_cursor *c = (dks_cursor *)cur;
+  ((dks_vtab *)cur->pVtab)->open_cursors--;
   cursor_reset(c);
   sqlite3_free(c->json);
   sqlite3_free(c->child);

@@ -49,7 +49,7 @@ typedef struct dk_vacuum_result {
  *  and partition directories), so `_delta_log` is never touched.
  *  @return DK_OK; DK_INVALID (retention shorter than the table's without
  *  skip_retention_check); DK_UNSUPPORTED (writer protocol); DK_IO. */
-DK_API dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,
+DK_API DK_WARN_UNUSED dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,
                                  const dk_vacuum_options *opts, dk_error *err);
 
 /** RESTORE TABLE ... TO VERSION AS OF `version`: one commit (operation RESTORE) that re-adds
@@ -57,7 +57,7 @@ DK_API dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,
  *  not have, with that version's metadata (the protocol is never downgraded). Fails with
  *  DK_NOT_FOUND naming a data file of that version that no longer exists (vacuumed).
  *  `out` may be NULL. */
-DK_API dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
+DK_API DK_WARN_UNUSED dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
                                   const dk_txn_options *opts, dk_error *err);
 
 /* ---- checkpoints and log cleanup ------------------------------------------------------------ */
@@ -94,7 +94,7 @@ typedef struct dk_checkpoint_result {
  *  file is published atomically (nothing partial is ever visible under its name).
  *  @return DK_OK; DK_UNSUPPORTED (classic Parquet checkpoints need the Parquet writer in this
  *  build, or the writer protocol); DK_IO. */
-DK_API dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
+DK_API DK_WARN_UNUSED dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
                                      const dk_checkpoint_options *opts, dk_error *err);
 
 #define DK_CLEANUP_OPTIONS_VERSION 1
@@ -110,7 +110,7 @@ typedef struct dk_cleanup_options {
  *  checkpoint at or before the last commit older than the cutoff and everything after it, and
  *  deletes older commits, checkpoints, checksum and compaction files. *deleted counts them.
  *  Without such a checkpoint nothing is deleted. */
-DK_API dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t,
+DK_API DK_WARN_UNUSED dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t,
                                            const dk_cleanup_options *opts, dk_error *err);
 
 DK_END_DECL

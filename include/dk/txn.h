@@ -97,13 +97,13 @@ typedef struct dk_txn_options {
  *  is referenced, not consumed.
  *  @return DK_OK; DK_UNSUPPORTED when the table's protocol has a writer feature or version dk
  *  does not honour (named); DK_INVALID for bad options. */
-DK_API dk_status dk_txn_begin(dk_txn **out, dk_snapshot *snap, const dk_txn_options *opts,
+DK_API DK_WARN_UNUSED dk_status dk_txn_begin(dk_txn **out, dk_snapshot *snap, const dk_txn_options *opts,
                               dk_error *err);
 /** Starts a transaction that creates the table (version 0) at the table's location; it must
  *  stage metadata (dk_txn_set_metadata) and may stage a protocol (else one is derived from
  *  the metadata's properties). Committing fails with DK_CONFLICT
  *  (ProtocolChangedException, as delta-spark) if version 0 exists by then. */
-DK_API dk_status dk_txn_begin_create(dk_txn **out, dk_table *t, const dk_txn_options *opts,
+DK_API DK_WARN_UNUSED dk_status dk_txn_begin_create(dk_txn **out, dk_table *t, const dk_txn_options *opts,
                                      dk_error *err);
 /** Discards the transaction (nothing was committed). Accepts NULL. Files the engine wrote
  *  for it are not deleted (VACUUM removes unreferenced files). */
@@ -121,7 +121,7 @@ DK_API dk_snapshot *dk_txn_snapshot(const dk_txn *txn);
  *  free with dk_free), *n their number: every file of the partitions the partition conjuncts
  *  select, as delta-spark's txn.filterFiles returns them (data conjuncts do not narrow the
  *  read set; tests/interop/conflict_matrix.json). Either output may be NULL. */
-DK_API dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t **out_idx,
+DK_API DK_WARN_UNUSED dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t **out_idx,
                                    int64_t *n, dk_error *err);
 /** Records a read of the partitions given as rows of serialized partition values
  *  (values[row * n_partition_columns + col], logical partition-column order, NULL = null):
@@ -129,7 +129,7 @@ DK_API dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t *
  *  those partitions conflict; the files themselves are not recorded as read (so a concurrent
  *  removal of one is ConcurrentDeleteDeleteException when this transaction removes it, as in
  *  delta-spark). Returns the indexes of the snapshot's files in those partitions. */
-DK_API dk_status dk_txn_read_partitions(dk_txn *txn, const char *const *values, int64_t n_rows,
+DK_API DK_WARN_UNUSED dk_status dk_txn_read_partitions(dk_txn *txn, const char *const *values, int64_t n_rows,
                                         int64_t **out_idx, int64_t *n, dk_error *err);
 /** Marks the whole table as read (any concurrent change conflicts). */
 DK_API void dk_txn_read_whole_table(dk_txn *txn);
@@ -159,10 +159,10 @@ typedef struct dk_add_file {
   const char *clustering_provider;  /**< NULL = none */
 } dk_add_file;
 
-DK_API dk_status dk_txn_add_file(dk_txn *txn, const dk_add_file *f, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_add_file(dk_txn *txn, const dk_add_file *f, dk_error *err);
 /** Removes active file i of the read snapshot (a `remove` with deletionTimestamp, dataChange,
  *  extendedFileMetadata, partitionValues, size, stats, tags, DV and row-tracking fields). */
-DK_API dk_status dk_txn_remove_file(dk_txn *txn, int64_t i, int data_change, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_remove_file(dk_txn *txn, int64_t i, int data_change, dk_error *err);
 
 /** New table metadata. schema_string is a Delta schema JSON; configuration is given as
  *  n_configuration key/value pairs and replaces the table's. id NULL = keep the read
@@ -181,18 +181,18 @@ typedef struct dk_metadata_spec {
   int64_t created_time;
 } dk_metadata_spec;
 
-DK_API dk_status dk_txn_set_metadata(dk_txn *txn, const dk_metadata_spec *m, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_set_metadata(dk_txn *txn, const dk_metadata_spec *m, dk_error *err);
 /** A new protocol (must not remove features of the read protocol). */
-DK_API dk_status dk_txn_set_protocol(dk_txn *txn, const dk_protocol *p, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_set_protocol(dk_txn *txn, const dk_protocol *p, dk_error *err);
 /** Sets app transaction (app_id, version) for idempotent writes (one per appId). */
-DK_API dk_status dk_txn_set_app_version(dk_txn *txn, const char *app_id, int64_t version,
+DK_API DK_WARN_UNUSED dk_status dk_txn_set_app_version(dk_txn *txn, const char *app_id, int64_t version,
                                         dk_error *err);
 /** Sets (removed = 0) or removes (removed = 1) domain metadata. Users may not write `delta.*`
  *  domains (DK_INVALID); the table must support domainMetadata. */
-DK_API dk_status dk_txn_set_domain(dk_txn *txn, const char *domain, const char *configuration,
+DK_API DK_WARN_UNUSED dk_status dk_txn_set_domain(dk_txn *txn, const char *domain, const char *configuration,
                                    int removed, dk_error *err);
 /** Adds one operationMetrics entry (name, value as text: "12"). */
-DK_API dk_status dk_txn_set_metric(dk_txn *txn, const char *name, int64_t value, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_set_metric(dk_txn *txn, const char *name, int64_t value, dk_error *err);
 
 /* ---- commit ----------------------------------------------------------------------------- */
 
@@ -213,7 +213,7 @@ typedef struct dk_commit_result {
 /** Commits; consumes txn (also on failure). `out` may be NULL. DK_CONFLICT: a concurrent
  *  commit conflicts (out->conflict / conflict_version tell which); the table is unchanged by
  *  this transaction. */
-DK_API dk_status dk_txn_commit(dk_txn *txn, dk_commit_result *out, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_txn_commit(dk_txn *txn, dk_commit_result *out, dk_error *err);
 
 
 /* ---- creating tables -------------------------------------------------------------------- */
@@ -222,7 +222,7 @@ DK_API dk_status dk_txn_commit(dk_txn *txn, dk_commit_result *out, dk_error *err
  *  d array<int>, e struct<x: int, y: string>, f map<string, long>", types case-insensitive,
  *  names optionally `quoted`) into a Delta schemaString. *out is allocated; free with dk_free.
  *  @return DK_OK or DK_INVALID naming the offset. */
-DK_API dk_status dk_schema_from_ddl(char **out, const char *ddl, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_schema_from_ddl(char **out, const char *ddl, dk_error *err);
 
 typedef enum dk_create_mode {
   DK_CREATE_ERROR_IF_EXISTS = 0, /**< DK_INVALID when a table exists (Spark's ErrorIfExists) */
@@ -247,7 +247,7 @@ typedef struct dk_create_options {
 /** CREATE TABLE (operation "CREATE TABLE" / "CREATE OR REPLACE TABLE"): version 0 with the
  *  protocol the properties and types need, or with DK_CREATE_OR_REPLACE a commit on the
  *  existing table. out->committed_version is -1 when DK_CREATE_IGNORE found a table. */
-DK_API dk_status dk_table_create(dk_commit_result *out, dk_table *t, const dk_create_options *o,
+DK_API DK_WARN_UNUSED dk_status dk_table_create(dk_commit_result *out, dk_table *t, const dk_create_options *o,
                                  dk_error *err);
 
 /* ---- writing data ----------------------------------------------------------------------- */
@@ -284,9 +284,8 @@ typedef struct dk_write_result {
  *  must be the table's (by name, case-insensitive; the table's Arrow types); CHECK constraints
  *  and invariants are evaluated on every row (a violation is DK_INVALID naming it); tables with
  *  generated or identity columns are refused (DK_UNSUPPORTED). On failure no file written so
- *  far stays referenced and the transaction should be aborted.
- *  Needs dk's Parquet writer (DK_UNSUPPORTED in a build without it). */
-DK_API dk_status dk_txn_write(dk_write_result *out, dk_txn *txn, struct ArrowArrayStream *data,
+ *  far stays referenced and the transaction should be aborted. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_write(dk_write_result *out, dk_txn *txn, struct ArrowArrayStream *data,
                               const dk_write_options *opts, dk_error *err);
 
 typedef enum dk_write_mode {
@@ -325,7 +324,7 @@ typedef struct dk_write_table_options {
 /** A whole write as delta-spark's DataFrameWriter does it: one WRITE commit (creating the
  *  table when there is none). out->committed_version is -1 when nothing was written
  *  (DK_WRITE_IGNORE on an existing table, or an idempotent write already applied). */
-DK_API dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArrayStream *data,
+DK_API DK_WARN_UNUSED dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArrayStream *data,
                                 const dk_write_table_options *opts, dk_error *err);
 
 DK_END_DECL

@@ -33,6 +33,7 @@ from ._dk import (  # noqa: F401
     DkMemoryError,
     InternalError,
     InvalidArgument,
+    Scan,
     Schema,
     Snapshot,
     Table,
@@ -41,17 +42,29 @@ from ._dk import (  # noqa: F401
     VersionNotFound,
 )
 
-#: True when the linked library has the scan layer (dk/scan.h); scans raise
-#: UnsupportedFeature otherwise.
-HAVE_SCAN = _dk.HAVE_SCAN
-#: True when the linked library has the expression layer (filter strings).
-HAVE_EXPR = _dk.HAVE_EXPR
+try:
+    from ._build_info import BUILD_DIR, LINKAGE, SANITIZE  # noqa: F401
+except ImportError:  # pragma: no cover - written by the build (python/CMakeLists.txt)
+    BUILD_DIR, LINKAGE, SANITIZE = None, None, False
 
-if HAVE_SCAN:
-    from ._dk import Scan  # noqa: F401
+__version__ = "%d.%d.%d" % (_dk.DK_VERSION_NUMBER // 10000, _dk.DK_VERSION_NUMBER // 100 % 100,
+                            _dk.DK_VERSION_NUMBER % 100)
 
-#: True when the linked library has dk's Parquet writer (dk.write_table writes data).
-HAVE_WRITE = _dk.HAVE_WRITE
+
+def open_table(path, storage_options=None):
+    """Same as ``Table(path, storage_options)``."""
+    return Table(path, storage_options)
+
+
+__all__ = [
+    "Table", "Snapshot", "Schema", "Scan", "open_table",
+    "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
+    "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
+    "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
+    "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
+    "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
+    "MaxCommitRetriesExceeded", "write_table",
+]
 
 
 def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
@@ -114,26 +127,48 @@ def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
                             max_attempts=int(cp.get("max_attempts", 0)))
 
 
-try:
-    from ._build_info import BUILD_DIR, LINKAGE, SANITIZE  # noqa: F401
-except ImportError:  # pragma: no cover - written by setup.py
-    BUILD_DIR, LINKAGE, SANITIZE = None, None, False
-
-__version__ = "%d.%d.%d" % (_dk.DK_VERSION_NUMBER // 10000, _dk.DK_VERSION_NUMBER // 100 % 100,
-                            _dk.DK_VERSION_NUMBER % 100)
+_CODECS = ("snappy", "zstd", "gzip", "lz4_raw", "lz4", "none", "uncompressed")
 
 
-def open_table(path, storage_options=None):
-    """Same as ``Table(path, storage_options)``."""
-    return Table(path, storage_options)
+def write_parquet(path, data, *, compression="snappy", row_group_size=None,
+                  data_page_version="1.0", dictionary=True, **options):
+    """Writes ``data`` to a new Parquet file at ``path`` with dk's native writer.
+
+    ``data`` is any object with ``__arrow_c_stream__`` (pyarrow Table / RecordBatchReader,
+    Polars DataFrame, DuckDB relation, dk.Scan) or ``__arrow_c_array__`` (a record batch or
+    struct array). ``compression``: snappy (default), zstd, gzip, lz4_raw or none;
+    ``row_group_size``: at most this many rows per row group (default: row groups of about
+    128 MiB); ``data_page_version``: "1.0" (Spark's default) or "2.0"; ``dictionary``: dictionary
+    encoding (falling back to PLAIN past 1 MiB of dictionary).
+
+    Advanced keywords: compression_level, row_group_bytes, page_bytes, page_rows,
+    dictionary_bytes, statistics, page_index, threads, metadata (dict of str -> str) and, for the
+    returned Delta statistics, num_indexed_cols, stats_columns, string_prefix_length,
+    timestamp_max_ceil.
+
+    Returns ``{"num_rows", "file_size", "num_row_groups", "stats"}`` where ``stats`` is the
+    file's Delta ``add.stats`` JSON. Nothing appears at ``path`` unless the write succeeds.
+    """
+    import os
+    if compression not in _CODECS:
+        raise InvalidArgument("compression must be one of snappy, zstd, gzip, lz4_raw, none")
+    if str(data_page_version) not in ("1.0", "1", "2.0", "2"):
+        raise InvalidArgument("data_page_version must be '1.0' or '2.0'")
+    kw = dict(options)
+    if row_group_size is not None:
+        kw["row_group_rows"] = int(row_group_size)
+    kw["dictionary"] = bool(dictionary)
+    kw["data_page_version"] = 2 if str(data_page_version).startswith("2") else 1
+    for k in ("num_indexed_cols",):
+        if k in kw and kw[k] is not None:
+            kw[k] = str(kw[k])
+    path = os.path.abspath(os.fspath(path))
+    if hasattr(data, "__arrow_c_stream__"):
+        return _dk._write_parquet(path, data.__arrow_c_stream__(), compression=compression, **kw)
+    if hasattr(data, "__arrow_c_array__"):
+        schema, array = data.__arrow_c_array__()
+        return _dk._write_parquet(path, None, schema, array, compression=compression, **kw)
+    raise TypeError("write_parquet: data must implement __arrow_c_stream__ or __arrow_c_array__")
 
 
-__all__ = [
-    "Table", "Snapshot", "Schema", "open_table", "HAVE_SCAN", "HAVE_EXPR",
-    "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
-    "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
-    "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
-    "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
-    "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
-    "MaxCommitRetriesExceeded", "write_table", "HAVE_WRITE",
-] + (["Scan"] if HAVE_SCAN else [])
+__all__.append("write_parquet")

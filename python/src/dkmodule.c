@@ -14,8 +14,6 @@
  * stream handed to consumers is a thin wrapper that drops the GIL when its caller holds it).
  * Calls on one Table are serialised by a per-table lock taken with the GIL released.
  *
- * DK_PY_HAVE_SCAN / DK_PY_HAVE_EXPR are set by setup.py from the symbols the linked library
- * actually defines; without them scans raise dk.UnsupportedFeature and `_dk.HAVE_SCAN` is False.
  * All memory dk allocates for objects of this module goes through a counting allocator whose
  * live-block count `_dk._live_allocations()` exposes (a leak check that needs no sanitizer).
  */
@@ -29,23 +27,14 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
-#include "dk/snapshot.h"
-#include "dk/txn.h"
-#include "dk/maintenance.h"
+#include "dk/expr.h"
+#include "dk/history.h"
 #include "dk/parquet.h"
-
-#ifndef DK_PY_HAVE_SCAN
-#define DK_PY_HAVE_SCAN 0
-#endif
-#ifndef DK_PY_HAVE_EXPR
-#define DK_PY_HAVE_EXPR 0
-#endif
-#if DK_PY_HAVE_SCAN
-#include "dk/expr.h"
+#include "dk/maintenance.h"
 #include "dk/scan.h"
-#elif DK_PY_HAVE_EXPR
-#include "dk/expr.h"
-#endif
+#include "dk/snapshot.h"
+#include "dk/sys/storage_s3.h"
+#include "dk/txn.h"
 
 PyMODINIT_FUNC PyInit__dk(void);
 
@@ -184,6 +173,8 @@ typedef struct {
   dk_table *t;
   PyObject *path;
   PyThread_type_lock lock;
+  dk_snapshot *latest; /* cached latest snapshot, refreshed incrementally (under lock) */
+  dk_storage *sto; /* the S3 backend of an s3:// table (owned; freed after the table) */
 } TableObject;
 
 typedef struct {
@@ -207,6 +198,64 @@ static PyTypeObject TableType, SnapshotType, SchemaType;
     Py_END_ALLOW_THREADS                                          \
   } while (0)
 
+/* s3:// and s3a:// tables: an S3 backend for the URI's bucket, configured by storage_options
+ * (delta-rs's names: aws_access_key_id, aws_endpoint_url, aws_allow_http, ...; see
+ * dk_s3_options_set) over the AWS_* environment and profiles. Options on a local path are
+ * UnsupportedFeature. Returns 0, or -1 with an exception set. */
+static int open_object_storage(TableObject *self, const char *uri, PyObject *storage) {
+  int is_s3 = !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
+  Py_ssize_t nopt = storage != Py_None ? PyDict_Size(storage) : 0;
+  if (!is_s3) {
+    if (nopt == 0) return 0;
+    raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
+              "storage_options apply to object-store tables (s3://bucket/prefix); this table "
+              "is a local path");
+    return -1;
+  }
+  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
+  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+  char bucket[256];
+  if (bl == 0 || bl >= sizeof bucket) {
+    raise_msg(InvalidArgument, DK_INVALID, "the table URI names no bucket");
+    return -1;
+  }
+  memcpy(bucket, b, bl);
+  bucket[bl] = 0;
+  dk_s3_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_S3_OPTIONS_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  PyObject *keep = PyList_New(0); /* the option strings stay alive until the backend copies them */
+  if (!keep) return -1;
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  int rc = 0;
+  while (rc == 0 && nopt && PyDict_Next(storage, &pos, &key, &val)) {
+    PyObject *ks = PyObject_Str(key), *vs = PyObject_Str(val);
+    const char *k = ks ? PyUnicode_AsUTF8(ks) : NULL, *v = vs ? PyUnicode_AsUTF8(vs) : NULL;
+    if (!k || !v || PyList_Append(keep, ks) || PyList_Append(keep, vs)) rc = -1;
+    else if (dk_s3_options_set(&o, k, v, &err) != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+    Py_XDECREF(ks);
+    Py_XDECREF(vs);
+  }
+  if (rc == 0) {
+    o.bucket = bucket; /* the URI's bucket wins */
+    dk_status st;
+    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_new(&self->sto, &o, &g_alloc, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+  }
+  Py_DECREF(keep);
+  return rc;
+}
+
 static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("storage_options"), NULL};
   PyObject *path_obj = NULL, *storage = Py_None;
@@ -215,26 +264,9 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "dk.Table is already initialised");
     return -1;
   }
-  if (storage != Py_None) {
-    if (!PyDict_Check(storage)) {
-      PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
-      return -1;
-    }
-    if (PyDict_Size(storage) > 0) {
-      PyObject *key = NULL, *val = NULL;
-      Py_ssize_t pos = 0;
-      PyDict_Next(storage, &pos, &key, &val);
-      PyObject *ks = PyObject_Str(key);
-      if (!ks) return -1;
-      char msg[512];
-      snprintf(msg, sizeof msg,
-               "storage option '%s' is not supported: this dk build reads local tables only",
-               PyUnicode_AsUTF8(ks) ? PyUnicode_AsUTF8(ks) : "?");
-      Py_DECREF(ks);
-      PyErr_Clear();
-      raise_msg(UnsupportedFeature, DK_UNSUPPORTED, msg);
-      return -1;
-    }
+  if (storage != Py_None && !PyDict_Check(storage)) {
+    PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
+    return -1;
   }
   PyObject *fs = NULL;
   if (!PyUnicode_FSConverter(path_obj, &fs)) return -1;
@@ -253,6 +285,11 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   dk_error_init(&err);
   dk_status st;
   dk_table *t = NULL;
+  if (open_object_storage(self, path, storage) != 0) {
+    Py_DECREF(fs);
+    return -1;
+  }
+  opts.storage = self->sto;
   Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &opts, &err);
   Py_END_ALLOW_THREADS
   if (st != DK_OK) {
@@ -267,7 +304,10 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
 }
 
 static void table_dealloc(TableObject *self) {
+  dk_snapshot_free(self->latest);
   dk_table_free(self->t);
+  if (self->sto) self->sto->free(self->sto); /* every user of the table is gone: the Python
+                                                 objects over it each hold this Table */
   if (self->lock) PyThread_free_lock(self->lock);
   Py_XDECREF(self->path);
   Py_TYPE(self)->tp_free((PyObject *)self);
@@ -321,6 +361,21 @@ static PyObject *snapshot_wrap(TableObject *table, dk_snapshot *s) {
   return (PyObject *)so;
 }
 
+/* The latest snapshot: the cached one brought up to date by listing only the commits after
+ * it (dk_snapshot_update; a new checkpoint, metadata/protocol changes and a rewritten log are
+ * handled there), or a full load the first time. A caller sees every commit that finished
+ * before the call. Called with the table lock held and the GIL released. */
+static dk_status latest_snapshot(TableObject *self, dk_snapshot **out, dk_error *err) {
+  dk_snapshot *s = NULL;
+  dk_status st = self->latest ? dk_snapshot_update(&s, self->latest, err)
+                              : dk_snapshot_open(&s, self->t, NULL, err);
+  if (st != DK_OK) return st;
+  dk_snapshot_free(self->latest);
+  self->latest = dk_snapshot_ref(s);
+  *out = s;
+  return DK_OK;
+}
+
 static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("version"), K("timestamp"), NULL};
   PyObject *version = Py_None, *timestamp = Py_None;
@@ -355,7 +410,10 @@ static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw)
   dk_error_init(&err);
   dk_status st;
   dk_snapshot *s = NULL;
-  LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
+  if (opts.at_version < 0 && !opts.by_timestamp)
+    LOCKED_CALL(self, st = latest_snapshot(self, &s, &err));
+  else
+    LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
   if (st != DK_OK) {
     PyObject *type = NULL;
     if (st == DK_NOT_FOUND)
@@ -382,7 +440,7 @@ static PyObject *history_list(TableObject *table, int64_t max_version, int64_t l
   for (size_t i = 0, n = dk_history_count(h); i < n; i++) {
     int64_t version, ts;
     const char *json;
-    dk_history_entry(h, i, &version, &ts, &json);
+    dk_history_entry(&version, &ts, &json, h, i);
     if (max_version >= 0 && version > max_version) continue;
     if (limit > 0 && PyList_GET_SIZE(list) >= limit) break;
     PyObject *d = json_or_none(json);
@@ -1309,7 +1367,9 @@ static PyMethodDef table_methods[] = {
     {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
      "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
      "to a version or to the latest commit at or before timestamp (int ms since the epoch, "
-     "datetime (naive = UTC) or ISO-8601 string)."},
+     "datetime (naive = UTC) or ISO-8601 string). The Table keeps its latest snapshot and "
+     "refreshes it on each call by reading only the commits after it, so every call sees all "
+     "commits finished before it."},
     {"history", (PyCFunction)(void (*)(void))table_history, METH_VARARGS | METH_KEYWORDS,
      "history(limit=None) -> list[dict]\n\ncommitInfo of each version, newest first, with "
      "'version' and 'commit_timestamp' added."},
@@ -1353,7 +1413,7 @@ static PyTypeObject TableType = {
     .tp_dealloc = (destructor)table_dealloc,
     .tp_repr = (reprfunc)table_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(path, storage_options=None): a Delta table on the local filesystem.",
+    .tp_doc = "Table(path, storage_options=None): a Delta table (a local path, or s3:// with storage_options).",
     .tp_methods = table_methods,
     .tp_getset = table_getset,
     .tp_init = (initproc)table_init,
@@ -1655,34 +1715,61 @@ fail:
   return NULL;
 }
 
-#if DK_PY_HAVE_SCAN
 static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter);
-#endif
 
 static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("filter"), NULL};
   PyObject *filter = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:files", kwlist, &filter)) return NULL;
-  if (filter != Py_None) {
-#if DK_PY_HAVE_SCAN
-    return snapshot_files_filtered(self, filter);
-#else
-    return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                     "files(filter=...) needs the scan layer, which this dk build lacks");
-#endif
-  }
+  if (filter != Py_None) return snapshot_files_filtered(self, filter);
   int64_t n = dk_snapshot_num_files(self->s);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it;
+  if (dk_snapshot_files_open(&it, self->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) {
+    dk_file_iter_free(it);
+    return NULL;
+  }
   for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_snapshot_file(&f, self->s, i, &err) != DK_OK) {
+    const dk_file_entry *f;
+    if (dk_file_iter_next(&f, it, &err) != DK_OK || !f) {
+      dk_file_iter_free(it);
       Py_DECREF(l);
       return raise_dk(NULL, &err);
     }
-    PyObject *d = file_dict(self, &f, -2);
+    PyObject *d = file_dict(self, f, -2);
+    if (!d) {
+      dk_file_iter_free(it);
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  dk_file_iter_free(it);
+  return l;
+}
+
+static PyObject *snapshot_tombstones(SnapshotObject *self, PyObject *noargs) {
+  (void)noargs;
+  int64_t n = dk_snapshot_num_tombstones(self->s);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    dk_tombstone t;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_snapshot_tombstone(&t, self->s, i, &err) != DK_OK) {
+      Py_DECREF(l);
+      return raise_dk(NULL, &err);
+    }
+    PyObject *d = Py_BuildValue(
+        "{s:N,s:N,s:N,s:O}", "path", str_or_none(t.path), "deletion_timestamp",
+        t.deletion_timestamp >= 0 ? PyLong_FromLongLong(t.deletion_timestamp)
+                                  : (Py_INCREF(Py_None), Py_None),
+        "size", t.size >= 0 ? PyLong_FromLongLong(t.size) : (Py_INCREF(Py_None), Py_None),
+        "data_change", t.data_change ? Py_True : Py_False);
     if (!d) {
       Py_DECREF(l);
       return NULL;
@@ -1690,6 +1777,28 @@ static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
   return l;
+}
+
+static PyObject *snapshot_transactions(SnapshotObject *self, PyObject *noargs) {
+  (void)noargs;
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  size_t n = dk_snapshot_num_txns(self->s);
+  for (size_t i = 0; i < n; i++) {
+    const char *app;
+    int64_t v, last;
+    dk_snapshot_txn(&app, &v, &last, self->s, i);
+    PyObject *t = Py_BuildValue("{s:L,s:N}", "version", (long long)v, "last_updated",
+                                last >= 0 ? PyLong_FromLongLong(last)
+                                          : (Py_INCREF(Py_None), Py_None));
+    if (!t || PyDict_SetItemString(d, app, t) < 0) {
+      Py_XDECREF(t);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(t);
+  }
+  return d;
 }
 
 static PyObject *snapshot_history(SnapshotObject *self, PyObject *args, PyObject *kw) {
@@ -1707,8 +1816,6 @@ static PyObject *snapshot_repr(SnapshotObject *self) {
 }
 
 /* ---- Scan -------------------------------------------------------------------------------- */
-
-#if DK_PY_HAVE_SCAN
 
 typedef struct {
   PyObject_HEAD
@@ -1860,24 +1967,32 @@ static PyObject *scan_stats(ScanObject *self, void *closure) {
 static PyObject *scan_files(ScanObject *self, PyObject *noargs) {
   (void)noargs;
   int64_t n = dk_scan_num_files(self->scan);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it; /* the stats of the selected files, in snapshot order */
+  if (dk_snapshot_files_open(&it, self->snap->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) goto fail;
   for (int64_t i = 0; i < n; i++) {
     dk_scan_file f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK) {
-      Py_DECREF(l);
-      return raise_dk(NULL, &err);
+    const dk_file_entry *e;
+    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK ||
+        dk_file_iter_seek(it, f.entry.index, &err) != DK_OK ||
+        dk_file_iter_next(&e, it, &err) != DK_OK || !e) {
+      Py_CLEAR(l);
+      raise_dk(NULL, &err);
+      goto fail;
     }
-    PyObject *d = file_dict(self->snap, &f.entry, f.num_records);
-    if (!d) {
-      Py_DECREF(l);
-      return NULL;
-    }
+    PyObject *d = file_dict(self->snap, e, f.num_records);
+    if (!d) goto fail;
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
+  dk_file_iter_free(it);
   return l;
+fail:
+  Py_XDECREF(l);
+  dk_file_iter_free(it);
+  return NULL;
 }
 
 static void scan_dealloc(ScanObject *self) {
@@ -2075,18 +2190,6 @@ static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter)
   return res;
 }
 
-#else /* !DK_PY_HAVE_SCAN */
-
-static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
-  (void)self;
-  (void)args;
-  (void)kw;
-  return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                   "scans need the scan layer (dk/scan.h), which this dk build lacks");
-}
-
-#endif
-
 static PyMethodDef snapshot_methods[] = {
     {"files", (PyCFunction)(void (*)(void))snapshot_files, METH_VARARGS | METH_KEYWORDS,
      "files(filter=None) -> list[dict]: the active data files (path relative to the root "
@@ -2094,6 +2197,11 @@ static PyMethodDef snapshot_methods[] = {
      "deletion_vector, row tracking)."},
     {"history", (PyCFunction)(void (*)(void))snapshot_history, METH_VARARGS | METH_KEYWORDS,
      "history(limit=None) -> list[dict]: commitInfo of versions up to this one, newest first."},
+    {"tombstones", (PyCFunction)snapshot_tombstones, METH_NOARGS,
+     "tombstones() -> list[dict]: removed files kept for vacuum (path, deletion_timestamp, "
+     "size, data_change)."},
+    {"transactions", (PyCFunction)snapshot_transactions, METH_NOARGS,
+     "transactions() -> dict: app id -> {version, last_updated} (the txn actions)."},
     {"scan", (PyCFunction)(void (*)(void))snapshot_scan, METH_VARARGS | METH_KEYWORDS,
      "scan(columns=None, filter=None, limit=None, with_metadata=False, threads=None) -> Scan"},
     {NULL, NULL, 0, NULL}};
@@ -2121,6 +2229,150 @@ static PyTypeObject SnapshotType = {
     .tp_getset = snapshot_getset,
 };
 
+/* ---- Parquet writer (dk.write_parquet; dk/parquet.h) ------------------------------------ */
+
+/* Moves the struct out of an Arrow PyCapsule (the capsule's destructor then sees it released). */
+static void *capsule_ptr(PyObject *cap, const char *name) {
+  if (!cap || cap == Py_None) return NULL;
+  return PyCapsule_GetPointer(cap, name);
+}
+
+static int codec_from_name(const char *s, dk_parquet_codec *out) {
+  static const struct { const char *n; dk_parquet_codec c; } t[] = {
+      {"snappy", DK_PARQUET_SNAPPY}, {"none", DK_PARQUET_UNCOMPRESSED},
+      {"uncompressed", DK_PARQUET_UNCOMPRESSED}, {"zstd", DK_PARQUET_ZSTD},
+      {"gzip", DK_PARQUET_GZIP}, {"lz4_raw", DK_PARQUET_LZ4_RAW}, {"lz4", DK_PARQUET_LZ4_RAW}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(s, t[i].n)) return *out = t[i].c, 1;
+  return 0;
+}
+
+static PyObject *mod_write_parquet(PyObject *m, PyObject *args, PyObject *kw) {
+  (void)m;
+  static char *kwlist[] = {K("path"), K("stream"), K("schema"), K("array"), K("compression"),
+                           K("compression_level"), K("row_group_rows"), K("row_group_bytes"),
+                           K("page_bytes"), K("page_rows"), K("dictionary_bytes"),
+                           K("dictionary"), K("data_page_version"), K("statistics"),
+                           K("page_index"), K("threads"), K("metadata"),
+                           K("num_indexed_cols"), K("stats_columns"), K("string_prefix_length"),
+                           K("timestamp_max_ceil"), NULL};
+  const char *path, *compression = "snappy", *num_indexed = NULL, *stats_cols = NULL;
+  PyObject *stream_cap = Py_None, *schema_cap = Py_None, *array_cap = Py_None, *md = Py_None;
+  int level = 0, dictionary = 1, page_version = 1, statistics = 1, page_index = 1, threads = 1;
+  int prefix = 0, ts_ceil = 0;
+  long long rg_rows = 0, rg_bytes = 0, page_bytes = 0, page_rows = 0, dict_bytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOOsiLLLLLpipiiOzzip", kwlist, &path,
+                                   &stream_cap, &schema_cap, &array_cap, &compression, &level,
+                                   &rg_rows, &rg_bytes, &page_bytes, &page_rows, &dict_bytes,
+                                   &dictionary, &page_version, &statistics, &page_index,
+                                   &threads, &md, &num_indexed, &stats_cols, &prefix, &ts_ceil))
+    return NULL;
+  dk_parquet_write_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
+  if (!codec_from_name(compression, &o.codec))
+    return raise_msg(InvalidArgument, DK_INVALID,
+                     "compression must be one of snappy, zstd, gzip, lz4_raw, none");
+  o.compression_level = level;
+  o.row_group_rows = rg_rows;
+  o.row_group_bytes = rg_bytes;
+  o.page_bytes = page_bytes;
+  o.page_rows = page_rows;
+  o.dictionary_bytes = dict_bytes;
+  o.no_dictionary = !dictionary;
+  o.data_page_version = page_version;
+  o.no_statistics = !statistics;
+  o.no_page_index = !page_index;
+  o.threads = threads;
+  o.alloc = &g_alloc;
+  /* key/value metadata: a dict of str -> str */
+  PyObject *keys = NULL, *vals = NULL;
+  const char **kk = NULL, **vv = NULL;
+  if (md != Py_None) {
+    if (!PyDict_Check(md)) return raise_msg(InvalidArgument, DK_INVALID, "metadata must be a dict");
+    keys = PyDict_Keys(md);
+    vals = PyDict_Values(md);
+    Py_ssize_t n = keys ? PyList_GET_SIZE(keys) : 0;
+    kk = calloc((size_t)n + 1, sizeof *kk);
+    vv = calloc((size_t)n + 1, sizeof *vv);
+    if (!keys || !vals || !kk || !vv) goto md_fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+      kk[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(keys, i));
+      PyObject *v = PyList_GET_ITEM(vals, i);
+      vv[i] = v == Py_None ? NULL : PyUnicode_AsUTF8(v);
+      if (!kk[i] || (v != Py_None && !vv[i])) goto md_fail;
+    }
+    o.metadata_keys = kk;
+    o.metadata_values = vv;
+    o.n_metadata = (size_t)n;
+  }
+  struct ArrowArrayStream *stream = capsule_ptr(stream_cap, "arrow_array_stream");
+  struct ArrowSchema *schema = capsule_ptr(schema_cap, "arrow_schema");
+  struct ArrowArray *array = capsule_ptr(array_cap, "arrow_array");
+  if (PyErr_Occurred()) goto md_fail;
+  if (!stream && (!schema || !array)) {
+    raise_msg(InvalidArgument, DK_INVALID, "write_parquet needs a stream or a schema + array");
+    goto md_fail;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_parquet_writer *w = NULL;
+  dk_parquet_write_result res;
+  memset(&res, 0, sizeof res);
+  res.version = DK_PARQUET_WRITE_RESULT_VERSION;
+  char *stats = NULL;
+  dk_delta_stats_options so;
+  memset(&so, 0, sizeof so);
+  so.version = DK_DELTA_STATS_OPTIONS_VERSION;
+  so.num_indexed_cols = num_indexed;
+  so.stats_columns = stats_cols;
+  so.string_prefix_length = prefix;
+  so.timestamp_max_ceil = ts_ceil;
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS
+  struct ArrowSchema sc;
+  memset(&sc, 0, sizeof sc);
+  if (stream) {
+    int rc = stream->get_schema(stream, &sc);
+    st = DK_OK;
+    if (rc) {
+      const char *em = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      err.code = st = DK_CALLBACK;
+      snprintf(err.message, sizeof err.message, "the input stream's get_schema failed: %s",
+               em ? em : strerror(rc));
+    }
+  } else {
+    sc = *schema;
+    st = DK_OK;
+  }
+  if (st == DK_OK) st = dk_parquet_writer_open(&w, NULL, path, &sc, &o, &err);
+  if (stream && sc.release) sc.release(&sc);
+  if (st == DK_OK)
+    st = stream ? dk_parquet_writer_write_stream(w, stream, &err)
+                : dk_parquet_writer_write(w, array, &err);
+  if (st == DK_OK) st = dk_parquet_writer_close(w, &res, &err);
+  if (st == DK_OK) st = dk_parquet_writer_delta_stats(&stats, w, &so, &err);
+  dk_parquet_writer_free(w);
+  Py_END_ALLOW_THREADS
+  free(kk);
+  free(vv);
+  Py_XDECREF(keys);
+  Py_XDECREF(vals);
+  if (st != DK_OK) return raise_dk(NULL, &err);
+  PyObject *out = Py_BuildValue("{s:L,s:L,s:i,s:s}", "num_rows", (long long)res.num_rows,
+                                "file_size", (long long)res.file_size, "num_row_groups",
+                                res.num_row_groups, "stats", stats);
+  dk_free(stats);
+  return out;
+md_fail:
+  free(kk);
+  free(vv);
+  Py_XDECREF(keys);
+  Py_XDECREF(vals);
+  if (!PyErr_Occurred()) PyErr_NoMemory();
+  return NULL;
+}
+
 /* ---- module ------------------------------------------------------------------------------ */
 
 static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
@@ -2136,6 +2388,8 @@ static PyMethodDef module_methods[] = {
      "schema_from_ddl('a long, b string') -> the Delta schemaString"},
     {"_live_allocations", mod_live_allocations, METH_NOARGS,
      "blocks dk currently holds through this module's allocator (leak checks)"},
+    {"_write_parquet", (PyCFunction)(void (*)(void))mod_write_parquet,
+     METH_VARARGS | METH_KEYWORDS, "the C half of dk.write_parquet"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dk_module = {PyModuleDef_HEAD_INIT, "dk._dk",
@@ -2206,19 +2460,10 @@ PyMODINIT_FUNC PyInit__dk(void) {
   if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapshotType) < 0) goto fail;
   Py_INCREF(&SchemaType);
   if (PyModule_AddObject(m, "Schema", (PyObject *)&SchemaType) < 0) goto fail;
-#if DK_PY_HAVE_SCAN
   if (PyType_Ready(&ScanType) < 0) goto fail;
   Py_INCREF(&ScanType);
   if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0) goto fail;
-#endif
-  if (PyModule_AddObject(m, "HAVE_SCAN", PyBool_FromLong(DK_PY_HAVE_SCAN)) < 0 ||
-      PyModule_AddObject(m, "HAVE_EXPR", PyBool_FromLong(DK_PY_HAVE_EXPR)) < 0 ||
-      PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0 ||
-#ifdef DK_PARQUET_WRITE_OPTIONS_VERSION
-      PyModule_AddObject(m, "HAVE_WRITE", PyBool_FromLong(1)) < 0)
-#else
-      PyModule_AddObject(m, "HAVE_WRITE", PyBool_FromLong(0)) < 0)
-#endif
+  if (PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
     goto fail;
   return m;
 fail:

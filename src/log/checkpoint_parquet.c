@@ -21,7 +21,7 @@
 #include "codec/parquet/metadata.h"
 #include "codec/parquet/pages.h"
 #include "dk/parquet.h"
-#include "log/log.h"
+#include "log/checkpoint.h"
 
 static const char *const action_columns[] = {"add",  "remove",          "metaData",
                                              "protocol", "txn",         "domainMetadata",
@@ -158,7 +158,7 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
 }
 
-/* ---- direct add path: Arrow columns -> dk__add_in, no JSON round trip ------------------- */
+/* ---- direct add path: Arrow columns -> dk__add, no JSON round trip ------------------- */
 
 typedef struct add_cols {
   const struct ArrowSchema *s;
@@ -255,7 +255,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
   const struct ArrowSchema *s = c->s;
   const struct ArrowArray *a = c->a;
   int64_t ci = i + a->offset; /* children are indexed through the parent's offset */
-  dk__add_in in;
+  dk__add in;
   memset(&in, 0, sizeof in);
   if (!get_utf8(s->children[c->path], a->children[c->path], ci, &in.path))
     return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
@@ -489,11 +489,11 @@ static dk_status stats_collect(dk_parquet_file *pf, page_ctx *pc, dk_error *err)
 /* Hands the collected blocks to st and points each applied add row at its page. */
 static dk_status stats_attach(dk__state *st, page_ctx *pc, const uint32_t *rowmap,
                               dk_error *err) {
-  dk__sblock *prev = NULL; /* data pages are chained for reading ahead (see dk__sblock.next) */
+  dk__sblock *prev = NULL; /* data pages are chained for readers (see dk__sblock.next) */
   for (; pc->n_adopted < pc->n_runs; pc->n_adopted++) {
     const page_run *r = &pc->runs[pc->n_adopted];
     DK_RETURN_NOT_OK(dk_log__adopt_block(st, r->b, err));
-    if (r->n > 0 && st->threads != 1) {
+    if (r->n > 0) {
       if (prev) prev->next = r->b;
       prev = r->b;
     }
@@ -585,7 +585,7 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_b
                                            dk_error *err) {
   (void)sidecars;
   dk_parquet_file *pf = NULL;
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 0, st->alloc, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .alloc = st->alloc};
   dk_status s = dk_parquet_open(&pf, path, &oo, err);
   if (s != DK_OK) {
     dk__error_prefix(err, "checkpoint"); /* the message names the file */

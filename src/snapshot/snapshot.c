@@ -10,12 +10,13 @@
 */
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include "log/log.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
+#include "protocol/table_config.h"
+#include "snapshot/access.h"
 #include "snapshot/snapshot_int.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
@@ -24,6 +25,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
                         dk_error *err) {
   *out = NULL;
   if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_TABLE_OPTIONS_VERSION, "dk_table_open", err);
   const dk_allocator *alloc = opts ? opts->alloc : NULL;
   const char *p = uri;
   if (!strncmp(p, "file://", 7)) {
@@ -48,7 +50,6 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   if (!t) return dk__error_set(err, DK_NOMEM, "out of memory");
   t->alloc = alloc;
   t->refs = 1;
-  t->threads = opts ? opts->threads : 0;
   /* a local root is made absolute so that absolute paths in the log can be recognised */
   char real[PATH_MAX];
   if (!(opts && opts->storage) && realpath(p, real)) p = real;
@@ -70,6 +71,11 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
     }
     t->own_sto = 1;
   }
+  dk_status est = dk__exec_new(&t->exec, opts ? opts->threads : 0, alloc, err);
+  if (est != DK_OK) {
+    dk_table_free(t);
+    return est;
+  }
   dk_file_info fi;
   dk_error e2 = {0};
   dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
@@ -84,6 +90,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
 static void table_unref(dk_table *t) {
   if (!t) return;
   if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  dk__exec_free(t->exec);
   if (t->own_sto && t->sto) t->sto->free(t->sto);
   dk__free(t->alloc, t->root);
   dk__free(t->alloc, t);
@@ -93,328 +100,22 @@ void dk_table_free(dk_table *t) { table_unref(t); }
 
 const char *dk_table_root(const dk_table *t) { return t->root; }
 
-/* ---- reading log files ------------------------------------------------------------------ */
-
-dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
-                                     dk_error *err) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, name) >= (int)sizeof path)
-    return dk__error_set(err, DK_INVALID, "path too long");
-  dk_status st = t->sto->read(t->sto, path, data, len, err);
-  if (st != DK_OK) dk__error_prefix(err, "%s", path);
-  return st;
-}
-
-/* Parallel prefetch: worker threads read and parse commit files; the caller applies them in
- * order. Each slot owns an arena holding the parsed lines. */
-typedef struct commit_slot {
-  const dk__logfile *lf;
-  dk_arena ar;
-  dk_json_value **lines;
-  size_t n_lines, cap_lines;
-  dk_status st;
-  dk_error err;
-  size_t bad_line, bad_off;
-} commit_slot;
-
-dk_status dk_snapshot__scan_lines(const char *text, size_t len, bool complete_only, dk_arena *ar,
-                                  dk__line_fn fn, void *payload, size_t *bad_line,
-                                  size_t *bad_off, dk_error *err) {
-  size_t pos = 0, lineno = 0;
-  while (pos < len) {
-    const char *nl = memchr(text + pos, '\n', len - pos);
-    if (!nl && complete_only) break; /* the line goes on past the prefix */
-    size_t end = nl ? (size_t)(nl - text) : len;
-    lineno++;
-    size_t a = pos;
-    while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
-    if (a < end) {
-      dk_json_value *v;
-      dk_status st = dk__json_parse(&v, ar, text + a, end - a, err);
-      if (st != DK_OK) {
-        *bad_line = lineno;
-        *bad_off = a;
-        return st;
-      }
-      if (!fn(v, payload)) break;
-    }
-    pos = end + 1;
-  }
-  return DK_OK;
-}
-
-/* Appends a parsed line to the slot (false, with s->st set, when out of memory). */
-static bool keep_line(const dk_json_value *line, void *payload) {
-  commit_slot *s = payload;
-  if (s->n_lines == s->cap_lines) {
-    size_t nc = s->cap_lines ? s->cap_lines * 2 : 16;
-    dk_json_value **p = dk__arena_alloc(&s->ar, nc * sizeof *p, &s->err);
-    if (!p) {
-      s->st = DK_NOMEM;
-      return false;
-    }
-    if (s->n_lines) memcpy(p, s->lines, s->n_lines * sizeof *p);
-    s->lines = p;
-    s->cap_lines = nc;
-  }
-  s->lines[s->n_lines++] = (dk_json_value *)(uintptr_t)line;
-  return true;
-}
-
-static void parse_slot(dk_table *t, commit_slot *s) {
-  uint8_t *data = NULL;
-  size_t len = 0, bad_line, bad_off;
-  s->st = dk_snapshot__read_log_file(t, s->lf->name, &data, &len, &s->err);
-  if (s->st != DK_OK) return;
-  dk_status st = dk_snapshot__scan_lines((const char *)data, len, false, &s->ar, keep_line, s,
-                                         &bad_line, &bad_off, &s->err);
-  if (st != DK_OK) {
-    s->st = st;
-    dk__error_prefix(&s->err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root,
-                     s->lf->name, bad_line, bad_off);
-  }
-  t->sto->free_buf(t->sto, data);
-}
-
-/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
- * flight, which bounds memory) while the calling thread applies them strictly in order. */
-typedef struct pipeline {
-  dk_table *t;
-  const dk__logfile *commits;
-  size_t n, ring;
-  commit_slot *slots;    /* ring of parsed commits */
-  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
-  size_t next;           /* next commit to parse */
-  size_t consumed;       /* commits applied */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} pipeline;
-
-static void *pipeline_worker(void *arg) {
-  pipeline *p = arg;
-  pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
-      pthread_cond_wait(&p->cv, &p->mu);
-    if (p->stop || p->next >= p->n) break;
-    size_t i = p->next++;
-    pthread_mutex_unlock(&p->mu);
-    commit_slot *c = &p->slots[i % p->ring];
-    c->lf = &p->commits[i];
-    parse_slot(p->t, c);
-    pthread_mutex_lock(&p->mu);
-    p->ready[i % p->ring] = i + 1;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
-}
-
-/* Parsing threads beside the applying (calling) thread: one fewer than the table's threads
- * (default: the online CPUs, at most 8), so that the two together do not oversubscribe the
- * machine; 0 (parse inline) when the table's threads is 1, on one CPU, or for a few commits. */
-static int parse_workers(const dk_table *t, size_t n_items) {
-  if (t->threads == 1 || n_items < 4) return 0;
-  int th = t->threads;
-  if (th <= 0) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    th = c > 0 ? (int)DK_MIN(c, 8) : 1;
-  }
-  th -= 1; /* the calling thread applies */
-  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
-  return th < 1 ? 0 : th;
-}
-
-static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error *err) {
-  if (c->st != DK_OK) {
-    if (err && err->code == DK_OK) *err = c->err;
-    return c->st;
-  }
-  st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
-  st->last_ict = -1;
-  st->last_commit_info_ts = -1;
-  for (size_t k = 0; k < c->n_lines; k++) {
-    dk_status s = dk_log__apply_action(st, c->lines[k], 0, err);
-    if (s != DK_OK) {
-      dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
-      return s;
-    }
-  }
-  return DK_OK;
-}
-
-static void slot_reset(dk_table *t, commit_slot *c) {
-  dk__arena_dispose(&c->ar);
-  memset(c, 0, sizeof *c);
-  dk__arena_init(&c->ar, t->alloc, 64 * 1024);
-}
-
-/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
-dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
-                                     size_t n, dk_error *err) {
-  if (!n) return DK_OK;
-  int th = parse_workers(t, n);
-  if (th < 1) {
-    commit_slot c;
-    memset(&c, 0, sizeof c);
-    dk__arena_init(&c.ar, t->alloc, 64 * 1024);
-    dk_status s = DK_OK;
-    for (size_t i = 0; i < n && s == DK_OK; i++) {
-      c.lf = &commits[i];
-      parse_slot(t, &c);
-      s = apply_slot(t, st, &c, err);
-      slot_reset(t, &c);
-    }
-    dk__arena_dispose(&c.ar);
-    return s;
-  }
-  pipeline p;
-  memset(&p, 0, sizeof p);
-  p.t = t;
-  p.commits = commits;
-  p.n = n;
-  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
-  p.slots = dk__calloc(t->alloc, p.ring, sizeof *p.slots);
-  p.ready = dk__calloc(t->alloc, p.ring, sizeof *p.ready);
-  if (!p.slots || !p.ready) {
-    dk__free(t->alloc, p.slots);
-    dk__free(t->alloc, p.ready);
-    return dk__error_set(err, DK_NOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < p.ring; i++) dk__arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
-  pthread_mutex_init(&p.mu, NULL);
-  pthread_cond_init(&p.cv, NULL);
-  pthread_t tids[8];
-  int started = 0;
-  for (int i = 0; i < th && i < 8; i++)
-    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
-  dk_status s = DK_OK;
-  for (size_t i = 0; i < n && s == DK_OK; i++) {
-    commit_slot *c = &p.slots[i % p.ring];
-    pthread_mutex_lock(&p.mu);
-    if (!started) {
-      /* no worker could start: parse here */
-      pthread_mutex_unlock(&p.mu);
-      c->lf = &commits[i];
-      parse_slot(t, c);
-    } else {
-      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
-      pthread_mutex_unlock(&p.mu);
-    }
-    s = apply_slot(t, st, c, err);
-    slot_reset(t, c);
-    pthread_mutex_lock(&p.mu);
-    p.ready[i % p.ring] = 0;
-    p.consumed = i + 1;
-    if (!started) p.next = i + 1;
-    pthread_cond_broadcast(&p.cv);
-    pthread_mutex_unlock(&p.mu);
-  }
-  pthread_mutex_lock(&p.mu);
-  p.stop = 1;
-  pthread_cond_broadcast(&p.cv);
-  pthread_mutex_unlock(&p.mu);
-  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  for (size_t i = 0; i < p.ring; i++) dk__arena_dispose(&p.slots[i].ar);
-  pthread_mutex_destroy(&p.mu);
-  pthread_cond_destroy(&p.cv);
-  dk__free(t->alloc, p.slots);
-  dk__free(t->alloc, p.ready);
-  return s;
-}
-
-static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
-  if (!st->sidecars.len) return DK_OK;
-  dk_buf names;
-  dk__buf_init(&names, t->alloc);
-  dk_status s = dk__buf_append(&names, st->sidecars.data, st->sidecars.len, err);
-  dk__buf_clear(&st->sidecars);
-  for (size_t off = 0; s == DK_OK && off < names.len;) {
-    const char *nm = names.data + off;
-    size_t nl = strlen(nm);
-    off += nl + 1;
-    const char *p;
-    size_t pl;
-    dk_arena tmp;
-    dk__arena_init(&tmp, t->alloc, 4096);
-    /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
-    s = dk_log__canonical_path(&p, &pl, &tmp, "", 0, nm, nl, err);
-    if (s == DK_OK) {
-      char path[4096];
-      if (p[0] == '/')
-        snprintf(path, sizeof path, "%s", p);
-      else
-        snprintf(path, sizeof path, "%s/_delta_log/_sidecars/%s", t->root, p);
-      s = dk_log__apply_parquet_checkpoint(st, path, NULL, err);
-    }
-    dk__arena_dispose(&tmp);
-  }
-  dk__buf_dispose(&names);
-  return s;
-}
-
-static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment *seg,
-                                  dk_error *err) {
-  st->cur_version = seg->cp_version;
-  st->threads = t->threads;
-  dk_log__state_begin_checkpoint(st);
-  for (size_t i = 0; i < seg->n_cp; i++) {
-    const dk__logfile *f = &seg->cp_files[i];
-    if (f->kind == DK__LF_CP_V2_JSON) {
-      uint8_t *data;
-      size_t len;
-      DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, f->name, &data, &len, err));
-      char label[4200];
-      snprintf(label, sizeof label, "%s/_delta_log/%s", t->root, f->name);
-      dk_status s =
-          dk_log__apply_json_file(st, (const char *)data, len, DK__FROM_CHECKPOINT, label, err);
-      t->sto->free_buf(t->sto, data);
-      DK_RETURN_NOT_OK(s);
-    } else {
-      char path[4200];
-      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, f->name);
-      DK_RETURN_NOT_OK(dk_log__apply_parquet_checkpoint(st, path, NULL, err));
-    }
-  }
-  DK_RETURN_NOT_OK(apply_sidecars(t, st, err));
-  dk_log__state_end_checkpoint(st);
-  return DK_OK;
-}
-
 /* ---- snapshot construction -------------------------------------------------------------- */
-
-static bool config_true(const dk_metadata *m, const char *key) {
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) return !strcasecmp(m->config_values[i], "true");
-  return false;
-}
-
-static const char *config_get(const dk_metadata *m, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) v = m->config_values[i];
-  return v;
-}
-
-int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
-  if (!config_true(m, "delta.enableInCommitTimestamps")) return -1;
-  const char *v = config_get(m, "delta.inCommitTimestampEnablementVersion");
-  if (!v) return 0;
-  char *end;
-  long long x = strtoll(v, &end, 10);
-  return (*end || x < 0) ? 0 : (int64_t)x;
-}
 
 /* Validates the replayed state and fills the derived fields of s. */
 static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
+  dk__log lg = dk_snapshot__log(s->table);
   dk__state *st = &s->st;
   const char *root = s->table->root;
   if (!st->has_protocol)
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no protocol action found while replaying the log up to version %" PRId64,
                          root, s->version);
-  DK_RETURN_NOT_OK(dk_protocol__check_read(&st->protocol, err));
+  dk_status pr = dk_protocol__check_read(&st->protocol, err);
+  if (pr != DK_OK) {
+    dk__error_prefix(err, "%s at version %" PRId64, root, s->version);
+    return pr;
+  }
   if (!st->has_metadata)
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no metaData action found while replaying the log up to version %" PRId64,
@@ -427,18 +128,16 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     dk__error_prefix(err, "%s: schemaString", root);
     return r;
   }
-  const char *cm = config_get(&st->metadata, "delta.columnMapping.mode");
-  s->cm_mode = DK_COLUMN_MAPPING_NONE;
-  if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
-  if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
+  DK_RETURN_NOT_OK(dk_protocol__config_read(&s->config, &st->metadata, false, err));
+  s->cm_mode = s->config.column_mapping_mode;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
     s->total_bytes = 0;
     for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
   }
 
-  /* commit timestamp of the version */
-  int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
+  /* commit time of the version (timestamps.h: unadjusted mtime when ICT is off) */
+  int64_t ict_from = dk_protocol__ict_from(&s->config);
   const dk__logfile *last = NULL;
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
@@ -448,8 +147,12 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
-    if (dk_snapshot__commit_ict(s->table, last, &ts, err) == DK_OK) s->timestamp = ts;
+    dk_error e2;
+    dk_error_init(&e2);
+    if (dk_log__commit_ict(&lg, last, &ts, &e2) == DK_OK) s->timestamp = ts;
   }
+  s->tip_size = last ? last->size : -1;
+  s->tip_mtime = last ? last->mtime : -1;
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
   return DK_OK;
@@ -490,10 +193,11 @@ static dk_status apply_one(dk__state *st, const char *key, const dk_json_value *
  * unusable, so that the caller replays instead. */
 static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error *err) {
   dk_table *t = s->table;
+  dk__log lg = dk_snapshot__log(t);
   uint8_t *data;
   size_t len;
   dk_error e2 = {0};
-  if (dk_snapshot__read_log_file(t, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  if (dk_log__read_file(&lg, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
   dk_arena ar;
   dk__arena_init(&ar, t->alloc, 16 * 1024);
   dk_json_value *j;
@@ -530,6 +234,7 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
 
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, version, -1, t->alloc, err);
@@ -561,8 +266,8 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
       return DK_OK;
     }
   }
-  if (st == DK_OK && seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
-  if (st == DK_OK) st = dk_snapshot__apply_commits(t, &s->st, seg.commits, seg.n_commits, err);
+  if (st == DK_OK && seg.cp_version >= 0) st = dk_log__apply_checkpoint(&lg, &s->st, &seg, err);
+  if (st == DK_OK) st = dk_log__apply_commits(&lg, &s->st, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {
@@ -577,11 +282,16 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
                            dk_error *err) {
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_SNAPSHOT_OPTIONS_VERSION, "dk_snapshot_open", err);
   if (opts && opts->by_timestamp) {
+    dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
-    int64_t v;
-    dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
+    int64_t v = -1;
+    dk__commit_times ct;
+    dk_status st = dk_log__commit_times_open(&ct, &lg, dk_protocol__ict_from(&latest->config), err);
+    if (st == DK_OK) st = dk_log__version_at_timestamp(&v, &lg, &ct, opts->timestamp_ms, err);
+    dk_log__commit_times_dispose(&ct);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;
@@ -607,10 +317,38 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
   return DK_OK;
 }
 
+/* Whether the commit file of old's version is still the one old was built from (same size
+ * and mtime). A table deleted and re-created, or a log rewritten in place, fails this and
+ * is loaded afresh; a version without a commit file (checkpoint only) is not checked. */
+static dk_status tip_unchanged(bool *same, const dk_snapshot *old, dk_error *err) {
+  *same = true;
+  if (old->tip_size < 0) return DK_OK;
+  dk_table *t = old->table;
+  char path[4200];
+  if (snprintf(path, sizeof path, "%s/_delta_log/%020" PRId64 ".json", t->root, old->version) >=
+      (int)sizeof path)
+    return dk__error_set(err, DK_INVALID, "table path too long");
+  dk_file_info fi;
+  dk_status st = t->sto->stat(t->sto, path, &fi, err);
+  if (st == DK_NOT_FOUND) {
+    if (err) dk_error_init(err);
+    *same = false;
+    return DK_OK;
+  }
+  DK_RETURN_NOT_OK(st);
+  *same = fi.size == old->tip_size && fi.mtime_ms == old->tip_mtime;
+  return DK_OK;
+}
+
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
+  dk__log lg = dk_snapshot__log(t);
   if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
+  bool same;
+  DK_RETURN_NOT_OK(tip_unchanged(&same, old, err));
+  if (!same || old->depth >= DK_SNAPSHOT__MAX_REFRESH_DEPTH)
+    return dk_snapshot__load(out, t, -1, 0, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
   if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
@@ -635,6 +373,8 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     return DK_NOMEM;
   }
   s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  __atomic_add_fetch(&old->child_refs, 1, __ATOMIC_ACQ_REL);
+  s->depth = old->depth + 1;
   s->version = seg.version;
   const dk__state *o = &old->st;
   dk__state *n = &s->st;
@@ -671,8 +411,8 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }
-  if (st == DK_OK) st = dk_log__state_reindex(n, err);
-  if (st == DK_OK) st = dk_snapshot__apply_commits(t, n, seg.commits, seg.n_commits, err);
+  if (st == DK_OK) dk_log__state_rebase(n);
+  if (st == DK_OK) st = dk_log__apply_commits(&lg, n, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {
@@ -688,11 +428,30 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
   return s;
 }
 
+/* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
+ * children copied them), so the arrays go; the strings and stats blocks they point into
+ * stay until the last child is freed. Keeps a chain of refreshes at one file array. */
+static void release_arrays(dk_snapshot *s) {
+  if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
+  dk_table *t = s->table;
+  dk__free(t->alloc, s->st.files);
+  dk__free(t->alloc, s->st.tombs);
+  s->st.files = NULL;
+  s->st.tombs = NULL;
+  s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
+  s->st.cap_files = s->st.cap_tombs = 0;
+}
+
 void dk_snapshot_free(dk_snapshot *s) {
   if (!s) return;
-  if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  int left = __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  if (left != 0) {
+    if (left == __atomic_load_n(&s->child_refs, __ATOMIC_ACQUIRE)) release_arrays(s);
+    return;
+  }
   dk_table *t = s->table;
   dk_log__state_dispose(&s->st);
+  if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
   dk__free(t->alloc, s);
   table_unref(t);
@@ -703,10 +462,11 @@ void dk_snapshot_free(dk_snapshot *s) {
 int64_t dk_snapshot_version(const dk_snapshot *s) { return s->version; }
 int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
+const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
-  return config_get(&s->st.metadata, key);
+  return dk_protocol__property(&s->st.metadata, key);
 }
 int dk_snapshot_has_feature(const dk_snapshot *s, const char *name) {
   return dk_protocol__has_feature(&s->st.protocol, name);
@@ -716,7 +476,7 @@ dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s) { r
 dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s, int physical,
                                    dk_error *err) {
   return dk_schema__to_arrow(out, s->schema, physical && s->cm_mode != DK_COLUMN_MAPPING_NONE,
-                             err);
+                             s->table->alloc, err);
 }
 
 int64_t dk_snapshot_num_files(const dk_snapshot *s) {
@@ -725,19 +485,15 @@ int64_t dk_snapshot_num_files(const dk_snapshot *s) {
 int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
-dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
-  if (s->from_crc)
-    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
-  if (i < 0 || (size_t)i >= s->st.n_files)
-    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i) {
   const dk__file *f = &s->st.files[i];
   memset(out, 0, sizeof *out);
+  out->version = DK_FILE_ENTRY_VERSION;
   out->path = f->path;
   out->size = f->size;
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  DK_RETURN_NOT_OK(dk_log__file_stats_err(&out->stats, f, err));
   if (f->extra) {
     out->tags_json = f->extra->tags;
     out->dv = f->extra->dv;
@@ -746,6 +502,21 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   }
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
+  out->index = i;
+}
+
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
+  if (i < 0 || (size_t)i > s->st.n_files || ((size_t)i == s->st.n_files && !end_ok))
+    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+  return DK_OK;
+}
+
+dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_snapshot__check_file_index(s, i, false, err));
+  dk_snapshot__fill_entry(out, s, i);
   return DK_OK;
 }
 
@@ -796,8 +567,8 @@ int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id) {
 
 size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
-void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
-                     int64_t *last_updated) {
+void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                     const dk_snapshot *s, size_t i) {
   if (i >= s->st.n_txns) {
     if (app_id) *app_id = NULL;
     if (version) *version = -1;

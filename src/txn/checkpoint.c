@@ -8,8 +8,8 @@
 ** still inside delta.deletedFileRetentionDuration (without stats and tags). Tables with
 ** delta.checkpointPolicy=v2 get a V2 checkpoint whose top-level file is JSON
 ** (`<v>.checkpoint.<uuid>.json`, delta-spark's default format) with one checkpointMetadata
-** action and the file actions inline. Classic Parquet checkpoints (and V2 sidecars) need the
-** Parquet writer, which this build does not have yet: they are DK_UNSUPPORTED.
+** action and the file actions inline; other tables a classic Parquet checkpoint written with
+** dk's Parquet writer.
 **
 ** The checkpoint file is published with put-if-absent under a new name (or the classic name),
 ** so a crash leaves no partial checkpoint; `_last_checkpoint` is written (atomically replaced)
@@ -34,25 +34,38 @@ static int64_t wall_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* One add of the checkpoint, from a file entry with its stats. */
+static dk_status put_add(dk_buf *b, const dk_file_entry *f, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
+  DK_RETURN_NOT_OK(dk_txn__put_path(b, f->path, err));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
+  DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f->partition_kv, f->n_partition_values, err));
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"modificationTime\":%lld,"
+                                  "\"dataChange\":false",
+                                  (long long)f->size, (long long)f->modification_time));
+  DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f->stats, f->tags_json, f->dv, f->has_base_row_id,
+                                           f->base_row_id, f->has_default_row_commit_version,
+                                           f->default_row_commit_version, err));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  return DK_OK;
+}
+
 static dk_status put_file_actions(dk_buf *b, dk_snapshot *s, int64_t min_tomb_ts, int64_t *n_actions,
                                   int64_t *n_adds, dk_error *err) {
-  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
-    dk_file_entry f;
-    DK_RETURN_NOT_OK(dk_snapshot_file(&f, s, i, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_path(b, f.path, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f.partition_kv, f.n_partition_values, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"modificationTime\":%lld,"
-                                    "\"dataChange\":false",
-                                    (long long)f.size, (long long)f.modification_time));
-    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f.stats, f.tags_json, f.dv, f.has_base_row_id,
-                                             f.base_row_id, f.has_default_row_commit_version,
-                                             f.default_row_commit_version, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  dk_file_iter *it; /* the stats come through an iterator (dk_snapshot_file has none) */
+  DK_RETURN_NOT_OK(dk_snapshot_files_open(&it, s, NULL, err));
+  dk_status st = DK_OK;
+  for (;;) {
+    const dk_file_entry *f;
+    st = dk_file_iter_next(&f, it, err);
+    if (st != DK_OK || !f) break;
+    st = put_add(b, f, err);
+    if (st != DK_OK) break;
     (*n_actions)++;
     (*n_adds)++;
   }
+  dk_file_iter_free(it);
+  DK_RETURN_NOT_OK(st);
   for (size_t i = 0; i < s->st.n_tombs; i++) {
     const dk__tomb *tb = &s->st.tombs[i];
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;
@@ -85,7 +98,7 @@ static dk_status put_non_file_actions(dk_buf *b, dk_snapshot *s, dk_arena *ar, i
   for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
     const char *app;
     int64_t v, lu;
-    dk_snapshot_txn(s, i, &app, &v, &lu);
+    dk_snapshot_txn(&app, &v, &lu, s, i);
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"txn\":{\"appId\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_str(b, app, err));
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"version\":%lld", (long long)v));
@@ -109,7 +122,6 @@ static dk_status put_non_file_actions(dk_buf *b, dk_snapshot *s, dk_arena *ar, i
 
 /* ---- classic Parquet checkpoints ------------------------------------------------------------ */
 
-#ifdef DK_PARQUET_WRITE_OPTIONS_VERSION
 
 #define NUL ARROW_FLAG_NULLABLE
 
@@ -318,7 +330,7 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
   for (size_t i = 0; !st && i < dk_snapshot_num_txns(s); i++) {
     const char *app;
     int64_t v, lu;
-    dk_snapshot_txn(s, i, &app, &v, &lu);
+    dk_snapshot_txn(&app, &v, &lu, s, i);
     dk_arr *c = root.children[C_TXN].children;
     st = begin_row(&root, C_TXN, err);
     if (!st) st = a_str(&c[0], app, err);
@@ -340,9 +352,13 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
   }
   dk_buf enc;
   dk__buf_init(&enc, t->alloc);
-  for (int64_t i = 0; !st && i < dk_snapshot_num_files(s); i++) {
-    dk_file_entry f;
-    st = dk_snapshot_file(&f, s, i, err);
+  dk_file_iter *it = NULL;
+  if (!st) st = dk_snapshot_files_open(&it, s, NULL, err);
+  while (!st) {
+    const dk_file_entry *fp = NULL;
+    st = dk_file_iter_next(&fp, it, err);
+    if (st || !fp) break;
+    const dk_file_entry f = *fp;
     dk_arr *c = root.children[C_ADD].children;
     dk__buf_clear(&enc);
     if (!st) st = strstr(f.path, "://") ? dk__buf_puts(&enc, f.path, err)
@@ -377,6 +393,7 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
     (*n_adds)++;
     if (!st && root.length >= 65536) st = flush_rows(w, &root, err);
   }
+  dk_file_iter_free(it);
   for (size_t i = 0; !st && i < s->st.n_tombs; i++) {
     const dk__tomb *tb = &s->st.tombs[i];
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;
@@ -409,7 +426,6 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
   return st;
 }
 
-#endif /* DK_PARQUET_WRITE_OPTIONS_VERSION */
 
 dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
                               const dk_checkpoint_options *opts, dk_error *err) {
@@ -431,16 +447,10 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
   dk_checkpoint_kind kind = opts && opts->kind ? opts->kind
                             : (v2_ok && policy && !strcmp(policy, "v2")) ? DK_CHECKPOINT_V2_JSON
                                                                          : DK_CHECKPOINT_CLASSIC;
-#ifdef DK_PARQUET_WRITE_OPTIONS_VERSION
-  int parquet_ok = kind == DK_CHECKPOINT_CLASSIC;
-#else
-  int parquet_ok = 0;
-#endif
-  if (!st && kind != DK_CHECKPOINT_V2_JSON && !parquet_ok)
+  if (!st && kind != DK_CHECKPOINT_V2_JSON && kind != DK_CHECKPOINT_CLASSIC)
     st = dk__error_set(err, DK_UNSUPPORTED,
-                       "%s: %s checkpoints need dk's Parquet writer, which this build lacks "
-                       "(V2 JSON checkpoints of v2Checkpoint tables are written)",
-                       t->root, kind == DK_CHECKPOINT_CLASSIC ? "classic Parquet" : "V2 Parquet");
+                       "%s: V2 checkpoints with Parquet sidecars are not written yet "
+                       "(V2 JSON checkpoints of v2Checkpoint tables are)", t->root);
   if (!st && kind == DK_CHECKPOINT_V2_JSON && !v2_ok)
     st = dk__error_set(err, DK_INVALID,
                        "%s: a V2 checkpoint needs the v2Checkpoint table feature", t->root);
@@ -463,7 +473,6 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
   dk__arena_init(&ar, t->alloc, 4096);
   int64_t n_actions = 0, n_adds = 0;
   char uuid[37], name[96], path[4200];
-#ifdef DK_PARQUET_WRITE_OPTIONS_VERSION
   if (kind == DK_CHECKPOINT_CLASSIC) {
     int64_t size = 0;
     snprintf(name, sizeof name, "%020lld.checkpoint.parquet", (long long)v);
@@ -486,7 +495,6 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
     }
     goto cleanup;
   }
-#endif
   DK_CHECK_GOTO(put_non_file_actions(&b, s, &ar, &n_actions, err));
   DK_CHECK_GOTO(dk__buf_printf(&b, err, "{\"checkpointMetadata\":{\"version\":%lld}}\n",
                                (long long)v));

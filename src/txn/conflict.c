@@ -27,7 +27,9 @@
 #include <stdlib.h>
 
 #include "arrow/array.h"
-#include "log/log.h"
+#include "log/commit.h"
+#include "log/replay.h"
+#include "protocol/schema.h"
 #include "txn/txn_int.h"
 
 /* ---- reading a winning commit --------------------------------------------------------------- */
@@ -227,7 +229,7 @@ dk_status dk_txn__read_winner(txn_winner *w, dk_txn *x, int64_t v, dk_arena *ar,
   sto->free_buf(sto, data);
   winner_ctx c = {.w = w, .x = x, .ar = ar, .err = err};
   size_t bad_line = 0, bad_off = 0;
-  st = dk_snapshot__scan_lines(text, len, false, ar, winner_line, &c, &bad_line, &bad_off, err);
+  st = dk_log__scan_lines(text, len, false, ar, winner_line, &c, &bad_line, &bad_off, err);
   if (!st) st = c.st;
   if (st) dk__error_prefix(err, "%s: line %zu", path, bad_line);
   return st;

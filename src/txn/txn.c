@@ -818,6 +818,24 @@ static const char *iso_name(dk_isolation i) {
 }
 
 /* The commit file for attempt version v: *ts_out = commitInfo timestamp (ICT when on). */
+/* One remove of a commit, with the removed file's extended metadata and stats. */
+static dk_status put_remove(dk_buf *b, const dk_file_entry *f, int data_change, int64_t now,
+                            dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"remove\":{\"path\":", err));
+  DK_RETURN_NOT_OK(dk_txn__put_path(b, f->path, err));
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err,
+                                  ",\"deletionTimestamp\":%lld,\"dataChange\":%s,"
+                                  "\"extendedFileMetadata\":true,\"partitionValues\":",
+                                  (long long)now, data_change ? "true" : "false"));
+  DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f->partition_kv, f->n_partition_values, err));
+  DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld", (long long)f->size));
+  DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f->stats, f->tags_json, f->dv, f->has_base_row_id,
+                                           f->base_row_id, f->has_default_row_commit_version,
+                                           f->default_row_commit_version, err));
+  DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  return DK_OK;
+}
+
 static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int64_t *ts_out,
                               dk_error *err) {
   dk__buf_clear(b);
@@ -910,22 +928,20 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"removed\":%s}}\n",
                                     x->domains[i].removed ? "true" : "false"));
   }
-  for (size_t i = 0; i < x->n_removes; i++) {
-    dk_file_entry f;
-    DK_RETURN_NOT_OK(dk_snapshot_file(&f, x->snap, x->removes[i].idx, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"remove\":{\"path\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_path(b, f.path, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err,
-                                    ",\"deletionTimestamp\":%lld,\"dataChange\":%s,"
-                                    "\"extendedFileMetadata\":true,\"partitionValues\":",
-                                    (long long)now, x->removes[i].data_change ? "true" : "false"));
-    DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f.partition_kv, f.n_partition_values, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld", (long long)f.size));
-    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f.stats, f.tags_json, f.dv, f.has_base_row_id,
-                                             f.base_row_id, f.has_default_row_commit_version,
-                                             f.default_row_commit_version, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
+  if (x->n_removes) { /* the stats come through an iterator (dk_snapshot_file has none) */
+    dk_file_iter *it;
+    DK_RETURN_NOT_OK(dk_snapshot_files_open(&it, x->snap, NULL, err));
+    dk_status st = DK_OK;
+    for (size_t i = 0; i < x->n_removes && st == DK_OK; i++) {
+      const dk_file_entry *f = NULL;
+      st = dk_file_iter_seek(it, x->removes[i].idx, err);
+      if (st == DK_OK) st = dk_file_iter_next(&f, it, err);
+      if (st == DK_OK) st = put_remove(b, f, x->removes[i].data_change, now, err);
+    }
+    dk_file_iter_free(it);
+    DK_RETURN_NOT_OK(st);
   }
+
   for (size_t i = 0; i < x->n_adds; i++) {
     const txn_add *a = &x->adds[i];
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));

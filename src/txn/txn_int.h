@@ -8,6 +8,11 @@
 
 #include "dk/txn.h"
 #include "codec/json/json.h"
+#include "log/commit.h"
+#include "log/replay.h"
+#include "log/segment.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
 #include "snapshot/snapshot_int.h"
 #include "util/util.h"
 

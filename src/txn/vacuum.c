@@ -269,6 +269,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
   dk__hmap_init(&in_old, t->alloc);
   dk_buf key;
   dk__buf_init(&key, t->alloc);
+  dk_file_iter *it = NULL; /* the re-added files keep their stats */
   if (version < 0 || version > dk_snapshot_version(latest)) {
     st = dk__error_set(err, DK_OUT_OF_RANGE,
                        "RESTORE %s: version %lld is not in the table's history (latest %lld)",
@@ -308,9 +309,11 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
       removed_bytes += f.size;
     }
   }
+  DK_CHECK_GOTO(dk_snapshot_files_open(&it, old, NULL, err));
   for (int64_t i = 0; i < no; i++) {
-    dk_file_entry f;
-    DK_CHECK_GOTO(dk_snapshot_file(&f, old, i, err));
+    const dk_file_entry *fe;
+    DK_CHECK_GOTO(dk_file_iter_next(&fe, it, err));
+    dk_file_entry f = *fe; /* stats valid until the next call on it */
     after_bytes += f.size;
     DK_CHECK_GOTO(file_key(&key, &f, err));
     if (dk__hmap_get(&in_latest, key.data, key.len)) continue;
@@ -366,6 +369,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
   st = dk_txn_commit(x, out, err);
   x = NULL;
 cleanup:
+  dk_file_iter_free(it);
   dk_txn_abort(x);
   dk__buf_dispose(&key);
   dk__hmap_dispose(&in_latest);

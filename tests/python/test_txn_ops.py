@@ -12,7 +12,9 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-import dk
+from test_py_support import import_dk
+
+dk = import_dk()  # skips under an ASan build of the binding (see test_py_support.py)
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dk/history.h"
 #include "dk/txn.h"
 #include "test.h"
 #include "util/util.h"
@@ -88,7 +89,7 @@ DK_TEST(txn__create_and_append) {
   CHECK_OK(dk_history_open(&h, t, 0, &err), &err);
   int64_t v, ts;
   const char *ci;
-  dk_history_entry(h, 0, &v, &ts, &ci);
+  dk_history_entry(&v, &ts, &ci, h, 0);
   CHECK(strstr(ci, "\"isBlindAppend\":true") != NULL);
   CHECK(strstr(ci, "\"readVersion\":1") != NULL);
   CHECK(strstr(ci, "\"engineInfo\":\"dk/") != NULL);

@@ -2,26 +2,20 @@
 ** cmd_scan.c — `dk scan TABLE [--version N | --timestamp TS] [--columns a,b] [--where EXPR]
 ** [--limit N] [--with-metadata] [--format jsonl|csv|table] [--threads N] [--batch-size N]`:
 ** reads a table (or a time-travelled version of it) through dk_scan and prints its rows in
-** the row encoding of src/arrow/print.h.
+** the row encoding of tools/cli/print.h.
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/print.h"
+#include "print.h"
 #include "codec/json/json.h"
 #include "cli.h"
 #include "dk/expr.h"
 #include "dk/parquet.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
-
-static void scan_usage(void) {
-  fprintf(stderr,
-          "usage: dk scan TABLE [--version N | --timestamp TS] [--columns a,b] [--where EXPR]\n"
-          "               [--limit N] [--with-metadata] [--format jsonl|csv|table] [--threads N]\n");
-}
 
 static int scan_fail(const dk_error *err) {
   fprintf(stderr, "dk scan: %s: %s\n", dk_status_str(err->code), err->message);
@@ -46,8 +40,9 @@ static void print_stats(const dk_scan *scan) {
           s.rows_returned);
 }
 
-/* Test path: plan splits, serialize each, read each back through dk_split_read. */
-static int print_via_splits(dk_scan *scan, int format) {
+/* Test path: plan splits, serialize each, read each back through dk_split_read; with dump_dir
+** each split's bytes are also written to DIR/split-N.bin (fuzz seeds, docs/split-format.md). */
+static int print_via_splits(dk_scan *scan, int format, const char *dump_dir) {
   dk_error err;
   dk_error_init(&err);
   if (dk_scan_plan_splits(scan, &err)) return scan_fail(&err);
@@ -56,11 +51,23 @@ static int print_via_splits(dk_scan *scan, int format) {
     uint8_t *bytes;
     size_t len;
     if (dk_scan_split_serialize(&bytes, &len, scan, i, &err)) return scan_fail(&err);
+    if (dump_dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/split-%" PRId64 ".bin", dump_dir, i);
+      FILE *f = fopen(path, "wb");
+      if (!f || fwrite(bytes, 1, len, f) != len) {
+        fprintf(stderr, "dk scan: cannot write %s\n", path);
+        if (f) fclose(f);
+        dk_free(bytes);
+        return 1;
+      }
+      fclose(f);
+    }
     struct ArrowArrayStream st;
     dk_status s = dk_split_read(&st, bytes, len, NULL, &err);
     dk_free(bytes);
     if (s) return scan_fail(&err);
-    int rc = dk_cli_print_stream(&st, format | (first ? 0 : DK_PRINT_NO_HEADER), -1, "scan", NULL);
+    int rc = dk_cli_print_stream(&st, format | (first ? 0 : CLI_PRINT_NO_HEADER), -1, "scan", NULL);
     first = 0;
     st.release(&st);
     if (rc) return rc;
@@ -72,7 +79,8 @@ static int print_via_splits(dk_scan *scan, int format) {
 int dk_cli_scan(int argc, char **argv) {
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   const char *columns = NULL, *where = NULL;
-  int format = DK_PRINT_JSONL, nrest = 0, want_stats = 0, via_splits = 0;
+  int format = CLI_PRINT_JSONL, nrest = 0, want_stats = 0, via_splits = 0;
+  const char *dump_dir = NULL;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SCAN_OPTIONS_VERSION;
@@ -94,6 +102,11 @@ int dk_cli_scan(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--via-splits")) {
       via_splits = 1;
+    } else if (!strcmp(a, "--no-page-checksums")) {
+      so.skip_page_checksums = 1;
+    } else if (!strcmp(a, "--dump-splits") && i + 1 < argc) {
+      via_splits = 1;
+      dump_dir = argv[++i];
     } else if (!strcmp(a, "--split-size") && i + 1 < argc) {
       so.split_target_bytes = atoll(argv[++i]);
     } else if (!strcmp(a, "--stats")) {
@@ -108,9 +121,9 @@ int dk_cli_scan(int argc, char **argv) {
       so.batch_size = atoll(argv[++i]);
     } else if (!strcmp(a, "--format") && i + 1 < argc) {
       const char *f = argv[++i];
-      if (!strcmp(f, "jsonl")) format = DK_PRINT_JSONL;
-      else if (!strcmp(f, "csv")) format = DK_PRINT_CSV;
-      else if (!strcmp(f, "table")) format = DK_PRINT_TABLE;
+      if (!strcmp(f, "jsonl")) format = CLI_PRINT_JSONL;
+      else if (!strcmp(f, "csv")) format = CLI_PRINT_CSV;
+      else if (!strcmp(f, "table")) format = CLI_PRINT_TABLE;
       else {
         fprintf(stderr, "dk scan: unknown format '%s'\n", f);
         free(rest);
@@ -124,9 +137,8 @@ int dk_cli_scan(int argc, char **argv) {
   dk_snapshot_options o;
   int json;
   if (dk_cli_snapshot_args(nrest, rest, &uri, &o, &json, NULL) || json) {
-    scan_usage();
     free(rest);
-    return 2;
+    return dk_cli_usage("scan");
   }
   free(rest);
   dk_table *t;
@@ -154,7 +166,8 @@ int dk_cli_scan(int argc, char **argv) {
     so.n_columns = n;
   }
   if (where && dk_expr_parse(&filter, where, &err)) {
-    rc = scan_fail(&err);
+    scan_fail(&err);
+    rc = 2; /* a malformed --where is a usage error */
     goto done;
   }
   so.filter = filter;
@@ -163,7 +176,7 @@ int dk_cli_scan(int argc, char **argv) {
     goto done;
   }
   if (via_splits) {
-    rc = print_via_splits(scan, format);
+    rc = print_via_splits(scan, format, dump_dir);
     goto done;
   }
   struct ArrowArrayStream st;
@@ -201,8 +214,7 @@ int dk_cli_files_where(int argc, char **argv) {
   int bad = dk_cli_snapshot_args(nrest, rest, &uri, &o, &json, NULL);
   free(rest);
   if (bad || !where) {
-    fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]\n");
-    return 2;
+    return dk_cli_usage("files");
   }
   dk_table *t;
   dk_snapshot *s;
@@ -218,7 +230,8 @@ int dk_cli_files_where(int argc, char **argv) {
   so.limit = -1;
   so.keep_residual = 1;
   if (dk_expr_parse(&filter, where, &err)) {
-    rc = scan_fail(&err);
+    scan_fail(&err);
+    rc = 2; /* a malformed --where is a usage error */
     goto done;
   }
   so.filter = filter;

@@ -70,9 +70,7 @@ int dk_cli_create(int argc, char **argv) {
   }
   int rc = 0;
   if (!uri || !schema) {
-    fprintf(stderr, "usage: dk create TABLE --schema \"a long, b string\" [--partition-by b,c] "
-                    "[--property k=v]... [--replace | --if-not-exists]\n");
-    rc = 2;
+    rc = dk_cli_usage("create");
     goto done;
   }
   dk_error err;
@@ -138,9 +136,7 @@ int dk_cli_vacuum(int argc, char **argv) {
     }
   }
   if (!uri) {
-    fprintf(stderr, "usage: dk vacuum TABLE [--retain-hours N] [--dry-run] "
-                    "[--no-retention-check]\n");
-    return 2;
+    return dk_cli_usage("vacuum");
   }
   dk_error err;
   dk_error_init(&err);
@@ -168,8 +164,7 @@ int dk_cli_restore(int argc, char **argv) {
     }
   }
   if (!uri || version < 0) {
-    fprintf(stderr, "usage: dk restore TABLE --version N\n");
-    return 2;
+    return dk_cli_usage("restore");
   }
   dk_error err;
   dk_error_init(&err);
@@ -198,8 +193,7 @@ int dk_cli_checkpoint(int argc, char **argv) {
     }
   }
   if (!uri) {
-    fprintf(stderr, "usage: dk checkpoint TABLE [--version N]\n");
-    return 2;
+    return dk_cli_usage("checkpoint");
   }
   dk_error err;
   dk_error_init(&err);

@@ -10,28 +10,8 @@
 #ifndef DK_PARQUET_ENCODING_H
 #define DK_PARQUET_ENCODING_H
 
+#include "codec/parquet/codec.h"
 #include "util/util.h"
-
-/* ---- codecs (CompressionCodec enum values of parquet.thrift) ---------------------------- */
-
-enum {
-  DK_PQ_CODEC_UNCOMPRESSED = 0,
-  DK_PQ_CODEC_SNAPPY = 1,
-  DK_PQ_CODEC_GZIP = 2,
-  DK_PQ_CODEC_LZO = 3,     /* unsupported */
-  DK_PQ_CODEC_BROTLI = 4,
-  DK_PQ_CODEC_LZ4 = 5,     /* Hadoop framing (and the raw-block fallback other readers accept) */
-  DK_PQ_CODEC_ZSTD = 6,
-  DK_PQ_CODEC_LZ4_RAW = 7
-};
-
-/* Decompresses src[0..src_len) into exactly dst_len bytes at dst. A stream that produces
-** fewer or more bytes than dst_len is DK_CORRUPT; LZO/unknown codecs are DK_UNSUPPORTED. */
-dk_status dk_pq__decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
-                           size_t dst_len, dk_error *err);
-
-/* Name for messages ("SNAPPY", ...). */
-const char *dk_pq__codec_name(int codec);
 
 /* ---- bit unpacking ---------------------------------------------------------------------- */
 

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libdeflate.h>
+
 #include "codec/parquet/reader.h"
 
 /* ---- file --------------------------------------------------------------------------------- */
@@ -103,10 +105,12 @@ static dk_status parse_footer(dk_parquet_file *f, dk_error *err) {
 dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
                           const dk_parquet_open_options *opts, dk_error *err) {
   *out = NULL;
+  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_OPEN_OPTIONS_VERSION, "dk_parquet_open", err);
   const dk_allocator *a = opts ? opts->alloc : NULL;
   dk_parquet_file *f = dk__calloc(a, 1, sizeof *f);
   if (!f) return dk__error_set(err, DK_NOMEM, "out of memory");
   f->alloc = a;
+  f->skip_page_crc = opts && opts->version >= 2 && opts->skip_page_checksums;
   f->refs = 1;
   f->fd = -1;
   dk__arena_init(&f->arena, a, 16384);
@@ -150,6 +154,17 @@ cleanup:
   dk__error_prefix(err, "%s", path);
   dk_parquet_file_free(f);
   return st;
+}
+
+dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,
+                                const uint8_t *body, size_t len, int64_t page_off,
+                                dk_error *err) {
+  if (!h->has_crc || f->skip_page_crc) return DK_OK;
+  if (libdeflate_crc32(0, body, len) == h->crc) return DK_OK;
+  return dk__error_set(err, DK_CORRUPT,
+                       "corrupt page at offset %lld: checksum mismatch (the CRC-32 in the page "
+                       "header does not match the page)",
+                       (long long)page_off);
 }
 
 int64_t dk_parquet_num_rows(const dk_parquet_file *f) { return f->meta.num_rows; }
@@ -224,8 +239,9 @@ dk_status dk_parquet_column_stats_get(dk_parquet_column_stats *out, const dk_par
     return dk__error_set(err, DK_INVALID, "%s: row group %d / column %d out of range", f->path,
                          row_group, column);
   const pq_column_meta *cm = &f->meta.row_groups[row_group].columns[column];
+  out->version = DK_PARQUET_COLUMN_STATS_VERSION;
   out->num_values = cm->num_values;
-  out->physical_type = cm->type;
+  out->physical_type = (dk_parquet_physical_type)cm->type;
   const pq_schema_el *el = f->leaves[column]->el;
   if (cm->type == PQ_INT64 && el->logical.kind == PQ_LT_TIMESTAMP)
     out->timestamp_unit = el->logical.unit;

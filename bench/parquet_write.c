@@ -1,0 +1,85 @@
+/*
+** parquet_write.c — benchmark driver for P5 "parquet_write" (issue #13), run by bench/run.py.
+**
+** Reads a Parquet file with dk's reader into memory (all batches, kept), then times writing
+** them with dk's writer (include/dk/parquet.h) to OUT with the given codec and threads, and
+** prints one JSON line: {"seconds": <write wall>, "cpu_seconds": <write CPU>, "rows": N,
+** "size": <bytes of OUT>}.
+**
+** usage: bench_parquet_write IN OUT [--threads N] [--codec snappy|zstd|none] [--repeat N]
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dk/parquet.h"
+#include "driver.h"
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s IN OUT [--threads N] [--codec C] [--repeat N]\n", argv[0]);
+    return 2;
+  }
+  int threads = 1, repeat = 1;
+  dk_parquet_codec codec = DK_PARQUET_SNAPPY;
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
+      const char *c = argv[++i];
+      codec = !strcmp(c, "zstd") ? DK_PARQUET_ZSTD : !strcmp(c, "none") ? DK_PARQUET_UNCOMPRESSED
+                                                                        : DK_PARQUET_SNAPPY;
+    }
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_parquet_file *f = NULL;
+  if (dk_parquet_open(&f, argv[1], NULL, &err) != DK_OK) return bench_fail(argv[0], "open", &err);
+  struct ArrowArrayStream s;
+  if (dk_parquet_read(&s, f, NULL, &err) != DK_OK) return bench_fail(argv[0], "read", &err);
+  struct ArrowSchema schema;
+  if (s.get_schema(&s, &schema) != 0) return 1;
+  size_t n = 0, cap = 256;
+  struct ArrowArray *batches = calloc(cap, sizeof *batches);
+  int64_t rows = 0;
+  for (;;) {
+    if (n == cap) batches = realloc(batches, (cap *= 2) * sizeof *batches);
+    memset(&batches[n], 0, sizeof batches[n]);
+    if (s.get_next(&s, &batches[n]) != 0) return 1;
+    if (!batches[n].release) break;
+    rows += batches[n].length;
+    n++;
+  }
+  double best = 1e30, best_cpu = 0;
+  int64_t size = 0;
+  for (int r = 0; r < repeat; r++) {
+    dk_parquet_write_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
+    o.codec = codec;
+    o.threads = threads;
+    double t0 = bench_wall(), c0 = bench_cpu();
+    dk_parquet_writer *w = NULL;
+    dk_parquet_write_result res = {DK_PARQUET_WRITE_RESULT_VERSION, 0, 0, 0};
+    if (dk_parquet_writer_open(&w, NULL, argv[2], &schema, &o, &err) != DK_OK)
+      return bench_fail(argv[0], "writer_open", &err);
+    for (size_t i = 0; i < n; i++)
+      if (dk_parquet_writer_write(w, &batches[i], &err) != DK_OK)
+        return bench_fail(argv[0], "write", &err);
+    if (dk_parquet_writer_close(w, &res, &err) != DK_OK) return bench_fail(argv[0], "close", &err);
+    dk_parquet_writer_free(w);
+    double dt = bench_wall() - t0, dc = bench_cpu() - c0;
+    if (dt < best) best = dt, best_cpu = dc;
+    size = res.file_size;
+  }
+  printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": %lld, \"size\": %lld}\n", best,
+         best_cpu, (long long)rows, (long long)size);
+  unlink(argv[2]);
+  for (size_t i = 0; i < n; i++) batches[i].release(&batches[i]);
+  free(batches);
+  schema.release(&schema);
+  s.release(&s);
+  dk_parquet_file_free(f);
+  return 0;
+}

@@ -1,0 +1,39 @@
+/**
+ * @file dk/table.h
+ * @brief Delta tables: a table root, the storage used to reach it, and its options.
+ *
+ * A ::dk_table names a table root and the storage used to reach it; snapshots
+ * (dk/snapshot.h) and history (dk/history.h) are read from it. A table may be used from
+ * several threads at once; it lives until dk_table_free and the last snapshot of it is freed.
+ */
+#ifndef DK_TABLE_H
+#define DK_TABLE_H
+
+#include "dk/common.h"
+#include "dk/sys/storage.h"
+
+DK_BEGIN_DECL
+
+typedef struct dk_table dk_table;
+
+#define DK_TABLE_OPTIONS_VERSION 1
+typedef struct dk_table_options {
+  unsigned version;          /**< DK_TABLE_OPTIONS_VERSION */
+  const dk_allocator *alloc; /**< NULL = libc */
+  dk_storage *storage;       /**< NULL = a local-filesystem backend owned by the table;
+                                  otherwise borrowed and must outlive the table */
+  int threads;               /**< threads replaying the log (reading commit files, decoding a
+                                  checkpoint beside applying it); 0 = automatic, 1 = none */
+} dk_table_options;
+
+/** Opens a table by root path or `file://` URI. No I/O beyond a check that the root exists.
+ *  @return DK_OK, DK_INVALID (bad URI), DK_NOT_FOUND, DK_NOMEM. */
+DK_API DK_WARN_UNUSED dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
+                               dk_error *err);
+DK_API void dk_table_free(dk_table *t);
+/** The table root as a path without trailing slash. */
+DK_API const char *dk_table_root(const dk_table *t);
+
+DK_END_DECL
+
+#endif /* DK_TABLE_H */
