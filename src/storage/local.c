@@ -20,7 +20,10 @@
 ** no directories), so a new table's _delta_log needs no separate mkdir.
 ** Temp files are named ".<name>.<pid>-<n>.tmp" and created with O_EXCL and mode 0666 & ~umask.
 ** Errors name the operation, the path and the errno text; ENOENT is DK_NOT_FOUND.
+** Beside the vtable, local.h: dk_storage__local_realpath for table roots.
 */
+#include "storage/local.h"
+
 #include "dk/sys/storage.h"
 
 #include <dirent.h>
@@ -593,4 +596,12 @@ dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc, dk_e
   s->unmap = local_unmap;
   *out = s;
   return DK_OK;
+}
+
+char *dk_storage__local_realpath(const char *path, const dk_allocator *a) {
+  char *r = realpath(path, NULL);
+  if (!r) return NULL;
+  char *copy = dk__strdup(a, r);
+  free(r);
+  return copy;
 }
