@@ -1,7 +1,14 @@
 /*
-** scan_int.h — library-internal pieces of the scan module (not API): Arrow array surgery
-** used while reading (row selection, casts for type widening, all-null columns, mapping a
-** file's physical columns onto the table's logical schema).
+** scan_int.h — library-internal pieces of the scan module (not API), shared by its files:
+**   plan.c        options, columns, schemas, filter binding (dk_scan_new)
+**   select.c      partition pruning, stats skipping, LIMIT: the file list
+**   file_reader.c one task (a file or a byte range of it) read into output batches
+**   rowgroup.c    row-group and page-range selection inside a file
+**   stream.c      single and multi-threaded ArrowArrayStream of a whole scan
+**   split.c       split planning, the split wire format, reading a split
+**   arrays.c      Arrow array surgery used while reading (row selection, casts for type
+**                 widening, all-null columns, mapping a file's physical columns onto the
+**                 table's logical schema)
 */
 #ifndef DK_SCAN_INT_H
 #define DK_SCAN_INT_H
@@ -9,7 +16,162 @@
 #include "arrow/array.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/parquet.h"
+#include "dk/sys/storage.h"
+#include "dv/dv.h"
+#include "util/util.h"
 
+typedef struct scan_col {
+  const dk_field *field; /* logical field of the table schema (or a pruned copy): what is read */
+  const dk_field *out_field; /* output field when narrower than `field` (a nested projection
+                              * whose filter reads more of the struct), else NULL */
+  int is_partition;
+  int pruned;            /* field is a pruned copy (nested projection) */
+  const char **fpaths;   /* nested paths the filter added (relative to the column; arena) */
+  size_t n_fpaths;
+} scan_col;
+
+/* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
+typedef struct scan_plan {
+  const dk_allocator *alloc;
+  char *root;                 /* table root path */
+  dk_column_mapping_mode mode;
+  size_t n_cols;              /* columns read: the n_out output ones, then filter-only ones */
+  size_t n_out;
+  scan_col *cols;
+  struct ArrowSchema out_schema;  /* "+s": cols[0..n_out), [_metadata] */
+  struct ArrowSchema read_schema; /* "+s": cols[0..n_cols) (the residual is bound to it) */
+  dk_expr *residual;              /* unbound conjuncts not decided by partition values */
+  dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
+  unsigned meta;
+  int64_t limit;
+  int64_t batch_size;
+  const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
+  const char *row_cv_col;     /* materialised row-commit-version column or NULL */
+  dk_arena ar;                /* pruned field types, copies of names */
+  int64_t n_req;              /* requested column names (-1: all columns) */
+  const char **req;
+  size_t n_pcols;             /* the table's partition columns */
+  const char **pcols;
+} scan_plan;
+
+/* One file to read (or a byte range of it). */
+typedef struct scan_task {
+  const char *path;           /* as in the log (relative or absolute URI) */
+  int64_t size, mtime;
+  const char *const *pvals;   /* one text per partition output column (NULL = null) */
+  const dk_dv_descriptor *dv; /* NULL: none */
+  int has_base_row_id;
+  int64_t base_row_id;
+  int has_default_rcv;
+  int64_t default_rcv;
+  int64_t range_start, range_end; /* range_end == 0: the whole file */
+} scan_task;
+
+struct dk_scan {
+  int refs; /* atomic: the handle plus one per open stream */
+  const dk_allocator *alloc;
+  dk_snapshot *snap;
+  scan_plan plan;
+  int64_t n_files;
+  int64_t *files;   /* indices into the snapshot's active files */
+  const char **pvals; /* n_files * n_partition_out texts */
+  size_t n_part_out;
+  int64_t n_pruned;
+  int64_t *pruned;    /* 2 per pruned file: snapshot index, dk_prune_reason */
+  int64_t n_pieces, n_splits;
+  int64_t *pieces;    /* 3 per piece: index into files, range start, range end */
+  int64_t *splits;    /* 2 per split: first piece, number of pieces */
+  int64_t split_target, open_cost;
+  int threads;
+  dk_scan_stats stats;
+  dk_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
+};
+
+/* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
+** and files in flight). */
+#define SCAN_POOL_CACHE ((size_t)32 << 20)
+
+static inline void dk_scan__stat_add(int64_t *p, int64_t v) {
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* ---- plan (plan.c) -------------------------------------------------------------------------- */
+
+void dk_scan__plan_dispose(scan_plan *p);
+/* Builds out_schema and read_schema from the plan's columns. */
+dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err);
+int dk_scan__is_partition_col(const scan_plan *p, const char *name);
+/* Resolves the requested columns (names or dotted nested paths; n < 0: every column, data
+** columns then partition columns) into plan->cols, remembering the request for splits. */
+dk_status dk_scan__plan_add_columns(scan_plan *p, const dk_type *schema, const char *const *names,
+                                    int64_t n, dk_error *err);
+/* Appends (as filter-only columns) the top-level columns the filter reads that the output
+** lacks; widens nested projections whose filter reads fields they drop (add = 0: only that,
+** for a plan rebuilt from a split, whose filter-only columns are already listed). */
+dk_status dk_scan__add_filter_columns(scan_plan *p, const dk_expr *e, const dk_type *schema,
+                                      int add, dk_error *err);
+
+/* ---- file selection (select.c) -------------------------------------------------------------- */
+
+/* numRecords of a stats JSON text, or -1. */
+int64_t dk_scan__num_records(const char *stats);
+/* Fills s->files / pvals / pruned and the selection statistics: pbound (over pschema, the
+** partition columns) prunes, bound_full (over the whole logical schema) skips by stats,
+** limit (< 0: none) stops once enough rows are known to be selected. */
+dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *pbound,
+                          const struct ArrowSchema *pschema, int64_t limit, dk_error *err);
+
+/* ---- reading one file (file_reader.c) ------------------------------------------------------- */
+
+typedef struct file_reader {
+  const scan_plan *plan;
+  dk_scan_stats *stats;  /* may be NULL */
+  dk_storage *sto;
+  const scan_task *task;
+  char *full_path;       /* local path */
+  char *uri;             /* file:// URI for _metadata.file_path */
+  dk_parquet_file *pf;
+  dk_dv *dv;
+  int n_rg, rg;          /* row groups; next one to open */
+  int64_t rg_first_row;  /* row index of the current row group's first row */
+  int64_t next_row;      /* row index of the next batch's first row */
+  int64_t rg_end_row;    /* row index after the current row group */
+  int64_t want;          /* rows still wanted by a LIMIT when the row group opens (-1: all) */
+  struct ArrowArrayStream stream; /* current row group's stream */
+  int has_stream;
+  int in_rg;             /* a row group is open (with or without a stream) */
+  struct ArrowSchema read_schema; /* schema of the stream's batches */
+  int64_t *col_src;      /* per output data column: child of the batch, or -1 */
+  int64_t row_id_src, row_cv_src; /* children holding materialised row tracking, or -1 */
+  dk_scalar *pscalars;   /* partition values, per partition output column */
+  int64_t *idx;          /* selection scratch */
+  uint8_t *keep, *mask;
+  int64_t scratch_cap;
+  int64_t *ranges;       /* page skipping: row ranges of row group range_rg still to read */
+  int n_ranges, range_pos, range_rg;
+} file_reader;
+
+dk_status dk_scan__file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                                    dk_storage *sto, const scan_task *t, dk_error *err);
+/* Produces the next non-empty output batch of the file; out->release == NULL at its end.
+** *remaining: rows still wanted (< 0: no limit); decremented. */
+dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
+                                    dk_error *err);
+void dk_scan__file_reader_close(file_reader *r);
+
+/* ---- row groups and pages (rowgroup.c) ------------------------------------------------------ */
+
+/* Row-group skipping: the residual filter evaluated over the row group's Parquet column
+** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
+bool dk_scan__rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs);
+/* Row ranges of row group rg still to read after page skipping (see rowgroup.c); *n_out is -1
+** when nothing can be skipped, else out[0..2 * *n_out) are [start, end) pairs. */
+dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
+                               const struct ArrowSchema *fs, const char *const *names, size_t nn,
+                               int64_t **out, int *n_out, int64_t *pages_skipped, dk_error *err);
+
+/* ---- Arrow array surgery (arrays.c) --------------------------------------------------------- */
 /* An all-null array of n rows of the type described by `schema` (nested types included). */
 dk_status dk_scan__null_array(struct ArrowArray *out, const struct ArrowSchema *schema, int64_t n,
                               const dk_allocator *alloc, dk_error *err);

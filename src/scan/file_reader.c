@@ -1,0 +1,680 @@
+/*
+** file_reader.c — reads one scan task (one data file, or the row groups starting inside a
+** byte range of it) into batches of the scan's output schema: the file's physical columns
+** mapped onto the logical schema (PROTOCOL.md "Column Mapping"), missing columns as nulls,
+** widened types ("Type Widening"), partition columns materialised from partitionValues
+** ("Partition Value Serialization"), the deletion vector applied ("Deletion Vectors"), the
+** residual filter, `_metadata` and row tracking ("Row Tracking"), LIMIT. Which row groups
+** and row ranges are read is decided by rowgroup.c.
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "scan/scan_int.h"
+
+void dk_scan__file_reader_close(file_reader *r) {
+  const dk_allocator *a = r->plan->alloc;
+  if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
+  r->has_stream = 0;
+  dk__schema_release(&r->read_schema);
+  dk_parquet_file_free(r->pf);
+  dk_dv__free(r->dv);
+  dk__free(a, r->full_path);
+  dk__free(a, r->uri);
+  dk__free(a, r->col_src);
+  dk__free(a, r->pscalars);
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  dk__free(a, r->mask);
+  dk__free(a, r->ranges);
+  memset(r, 0, sizeof *r);
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* Resolves a log path against the root: absolute URIs (file:/x, file:///x) become local paths
+** (percent-decoded); relative paths are already decoded by the log reader. */
+static dk_status resolve_path(char **out, const char *root, const char *path,
+                              const dk_allocator *a, dk_error *err) {
+  dk_buf b;
+  dk__buf_init(&b, a);
+  dk_status st = DK_OK;
+  if (!strncmp(path, "file:", 5)) {
+    const char *p = path + 5;
+    if (!strncmp(p, "//localhost/", 12)) p += 11;
+    else if (!strncmp(p, "///", 3)) p += 2;
+    for (; *p && !st; p++) {
+      if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
+        st = dk__buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
+        p += 2;
+      } else {
+        st = dk__buf_putc(&b, *p, err);
+      }
+    }
+  } else if (path[0] == '/') {
+    st = dk__buf_puts(&b, path, err);
+  } else if (strstr(path, "://")) {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: data file '%s' is not on the local file system",
+                       path);
+  } else {
+    st = dk__buf_printf(&b, err, "%s/%s", root, path);
+  }
+  if (!st) st = dk__buf_putc(&b, 0, err);
+  if (st) {
+    dk__buf_dispose(&b);
+    return st;
+  }
+  *out = dk__strdup(a, (const char *)b.data);
+  dk__buf_dispose(&b);
+  DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+  return DK_OK;
+}
+
+dk_status dk_scan__file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                                    dk_storage *sto, const scan_task *t, dk_error *err) {
+  memset(r, 0, sizeof *r);
+  r->plan = plan;
+  r->stats = stats;
+  r->sto = sto;
+  r->task = t;
+  const dk_allocator *a = plan->alloc;
+  r->row_id_src = r->row_cv_src = -1;
+  DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
+  if (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME)) {
+    dk_buf b;
+    dk__buf_init(&b, a);
+    /* file URI, percent-encoding what is not unreserved or '/' (RFC 3986) */
+    dk_status st = dk__buf_puts(&b, "file://", err);
+    for (const unsigned char *q = (const unsigned char *)r->full_path; !st && *q; q++) {
+      unsigned char ch = *q;
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          strchr("-._~/!$&'()*+,;=:@", ch))
+        st = dk__buf_putc(&b, (char)ch, err);
+      else
+        st = dk__buf_printf(&b, err, "%%%02X", ch);
+    }
+    if (!st) st = dk__buf_putc(&b, 0, err);
+    if (!st) r->uri = dk__strdup(a, (const char *)b.data);
+    dk__buf_dispose(&b);
+    DK_RETURN_NOT_OK(st);
+    DK_RETURN_IF(!r->uri, DK_NOMEM, err, "out of memory (scan)");
+  }
+  dk_parquet_open_options po;
+  memset(&po, 0, sizeof po);
+  po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
+  po.alloc = a;
+  po.file_size = t->size > 0 ? t->size : 0;
+  DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
+  r->n_rg = dk_parquet_num_row_groups(r->pf);
+  if (t->dv) {
+    dk_dv_desc d;
+    int64_t off = t->dv->offset;
+    const char *pth = t->dv->path_or_inline_dv;
+    char stype = t->dv->storage_type;
+    DK_RETURN_NOT_OK(dk_dv__descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
+                                           off >= 0 ? &off : NULL, t->dv->size_in_bytes,
+                                           t->dv->cardinality, err));
+    DK_RETURN_NOT_OK(dk_dv__load(&r->dv, sto, plan->root, &d, a, err));
+  }
+  size_t np = 0;
+  for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;
+  r->pscalars = dk__calloc(a, np ? np : 1, sizeof *r->pscalars);
+  r->col_src = dk__calloc(a, plan->n_cols ? plan->n_cols : 1, sizeof *r->col_src);
+  DK_RETURN_IF(!r->pscalars || !r->col_src, DK_NOMEM, err, "out of memory (scan)");
+  for (size_t c = 0, k = 0; c < plan->n_cols; c++) {
+    r->col_src[c] = -1;
+    if (!plan->cols[c].is_partition) continue;
+    dk_status st = dk_partition_value_parse(&r->pscalars[k], plan->cols[c].field->type,
+                                            t->pvals ? t->pvals[k] : NULL, err);
+    if (st) {
+      dk__error_prefix(err, "%s: partition column '%s'", t->path, plan->cols[c].field->name);
+      return st;
+    }
+    k++;
+  }
+  return DK_OK;
+}
+
+typedef struct path_list {
+  const char **v;
+  size_t n, cap;
+} path_list;
+
+static dk_status path_push(path_list *l, const char *p, const dk_allocator *a, dk_error *err) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? 2 * l->cap : 16;
+    const char **nv = dk__realloc(a, (void *)l->v, nc * sizeof *nv);
+    DK_RETURN_IF(!nv, DK_NOMEM, err, "out of memory (scan)");
+    l->v = nv;
+    l->cap = nc;
+  }
+  l->v[l->n++] = p;
+  return DK_OK;
+}
+
+/* Dotted physical paths of the file's columns that a pruned struct type needs (nested
+** projection pushed into the Parquet reader). */
+static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSchema *fs,
+                                const dk_type *t, dk_column_mapping_mode mode, const char *prefix,
+                                const dk_allocator *a, dk_error *err) {
+  for (size_t i = 0; i < t->n_fields; i++) {
+    int64_t j = dk_scan__find_child(fs, &t->fields[i], mode);
+    if (j < 0) continue;
+    size_t pl = strlen(prefix), cl = strlen(fs->children[j]->name);
+    char *path = dk__arena_alloc(ar, pl + cl + 2, err);
+    if (!path) return DK_NOMEM;
+    memcpy(path, prefix, pl);
+    path[pl] = '.';
+    memcpy(path + pl + 1, fs->children[j]->name, cl + 1);
+    if (t->fields[i].type->id == DK_TYPE_STRUCT && !strcmp(fs->children[j]->format, "+s")) {
+      size_t before = l->n;
+      DK_RETURN_NOT_OK(add_leaf_paths(l, ar, fs->children[j], t->fields[i].type, mode, path, a, err));
+      if (l->n > before) continue;
+    }
+    DK_RETURN_NOT_OK(path_push(l, path, a, err));
+  }
+  return DK_OK;
+}
+
+/* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
+static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  *done = 0;
+  for (;;) {
+    if (r->has_stream) {
+      r->stream.release(&r->stream);
+      r->has_stream = 0;
+    }
+    int rg, is_range = 0;
+    int64_t rs = 0, re = 0;
+    dk_parquet_row_group_info info;
+    struct ArrowSchema fs;
+    if (r->range_pos < r->n_ranges) {
+      /* the next row range left by page skipping */
+      rg = r->range_rg;
+      rs = r->ranges[2 * r->range_pos];
+      re = r->ranges[2 * r->range_pos + 1];
+      r->range_pos++;
+      is_range = 1;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      r->rg_first_row = info.first_row;
+      r->next_row = info.first_row + rs;
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+    } else {
+      if (r->rg >= r->n_rg) {
+        *done = 1;
+        return DK_OK;
+      }
+      rg = r->rg++;
+      DK_RETURN_NOT_OK(dk_parquet_row_group(&info, r->pf, rg, err));
+      if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+      if (r->stats) dk_scan__stat_add(&r->stats->row_groups_total, 1);
+      r->rg_first_row = r->next_row = info.first_row;
+      if (info.num_rows == 0) continue;
+      if (r->dv && dk_dv__range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                       (uint64_t)info.num_rows) {
+        continue;
+      }
+      /* columns to read: those of the file that the output needs */
+      DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
+      if (plan->residual_bound && dk_scan__rg_can_skip(r, rg, info.num_rows, &fs)) {
+        if (r->stats) dk_scan__stat_add(&r->stats->row_groups_skipped, 1);
+        dk__schema_release(&fs);
+        continue;
+      }
+    }
+    path_list pl = {NULL, 0, 0};
+    dk_arena par;
+    dk__arena_init(&par, plan->alloc, 0);
+    const char **names = NULL;
+    size_t nn = 0, ntop = 0;
+    dk_status pst = DK_OK;
+    for (size_t c = 0; pst == DK_OK && c < plan->n_cols; c++) {
+      r->col_src[c] = -1;
+      if (plan->cols[c].is_partition) continue;
+      int64_t j = dk_scan__find_child(&fs, plan->cols[c].field, plan->mode);
+      if (j < 0) continue;
+      size_t before = pl.n;
+      if (plan->cols[c].pruned && !strcmp(fs.children[j]->format, "+s"))
+        pst = add_leaf_paths(&pl, &par, fs.children[j], plan->cols[c].field->type, plan->mode,
+                             fs.children[j]->name, plan->alloc, err);
+      if (!pst && pl.n == before) pst = path_push(&pl, fs.children[j]->name, plan->alloc, err);
+      r->col_src[c] = (int64_t)ntop++;
+    }
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err); /* room for row tracking */
+    if (!pst) pst = path_push(&pl, NULL, plan->alloc, err);
+    if (pst) {
+      dk__free(plan->alloc, pl.v);
+      dk__arena_dispose(&par);
+      dk__schema_release(&fs);
+      return pst;
+    }
+    names = pl.v;
+    nn = pl.n - 2;
+    r->row_id_src = r->row_cv_src = -1;
+    if ((plan->meta & DK_META_ROW_ID) && plan->row_id_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_id_col)) {
+          r->row_id_src = (int64_t)ntop++;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    if ((plan->meta & DK_META_ROW_COMMIT_VERSION) && plan->row_cv_col) {
+      for (int64_t j = 0; j < fs.n_children; j++)
+        if (!strcmp(fs.children[j]->name, plan->row_cv_col)) {
+          r->row_cv_src = (int64_t)ntop++;
+          names[nn++] = fs.children[j]->name;
+        }
+    }
+    if (!is_range && plan->residual_bound && nn > 0) {
+      int64_t *rr = NULL, pskip = 0;
+      int nr = -1;
+      dk_status rst = dk_scan__page_ranges(r, rg, info.num_rows, &fs, names, nn, &rr, &nr, &pskip, err);
+      if (rst || nr >= 0) {
+        dk__free(plan->alloc, names);
+        dk__arena_dispose(&par);
+        dk__schema_release(&fs);
+        DK_RETURN_NOT_OK(rst);
+        if (r->stats) dk_scan__stat_add(&r->stats->pages_skipped, pskip);
+        dk__free(plan->alloc, r->ranges);
+        r->ranges = rr;
+        r->n_ranges = nr;
+        r->range_pos = 0;
+        r->range_rg = rg;
+        continue; /* open the first range left (none: every row was skipped) */
+      }
+    }
+    dk_parquet_read_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+    if (is_range) {
+      ro.row_start = rs;
+      ro.row_end = re;
+    }
+    ro.columns = names;
+    ro.n_columns = nn;
+    ro.row_groups = &rg;
+    ro.n_row_groups = 1;
+    ro.batch_size = plan->batch_size;
+    if (r->want > 0 && !r->dv && !plan->residual_bound) ro.batch_size = DK_MIN(ro.batch_size, r->want);
+    dk_status st = DK_OK;
+    if (nn == 0) {
+      /* nothing to decode: rows only */
+      st = DK_OK;
+    } else {
+      st = dk_parquet_read(&r->stream, r->pf, &ro, err);
+      if (!st) r->has_stream = 1;
+    }
+    dk__free(plan->alloc, names);
+    dk__arena_dispose(&par);
+    dk__schema_release(&fs);
+    DK_RETURN_NOT_OK(st);
+    if (!r->has_stream) {
+      /* no file columns needed: emit the row group's rows as one batch per batch_size */
+      r->has_stream = 0;
+    } else if (!r->read_schema.release) {
+      int rc = r->stream.get_schema(&r->stream, &r->read_schema);
+      if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
+                                   r->stream.get_last_error(&r->stream));
+    }
+    r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
+    r->in_rg = 1;
+    return DK_OK;
+  }
+}
+
+/* A constant array of m copies of a partition value. */
+static dk_status constant_array(struct ArrowArray *out, const struct ArrowSchema *s,
+                                const dk_scalar *v, int64_t m, const dk_allocator *a,
+                                dk_error *err) {
+  if (v->is_null) return dk_scan__null_array(out, s, m, a, err);
+  dk_arr b;
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&b, s, a, err));
+  dk_status st = dk__arr_reserve(&b, m, err);
+  uint8_t val[16];
+  int w = dk__atype_width(&b.type);
+  memset(val, 0, sizeof val);
+  switch (v->type) {
+    case DK_TYPE_DECIMAL:
+      memcpy(val, &v->dec_lo, 8);
+      memcpy(val + 8, &v->dec_hi, 8);
+      break;
+    case DK_TYPE_FLOAT: {
+      float f = (float)v->f64;
+      memcpy(val, &f, 4);
+      break;
+    }
+    case DK_TYPE_DOUBLE: memcpy(val, &v->f64, 8); break;
+    default: {
+      int64_t x = v->i64; /* integers, date, timestamps: little-endian truncation */
+      memcpy(val, &x, 8);
+      if (w == 1) { int8_t y = (int8_t)x; memcpy(val, &y, 1); }
+      else if (w == 2) { int16_t y = (int16_t)x; memcpy(val, &y, 2); }
+      else if (w == 4) { int32_t y = (int32_t)x; memcpy(val, &y, 4); }
+    }
+  }
+  if (st) {
+    /* fall through to cleanup */
+  } else if (v->type == DK_TYPE_STRING || v->type == DK_TYPE_BINARY) {
+    int64_t len = (int64_t)v->len;
+    if (len * m > INT32_MAX) {
+      st = dk__error_set(err, DK_UNSUPPORTED, "scan: partition value too long for one batch");
+    } else {
+      st = dk__abuf_reserve(&b.data, a, len * m, err);
+      int32_t *o = (int32_t *)(b.values.data + b.values.len);
+      for (int64_t k = 0; !st && k < m; k++) {
+        if (len) memcpy(b.data.data + b.data.len, v->str, (size_t)len);
+        b.data.len += len;
+        o[k] = (int32_t)b.data.len;
+      }
+      if (!st) {
+        b.values.len += 4 * m;
+        dk__arr_advance(&b, m, 0);
+      }
+    }
+  } else if (v->type == DK_TYPE_BOOLEAN) {
+    if (v->i64) memset(b.values.data, 0xff, (size_t)((m + 7) / 8));
+    b.values.len = (m + 7) / 8;
+    dk__arr_advance(&b, m, 0);
+  } else if (w > 0) {
+    for (int64_t k = 0; k < m; k++) memcpy(b.values.data + (int64_t)w * k, val, (size_t)w);
+    b.values.len = (int64_t)w * m;
+    dk__arr_advance(&b, m, 0);
+  } else {
+    st = dk__error_set(err, DK_UNSUPPORTED, "scan: cannot materialise partition type %d",
+                       (int)v->type);
+  }
+  if (!st) st = dk__arr_finish(&b, out, err);
+  dk__arr_reset(&b);
+  return st;
+}
+
+/* Reads row `pos` of an int64-like column (any integer width); *valid = 0 for nulls. */
+static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *s, int64_t pos,
+                          int *valid) {
+  int64_t p = c->offset + pos;
+  if (c->null_count != 0 && c->buffers[0] && !dk__bit_get(c->buffers[0], p)) {
+    *valid = 0;
+    return 0;
+  }
+  *valid = 1;
+  switch (s->format[0]) {
+    case 'c': return ((const int8_t *)c->buffers[1])[p];
+    case 's': return ((const int16_t *)c->buffers[1])[p];
+    case 'i': return ((const int32_t *)c->buffers[1])[p];
+    default: return ((const int64_t *)c->buffers[1])[p];
+  }
+}
+
+/* The _metadata struct for m output rows; rows[k] = physical row index in the file of row k,
+** pos[k] = its position in the decoded batch b. */
+static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const struct ArrowArray *b,
+                                const int64_t *rows, const int64_t *pos, int64_t m,
+                                dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const scan_task *t = r->task;
+  const dk_allocator *a = plan->alloc;
+  const struct ArrowSchema *ms = plan->out_schema.children[plan->n_out];
+  dk_arr sb;
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&sb, ms, a, err));
+  dk_status st = DK_OK;
+  int k = 0;
+  const char *fname = r->uri ? strrchr(r->uri, '/') : NULL; /* last segment of the URI */
+  fname = fname ? fname + 1 : t->path;
+  for (int bit = 0; st == DK_OK && bit < 9; bit++) {
+    if (!((plan->meta >> bit) & 1)) continue;
+    dk_arr *c = &sb.children[k++];
+    st = dk__arr_reserve(c, m, err);
+    for (int64_t i = 0; st == DK_OK && i < m; i++) {
+      int valid = 0;
+      int64_t v = 0;
+      switch (1u << bit) {
+        case DK_META_FILE_PATH: st = dk__arr_append_bytes(c, r->uri, (int64_t)strlen(r->uri), err); continue;
+        case DK_META_FILE_NAME: st = dk__arr_append_bytes(c, fname, (int64_t)strlen(fname), err); continue;
+        case DK_META_FILE_SIZE: v = t->size; break;
+        case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
+        case DK_META_FILE_BLOCK_LENGTH:
+          v = t->range_end > 0 ? DK_MIN(t->range_end, t->size) - t->range_start : t->size;
+          break;
+        case DK_META_FILE_MODIFICATION_TIME: v = t->mtime * 1000; break;
+        case DK_META_ROW_INDEX: v = rows[i]; break;
+        case DK_META_ROW_ID:
+          if (r->row_id_src >= 0)
+            v = column_int(b->children[r->row_id_src], r->read_schema.children[r->row_id_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_base_row_id) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no baseRowId", t->path);
+              continue;
+            }
+            v = t->base_row_id + rows[i];
+          }
+          break;
+        default: /* DK_META_ROW_COMMIT_VERSION */
+          if (r->row_cv_src >= 0)
+            v = column_int(b->children[r->row_cv_src], r->read_schema.children[r->row_cv_src],
+                           b->offset + pos[i], &valid);
+          if (!valid) {
+            if (!t->has_default_rcv) {
+              st = dk__error_set(err, DK_CORRUPT, "%s: row tracking is enabled but the file has "
+                                 "no defaultRowCommitVersion", t->path);
+              continue;
+            }
+            v = t->default_rcv;
+          }
+          break;
+      }
+      st = dk__arr_append_int(c, v, err);
+    }
+  }
+  if (!st) {
+    dk__arr_advance(&sb, m, 0);
+    st = dk__arr_finish(&sb, out, err);
+  }
+  dk__arr_reset(&sb);
+  return st;
+}
+
+static void noop_release(struct ArrowArray *a) { a->release = NULL; }
+
+static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
+  if (n <= r->scratch_cap) return DK_OK;
+  const dk_allocator *a = r->plan->alloc;
+  dk__free(a, r->idx);
+  dk__free(a, r->keep);
+  dk__free(a, r->mask);
+  r->idx = dk__malloc(a, (size_t)n * sizeof *r->idx);
+  r->keep = dk__malloc(a, (size_t)n);
+  r->mask = dk__malloc(a, (size_t)n);
+  r->scratch_cap = r->idx && r->keep && r->mask ? n : 0;
+  DK_RETURN_IF(!r->scratch_cap, DK_NOMEM, err, "out of memory (scan selection)");
+  return DK_OK;
+}
+
+/* Produces the next non-empty output batch of the file; out->release == NULL at its end.
+** *remaining: rows still wanted (< 0: no limit); decremented. */
+dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
+                                    dk_error *err) {
+  const scan_plan *plan = r->plan;
+  const dk_allocator *a = plan->alloc;
+  out->release = NULL;
+  for (;;) {
+    if (*remaining == 0) return DK_OK;
+    if (!r->in_rg) {
+      int done;
+      r->want = *remaining;
+      DK_RETURN_NOT_OK(open_next_rg(r, &done, err));
+      if (done) return DK_OK;
+    }
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    int64_t n;
+    if (r->has_stream) {
+      int rc = r->stream.get_next(&r->stream, &b);
+      if (rc) {
+        const char *m = r->stream.get_last_error(&r->stream);
+        return dk__error_set(err, rc == ENOMEM ? DK_NOMEM : DK_CORRUPT, "%s", m ? m : "read error");
+      }
+      if (!b.release) {
+        r->in_rg = 0;
+        continue;
+      }
+      n = b.length;
+    } else {
+      n = DK_MIN(plan->batch_size, r->rg_end_row - r->next_row);
+      if (n <= 0) {
+        r->in_rg = 0;
+        continue;
+      }
+    }
+    int64_t first = r->next_row;
+    r->next_row += n;
+    if (r->stats) dk_scan__stat_add(&r->stats->rows_decoded, n);
+    dk_status st = ensure_scratch(r, n, err);
+    if (st) {
+      dk__array_release(&b);
+      return st;
+    }
+    /* every column the batch needs, n rows each (partition and missing columns only when
+    ** the residual filter reads them; otherwise they are built after selection) */
+    const int64_t nc = (int64_t)plan->n_cols;
+    const int64_t nch = (int64_t)plan->n_out + (plan->meta ? 1 : 0);
+    struct ArrowArray *full = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *full);
+    struct ArrowArray *ch = dk__calloc(a, (size_t)(nch ? nch : 1), sizeof *ch);
+    if (!full || !ch) {
+      dk__free(a, full);
+      dk__free(a, ch);
+      dk__array_release(&b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    }
+    const int filtering = plan->residual_bound != NULL;
+    for (int64_t c = 0, pk = 0; st == DK_OK && c < nc; c++) {
+      const struct ArrowSchema *ts = plan->read_schema.children[c];
+      if (plan->cols[c].is_partition) {
+        if (filtering) st = constant_array(&full[c], ts, &r->pscalars[pk], n, a, err);
+        pk++;
+        continue;
+      }
+      int64_t j = r->col_src[c];
+      if (j < 0) {
+        if (filtering) st = dk_scan__null_array(&full[c], ts, n, a, err);
+        continue;
+      }
+      struct ArrowArray src;
+      dk__array_move(b.children[j], &src);
+      st = dk_scan__conform(&full[c], plan->cols[c].field->type, ts, plan->mode,
+                            r->read_schema.children[j], &src, a, err);
+    }
+    /* selection: deletion vector, then the residual filter */
+    int have_keep = 0;
+    if (st == DK_OK && r->dv && dk_dv__range_cardinality(r->dv, first, n) > 0) {
+      memset(r->keep, 1, (size_t)n);
+      uint64_t del = dk_dv__fill_selection(r->dv, first, n, r->keep);
+      if (r->stats) dk_scan__stat_add(&r->stats->rows_deleted, (int64_t)del);
+      have_keep = 1;
+    }
+    if (st == DK_OK && filtering) {
+      struct ArrowArray **ptrs = dk__calloc(a, (size_t)(nc ? nc : 1), sizeof *ptrs);
+      if (!ptrs) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t c = 0; ptrs && c < nc; c++) ptrs[c] = &full[c];
+      struct ArrowArray view;
+      memset(&view, 0, sizeof view);
+      const void *vb[1] = {NULL};
+      view.length = n;
+      view.n_buffers = 1;
+      view.buffers = vb;
+      view.n_children = nc;
+      view.children = ptrs;
+      view.release = noop_release;
+      int64_t sel = 0;
+      if (!st)
+        st = dk_expr_eval_filter(r->mask, &sel, plan->residual_bound, &plan->read_schema, &view,
+                                 err);
+      dk__free(a, ptrs);
+      if (!st) {
+        int64_t before = have_keep ? 0 : n, after = 0;
+        if (have_keep) {
+          for (int64_t k = 0; k < n; k++) before += r->keep[k];
+          for (int64_t k = 0; k < n; k++) r->keep[k] &= r->mask[k];
+        } else {
+          memcpy(r->keep, r->mask, (size_t)n);
+        }
+        for (int64_t k = 0; k < n; k++) after += r->keep[k];
+        if (r->stats) dk_scan__stat_add(&r->stats->rows_filtered, before - after);
+        have_keep = 1;
+      }
+    }
+    int64_t m = 0;
+    if (have_keep) {
+      for (int64_t k = 0; k < n; k++) {
+        r->idx[m] = k;
+        m += r->keep[k];
+      }
+    } else {
+      for (int64_t k = 0; k < n; k++) r->idx[k] = k;
+      m = n;
+    }
+    const int dense = m == n && b.offset == 0;
+    if (*remaining >= 0 && m > *remaining) m = *remaining;
+    int64_t c = 0;
+    if (st == DK_OK && m > 0) {
+      for (int64_t pk = 0; st == DK_OK && c < (int64_t)plan->n_out; c++) {
+        const struct ArrowSchema *ts = plan->out_schema.children[c];
+        int part = plan->cols[c].is_partition;
+        if (!full[c].release) {
+          if (part) st = constant_array(&ch[c], ts, &r->pscalars[pk], m, a, err);
+          else st = dk_scan__null_array(&ch[c], ts, m, a, err);
+        } else if (plan->cols[c].out_field) {
+          /* read wider for the filter: select rows, then drop the fields not projected */
+          const struct ArrowSchema *rs = plan->read_schema.children[c];
+          struct ArrowArray sel;
+          if (dense) dk__array_move(&full[c], &sel);
+          else st = dk_scan__take(&sel, rs, &full[c], r->idx, m, a, err);
+          if (!st) st = dk_scan__project(&ch[c], ts, rs, &sel, a, err);
+        } else if (dense) {
+          dk__array_move(&full[c], &ch[c]);
+        } else {
+          st = dk_scan__take(&ch[c], ts, &full[c], r->idx, m, a, err);
+        }
+        pk += part;
+      }
+    }
+    for (int64_t k = 0; k < nc; k++) dk__array_release(&full[k]);
+    dk__free(a, full);
+    if (st == DK_OK && m == 0) {
+      dk__free(a, ch);
+      dk__array_release(&b);
+      continue;
+    }
+    if (st == DK_OK && plan->meta) {
+      int64_t *rows = dk__malloc(a, (size_t)m * sizeof *rows);
+      if (!rows) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      for (int64_t k = 0; st == DK_OK && k < m; k++) rows[k] = first + r->idx[k];
+      if (!st) st = metadata_array(&ch[c], r, &b, rows, r->idx, m, err);
+      if (!st) c++;
+      dk__free(a, rows);
+    }
+    dk__array_release(&b);
+    if (st) {
+      for (int64_t k = 0; k < c; k++) dk__array_release(&ch[k]);
+      dk__free(a, ch);
+      return st;
+    }
+    const void *nullbuf[1] = {NULL};
+    st = dk__array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    dk__free(a, ch);
+    DK_RETURN_NOT_OK(st);
+    if (*remaining > 0) *remaining -= m;
+    if (r->stats) dk_scan__stat_add(&r->stats->rows_returned, m);
+    return DK_OK;
+  }
+}

@@ -1,0 +1,145 @@
+/*
+** select.c — the file list of a scan: partition pruning (the partition-only conjuncts of the
+** filter evaluated over every file's partitionValues, PROTOCOL.md "Partition Value
+** Serialization"), stats skipping (the whole filter over each file's "Per-file Statistics",
+** expr/skip.c), LIMIT pushdown (files past the limit by numRecords minus DV cardinality), the
+** row estimate, and the pruned files with their reasons.
+*/
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "codec/json/json.h"
+#include "expr/skip.h"
+#include "scan/scan_int.h"
+
+int64_t dk_scan__num_records(const char *stats) {
+  if (!stats) return -1;
+  const char *p = strstr(stats, "\"numRecords\"");
+  if (!p) return -1;
+  p += 12;
+  while (*p == ' ' || *p == ':') p++;
+  char *end;
+  long long v = strtoll(p, &end, 10);
+  return end == p || v < 0 ? -1 : (int64_t)v;
+}
+
+dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *pbound,
+                          const struct ArrowSchema *pschema, int64_t limit, dk_error *err) {
+  dk_snapshot *snap = s->snap;
+  const dk_allocator *alloc = s->alloc;
+  scan_plan *p = &s->plan;
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  dk_status st = DK_OK;
+  dk_arena ar;
+  dk__arena_init(&ar, alloc, 0);
+  uint8_t *pmask = NULL;
+  const char **pv_all = NULL;
+  int64_t nf = dk_snapshot_num_files(snap);
+  s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
+  s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
+                        sizeof *s->pvals);
+  s->pruned = dk__calloc(alloc, (size_t)(nf ? nf : 1) * 2, sizeof *s->pruned);
+  if (!s->files || !s->pvals || !s->pruned) {
+    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    goto cleanup;
+  }
+  s->stats.files_total = nf;
+  if (pbound && nf > 0) {
+    size_t npc = md->n_partition_columns;
+    pv_all = dk__calloc(alloc, (size_t)nf * npc, sizeof *pv_all);
+    pmask = dk__malloc(alloc, (size_t)nf);
+    if (!pv_all || !pmask) {
+      st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+      goto cleanup;
+    }
+    for (int64_t i = 0; i < nf; i++) {
+      dk_file_entry f;
+      DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+      for (size_t k = 0; k < npc; k++) {
+        int is_null = 0;
+        const char *v = dk_file_partition_value(snap, &f, md->partition_columns[k], &is_null);
+        pv_all[(size_t)i * npc + k] = is_null ? NULL : v;
+      }
+    }
+    struct ArrowArray pb;
+    DK_CHECK_GOTO(dk_partition_batch(&pb, pschema, pv_all, nf, err));
+    st = dk_expr_eval_filter(pmask, NULL, pbound, pschema, &pb, err);
+    dk__array_release(&pb);
+    if (st) goto cleanup;
+  }
+  int use_stats = bound_full && dk_expr__has_columns(bound_full);
+  int64_t est = 0, need = limit;
+  int limit_push = limit >= 0 && !p->residual;
+  for (int64_t i = 0; i < nf; i++) {
+    dk_file_entry f;
+    DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    if (pmask && !pmask[i]) {
+      s->stats.files_pruned_partition++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_PARTITION;
+      continue;
+    }
+    int64_t nrec = dk_scan__num_records(f.stats);
+    if (use_stats && f.stats) {
+      dk__arena_reset(&ar);
+      dk_json_value *jv = NULL;
+      if (dk__json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
+        dk_file_stats fs = {.root = jv};
+        if (dk_expr__skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
+          s->stats.files_pruned_stats++;
+          s->pruned[2 * s->n_pruned] = i;
+          s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
+          continue;
+        }
+      }
+    }
+    if (limit_push && need <= 0) {
+      s->stats.files_pruned_limit++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_LIMIT;
+      continue;
+    }
+    int64_t live = nrec >= 0 ? nrec - (f.dv ? f.dv->cardinality : 0) : -1;
+    if (limit_push) {
+      if (live < 0) limit_push = 0; /* unknown row count: read on */
+      else need -= live;
+    }
+    if (est >= 0) est = live >= 0 ? est + live : -1;
+    size_t k = 0;
+    for (size_t c = 0; c < p->n_cols; c++) {
+      if (!p->cols[c].is_partition) continue;
+      int is_null = 0;
+      const char *v = dk_file_partition_value(snap, &f, p->cols[c].field->name, &is_null);
+      s->pvals[s->n_files * (int64_t)s->n_part_out + (int64_t)k++] = is_null ? NULL : v;
+    }
+    s->files[s->n_files++] = i;
+    s->stats.bytes_selected += f.size;
+  }
+  s->stats.files_selected = s->n_files;
+  s->stats.rows_estimated = est;
+  st = DK_OK;
+cleanup:
+  dk__arena_dispose(&ar);
+  dk__free(alloc, pmask);
+  dk__free(alloc, pv_all);
+  return st;
+}
+
+
+dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
+               i);
+  DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
+  out->num_records = dk_scan__num_records(out->entry.stats);
+  return DK_OK;
+}
+
+int64_t dk_scan_num_pruned_files(const dk_scan *scan) { return scan->n_pruned; }
+
+dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
+                                  const dk_scan *scan, int64_t i, dk_error *err) {
+  DK_RETURN_IF(i < 0 || i >= scan->n_pruned, DK_INVALID, err,
+               "scan: pruned file %" PRId64 " out of range", i);
+  *reason = (dk_prune_reason)scan->pruned[2 * i + 1];
+  return dk_snapshot_file(out, scan->snap, scan->pruned[2 * i], err);
+}

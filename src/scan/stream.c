@@ -1,0 +1,308 @@
+/*
+** stream.c — dk_scan_read: the whole scan as one ArrowArrayStream, read file by file on the
+** calling thread, or by reader threads that take files (and byte ranges of big files) in turn
+** and push batches into a bounded queue (file order is then not kept).
+*/
+#include <pthread.h>
+
+#include "scan/scan_int.h"
+
+/* ---- single-threaded stream ---------------------------------------------------------------- */
+
+typedef struct scan_stream {
+  dk_scan *scan;
+  dk_storage *sto;
+  int64_t next_file;
+  int open;
+  file_reader fr;
+  scan_task task;
+  dk_file_entry entry;
+  int64_t remaining;
+} scan_stream;
+
+static void task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
+  memset(t, 0, sizeof *t);
+  t->path = f->path;
+  t->size = f->size;
+  t->mtime = f->modification_time;
+  t->pvals = pvals;
+  t->dv = f->dv;
+  t->has_base_row_id = f->has_base_row_id;
+  t->base_row_id = f->base_row_id;
+  t->has_default_rcv = f->has_default_row_commit_version;
+  t->default_rcv = f->default_row_commit_version;
+}
+
+static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  scan_stream *s = state;
+  return dk_scan_schema(out, s->scan, err);
+}
+
+static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
+  scan_stream *s = state;
+  dk_scan *scan = s->scan;
+  out->release = NULL;
+  for (;;) {
+    if (s->remaining == 0) return DK_OK;
+    if (!s->open) {
+      if (s->next_file >= scan->n_files) return DK_OK;
+      int64_t i = s->next_file++;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
+      task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+      dk_status st = dk_scan__file_reader_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
+      if (st) {
+        dk_scan__file_reader_close(&s->fr);
+        return st;
+      }
+      s->open = 1;
+    }
+    dk_status st = dk_scan__file_reader_next(&s->fr, out, &s->remaining, err);
+    if (st) {
+      dk__error_prefix(err, "%s", s->task.path);
+      return st;
+    }
+    if (out->release) return DK_OK;
+    dk_scan__file_reader_close(&s->fr);
+    s->open = 0;
+  }
+}
+
+static void scan_stream_release(void *state) {
+  scan_stream *s = state;
+  if (s->open) dk_scan__file_reader_close(&s->fr);
+  if (s->sto) s->sto->free(s->sto);
+  dk_scan *scan = s->scan;
+  dk__free(scan->alloc, s);
+  dk_scan_free(scan);
+}
+
+/* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
+
+/* Workers take files in turn and push finished batches into a bounded queue; the consumer
+** pops them (file order is not kept across workers). */
+typedef struct mt_stream {
+  dk_scan *scan;
+  int n_threads, started;
+  pthread_t *tids;
+  pthread_mutex_t mu;
+  pthread_cond_t not_empty, not_full;
+  struct ArrowArray *q;
+  int cap, head, count;
+  int64_t next_file;  /* next work item */
+  int64_t n_items;
+  int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
+  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
+                             decompressed stats in a thread-local cache, which worker
+                             threads must not touch: it would leak at their exit) */
+  int running;     /* workers still producing */
+  int cancel;
+  dk_error err;    /* first error */
+} mt_stream;
+
+static void mt_push(mt_stream *m, struct ArrowArray *a) {
+  pthread_mutex_lock(&m->mu);
+  while (m->count == m->cap && !m->cancel) pthread_cond_wait(&m->not_full, &m->mu);
+  if (m->cancel) {
+    pthread_mutex_unlock(&m->mu);
+    dk__array_release(a);
+    return;
+  }
+  dk__array_move(a, &m->q[(m->head + m->count) % m->cap]);
+  m->count++;
+  pthread_cond_signal(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+}
+
+static void *mt_worker(void *arg) {
+  mt_stream *m = arg;
+  dk_scan *scan = m->scan;
+  dk_error err;
+  dk_error_init(&err);
+  dk_storage *sto = NULL;
+  dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
+  while (!st) {
+    pthread_mutex_lock(&m->mu);
+    int64_t it = m->cancel ? m->n_items : m->next_file++;
+    pthread_mutex_unlock(&m->mu);
+    if (it >= m->n_items) break;
+    int64_t i = m->items[3 * it];
+    scan_task t;
+    file_reader fr;
+    task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
+    t.range_start = m->items[3 * it + 1];
+    t.range_end = m->items[3 * it + 2];
+    st = dk_scan__file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+    int64_t remaining = -1;
+    while (!st) {
+      struct ArrowArray a;
+      st = dk_scan__file_reader_next(&fr, &a, &remaining, &err);
+      if (st || !a.release) break;
+      mt_push(m, &a);
+    }
+    if (st) dk__error_prefix(&err, "%s", t.path);
+    dk_scan__file_reader_close(&fr);
+  }
+  if (sto) sto->free(sto);
+  pthread_mutex_lock(&m->mu);
+  if (st && m->err.code == DK_OK) m->err = err;
+  m->running--;
+  pthread_cond_broadcast(&m->not_empty);
+  pthread_mutex_unlock(&m->mu);
+  return NULL;
+}
+
+static dk_status mt_schema(void *state, struct ArrowSchema *out, dk_error *err) {
+  mt_stream *m = state;
+  return dk_scan_schema(out, m->scan, err);
+}
+
+static dk_status mt_next(void *state, struct ArrowArray *out, dk_error *err) {
+  mt_stream *m = state;
+  out->release = NULL;
+  pthread_mutex_lock(&m->mu);
+  while (m->count == 0 && m->running > 0 && m->err.code == DK_OK)
+    pthread_cond_wait(&m->not_empty, &m->mu);
+  dk_status st = DK_OK;
+  if (m->err.code != DK_OK) {
+    st = dk__error_set(err, m->err.code, "%s", m->err.message);
+  } else if (m->count > 0) {
+    dk__array_move(&m->q[m->head], out);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+    pthread_cond_signal(&m->not_full);
+  }
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+static void mt_release(void *state) {
+  mt_stream *m = state;
+  pthread_mutex_lock(&m->mu);
+  m->cancel = 1;
+  pthread_cond_broadcast(&m->not_full);
+  pthread_mutex_unlock(&m->mu);
+  for (int i = 0; i < m->started; i++) pthread_join(m->tids[i], NULL);
+  while (m->count > 0) {
+    dk__array_release(&m->q[m->head]);
+    m->head = (m->head + 1) % m->cap;
+    m->count--;
+  }
+  pthread_mutex_destroy(&m->mu);
+  pthread_cond_destroy(&m->not_empty);
+  pthread_cond_destroy(&m->not_full);
+  dk_scan *scan = m->scan;
+  dk__free(scan->alloc, m->q);
+  dk__free(scan->alloc, m->tids);
+  dk__free(scan->alloc, m->items);
+  dk__free(scan->alloc, m->entries);
+  dk__free(scan->alloc, m);
+  dk_scan_free(scan);
+}
+
+/* Work items for the reader threads: whole files, and files larger than MT_CHUNK (or the
+** split target when smaller) cut into
+** byte ranges (row groups by start offset) so one big file also spreads over the threads. */
+#define MT_CHUNK ((int64_t)16 << 20)
+
+static dk_status mt_items(int64_t **out, int64_t *n, const dk_scan *scan, dk_error *err) {
+  int64_t cap = 0;
+  const int64_t C = DK_MIN(MT_CHUNK, scan->split_target);
+  *out = NULL;
+  *n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (int64_t i = 0; i < scan->n_files; i++) {
+      dk_file_entry f;
+      DK_RETURN_NOT_OK(dk_snapshot_file(&f, scan->snap, scan->files[i], err));
+      int64_t k = f.size > C ? (f.size + C - 1) / C : 1;
+      for (int64_t j = 0; j < k; j++) {
+        if (pass == 0) {
+          cap++;
+          continue;
+        }
+        int64_t *it = &(*out)[3 * (*n)++];
+        it[0] = i;
+        it[1] = k > 1 ? j * C : 0;
+        it[2] = k > 1 ? (j + 1 == k ? f.size + 1 : (j + 1) * C) : 0;
+      }
+    }
+    if (pass == 0) {
+      *out = dk__calloc(scan->alloc, (size_t)(cap ? cap : 1) * 3, sizeof **out);
+      DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
+    }
+  }
+  return DK_OK;
+}
+
+static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int threads, int64_t *items,
+                         int64_t n_items, dk_error *err) {
+  mt_stream *m = dk__calloc(scan->alloc, 1, sizeof *m);
+  if (!m) {
+    dk__free(scan->alloc, items);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
+  m->scan = scan;
+  m->items = items;
+  m->n_items = n_items;
+  m->entries = dk__calloc(scan->alloc, (size_t)(scan->n_files ? scan->n_files : 1),
+                          sizeof *m->entries);
+  for (int64_t i = 0; m->entries && i < scan->n_files; i++) {
+    dk_status est = dk_snapshot_file(&m->entries[i], scan->snap, scan->files[i], err);
+    if (est) {
+      m->n_threads = 0;
+      pthread_mutex_init(&m->mu, NULL);
+      pthread_cond_init(&m->not_empty, NULL);
+      pthread_cond_init(&m->not_full, NULL);
+      mt_release(m);
+      return est;
+    }
+    m->entries[i].stats = NULL; /* not valid outside this thread */
+  }
+  m->n_threads = threads;
+  m->cap = 2 * threads;
+  m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
+  m->tids = dk__calloc(scan->alloc, (size_t)threads, sizeof *m->tids);
+  pthread_mutex_init(&m->mu, NULL);
+  pthread_cond_init(&m->not_empty, NULL);
+  pthread_cond_init(&m->not_full, NULL);
+  if (!m->q || !m->tids || !m->entries) {
+    mt_release(m);
+    return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+  }
+  pthread_mutex_lock(&m->mu);
+  for (int i = 0; i < threads; i++) {
+    m->running++;
+    if (pthread_create(&m->tids[m->started], NULL, mt_worker, m) == 0) m->started++;
+    else m->running--;
+  }
+  int started = m->started;
+  pthread_mutex_unlock(&m->mu);
+  if (!started) {
+    mt_release(m);
+    return dk__error_set(err, DK_IO, "scan: cannot start reader threads");
+  }
+  static const dk_stream_impl impl = {mt_schema, mt_next, mt_release};
+  return dk__stream_init(out, &impl, m, scan->alloc, err);
+}
+
+dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err) {
+  if (scan->threads > 1 && scan->plan.limit < 0 && scan->n_files > 0) {
+    int64_t *items, n;
+    DK_RETURN_NOT_OK(mt_items(&items, &n, scan, err));
+    if (n > 1) return mt_read(out, scan, (int)DK_MIN(scan->threads, n), items, n, err);
+    dk__free(scan->alloc, items);
+  }
+  scan_stream *s = dk__calloc(scan->alloc, 1, sizeof *s);
+  DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
+  __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
+  s->scan = scan;
+  s->remaining = scan->plan.limit;
+  dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
+  if (st) {
+    dk__free(scan->alloc, s);
+    dk_scan_free(scan);
+    return st;
+  }
+  static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
+  return dk__stream_init(out, &impl, s, scan->alloc, err);
+}
