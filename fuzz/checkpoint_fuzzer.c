@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log/log.h"
+#include "log/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log/log.h"
+#include "log/replay.h"
+#include "log/segment.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <lz4.h>
 
-#include "log/log.h"
+#include "log/replay.h"
 
 static void prefetch_quiesce(const void *owner);
 

@@ -18,7 +18,7 @@
 
 #include "codec/parquet/metadata.h"
 #include "codec/parquet/pages.h"
-#include "log/log.h"
+#include "log/checkpoint.h"
 
 
 #define DIRECT_BATCH 16384

@@ -21,7 +21,7 @@
 #include "codec/parquet/metadata.h"
 #include "codec/parquet/pages.h"
 #include "dk/parquet.h"
-#include "log/log.h"
+#include "log/checkpoint.h"
 
 static const char *const action_columns[] = {"add",  "remove",          "metaData",
                                              "protocol", "txn",         "domainMetadata",

@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log/log.h"
+#include "codec/json/json.h"
+#include "log/segment.h"
 
 static bool digits(const char *s, size_t n, int64_t *out) {
   int64_t v = 0;
@@ -397,5 +398,20 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
     }
   }
   seg->n_commits = k;
+  return DK_OK;
+}
+
+/* Commit files of a listing, ascending (pointers into seg->all). */
+dk_status dk_log__commit_list(const dk__segment *seg, const dk__logfile ***out, size_t *n,
+                              const dk_allocator *alloc, dk_error *err) {
+  size_t k = 0;
+  for (size_t i = 0; i < seg->n_all; i++) k += seg->all[i].kind == DK__LF_COMMIT;
+  const dk__logfile **arr = dk__malloc(alloc, (k ? k : 1) * sizeof *arr);
+  if (!arr) return dk__error_set(err, DK_NOMEM, "out of memory");
+  k = 0;
+  for (size_t i = 0; i < seg->n_all; i++)
+    if (seg->all[i].kind == DK__LF_COMMIT) arr[k++] = &seg->all[i];
+  *out = arr;
+  *n = k;
   return DK_OK;
 }

@@ -8,7 +8,7 @@
 */
 #include <string.h>
 
-#include "log/log.h"
+#include "protocol/protocol.h"
 
 static const char *const supported_reader_features[] = {
     "columnMapping",      "deletionVectors",         "timestampNtz",

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "log/log.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 
 void dk_scan__plan_dispose(scan_plan *p) {

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "log/log.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 
 /* ---- planning ------------------------------------------------------------------------------ */

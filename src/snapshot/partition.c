@@ -9,7 +9,8 @@
 #include <strings.h>
 #include <stdlib.h>
 
-#include "log/log.h"
+#include "dk/snapshot.h"
+#include "util/util.h"
 #include "protocol/values.h"
 
 static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {

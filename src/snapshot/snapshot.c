@@ -10,12 +10,11 @@
 */
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include "log/log.h"
+#include "protocol/protocol.h"
+#include "protocol/schema.h"
 #include "snapshot/snapshot_int.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
@@ -93,295 +92,6 @@ void dk_table_free(dk_table *t) { table_unref(t); }
 
 const char *dk_table_root(const dk_table *t) { return t->root; }
 
-/* ---- reading log files ------------------------------------------------------------------ */
-
-dk_status dk_snapshot__read_log_file(dk_table *t, const char *name, uint8_t **data, size_t *len,
-                                     dk_error *err) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, name) >= (int)sizeof path)
-    return dk__error_set(err, DK_INVALID, "path too long");
-  dk_status st = t->sto->read(t->sto, path, data, len, err);
-  if (st != DK_OK) dk__error_prefix(err, "%s", path);
-  return st;
-}
-
-/* Parallel prefetch: worker threads read and parse commit files; the caller applies them in
- * order. Each slot owns an arena holding the parsed lines. */
-typedef struct commit_slot {
-  const dk__logfile *lf;
-  dk_arena ar;
-  dk_json_value **lines;
-  size_t n_lines, cap_lines;
-  dk_status st;
-  dk_error err;
-  size_t bad_line, bad_off;
-} commit_slot;
-
-dk_status dk_snapshot__scan_lines(const char *text, size_t len, bool complete_only, dk_arena *ar,
-                                  dk__line_fn fn, void *payload, size_t *bad_line,
-                                  size_t *bad_off, dk_error *err) {
-  size_t pos = 0, lineno = 0;
-  while (pos < len) {
-    const char *nl = memchr(text + pos, '\n', len - pos);
-    if (!nl && complete_only) break; /* the line goes on past the prefix */
-    size_t end = nl ? (size_t)(nl - text) : len;
-    lineno++;
-    size_t a = pos;
-    while (a < end && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r')) a++;
-    if (a < end) {
-      dk_json_value *v;
-      dk_status st = dk__json_parse(&v, ar, text + a, end - a, err);
-      if (st != DK_OK) {
-        *bad_line = lineno;
-        *bad_off = a;
-        return st;
-      }
-      if (!fn(v, payload)) break;
-    }
-    pos = end + 1;
-  }
-  return DK_OK;
-}
-
-/* Appends a parsed line to the slot (false, with s->st set, when out of memory). */
-static bool keep_line(const dk_json_value *line, void *payload) {
-  commit_slot *s = payload;
-  if (s->n_lines == s->cap_lines) {
-    size_t nc = s->cap_lines ? s->cap_lines * 2 : 16;
-    dk_json_value **p = dk__arena_alloc(&s->ar, nc * sizeof *p, &s->err);
-    if (!p) {
-      s->st = DK_NOMEM;
-      return false;
-    }
-    if (s->n_lines) memcpy(p, s->lines, s->n_lines * sizeof *p);
-    s->lines = p;
-    s->cap_lines = nc;
-  }
-  s->lines[s->n_lines++] = (dk_json_value *)(uintptr_t)line;
-  return true;
-}
-
-static void parse_slot(dk_table *t, commit_slot *s) {
-  uint8_t *data = NULL;
-  size_t len = 0, bad_line, bad_off;
-  s->st = dk_snapshot__read_log_file(t, s->lf->name, &data, &len, &s->err);
-  if (s->st != DK_OK) return;
-  dk_status st = dk_snapshot__scan_lines((const char *)data, len, false, &s->ar, keep_line, s,
-                                         &bad_line, &bad_off, &s->err);
-  if (st != DK_OK) {
-    s->st = st;
-    dk__error_prefix(&s->err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root,
-                     s->lf->name, bad_line, bad_off);
-  }
-  t->sto->free_buf(t->sto, data);
-}
-
-/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
- * flight, which bounds memory) while the calling thread applies them strictly in order. */
-typedef struct pipeline {
-  dk_table *t;
-  const dk__logfile *commits;
-  size_t n, ring;
-  commit_slot *slots;    /* ring of parsed commits */
-  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
-  size_t next;           /* next commit to parse */
-  size_t consumed;       /* commits applied */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} pipeline;
-
-static void *pipeline_worker(void *arg) {
-  pipeline *p = arg;
-  pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
-      pthread_cond_wait(&p->cv, &p->mu);
-    if (p->stop || p->next >= p->n) break;
-    size_t i = p->next++;
-    pthread_mutex_unlock(&p->mu);
-    commit_slot *c = &p->slots[i % p->ring];
-    c->lf = &p->commits[i];
-    parse_slot(p->t, c);
-    pthread_mutex_lock(&p->mu);
-    p->ready[i % p->ring] = i + 1;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
-}
-
-/* Parsing threads beside the applying (calling) thread: one fewer than the table's threads
- * (default: the online CPUs, at most 8), so that the two together do not oversubscribe the
- * machine; 0 (parse inline) when the table's threads is 1, on one CPU, or for a few commits. */
-static int parse_workers(const dk_table *t, size_t n_items) {
-  if (t->threads == 1 || n_items < 4) return 0;
-  int th = t->threads;
-  if (th <= 0) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    th = c > 0 ? (int)DK_MIN(c, 8) : 1;
-  }
-  th -= 1; /* the calling thread applies */
-  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
-  return th < 1 ? 0 : th;
-}
-
-static dk_status apply_slot(dk_table *t, dk__state *st, commit_slot *c, dk_error *err) {
-  if (c->st != DK_OK) {
-    if (err && err->code == DK_OK) *err = c->err;
-    return c->st;
-  }
-  st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
-  st->last_ict = -1;
-  st->last_commit_info_ts = -1;
-  for (size_t k = 0; k < c->n_lines; k++) {
-    dk_status s = dk_log__apply_action(st, c->lines[k], 0, err);
-    if (s != DK_OK) {
-      dk__error_prefix(err, "%s/_delta_log/%s: action %zu", t->root, c->lf->name, k + 1);
-      return s;
-    }
-  }
-  return DK_OK;
-}
-
-static void slot_reset(dk_table *t, commit_slot *c) {
-  dk__arena_dispose(&c->ar);
-  memset(c, 0, sizeof *c);
-  dk__arena_init(&c->ar, t->alloc, 64 * 1024);
-}
-
-/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
-dk_status dk_snapshot__apply_commits(dk_table *t, dk__state *st, const dk__logfile *commits,
-                                     size_t n, dk_error *err) {
-  if (!n) return DK_OK;
-  int th = parse_workers(t, n);
-  if (th < 1) {
-    commit_slot c;
-    memset(&c, 0, sizeof c);
-    dk__arena_init(&c.ar, t->alloc, 64 * 1024);
-    dk_status s = DK_OK;
-    for (size_t i = 0; i < n && s == DK_OK; i++) {
-      c.lf = &commits[i];
-      parse_slot(t, &c);
-      s = apply_slot(t, st, &c, err);
-      slot_reset(t, &c);
-    }
-    dk__arena_dispose(&c.ar);
-    return s;
-  }
-  pipeline p;
-  memset(&p, 0, sizeof p);
-  p.t = t;
-  p.commits = commits;
-  p.n = n;
-  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
-  p.slots = dk__calloc(t->alloc, p.ring, sizeof *p.slots);
-  p.ready = dk__calloc(t->alloc, p.ring, sizeof *p.ready);
-  if (!p.slots || !p.ready) {
-    dk__free(t->alloc, p.slots);
-    dk__free(t->alloc, p.ready);
-    return dk__error_set(err, DK_NOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < p.ring; i++) dk__arena_init(&p.slots[i].ar, t->alloc, 64 * 1024);
-  pthread_mutex_init(&p.mu, NULL);
-  pthread_cond_init(&p.cv, NULL);
-  pthread_t tids[8];
-  int started = 0;
-  for (int i = 0; i < th && i < 8; i++)
-    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
-  dk_status s = DK_OK;
-  for (size_t i = 0; i < n && s == DK_OK; i++) {
-    commit_slot *c = &p.slots[i % p.ring];
-    pthread_mutex_lock(&p.mu);
-    if (!started) {
-      /* no worker could start: parse here */
-      pthread_mutex_unlock(&p.mu);
-      c->lf = &commits[i];
-      parse_slot(t, c);
-    } else {
-      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
-      pthread_mutex_unlock(&p.mu);
-    }
-    s = apply_slot(t, st, c, err);
-    slot_reset(t, c);
-    pthread_mutex_lock(&p.mu);
-    p.ready[i % p.ring] = 0;
-    p.consumed = i + 1;
-    if (!started) p.next = i + 1;
-    pthread_cond_broadcast(&p.cv);
-    pthread_mutex_unlock(&p.mu);
-  }
-  pthread_mutex_lock(&p.mu);
-  p.stop = 1;
-  pthread_cond_broadcast(&p.cv);
-  pthread_mutex_unlock(&p.mu);
-  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  for (size_t i = 0; i < p.ring; i++) dk__arena_dispose(&p.slots[i].ar);
-  pthread_mutex_destroy(&p.mu);
-  pthread_cond_destroy(&p.cv);
-  dk__free(t->alloc, p.slots);
-  dk__free(t->alloc, p.ready);
-  return s;
-}
-
-static dk_status apply_sidecars(dk_table *t, dk__state *st, dk_error *err) {
-  if (!st->sidecars.len) return DK_OK;
-  dk_buf names;
-  dk__buf_init(&names, t->alloc);
-  dk_status s = dk__buf_append(&names, st->sidecars.data, st->sidecars.len, err);
-  dk__buf_clear(&st->sidecars);
-  for (size_t off = 0; s == DK_OK && off < names.len;) {
-    const char *nm = names.data + off;
-    size_t nl = strlen(nm);
-    off += nl + 1;
-    const char *p;
-    size_t pl;
-    dk_arena tmp;
-    dk__arena_init(&tmp, t->alloc, 4096);
-    /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
-    s = dk_log__canonical_path(&p, &pl, &tmp, "", 0, nm, nl, err);
-    if (s == DK_OK) {
-      char path[4096];
-      if (p[0] == '/')
-        snprintf(path, sizeof path, "%s", p);
-      else
-        snprintf(path, sizeof path, "%s/_delta_log/_sidecars/%s", t->root, p);
-      s = dk_log__apply_parquet_checkpoint(st, path, NULL, err);
-    }
-    dk__arena_dispose(&tmp);
-  }
-  dk__buf_dispose(&names);
-  return s;
-}
-
-static dk_status apply_checkpoint(dk_table *t, dk__state *st, const dk__segment *seg,
-                                  dk_error *err) {
-  st->cur_version = seg->cp_version;
-  st->threads = t->threads;
-  dk_log__state_begin_checkpoint(st);
-  for (size_t i = 0; i < seg->n_cp; i++) {
-    const dk__logfile *f = &seg->cp_files[i];
-    if (f->kind == DK__LF_CP_V2_JSON) {
-      uint8_t *data;
-      size_t len;
-      DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, f->name, &data, &len, err));
-      char label[4200];
-      snprintf(label, sizeof label, "%s/_delta_log/%s", t->root, f->name);
-      dk_status s =
-          dk_log__apply_json_file(st, (const char *)data, len, DK__FROM_CHECKPOINT, label, err);
-      t->sto->free_buf(t->sto, data);
-      DK_RETURN_NOT_OK(s);
-    } else {
-      char path[4200];
-      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, f->name);
-      DK_RETURN_NOT_OK(dk_log__apply_parquet_checkpoint(st, path, NULL, err));
-    }
-  }
-  DK_RETURN_NOT_OK(apply_sidecars(t, st, err));
-  dk_log__state_end_checkpoint(st);
-  return DK_OK;
-}
-
 /* ---- snapshot construction -------------------------------------------------------------- */
 
 static bool config_true(const dk_metadata *m, const char *key) {
@@ -408,6 +118,7 @@ int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
 
 /* Validates the replayed state and fills the derived fields of s. */
 static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
+  dk__log lg = dk_snapshot__log(s->table);
   dk__state *st = &s->st;
   const char *root = s->table->root;
   if (!st->has_protocol)
@@ -448,7 +159,7 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
-    if (dk_snapshot__commit_ict(s->table, last, &ts, err) == DK_OK) s->timestamp = ts;
+    if (dk_log__commit_ict(&lg, last, &ts, err) == DK_OK) s->timestamp = ts;
   }
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
@@ -490,10 +201,11 @@ static dk_status apply_one(dk__state *st, const char *key, const dk_json_value *
  * unusable, so that the caller replays instead. */
 static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error *err) {
   dk_table *t = s->table;
+  dk__log lg = dk_snapshot__log(t);
   uint8_t *data;
   size_t len;
   dk_error e2 = {0};
-  if (dk_snapshot__read_log_file(t, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  if (dk_log__read_file(&lg, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
   dk_arena ar;
   dk__arena_init(&ar, t->alloc, 16 * 1024);
   dk_json_value *j;
@@ -530,6 +242,7 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
 
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, version, -1, t->alloc, err);
@@ -561,8 +274,8 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
       return DK_OK;
     }
   }
-  if (st == DK_OK && seg.cp_version >= 0) st = apply_checkpoint(t, &s->st, &seg, err);
-  if (st == DK_OK) st = dk_snapshot__apply_commits(t, &s->st, seg.commits, seg.n_commits, err);
+  if (st == DK_OK && seg.cp_version >= 0) st = dk_log__apply_checkpoint(&lg, &s->st, &seg, err);
+  if (st == DK_OK) st = dk_log__apply_commits(&lg, &s->st, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {
@@ -578,10 +291,12 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
   if (opts && opts->by_timestamp) {
+    dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
     int64_t v;
-    dk_status st = dk_snapshot__version_at_timestamp(&v, t, opts->timestamp_ms, latest, err);
+    dk_status st = dk_log__version_at_timestamp(
+        &v, &lg, opts->timestamp_ms, dk_snapshot__ict_enablement(&latest->st.metadata), err);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;
@@ -610,6 +325,7 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
+  dk__log lg = dk_snapshot__log(t);
   if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
@@ -672,7 +388,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     if (st == DK_OK) *slot = i;
   }
   if (st == DK_OK) st = dk_log__state_reindex(n, err);
-  if (st == DK_OK) st = dk_snapshot__apply_commits(t, n, seg.commits, seg.n_commits, err);
+  if (st == DK_OK) st = dk_log__apply_commits(&lg, n, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {

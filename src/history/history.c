@@ -1,185 +1,14 @@
 /*
-** history.c — time travel by timestamp, table history (commitInfo per version) and commit
-** ranges (the actions of versions a..b, for change data feed and streaming).
+** history.c — table history (commitInfo per version) and commit ranges (the actions of
+** versions a..b, for change data feed and streaming), above the snapshot module.
 **
-** Follows PROTOCOL.md "In-Commit Timestamps": from delta.inCommitTimestampEnablementVersion
-** on, a version's commit time is its commitInfo.inCommitTimestamp (monotonic, so it can be
-** searched by bisection); before it, the commit file's modification time, made monotonic the
-** way Delta does (a time not after its predecessor's becomes predecessor + 1 ms).
+** Follows PROTOCOL.md "Commit Provenance Information" and "In-Commit Timestamps".
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "snapshot/snapshot_int.h"
-
-/* Parses one commit file; calls `fn` for each action line until it returns false. */
-static dk_status scan_commit(dk_table *t, const dk__logfile *lf, dk_arena *ar, dk__line_fn fn,
-                             void *payload, dk_error *err) {
-  uint8_t *data;
-  size_t len, bad_line, bad_off;
-  DK_RETURN_NOT_OK(dk_snapshot__read_log_file(t, lf->name, &data, &len, err));
-  dk_status st =
-      dk_snapshot__scan_lines((const char *)data, len, false, ar, fn, payload, &bad_line, &bad_off, err);
-  if (st != DK_OK)
-    dk__error_prefix(err, "%s/_delta_log/%s: line %zu (byte offset %zu)", t->root, lf->name,
-                     bad_line, bad_off);
-  t->sto->free_buf(t->sto, data);
-  return st;
-}
-
-typedef struct ci_find {
-  const dk_json_value *ci;
-} ci_find;
-
-static bool find_ci(const dk_json_value *line, void *payload) {
-  ci_find *f = payload;
-  const dk_json_value *ci = dk__json_get(line, "commitInfo");
-  if (ci && ci->type == DK_JSON_OBJECT) {
-    f->ci = ci;
-    return false;
-  }
-  return true;
-}
-
-/* commitInfo is by convention the first action of a commit, and a commit can be hundreds of
- * megabytes: the complete lines in its first CI_PREFIX bytes are looked at first, and the
- * whole file is read only when commitInfo is not among them (or they do not parse, so that
- * the full read reports the error). */
-#define CI_PREFIX ((size_t)64 * 1024)
-
-static dk_status find_commit_info(dk_table *t, const dk__logfile *lf, dk_arena *ar, ci_find *f,
-                                  dk_error *err) {
-  f->ci = NULL;
-  char path[4096];
-  if (lf->size > (int64_t)CI_PREFIX && t->sto->read_range &&
-      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, lf->name) < (int)sizeof path) {
-    char *buf = dk__malloc(t->alloc, CI_PREFIX);
-    dk_error pe;
-    dk_error_init(&pe);
-    size_t bad_line, bad_off;
-    if (buf && t->sto->read_range(t->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK)
-      (void)dk_snapshot__scan_lines(buf, CI_PREFIX, true, ar, find_ci, f, &bad_line, &bad_off, &pe);
-    dk__free(t->alloc, buf);
-    if (f->ci) return DK_OK;
-  }
-  return scan_commit(t, lf, ar, find_ci, f, err);
-}
-
-dk_status dk_snapshot__commit_ict(dk_table *t, const dk__logfile *lf, int64_t *out,
-                                  dk_error *err) {
-  dk_arena ar;
-  dk__arena_init(&ar, t->alloc, 16 * 1024);
-  ci_find f = {NULL};
-  dk_status st = find_commit_info(t, lf, &ar, &f, err);
-  if (st == DK_OK && !dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), out))
-    st = dk__error_set(err, DK_CORRUPT,
-                       "%s/_delta_log/%s: in-commit timestamps are enabled but the commit has no "
-                       "commitInfo.inCommitTimestamp",
-                       t->root, lf->name);
-  dk__arena_dispose(&ar);
-  return st;
-}
-
-/* Commit files of a listing, ascending (pointers into seg->all). */
-static dk_status commit_list(const dk__segment *seg, const dk__logfile ***out, size_t *n,
-                             const dk_allocator *alloc, dk_error *err) {
-  size_t k = 0;
-  for (size_t i = 0; i < seg->n_all; i++) k += seg->all[i].kind == DK__LF_COMMIT;
-  const dk__logfile **arr = dk__malloc(alloc, (k ? k : 1) * sizeof *arr);
-  if (!arr) return dk__error_set(err, DK_NOMEM, "out of memory");
-  k = 0;
-  for (size_t i = 0; i < seg->n_all; i++)
-    if (seg->all[i].kind == DK__LF_COMMIT) arr[k++] = &seg->all[i];
-  *out = arr;
-  *n = k;
-  return DK_OK;
-}
-
-dk_status dk_snapshot__version_at_timestamp(int64_t *out, dk_table *t, int64_t ts,
-                                            const dk_snapshot *latest, dk_error *err) {
-  int64_t ict_from = dk_snapshot__ict_enablement(&latest->st.metadata);
-
-  dk__segment seg;
-  const dk__logfile **c = NULL;
-  size_t n = 0;
-  dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
-  if (st == DK_OK && n == 0)
-    st = dk__error_set(err, DK_NOT_FOUND, "%s: no commit files to time travel over", t->root);
-  if (st != DK_OK) goto done;
-
-  size_t first_ict = n;
-  if (ict_from >= 0)
-    for (size_t i = 0; i < n; i++)
-      if (c[i]->version >= ict_from) {
-        first_ict = i;
-        break;
-      }
-  if (first_ict < n) {
-    int64_t t0;
-    DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[first_ict], &t0, err));
-    if (ts >= t0) {
-      size_t lo = first_ict, hi = n - 1; /* invariant: ict(lo) <= ts */
-      while (lo < hi) {
-        size_t mid = lo + (hi - lo + 1) / 2;
-        int64_t tm;
-        DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[mid], &tm, err));
-        if (tm <= ts)
-          lo = mid;
-        else
-          hi = mid - 1;
-      }
-      if (lo == n - 1) {
-        int64_t tl;
-        DK_CHECK_GOTO(dk_snapshot__commit_ict(t, c[n - 1], &tl, err));
-        if (ts > tl) {
-          st = dk__error_set(err, DK_OUT_OF_RANGE,
-                             "timestamp %" PRId64 " is after the latest commit (version %" PRId64
-                             " at %" PRId64 ")",
-                             ts, c[n - 1]->version, tl);
-          goto done;
-        }
-      }
-      *out = c[lo]->version;
-      goto done;
-    }
-  }
-  /* file modification times, adjusted to be strictly increasing */
-  int64_t prev = INT64_MIN, found = -1, last_ts = 0;
-  for (size_t i = 0; i < first_ict; i++) {
-    int64_t m = c[i]->mtime;
-    if (prev != INT64_MIN && m <= prev) m = prev + 1;
-    prev = m;
-    if (i == 0 && ts < m) {
-      st = dk__error_set(err, DK_OUT_OF_RANGE,
-                         "timestamp %" PRId64 " is before the earliest available commit (version %" PRId64
-                         " at %" PRId64 ")",
-                         ts, c[0]->version, m);
-      goto done;
-    }
-    if (m <= ts) found = (int64_t)i;
-    last_ts = m;
-  }
-  if (found < 0) {
-    st = dk__error_set(err, DK_OUT_OF_RANGE, "timestamp %" PRId64 " is before the first commit",
-                       ts);
-    goto done;
-  }
-  if (first_ict == n && (size_t)found == n - 1 && ts > last_ts) {
-    st = dk__error_set(err, DK_OUT_OF_RANGE,
-                       "timestamp %" PRId64 " is after the latest commit (version %" PRId64
-                       " at %" PRId64 ")",
-                       ts, c[n - 1]->version, last_ts);
-    goto done;
-  }
-  *out = c[found]->version;
-cleanup:
-done:
-  dk__free(t->alloc, c);
-  dk_log__segment_dispose(&seg);
-  return st;
-}
 
 /* ---- history ---------------------------------------------------------------------------- */
 
@@ -196,12 +25,13 @@ struct dk_history {
 };
 
 dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   dk__segment seg;
   const dk__logfile **c = NULL;
   size_t n = 0;
   dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
+  if (st == DK_OK) st = dk_log__commit_list(&seg, &c, &n, t->alloc, err);
   if (st == DK_OK && n == 0)
     st = dk__error_set(err, DK_NOT_FOUND, "not a Delta table: %s/_delta_log has no commits",
                        t->root);
@@ -221,17 +51,17 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
         const dk__logfile *lf = c[n - 1 - i];
         dk_arena tmp;
         dk__arena_init(&tmp, t->alloc, 16 * 1024);
-        ci_find f = {NULL};
-        st = find_commit_info(t, lf, &tmp, &f, err);
+        const dk_json_value *ci = NULL;
+        st = dk_log__commit_info(&ci, &lg, lf, &tmp, err);
         if (st == DK_OK) {
           dk__buf_clear(&b);
-          st = f.ci ? dk__json_write_value(&b, f.ci, err) : dk__buf_puts(&b, "{}", err);
+          st = ci ? dk__json_write_value(&b, ci, err) : dk__buf_puts(&b, "{}", err);
         }
         if (st == DK_OK) {
           hist_entry *e = &h->e[h->n];
           e->version = lf->version;
           int64_t ict;
-          e->timestamp = dk__json_as_i64(dk__json_get(f.ci, "inCommitTimestamp"), &ict) ? ict
+          e->timestamp = dk__json_as_i64(dk__json_get(ci, "inCommitTimestamp"), &ict) ? ict
                                                                                       : lf->mtime;
           e->json = dk__arena_strndup(&h->ar, b.data ? b.data : "", b.len, err);
           if (!e->json)
@@ -375,6 +205,7 @@ static bool range_line(const dk_json_value *line, void *payload) {
 
 dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first, int64_t last,
                               dk_error *err) {
+  dk__log lg = dk_snapshot__log(t);
   *out = NULL;
   if (first < 0 || last < first)
     return dk__error_set(err, DK_INVALID, "invalid commit range %" PRId64 "..%" PRId64, first,
@@ -383,7 +214,7 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
   const dk__logfile **c = NULL;
   size_t n = 0;
   dk_status st = dk_log__list_all(&seg, t->sto, t->root, t->alloc, err);
-  if (st == DK_OK) st = commit_list(&seg, &c, &n, t->alloc, err);
+  if (st == DK_OK) st = dk_log__commit_list(&seg, &c, &n, t->alloc, err);
   dk_commit_range *r = NULL;
   if (st == DK_OK) {
     /* the commits first..last must all exist */
@@ -424,7 +255,7 @@ dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
           ctx.ict = -1;
           dk_arena tmp;
           dk__arena_init(&tmp, t->alloc, 64 * 1024);
-          st = scan_commit(t, lf, &tmp, range_line, &ctx, err);
+          st = dk_log__scan_commit(&lg, lf, &tmp, range_line, &ctx, err);
           if (st == DK_OK) st = ctx.st;
           dk__arena_dispose(&tmp);
           r->ts[v - first] = ctx.ict >= 0 ? ctx.ict : lf->mtime;

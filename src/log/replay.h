@@ -1,73 +1,18 @@
 /*
-** log.h — library-internal log machinery (not API): log-file listing and segments, the
-** replay state that "Action Reconciliation" builds, action parsing, schema parsing.
+** replay.h — the replay state (not API): what "Action Reconciliation" builds from a
+** checkpoint and commits (src/log/actions.c), the action views that feed it, and the stats
+** blocks that keep file statistics compactly.
 **
-** Follows PROTOCOL.md (delta-io/delta): "Delta Log Entries", "Checkpoints", "Action
-** Reconciliation", "Table Features", "Column Mapping", "V2 Checkpoint", "In-Commit Timestamps".
+** Follows PROTOCOL.md "Actions", "Action Reconciliation", "Checkpoints", "Deletion Vectors",
+** "Row Tracking" and "In-Commit Timestamps".
 */
-#ifndef DK_LOG_LOG_H
-#define DK_LOG_LOG_H
+#ifndef DK_LOG_REPLAY_H
+#define DK_LOG_REPLAY_H
 
 #include "codec/json/json.h"
 #include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
-#include "dk/sys/storage.h"
 #include "util/util.h"
-
-/* ---- log files and segments ------------------------------------------------------------- */
-
-typedef enum dk__logfile_kind {
-  DK__LF_COMMIT = 1,        /* N.json */
-  DK__LF_CP_CLASSIC,        /* N.checkpoint.parquet */
-  DK__LF_CP_MULTI,          /* N.checkpoint.i.n.parquet */
-  DK__LF_CP_V2_JSON,        /* N.checkpoint.<uuid>.json */
-  DK__LF_CP_V2_PARQUET,     /* N.checkpoint.<uuid>.parquet */
-  DK__LF_COMPACTION,        /* x.y.compacted.json */
-  DK__LF_CRC                /* N.crc */
-} dk__logfile_kind;
-
-typedef struct dk__logfile {
-  const char *name;         /* file name inside _delta_log (arena) */
-  int64_t version;          /* N (x for compactions) */
-  int64_t version_hi;       /* y for compactions, else N */
-  int64_t size;
-  int64_t mtime;
-  int kind;                 /* dk__logfile_kind */
-  int part, nparts;         /* multi-part checkpoints */
-} dk__logfile;
-
-/* Classifies a _delta_log file name; false for anything else. */
-bool dk_log__parse_name(const char *name, dk__logfile *out);
-
-/* The log files needed to build one version. */
-typedef struct dk__segment {
-  int64_t version;          /* the version the segment builds */
-  int64_t cp_version;       /* -1: replay from version 0 */
-  dk__logfile *cp_files;    /* checkpoint part(s), n_cp of them (multi-part in part order) */
-  size_t n_cp;
-  dk__logfile *commits;     /* commits cp_version+1 .. version, ascending */
-  size_t n_commits;
-  int64_t latest_version;   /* newest version present in the listing */
-  int64_t earliest_version; /* oldest version that can be recreated */
-  dk__logfile *crc;         /* version.crc when present, else NULL */
-  dk__logfile *all;         /* every classified file, sorted by name (owned) */
-  size_t n_all;
-  dk_arena names;
-  const dk_allocator *alloc;
-} dk__segment;
-
-/* Lists `<root>/_delta_log` and builds the segment for `version` (-1 = latest). With
- * `min_version` >= 0 only versions > min_version are needed (incremental refresh): the
- * segment then has no checkpoint and starts at min_version + 1. */
-dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *root,
-                                int64_t version, int64_t min_version,
-                                const dk_allocator *alloc, dk_error *err);
-void dk_log__segment_dispose(dk__segment *seg);
-/* Lists every classified file of `<root>/_delta_log` into seg->all (sorted); nothing else. */
-dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
-                           const dk_allocator *alloc, dk_error *err);
-
-/* ---- replay state ----------------------------------------------------------------------- */
 
 enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4, DK__F_KTAG = 8 /* ktag is set */ };
 #define DK__MAX_PV 0xFFFFFFu /* partition values per file (24 bits) */
@@ -244,19 +189,6 @@ dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err);
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
 
-/* checkpoint_direct.c: a checkpoint's add and remove rows straight from the Parquet leaves.
- * Open fails with DK_UNSUPPORTED (nothing applied) for a layout it does not read. The pass
- * applies every row, recording in rowmap[row] the st->files position of each add row; unless
- * st->threads is 1 a second thread decodes ahead and, after the last batch, runs
- * after(after_arg) (*after_ran tells whether it did). */
-typedef struct dk__direct dk__direct;
-dk_status dk_log__direct_open(dk__direct **out, dk_parquet_file *pf, const dk_allocator *alloc,
-                              bool with_remove, dk_error *err);
-dk_status dk_log__direct_pass(dk__state *st, dk__direct *d, uint32_t *rowmap, int64_t nrows,
-                              void (*after)(void *), void *after_arg, bool *after_ran,
-                              dk_error *err);
-void dk_log__direct_free(dk__direct *d);
-
 /* Brackets the application of a checkpoint (all parts and sidecars) to an empty state: its
  * rows are appended without per-row index inserts (see dk__state.defer). No-op on a state
  * that already holds files or tombstones. */
@@ -278,29 +210,4 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
                                  const char *root, size_t root_len, const char *p, size_t n,
                                  dk_error *err);
 
-/* ---- checkpoints (checkpoint_parquet.c) ------------------------------------------------- */
-
-/* Reads the actions of a Parquet checkpoint file (classic part, v2 top-level file or
- * sidecar) and applies them with DK__FROM_CHECKPOINT. Sidecar actions found are appended to
- * `sidecars` as JSON objects when non-NULL. */
-dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
-                                           dk_error *err);
-
-/* ---- schema (schema.c) ------------------------------------------------------------------ */
-
-/* Parses a Delta schemaString into a type tree allocated in `ar`. */
-dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, size_t len,
-                           dk_error *err);
-dk_status dk_schema__from_json(const dk_type **out, dk_arena *ar, const dk_json_value *v,
-                               dk_error *err);
-
-dk_status dk_schema__to_arrow(struct ArrowSchema *out, const dk_type *t, int physical,
-                              dk_error *err);
-
-/* ---- protocol (src/protocol/protocol.c) ------------------------------------------------- */
-
-/* DK_UNSUPPORTED naming the version or reader feature dk cannot read. */
-dk_status dk_protocol__check_read(const dk_protocol *p, dk_error *err);
-int dk_protocol__has_feature(const dk_protocol *p, const char *name);
-
-#endif /* DK_LOG_LOG_H */
+#endif /* DK_LOG_REPLAY_H */

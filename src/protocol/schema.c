@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "log/log.h"
+#include "protocol/schema.h"
 
 static const struct {
   const char *name;
