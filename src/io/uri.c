@@ -209,6 +209,17 @@ void dk_io__root_init(dk__root *r, const char *canonical_uri, dk_storage *sto) {
   }
 }
 
+dk_status dk_io__join(dk_buf *key, const char *root, const char *a, const char *b,
+                      dk_error *err) {
+  size_t rl = strlen(root);
+  DK_RETURN_NOT_OK(dk__buf_append(key, root, rl, err));
+  if (!(rl == 1 && root[0] == '/')) DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
+  DK_RETURN_NOT_OK(dk__buf_puts(key, a, err));
+  if (!b) return DK_OK;
+  DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
+  return dk__buf_puts(key, b, err);
+}
+
 static bool is_s3(dk_str s) {
   return dk__scheme_is(s, "s3") || dk__scheme_is(s, "s3a") || dk__scheme_is(s, "s3n");
 }
@@ -241,9 +252,10 @@ static bool stays_inside(const char *s, size_t n) {
 
 /* Whether key (same form as the root) names something strictly below the root. */
 static bool key_under_root(const dk__root *r, const char *key, size_t kn) {
-  return kn > r->len + 1 && !memcmp(key, r->uri, r->len) &&
-         (key[r->len] == '/' || (r->len == 1 && r->uri[0] == '/')) &&
-         stays_inside(key + r->len + 1, kn - r->len - 1);
+  bool slash_root = r->len == 1 && r->uri[0] == '/';
+  size_t off = slash_root ? 1 : r->len + 1; /* where the part below the root starts */
+  return kn > off && !memcmp(key, r->uri, r->len) && (slash_root || key[r->len] == '/') &&
+         stays_inside(key + off, kn - off);
 }
 
 dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const char *rel_dir,
@@ -256,12 +268,8 @@ dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const cha
   bool has_scheme = dk__uri_split(&u, path, n);
   bool root_local = r->scheme_len == 0;
   if (!has_scheme && path[0] != '/') { /* relative to the root (or to rel_dir below it) */
-    DK_RETURN_NOT_OK(dk__buf_append(key, r->uri, r->len, err));
-    if (!(r->len == 1 && r->uri[0] == '/')) DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
-    if (rel_dir && *rel_dir) {
-      DK_RETURN_NOT_OK(dk__buf_puts(key, rel_dir, err));
-      DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
-    }
+    DK_RETURN_NOT_OK(dk_io__join(key, r->uri, rel_dir && *rel_dir ? rel_dir : "", NULL, err));
+    if (rel_dir && *rel_dir) DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
     DK_RETURN_NOT_OK(dk__buf_append(key, path, n, err));
   } else if (!has_scheme) { /* an absolute path: on the root's own store */
     if (!root_local) DK_RETURN_NOT_OK(dk__buf_append(key, r->uri, r->path_off, err));

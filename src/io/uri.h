@@ -74,6 +74,11 @@ static inline dk_str dk_io__root_scheme(const dk__root *r) {
   return (dk_str){r->uri, r->scheme_len};
 }
 
+/* Appends root + "/" + a (+ "/" + b when b is not NULL) to key; a root of "/" adds no second
+** slash. */
+dk_status dk_io__join(dk_buf *key, const char *root, const char *a, const char *b,
+                      dk_error *err);
+
 /* A resolved location: which backend, and its key there. */
 typedef struct dk__loc {
   dk_storage *sto;      /* the backend that serves the key */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "codec/parquet/metadata.h"
+#include "codec/parquet/open.h"
 #include "codec/parquet/pages.h"
 #include "dk/parquet.h"
 #include "log/checkpoint.h"
@@ -581,12 +582,11 @@ static dk_status other_rows(dk_parquet_file *pf, const char **cols, size_t *n_co
   return DK_OK;
 }
 
-dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
-                                           dk_error *err) {
+dk_status dk_log__apply_parquet_checkpoint(dk__state *st, dk_storage *sto, const char *path,
+                                           int64_t size, dk_buf *sidecars, dk_error *err) {
   (void)sidecars;
   dk_parquet_file *pf = NULL;
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 0, st->alloc, 0};
-  dk_status s = dk_parquet_open(&pf, path, &oo, err);
+  dk_status s = dk_pq__open_storage(&pf, sto, path, size, 0, st->alloc, err);
   if (s != DK_OK) {
     dk__error_prefix(err, "checkpoint"); /* the message names the file */
     return s;

@@ -14,14 +14,20 @@
 #include <unistd.h>
 
 #include "log/commit.h"
+#include "log/paths.h"
 
 dk_status dk_log__read_file(const dk__log *lg, const char *name, uint8_t **data, size_t *len,
                             dk_error *err) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s/_delta_log/%s", lg->root, name) >= (int)sizeof path)
-    return dk__error_set(err, DK_INVALID, "path too long");
-  dk_status st = lg->sto->read(lg->sto, path, data, len, err);
-  if (st != DK_OK) dk__error_prefix(err, "%s", path);
+  *data = NULL;
+  *len = 0;
+  dk_buf key;
+  dk__buf_init(&key, lg->alloc);
+  dk_status st = dk_log__file_key(&key, lg->root, name, err);
+  if (!st) {
+    st = lg->sto->read(lg->sto, key.data, data, len, err);
+    if (st != DK_OK) dk__error_prefix(err, "%s", key.data);
+  }
+  dk__buf_dispose(&key);
   return st;
 }
 
@@ -283,16 +289,18 @@ dk_status dk_log__commit_info(const dk_json_value **ci, const dk__log *lg, const
                               dk_arena *ar, dk_error *err) {
   ci_find fc = {NULL}, *f = &fc;
   *ci = NULL;
-  char path[4096];
-  if (lf->size > (int64_t)CI_PREFIX && lg->sto->read_range &&
-      snprintf(path, sizeof path, "%s/_delta_log/%s", lg->root, lf->name) < (int)sizeof path) {
+  if (lf->size > (int64_t)CI_PREFIX) {
+    dk_buf key;
+    dk__buf_init(&key, lg->alloc);
     char *buf = dk__malloc(lg->alloc, CI_PREFIX);
     dk_error pe;
     dk_error_init(&pe);
     size_t bad_line, bad_off;
-    if (buf && lg->sto->read_range(lg->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK)
+    if (buf && dk_log__file_key(&key, lg->root, lf->name, &pe) == DK_OK &&
+        lg->sto->read_range(lg->sto, key.data, 0, buf, CI_PREFIX, &pe) == DK_OK)
       (void)dk_log__scan_lines(buf, CI_PREFIX, true, ar, find_ci, f, &bad_line, &bad_off, &pe);
     dk__free(lg->alloc, buf);
+    dk__buf_dispose(&key);
     if (f->ci) {
       *ci = f->ci;
       return DK_OK;

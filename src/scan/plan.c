@@ -12,6 +12,7 @@
 
 #include "protocol/schema.h"
 #include "scan/scan_int.h"
+#include "snapshot/snapshot_int.h"
 
 void dk_scan__plan_dispose(scan_plan *p) {
   dk__free(p->alloc, p->root);
@@ -385,12 +386,10 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   dk_status st = DK_OK;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
-  {
-    /* absolute root: _metadata.file_path and splits must not depend on the cwd */
-    char *abs = realpath(dk_snapshot_table_root(snap), NULL);
-    p->root = dk__strdup(p->alloc, abs ? abs : dk_snapshot_table_root(snap));
-    free(abs);
-  }
+  /* the table's root (absolute for a local table on the built-in backend: _metadata.file_path
+   * and splits do not depend on the cwd) and its backend */
+  p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
+  p->sto = dk_snapshot__storage(snap);
   size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
   p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
   if (!p->root || !p->cols) {

@@ -5,6 +5,7 @@
 #ifndef DK_SNAPSHOT_INT_H
 #define DK_SNAPSHOT_INT_H
 
+#include "io/uri.h"
 #include "log/checkpoint.h"
 #include "log/commit.h"
 #include "log/replay.h"
@@ -15,10 +16,20 @@ struct dk_table {
   const dk_allocator *alloc;
   dk_storage *sto;
   int own_sto;
-  char *root;
+  char *root;        /* canonical root (io/uri.h dk__root.uri): local path or whole URI */
   int threads;
   int refs; /* atomic: the handle plus one per snapshot */
 };
+
+/* The table's root and backend for resolving paths (io/uri.h). */
+static inline dk__root dk_snapshot__root(const dk_table *t) {
+  dk__root r;
+  dk_io__root_init(&r, t->root, t->sto);
+  return r;
+}
+
+/* The backend a snapshot's files are read through (the table's). */
+static inline dk_storage *dk_snapshot__storage(const dk_snapshot *s);
 
 /* The table's log for the readers of src/log/. */
 static inline dk__log dk_snapshot__log(const dk_table *t) {
@@ -39,6 +50,8 @@ struct dk_snapshot {
   int from_crc;          /* built from N.crc: no file list */
   int64_t crc_num_files;
 };
+
+static inline dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 
 dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int metadata_only,
                             dk_error *err);

@@ -8,6 +8,7 @@
 #include "arrow/array.h"
 #include "codec/parquet/encoding.h"
 #include "codec/parquet/metadata.h"
+#include "codec/parquet/open.h"
 #include "io/source.h"
 
 /* How a leaf's physical values become Arrow values. */
@@ -64,17 +65,6 @@ struct dk_parquet_file {
 };
 
 void dk_pq__file_ref(dk_parquet_file *f);
-
-/* Opens a Parquet file over a byte source, which moves into the file (released with it, also
-** when opening fails). The source's backend must outlive the file and its streams. Errors of
-** the footer name the source. */
-dk_status dk_pq__open_source(dk_parquet_file **out, dk__source *src, const dk_allocator *alloc,
-                             dk_error *err);
-/* dk_pq__open_source over dk_io__source_open(sto, key) (size > 0: trusted; map: map the file
-** when the backend can). */
-dk_status dk_pq__open_storage(dk_parquet_file **out, dk_storage *sto, const char *key,
-                              int64_t size, int map, const dk_allocator *alloc,
-                              dk_error *err);
 
 /* Reads `len` bytes at `off` into dst, or returns a pointer into the mapping. */
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
