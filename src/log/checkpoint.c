@@ -48,7 +48,7 @@ dk_status dk_log__apply_checkpoint(const dk__log *lg, dk__state *st, const dk__s
     if (f->kind == DK__LF_CP_V2_JSON) {
       uint8_t *data;
       size_t len;
-      s = dk_log__read_file(lg, f->name, &data, &len, err);
+      s = dk_log__read_file(lg, f, &data, &len, err);
       if (s == DK_OK) {
         s = dk_log__apply_json_file(st, (const char *)data, len, DK__FROM_CHECKPOINT, key.data,
                                     err);

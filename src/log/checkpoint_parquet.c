@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "arrow/array.h"
 #include "codec/parquet/metadata.h"
 #include "codec/parquet/open.h"
 #include "codec/parquet/pages.h"
@@ -353,9 +354,12 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   while (s == DK_OK && row_base < row_limit) {
     struct ArrowArray batch;
     memset(&batch, 0, sizeof batch);
-    if (stream.get_next(&stream, &batch) != 0) {
+    int rc = stream.get_next(&stream, &batch);
+    if (rc != 0) {
       const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-      s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+      dk_status why = dk__stream_status(&stream, rc);
+      s = dk__error_set(err, why == DK_IO || why == DK_NOMEM ? why : DK_CORRUPT,
+                        "reading checkpoint rows failed: %s", m ? m : "?");
       break;
     }
     if (!batch.release) break; /* end of stream */

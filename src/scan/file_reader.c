@@ -477,7 +477,10 @@ dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int6
       int rc = r->stream.get_next(&r->stream, &b);
       if (rc) {
         const char *m = r->stream.get_last_error(&r->stream);
-        return dk__error_set(err, rc == ENOMEM ? DK_NOMEM : DK_CORRUPT, "%s", m ? m : "read error");
+        /* storage failures and memory stay what they are; anything else was the file's fault */
+        dk_status why = dk__stream_status(&r->stream, rc);
+        return dk__error_set(err, why == DK_IO || why == DK_NOMEM ? why : DK_CORRUPT, "%s",
+                             m ? m : "read error");
       }
       if (!b.release) {
         r->in_rg = 0;

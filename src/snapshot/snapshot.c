@@ -212,7 +212,7 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
   uint8_t *data;
   size_t len;
   dk_error e2 = {0};
-  if (dk_log__read_file(&lg, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  if (dk_log__read_file(&lg, crc, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
   dk_arena ar;
   dk__arena_init(&ar, t->alloc, 16 * 1024);
   dk_json_value *j;
