@@ -5,9 +5,13 @@
 ** RFC 8089 (file URIs: empty authority or "localhost"), and Python's urllib.parse.quote/unquote
 ** whose outputs for the vectors below were computed once and are written here as literals
 ** (quote(s, safe="/!$&'()*+,;=:@~") equals dk__pct_encode; unquote(quote(x)) == x). */
+#include <limits.h>
 #include <stdlib.h>
 
+#include "dk/snapshot.h"
 #include "io/uri.h"
+#include "log/paths.h"
+#include "storage_mem.h"
 #include "test.h"
 
 static const char *decode(dk_buf *b, const char *s, int flags, dk_status *st) {
@@ -293,4 +297,197 @@ DK_TEST(uri__storage_check) {
   dk_error_init(&err);
   CHECK_EQ_INT(dk_io__storage_check(&v1, "test", &err), DK_INVALID);
   loc->free(loc);
+}
+
+/* ---- the corpus's special-character tables ------------------------------------------------ */
+
+static void real_table(char *out, size_t cap, const char *rel) {
+  char joined[PATH_MAX];
+  snprintf(joined, sizeof joined, "%s/%s", dk_test_data_dir(), rel);
+  char *r = realpath(joined, NULL);
+  snprintf(out, cap, "%s", r ? r : joined);
+  free(r);
+}
+
+/* Opens rel through a memory copy under its real path; the caller frees m, t, s. */
+static dk_status open_mem(dk_mem_storage **m, dk_table **t, dk_snapshot **s, const char *root,
+                          dk_error *err) {
+  *t = NULL;
+  *s = NULL;
+  DK_RETURN_NOT_OK(dk_mem_new(m, err));
+  DK_RETURN_NOT_OK(dk_mem_load_dir(*m, root, root, err));
+  dk_table_options o = {DK_TABLE_OPTIONS_VERSION, NULL, dk_mem_storage_of(*m), 1};
+  DK_RETURN_NOT_OK(dk_table_open(t, root, &o, err));
+  return dk_snapshot_open(s, *t, NULL, err);
+}
+
+DK_TEST(uri__corpus_escaped_partition_directories) {
+  /* the log writes "_2=bar+%252521/part-...": one level of percent-decoding gives the
+  ** directory Spark created on disk, "_2=bar+%2521" (Spark escaped '!' as %21 in the
+  ** partition value, and the URI encoding escaped that '%') */
+  char root[PATH_MAX];
+  real_table(root, sizeof root, "delta-golden/data-reader-escaped-chars");
+  dk_error err;
+  dk_error_init(&err);
+  dk_mem_storage *m;
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_mem(&m, &t, &s, root, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 3);
+  dk__root r;
+  dk_io__root_init(&r, dk_table_root(t), dk_mem_storage_of(m));
+  dk_buf key, uri;
+  dk__buf_init(&key, NULL);
+  dk__buf_init(&uri, NULL);
+  int found = 0;
+  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    CHECK(!strncmp(f.path, "_2=bar+%252", 11));
+    dk__loc loc;
+    CHECK_OK(dk_log__data_key(&loc, &key, &r, f.path, &err), &err);
+    CHECK(loc.under_root);
+    found += dk_mem_get(m, key.data, NULL) != NULL; /* the file as stored */
+    char via_api[PATH_MAX];
+    dk_snapshot_file_path(via_api, sizeof via_api, s, &f);
+    CHECK_EQ_STR(via_api, key.data);
+    /* and back: the URI encodes the '%' again, so decoding it gives the key */
+    dk__buf_clear(&uri);
+    CHECK_OK(dk_io__key_uri(&uri, key.data, &err), &err);
+    CHECK(strstr(uri.data, "_2=bar+%252"));
+    dk_buf back;
+    dk__buf_init(&back, NULL);
+    CHECK_OK(dk__pct_decode(&back, uri.data + 7, uri.len - 7, DK__PCT_STRICT, &err), &err);
+    CHECK_EQ_STR(back.data, key.data);
+    dk__buf_dispose(&back);
+  }
+  CHECK_EQ_INT(found, 3);
+  dk__buf_dispose(&key);
+  dk__buf_dispose(&uri);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  dk_mem_free(m);
+}
+
+DK_TEST(uri__corpus_special_characters_and_canonical_spellings) {
+  /* log-replay-special-characters-a: add then remove of "special%20p@%23h" */
+  char root[PATH_MAX];
+  dk_error err;
+  dk_error_init(&err);
+  dk_mem_storage *m;
+  dk_table *t;
+  dk_snapshot *s;
+  real_table(root, sizeof root, "delta-golden/log-replay-special-characters");
+  CHECK_OK(open_mem(&m, &t, &s, root, &err), &err);
+  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
+    dk_file_entry f;
+    CHECK_OK(dk_snapshot_file(&f, s, i, &err), &err);
+    CHECK(!strchr(f.path, '%')); /* decoded */
+  }
+  for (int64_t i = 0; i < dk_snapshot_num_tombstones(s); i++) {
+    dk_tombstone tb;
+    CHECK_OK(dk_snapshot_tombstone(&tb, s, i, &err), &err);
+    CHECK(!strchr(tb.path, '%'));
+  }
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  dk_mem_free(m);
+  /* canonicalized-paths-special-a: "file:/some/unqualified/with%20space/p@%23h" added, the
+  ** plain "/some/unqualified/with%20space/p@%23h" removed: the same file, so none is left */
+  real_table(root, sizeof root, "delta-golden/canonicalized-paths-special-a");
+  CHECK_OK(open_mem(&m, &t, &s, root, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 0);
+  CHECK(dk_snapshot_num_tombstones(s) >= 1);
+  dk_tombstone tb;
+  CHECK_OK(dk_snapshot_tombstone(&tb, s, 0, &err), &err);
+  CHECK_EQ_STR(tb.path, "/some/unqualified/with space/p@#h");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  dk_mem_free(m);
+  /* the arena decoder as replay uses it, on the spellings of these tables */
+  dk_arena ar;
+  dk__arena_init(&ar, NULL, 0);
+  const char *cases[][3] = {
+      {"/t", "file:/some/unqualified/with%20space/p@%23h", "/some/unqualified/with space/p@#h"},
+      {"/t", "file:///t/special%20p@%23h", "special p@#h"},
+      {"/t", "file://localhost/t/a", "a"},
+      {"/t", "file://host/t/a", "file://host/t/a"}, /* kept: reading it is refused */
+      {"s3://b/t", "s3://b/t/p%3D1/x.parquet", "p=1/x.parquet"},
+      {"s3://b/t", "s3://b/other/x", "s3://b/other/x"},
+      {"/t", "/tt/x", "/tt/x"},
+  };
+  for (size_t i = 0; i < DK_ARRAY_LEN(cases); i++) {
+    const char *out;
+    size_t ol;
+    CHECK_OK(dk_log__canonical_path(&out, &ol, &ar, cases[i][0], strlen(cases[i][0]), cases[i][1],
+                                    strlen(cases[i][1]), &err),
+             &err);
+    CHECK(ol == strlen(cases[i][2]) && !memcmp(out, cases[i][2], ol));
+  }
+  dk__arena_dispose(&ar);
+}
+
+DK_TEST(uri__log_file_names) {
+  dk_buf b;
+  dk__buf_init(&b, NULL);
+  dk__logfile lf;
+  struct {
+    dk_status (*fn)(dk_buf *, int64_t, dk_error *);
+    int64_t v;
+    const char *name;
+    int kind;
+  } simple[] = {
+      {dk_log__name_commit, 0, "00000000000000000000.json", DK__LF_COMMIT},
+      {dk_log__name_commit, 123456789012, "00000000123456789012.json", DK__LF_COMMIT},
+      {dk_log__name_checkpoint, 10, "00000000000000000010.checkpoint.parquet", DK__LF_CP_CLASSIC},
+      {dk_log__name_crc, 7, "00000000000000000007.crc", DK__LF_CRC},
+  };
+  for (size_t i = 0; i < DK_ARRAY_LEN(simple); i++) {
+    dk__buf_clear(&b);
+    CHECK_OK(simple[i].fn(&b, simple[i].v, NULL), NULL);
+    CHECK_EQ_STR(b.data, simple[i].name);
+    CHECK(dk_log__parse_name(b.data, &lf) && lf.kind == simple[i].kind && lf.version == simple[i].v);
+  }
+  /* the names of the corpus's multi-part and V2 checkpoints and sidecars */
+  dk__buf_clear(&b);
+  CHECK_OK(dk_log__name_checkpoint_part(&b, 1, 2, 2, NULL), NULL);
+  CHECK_EQ_STR(b.data, "00000000000000000001.checkpoint.0000000002.0000000002.parquet");
+  CHECK(dk_log__parse_name(b.data, &lf) && lf.kind == DK__LF_CP_MULTI && lf.part == 2 && lf.nparts == 2);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_log__name_checkpoint_v2(&b, 2, "e8fa2696-9728-4e9c-b285-634743fdd4fb", true, NULL), NULL);
+  CHECK_EQ_STR(b.data, "00000000000000000002.checkpoint.e8fa2696-9728-4e9c-b285-634743fdd4fb.parquet");
+  CHECK(dk_log__parse_name(b.data, &lf) && lf.kind == DK__LF_CP_V2_PARQUET);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_log__name_checkpoint_v2(&b, 2, "e8fa2696-9728-4e9c-b285-634743fdd4fb", false, NULL), NULL);
+  CHECK(dk_log__parse_name(b.data, &lf) && lf.kind == DK__LF_CP_V2_JSON);
+  dk__buf_clear(&b);
+  CHECK_OK(dk_log__name_compaction(&b, 3, 7, NULL), NULL);
+  CHECK_EQ_STR(b.data, "00000000000000000003.00000000000000000007.compacted.json");
+  CHECK(dk_log__parse_name(b.data, &lf) && lf.kind == DK__LF_COMPACTION && lf.version_hi == 7);
+  CHECK_EQ_INT(dk_log__name_compaction(&b, 7, 3, NULL), DK_INVALID);
+  CHECK_EQ_INT(dk_log__name_checkpoint_part(&b, 1, 3, 2, NULL), DK_INVALID);
+  CHECK_EQ_INT(dk_log__name_checkpoint_v2(&b, 1, "a.b", false, NULL), DK_INVALID);
+  /* keys */
+  CHECK_OK(dk_log__file_key(&b, "/data/t", DK_LOG__LAST_CHECKPOINT, NULL), NULL);
+  CHECK_EQ_STR(b.data, "/data/t/_delta_log/_last_checkpoint");
+  CHECK_OK(dk_log__dir_key(&b, "s3://bucket/t", NULL), NULL);
+  CHECK_EQ_STR(b.data, "s3://bucket/t/_delta_log");
+  CHECK_OK(dk_log__file_key(&b, "/", "00000000000000000000.json", NULL), NULL);
+  CHECK_EQ_STR(b.data, "/_delta_log/00000000000000000000.json");
+  dk__root r;
+  dk_storage dummy = {.version = 2};
+  dk_io__root_init(&r, "s3://bucket/t", &dummy);
+  dk__loc loc;
+  const char *side = "00000000000000000002.checkpoint.0000000001.0000000002.055454d8-329c-4e0e-864d-7f867075af33.parquet";
+  CHECK_OK(dk_log__sidecar_key(&loc, &b, &r, side, strlen(side), NULL), NULL);
+  CHECK_EQ_STR(b.data, "s3://bucket/t/_delta_log/_sidecars/00000000000000000002.checkpoint.0000000001.0000000002.055454d8-329c-4e0e-864d-7f867075af33.parquet");
+  CHECK(loc.under_root && loc.sto == &dummy);
+  /* a very long root: no fixed buffer limits a key any more */
+  char big[9000];
+  memset(big, 'a', sizeof big - 1);
+  big[0] = '/';
+  big[sizeof big - 1] = 0;
+  CHECK_OK(dk_log__file_key(&b, big, "00000000000000000000.json", NULL), NULL);
+  CHECK_EQ_INT(b.len, sizeof big - 1 + strlen("/_delta_log/00000000000000000000.json"));
+  dk__buf_dispose(&b);
 }
