@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob_storage.h"
 #include "log/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,46 +26,9 @@ static void check_clean(dk_status s, const dk_error *err) {
   }
 }
 
-/* A read-only dk_storage holding the input as its one file (any key names it). */
-typedef struct blob_storage {
-  dk_storage base; /* first */
-  const uint8_t *data;
-  size_t size;
-} blob_storage;
-
-static dk_status blob_read_range(dk_storage *s, const char *path, int64_t off, void *buf,
-                                 size_t len, dk_error *err) {
-  const blob_storage *b = (const blob_storage *)s;
-  if (off < 0 || (uint64_t)off > b->size || len > b->size - (size_t)off)
-    return dk__error_set(err, DK_CORRUPT, "read %s: past the end", path);
-  if (len) memcpy(buf, b->data + off, len);
-  return DK_OK;
-}
-
-static dk_status blob_read_ranges(dk_storage *s, const char *path, const dk_byte_range *r,
-                                  size_t n, dk_error *err) {
-  for (size_t i = 0; i < n; i++)
-    DK_RETURN_NOT_OK(blob_read_range(s, path, r[i].offset, r[i].buf, r[i].len, err));
-  return DK_OK;
-}
-
-static dk_status blob_stat(dk_storage *s, const char *path, dk_file_info *out, dk_error *err) {
-  (void)err;
-  memset(out, 0, sizeof *out);
-  out->path = path;
-  out->size = (int64_t)((const blob_storage *)s)->size;
-  return DK_OK;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   blob_storage bs;
-  memset(&bs, 0, sizeof bs);
-  bs.base.version = DK_STORAGE_VERSION;
-  bs.base.read_range = blob_read_range;
-  bs.base.read_ranges = blob_read_ranges;
-  bs.base.stat = blob_stat;
-  bs.data = data;
-  bs.size = size;
+  blob_storage_init(&bs, data, size);
   {
     dk__state st;
     dk_error err;
