@@ -45,6 +45,7 @@ test-tsan: deps
 test-c:
 	$(BUILD)/dk_unit
 	tools/check_symbols.sh $(BUILD)/libdk.so
+	tools/check_layers.sh
 	tools/check_io.sh
 
 test-fuzz:

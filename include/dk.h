@@ -12,9 +12,13 @@
 #include "dk/arrow.h"
 #include "dk/arrow_json.h"
 #include "dk/parquet.h"
+#include "dk/table.h"
+#include "dk/schema.h"
 #include "dk/snapshot.h"
+#include "dk/history.h"
 #include "dk/expr.h"
 #include "dk/scan.h"
+#include "dk/variant.h"
 #include "dk/sys/storage.h"
 
 #endif /* DK_H */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dk/scan.h"
+#include "dk/history.h"
 #include "dk/snapshot.h"
 #include "dk_sqlite.h"
 

@@ -1,12 +1,13 @@
 /**
  * @file dk/snapshot.h
- * @brief Delta tables, immutable snapshots (log replay), schema, history and commit ranges.
+ * @brief Immutable snapshots of a Delta table (log replay) and their state: protocol,
+ *  metadata, schema, files, tombstones, app transactions, domain metadata.
  *
- * A ::dk_table names a table root and the storage used to reach it. A ::dk_snapshot is the
- * reconciled state of the table at one version (PROTOCOL.md "Action Reconciliation"):
- * protocol, metadata, schema, the active files, app transactions, domain metadata and
- * tombstones. Snapshots are immutable and reference-counted; they may be read from many
- * threads at once. Everything else here is single-owner.
+ * A ::dk_snapshot is the reconciled state of the table at one version (PROTOCOL.md "Action
+ * Reconciliation"): protocol, metadata, schema, the active files, app transactions, domain
+ * metadata and tombstones. Snapshots are immutable and reference-counted; they may be read
+ * from many threads at once. Tables are in dk/table.h, types and schemas in dk/schema.h,
+ * history and commit ranges in dk/history.h.
  *
  * Strings returned by accessors are borrowed and live as long as the object they came from.
  */
@@ -17,41 +18,12 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
-#include "dk/sys/storage.h"
+#include "dk/schema.h"
+#include "dk/table.h"
 
 DK_BEGIN_DECL
 
-typedef struct dk_table dk_table;
 typedef struct dk_snapshot dk_snapshot;
-
-/* ---- table ------------------------------------------------------------------------------ */
-
-#define DK_TABLE_OPTIONS_VERSION 1
-typedef struct dk_table_options {
-  unsigned version;          /**< DK_TABLE_OPTIONS_VERSION */
-  const dk_allocator *alloc; /**< NULL = libc */
-  dk_storage *storage;       /**< NULL = a local-filesystem backend owned by the table;
-                                  otherwise borrowed and must outlive the table */
-  int threads;               /**< threads replaying the log (reading commit files, decoding a
-                                  checkpoint beside applying it); 0 = automatic, 1 = none */
-} dk_table_options;
-
-/** Opens a table by its root: a local path (absolute or relative), a `file:` URI
- *  (`file:///abs`, `file:/abs`, `file://localhost/abs`; percent-encoded), or a URI of another
- *  scheme (`s3://bucket/prefix`, `s3a://...`), which needs a backend in opts->storage and is
- *  kept whole (see dk/sys/storage.h for the keys that backend receives). No I/O beyond a
- *  check that a local root exists.
- *  @return DK_OK; DK_INVALID (bad URI, a backend of version 0 or lacking a read operation);
- *  DK_UNSUPPORTED (a URI scheme with no backend given, naming the scheme; a file URI naming
- *  another host; options newer than this dk); DK_NOT_FOUND (a local root that does not
- *  exist); DK_NOMEM. */
-DK_API dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
-                               dk_error *err);
-DK_API void dk_table_free(dk_table *t);
-/** The table root without trailing slash: an absolute local path for a local table opened on
- *  the built-in backend (symlinks resolved), else the path or URI as given, percent-decoded,
- *  with a lowercase scheme ("s3://bucket/prefix"). */
-DK_API const char *dk_table_root(const dk_table *t);
 
 /* ---- snapshot --------------------------------------------------------------------------- */
 
@@ -122,65 +94,11 @@ DK_API const char *dk_snapshot_property(const dk_snapshot *s, const char *key);
 /** Whether the protocol lists feature `name` as a reader or writer feature. */
 DK_API int dk_snapshot_has_feature(const dk_snapshot *s, const char *name);
 
-/* ---- schema ----------------------------------------------------------------------------- */
-
-typedef enum dk_type_id {
-  DK_TYPE_STRING = 1,
-  DK_TYPE_LONG,
-  DK_TYPE_INTEGER,
-  DK_TYPE_SHORT,
-  DK_TYPE_BYTE,
-  DK_TYPE_FLOAT,
-  DK_TYPE_DOUBLE,
-  DK_TYPE_BOOLEAN,
-  DK_TYPE_BINARY,
-  DK_TYPE_DATE,
-  DK_TYPE_TIMESTAMP,
-  DK_TYPE_TIMESTAMP_NTZ,
-  DK_TYPE_DECIMAL,
-  DK_TYPE_VARIANT,
-  DK_TYPE_STRUCT,
-  DK_TYPE_ARRAY,
-  DK_TYPE_MAP
-} dk_type_id;
-
-typedef struct dk_field dk_field;
-typedef struct dk_type dk_type;
-
-struct dk_type {
-  dk_type_id id;
-  int32_t precision, scale;           /**< DECIMAL */
-  const dk_type *element;             /**< ARRAY */
-  int contains_null;                  /**< ARRAY */
-  const dk_type *key, *value;         /**< MAP */
-  int value_contains_null;            /**< MAP */
-  size_t n_fields;                    /**< STRUCT */
-  const dk_field *fields;             /**< STRUCT */
-};
-
-struct dk_field {
-  const char *name;                   /**< logical name */
-  const dk_type *type;
-  int nullable;
-  const char *metadata_json;          /**< the field's metadata object as compact JSON ("{}") */
-  int64_t column_mapping_id;          /**< delta.columnMapping.id, or -1 */
-  const char *physical_name;          /**< delta.columnMapping.physicalName, or the name */
-};
-
-typedef enum dk_column_mapping_mode {
-  DK_COLUMN_MAPPING_NONE = 0,
-  DK_COLUMN_MAPPING_ID,
-  DK_COLUMN_MAPPING_NAME
-} dk_column_mapping_mode;
+/* ---- schema (types and fields: dk/schema.h) ---------------------------------------------- */
 
 /** The logical schema (a STRUCT type). */
 DK_API const dk_type *dk_snapshot_schema(const dk_snapshot *s);
 DK_API dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s);
-/** Writes the Delta type name ("integer", "decimal(10,2)", "array<long>") into buf (always
- *  NUL-terminated when cap > 0); returns the length it needs (excluding the NUL). */
-DK_API size_t dk_type_to_string(char *buf, size_t cap, const dk_type *t);
-/** Looks up a top-level field by logical name (exact, then case-insensitive); NULL if absent. */
-DK_API const dk_field *dk_schema_find(const dk_type *schema, const char *name);
 /** Exports the logical schema (physical = 0) or the physical one (physical names and
  *  "PARQUET:field_id" metadata under column mapping) as an Arrow schema. */
 DK_API dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
@@ -236,26 +154,6 @@ DK_API size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
 DK_API const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f,
                                            const char *column, int *is_null);
 
-/** A typed value (partition values). */
-typedef struct dk_scalar {
-  dk_type_id type;
-  int is_null;
-  int64_t i64;           /**< integers, boolean (0/1), date (days since epoch),
-                              timestamp / timestamp_ntz (microseconds since epoch, UTC) */
-  double f64;            /**< float (widened) and double */
-  int64_t dec_hi;        /**< decimal: unscaled value as a two's-complement 128-bit integer */
-  uint64_t dec_lo;
-  const char *str;       /**< string / binary: borrowed from the parsed text */
-  size_t len;
-} dk_scalar;
-
-/** Parses a partition value as written in the log ("2021-09-08 11:11:11", "1.5", "true")
- *  into a typed value of `type` (PROTOCOL.md "Partition Value Serialization"). NULL or ""
- *  text is a null. Timestamps without a zone are UTC.
- *  @return DK_OK, DK_CORRUPT (text does not match the type), DK_UNSUPPORTED (nested type). */
-DK_API dk_status dk_partition_value_parse(dk_scalar *out, const dk_type *type, const char *text,
-                                          dk_error *err);
-
 /** A removed file kept as a tombstone (for vacuum). */
 typedef struct dk_tombstone {
   const char *path;
@@ -275,51 +173,6 @@ DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
                             int64_t *version, int64_t *last_updated);
 /** The configuration text of (non-removed) domain `domain`, or NULL. */
 DK_API const char *dk_snapshot_domain_metadata(const dk_snapshot *s, const char *domain);
-
-/* ---- history and commit ranges ---------------------------------------------------------- */
-
-typedef struct dk_history dk_history;
-
-/** commitInfo of the newest `limit` versions (limit <= 0 = all), newest first. */
-DK_API dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error *err);
-DK_API void dk_history_free(dk_history *h);
-DK_API size_t dk_history_count(const dk_history *h);
-/** Entry i: version, commit timestamp, and the commitInfo object as JSON ("{}" if none);
- *  out of range: -1 / NULL. */
-DK_API void dk_history_entry(const dk_history *h, size_t i, int64_t *version,
-                             int64_t *timestamp, const char **commit_info_json);
-
-typedef enum dk_action_kind {
-  DK_ACTION_ADD = 1,
-  DK_ACTION_REMOVE,
-  DK_ACTION_METADATA,
-  DK_ACTION_PROTOCOL,
-  DK_ACTION_TXN,
-  DK_ACTION_CDC,
-  DK_ACTION_COMMIT_INFO,
-  DK_ACTION_DOMAIN_METADATA,
-  DK_ACTION_CHECKPOINT_METADATA,
-  DK_ACTION_SIDECAR,
-  DK_ACTION_UNKNOWN
-} dk_action_kind;
-
-typedef struct dk_action {
-  dk_action_kind kind;
-  int64_t version;
-  const char *path;          /**< decoded path for add/remove/cdc, else NULL */
-  const char *json;          /**< the action's body (the value under its key) as JSON */
-} dk_action;
-
-typedef struct dk_commit_range dk_commit_range;
-/** The actions of versions first..last (inclusive, from the JSON commits), in log order. */
-DK_API dk_status dk_log_commit_range(dk_commit_range **out, dk_table *t, int64_t first,
-                                     int64_t last, dk_error *err);
-DK_API void dk_commit_range_free(dk_commit_range *r);
-DK_API size_t dk_commit_range_count(const dk_commit_range *r);
-/** Action i, or NULL when out of range. */
-DK_API const dk_action *dk_commit_range_action(const dk_commit_range *r, size_t i);
-/** Commit time of version v in the range (or -1 when v is outside it). */
-DK_API int64_t dk_commit_range_timestamp(const dk_commit_range *r, int64_t v);
 
 DK_END_DECL
 

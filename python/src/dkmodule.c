@@ -29,6 +29,7 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/history.h"
 #include "dk/snapshot.h"
 
 #ifndef DK_PY_HAVE_SCAN
@@ -799,6 +800,56 @@ static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *
   return l;
 }
 
+static PyObject *snapshot_tombstones(SnapshotObject *self, PyObject *noargs) {
+  (void)noargs;
+  int64_t n = dk_snapshot_num_tombstones(self->s);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    dk_tombstone t;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_snapshot_tombstone(&t, self->s, i, &err) != DK_OK) {
+      Py_DECREF(l);
+      return raise_dk(NULL, &err);
+    }
+    PyObject *d = Py_BuildValue(
+        "{s:N,s:N,s:N,s:O}", "path", str_or_none(t.path), "deletion_timestamp",
+        t.deletion_timestamp >= 0 ? PyLong_FromLongLong(t.deletion_timestamp)
+                                  : (Py_INCREF(Py_None), Py_None),
+        "size", t.size >= 0 ? PyLong_FromLongLong(t.size) : (Py_INCREF(Py_None), Py_None),
+        "data_change", t.data_change ? Py_True : Py_False);
+    if (!d) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  return l;
+}
+
+static PyObject *snapshot_transactions(SnapshotObject *self, PyObject *noargs) {
+  (void)noargs;
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  size_t n = dk_snapshot_num_txns(self->s);
+  for (size_t i = 0; i < n; i++) {
+    const char *app;
+    int64_t v, last;
+    dk_snapshot_txn(self->s, i, &app, &v, &last);
+    PyObject *t = Py_BuildValue("{s:L,s:N}", "version", (long long)v, "last_updated",
+                                last >= 0 ? PyLong_FromLongLong(last)
+                                          : (Py_INCREF(Py_None), Py_None));
+    if (!t || PyDict_SetItemString(d, app, t) < 0) {
+      Py_XDECREF(t);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(t);
+  }
+  return d;
+}
+
 static PyObject *snapshot_history(SnapshotObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("limit"), NULL};
   PyObject *limit_obj = Py_None;
@@ -1201,6 +1252,11 @@ static PyMethodDef snapshot_methods[] = {
      "deletion_vector, row tracking)."},
     {"history", (PyCFunction)(void (*)(void))snapshot_history, METH_VARARGS | METH_KEYWORDS,
      "history(limit=None) -> list[dict]: commitInfo of versions up to this one, newest first."},
+    {"tombstones", (PyCFunction)snapshot_tombstones, METH_NOARGS,
+     "tombstones() -> list[dict]: removed files kept for vacuum (path, deletion_timestamp, "
+     "size, data_change)."},
+    {"transactions", (PyCFunction)snapshot_transactions, METH_NOARGS,
+     "transactions() -> dict: app id -> {version, last_updated} (the txn actions)."},
     {"scan", (PyCFunction)(void (*)(void))snapshot_scan, METH_VARARGS | METH_KEYWORDS,
      "scan(columns=None, filter=None, limit=None, with_metadata=False, threads=None) -> Scan"},
     {NULL, NULL, 0, NULL}};

@@ -15,6 +15,11 @@
 ** (both bounds widened by 999 us), and a string maximum of 32 or more UTF-16 units may be a
 ** truncated prefix P (older writers) or P plus a tie-breaker character (newer ones), so its
 ** upper bound is taken as "any string starting with P".
+**
+** The rules read statistics through a dk_stats_provider (skip.h); the Delta per-file stats
+** provider (JSON, minValues/maxValues/nullCount keyed by physical names) is at the end. Float
+** column bounds are taken at 32-bit precision: Spark writes a float's min/max as its shortest
+** 32-bit text, which read as a double lies off the stored value.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -23,8 +28,7 @@
 #include "expr/skip.h"
 
 typedef struct sctx {
-  const dk_json_value *root;
-  bool nan_hidden; /* dk_file_stats.float_max_excludes_nan */
+  const dk_stats_provider *p;
   int64_t num_records;
   bool has_nr;
 } sctx;
@@ -39,32 +43,9 @@ typedef struct sval {
   bool trunc; /* BYTES max: s[0..len) is a prefix P, the bound is "P followed by anything" */
 } sval;
 
-static const dk_json_value *member(const dk_json_value *obj, const char *key) {
-  if (!obj || obj->type != DK_JSON_OBJECT) return NULL;
-  const dk_json_value *r = NULL;
-  for (uint32_t i = 0; i < obj->len; i++)
-    if (!strcmp(obj->u.members[i].key, key)) r = &obj->u.members[i].value;
-  return r;
-}
-
-static const dk_json_value *lookup(const sctx *c, const char *section, const dk_colref *col) {
-  const dk_json_value *v = member(c->root, section);
-  for (int i = 0; v && i < col->depth; i++) v = member(v, col->phys[i]);
-  return v;
-}
-
-static bool json_i64(const dk_json_value *v, int64_t *out) {
-  if (!v || v->type != DK_JSON_NUMBER) return false;
-  char *end;
-  long long x = strtoll(v->u.num, &end, 10);
-  if (*end || end == v->u.num) return false;
-  *out = x;
-  return true;
-}
-
 /* nullCount of a column; false when unknown. */
 static bool null_count(const sctx *c, const dk_colref *col, int64_t *nc) {
-  return json_i64(lookup(c, "nullCount", col), nc);
+  return c->p->null_count(c->p->ctx, col, nc);
 }
 
 static bool all_null(const sctx *c, const dk_colref *col) {
@@ -102,28 +83,22 @@ static dk_i128 floor_div128(dk_i128 a, dk_i128 b) {
   return q;
 }
 
-/* Converts stats value v of column col into domain dom (the comparison's domain). */
-static bool stat_value(const dk_json_value *v, const dk_colref *col, dk_dom dom, bool is_max,
-                       sval *out) {
+/* The min (is_max false) or max of column col in domain dom (the comparison's domain). */
+static bool stat_value(const sctx *c, const dk_colref *col, dk_dom dom, bool is_max, sval *out) {
   memset(out, 0, sizeof *out);
-  if (!v || v->type == DK_JSON_NULL) return false;
-  dk_error e2;
-  dk_error_init(&e2);
+  dk_stat_value v;
+  memset(&v, 0, sizeof v);
+  if (!c->p->value(c->p->ctx, col, is_max, &v)) return false;
   switch (dom) {
     case DK_DOM_I64:
+      if (!(v.has & DK_STAT_INT)) return false;
       if (col->type.id == DK_AT_DATE32) {
-        int32_t d;
-        if (v->type != DK_JSON_STRING || dk__parse_date(&d, v->u.str, v->len, &e2)) return false;
-        out->i = d;
+        out->i = v.i;
         return true;
       }
       if (col->type.id == DK_AT_TIMESTAMP) {
-        int64_t us;
-        bool zone;
-        if (v->type != DK_JSON_STRING || dk__parse_timestamp(&us, &zone, v->u.str, v->len, &e2))
-          return false;
         /* millisecond-truncated by writers (towards zero or -inf): widen by 999 us */
-        dk_i128 b = (dk_i128)us + (is_max ? 999 : -999);
+        dk_i128 b = (dk_i128)v.i + (is_max ? 999 : -999);
         int64_t f = unit_factor(col->type.unit);
         if (f > 1) b = b * f + (is_max ? f - 1 : 0);
         else if (f < 0) b = floor_div128(b, -f);
@@ -132,23 +107,23 @@ static bool stat_value(const dk_json_value *v, const dk_colref *col, dk_dom dom,
         return true;
       }
       if (col->dom != DK_DOM_I64) return false;
-      return json_i64(v, &out->i);
-    case DK_DOM_F64: {
-      if (v->type != DK_JSON_NUMBER) return false;
-      char *end;
-      out->d = strtod(v->u.num, &end);
-      return !*end && !isnan(out->d);
-    }
+      out->i = v.i;
+      return true;
+    case DK_DOM_F64:
+      if (!(v.has & DK_STAT_DBL) || isnan(v.d)) return false;
+      out->d = v.d;
+      return true;
     case DK_DOM_DEC:
-      if (v->type != DK_JSON_NUMBER) return false;
-      return dk__parse_decimal(&out->dec, v->u.num, v->len, col->type.scale, &e2) == DK_OK;
+      if (!(v.has & DK_STAT_DEC)) return false;
+      out->dec = v.dec;
+      return true;
     case DK_DOM_BYTES: {
-      if (v->type != DK_JSON_STRING || col->type.id != DK_AT_STRING) return false;
-      out->s = v->u.str;
-      out->len = v->len;
+      if (!(v.has & DK_STAT_STR) || col->type.id != DK_AT_STRING) return false;
+      out->s = v.s;
+      out->len = v.len;
       if (is_max) {
         int units;
-        size_t cut = utf16_prefix_bytes(v->u.str, v->len, DK_STATS_STRING_PREFIX, &units);
+        size_t cut = utf16_prefix_bytes(v.s, v.len, DK_STATS_STRING_PREFIX, &units);
         if (units >= DK_STATS_STRING_PREFIX) {
           out->trunc = true;
           out->len = cut;
@@ -157,8 +132,8 @@ static bool stat_value(const dk_json_value *v, const dk_colref *col, dk_dom dom,
       return true;
     }
     case DK_DOM_BOOL:
-      if (v->type != DK_JSON_BOOL) return false;
-      out->i = v->u.b;
+      if (!(v.has & DK_STAT_BOOL)) return false;
+      out->i = v.b;
       return true;
     default:
       return false;
@@ -224,14 +199,14 @@ static bool cmp_skip(const sctx *c, const dk_expr *e, dk_cmp_op op) {
   if (all_null(c, col)) return true;
   if (e->dom == DK_DOM_F64 && isnan(e->ld)) return false;
   /* NaN is above every value (and != it): a NaN row the max does not show satisfies these */
-  if (e->dom == DK_DOM_F64 && c->nan_hidden &&
+  if (e->dom == DK_DOM_F64 && c->p->float_max_excludes_nan &&
       (col->type.id == DK_AT_FLOAT || col->type.id == DK_AT_DOUBLE) &&
       (op == DK_CMP_GT || op == DK_CMP_GE || op == DK_CMP_NE))
     return false;
   sval lit, mn, mx;
   lit_sval(e, &lit);
-  bool has_min = stat_value(lookup(c, "minValues", col), col, e->dom, false, &mn);
-  bool has_max = stat_value(lookup(c, "maxValues", col), col, e->dom, true, &mx);
+  bool has_min = stat_value(c, col, e->dom, false, &mn);
+  bool has_max = stat_value(c, col, e->dom, true, &mx);
   switch (op) {
     case DK_CMP_EQ:
       return (has_min && cmp_sval(e->dom, &mn, &lit) > 0) ||
@@ -289,8 +264,8 @@ static bool skip_prefix(const sctx *c, const dk_colref *col, const dk_lit *p, bo
   if (all_null(c, col)) return true;
   if (col->type.id != DK_AT_STRING) return false;
   sval mn, mx;
-  bool has_min = stat_value(lookup(c, "minValues", col), col, DK_DOM_BYTES, false, &mn);
-  bool has_max = stat_value(lookup(c, "maxValues", col), col, DK_DOM_BYTES, true, &mx);
+  bool has_min = stat_value(c, col, DK_DOM_BYTES, false, &mn);
+  bool has_max = stat_value(c, col, DK_DOM_BYTES, true, &mx);
   if (!neg) {
     /* matching values lie in [P, P followed by anything) */
     sval lp = {.s = p->bytes, .len = p->len};
@@ -335,8 +310,8 @@ static bool can_skip(const sctx *c, const dk_expr *e, bool neg, int depth) {
       if (all_null(c, &e->col)) return true;
       sval v;
       /* TRUE needs a true value (max == true); NOT needs a false one (min == false) */
-      if (!neg) return stat_value(lookup(c, "maxValues", &e->col), &e->col, DK_DOM_BOOL, true, &v) && !v.i;
-      return stat_value(lookup(c, "minValues", &e->col), &e->col, DK_DOM_BOOL, false, &v) && v.i;
+      if (!neg) return stat_value(c, &e->col, DK_DOM_BOOL, true, &v) && !v.i;
+      return stat_value(c, &e->col, DK_DOM_BOOL, false, &v) && v.i;
     }
     case DK_EXPR_AND:
     case DK_EXPR_OR: {
@@ -372,15 +347,102 @@ static bool can_skip(const sctx *c, const dk_expr *e, bool neg, int depth) {
   }
 }
 
-dk_skip_result dk_expr__skip_eval(const dk_expr *bound, const dk_file_stats *stats) {
+dk_skip_result dk_expr__skip_stats(const dk_expr *bound, const dk_stats_provider *stats) {
   if (!bound || !bound->bound) return DK_SKIP_MUST_READ;
-  sctx c = {0};
-  if (stats && stats->root && stats->root->type == DK_JSON_OBJECT) {
-    c.root = stats->root;
-    c.nan_hidden = stats->float_max_excludes_nan;
-    c.has_nr = json_i64(member(c.root, "numRecords"), &c.num_records);
-  }
+  sctx c = {stats, 0, false};
+  c.has_nr = stats->num_rows(stats->ctx, &c.num_records);
   return can_skip(&c, bound, false, 0) ? DK_SKIP_CAN_SKIP : DK_SKIP_MUST_READ;
+}
+
+int dk_expr__colref_depth(const dk_colref *col) { return col->depth; }
+const char *dk_expr__colref_phys(const dk_colref *col, int level) { return col->phys[level]; }
+
+/* ---- the Delta per-file stats provider (parsed JSON) -------------------------------------- */
+
+static const dk_json_value *member(const dk_json_value *obj, const char *key) {
+  if (!obj || obj->type != DK_JSON_OBJECT) return NULL;
+  const dk_json_value *r = NULL;
+  for (uint32_t i = 0; i < obj->len; i++)
+    if (!strcmp(obj->u.members[i].key, key)) r = &obj->u.members[i].value;
+  return r;
+}
+
+static const dk_json_value *lookup(const dk_json_value *root, const char *section,
+                                   const dk_colref *col) {
+  const dk_json_value *v = member(root, section);
+  for (int i = 0; v && i < col->depth; i++) v = member(v, col->phys[i]);
+  return v;
+}
+
+static bool json_i64(const dk_json_value *v, int64_t *out) {
+  if (!v || v->type != DK_JSON_NUMBER) return false;
+  char *end;
+  long long x = strtoll(v->u.num, &end, 10);
+  if (*end || end == v->u.num) return false;
+  *out = x;
+  return true;
+}
+
+static bool json_num_rows(const void *ctx, int64_t *out) {
+  return json_i64(member(ctx, "numRecords"), out);
+}
+
+static bool json_null_count(const void *ctx, const dk_colref *col, int64_t *out) {
+  return json_i64(lookup(ctx, "nullCount", col), out);
+}
+
+/* A minValues/maxValues entry in every form it parses as for the column's type: dates and
+** timestamps from their text, numbers as integer, double (32-bit for float columns) and
+** decimal at the column's scale. */
+static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_stat_value *out) {
+  const dk_json_value *v = lookup(ctx, is_max ? "maxValues" : "minValues", col);
+  if (!v) return false;
+  dk_error e2;
+  dk_error_init(&e2);
+  switch (v->type) {
+    case DK_JSON_STRING: {
+      out->has = DK_STAT_STR;
+      out->s = v->u.str;
+      out->len = v->len;
+      if (col->type.id == DK_AT_DATE32) {
+        int32_t d;
+        if (dk__parse_date(&d, v->u.str, v->len, &e2) == DK_OK) out->has |= DK_STAT_INT, out->i = d;
+      } else if (col->type.id == DK_AT_TIMESTAMP) {
+        bool zone;
+        if (dk__parse_timestamp(&out->i, &zone, v->u.str, v->len, &e2) == DK_OK)
+          out->has |= DK_STAT_INT;
+      }
+      return true;
+    }
+    case DK_JSON_NUMBER: {
+      if (col->type.id != DK_AT_DATE32 && col->type.id != DK_AT_TIMESTAMP &&
+          json_i64(v, &out->i))
+        out->has |= DK_STAT_INT;
+      char *end;
+      double d = strtod(v->u.num, &end);
+      if (!*end && !isnan(d)) {
+        out->has |= DK_STAT_DBL;
+        out->d = col->type.id == DK_AT_FLOAT ? (double)(float)d : d;
+      }
+      if (dk__parse_decimal(&out->dec, v->u.num, v->len, col->type.scale, &e2) == DK_OK)
+        out->has |= DK_STAT_DEC;
+      return out->has != 0;
+    }
+    case DK_JSON_BOOL:
+      out->has = DK_STAT_BOOL;
+      out->b = v->u.b;
+      return true;
+    default:
+      return false;
+  }
+}
+
+dk_skip_result dk_expr__skip_eval(const dk_expr *bound, const dk_file_stats *stats) {
+  const dk_json_value *root = stats && stats->root && stats->root->type == DK_JSON_OBJECT
+                                  ? stats->root : NULL;
+  dk_stats_provider p = {root, json_num_rows, json_null_count, json_value,
+                         stats && root && stats->float_max_excludes_nan};
+  return dk_expr__skip_stats(bound, &p);
 }
 
 bool dk_expr__has_columns(const dk_expr *e) {

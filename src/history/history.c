@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dk/history.h"
 #include "log/paths.h"
 #include "snapshot/snapshot_int.h"
 

@@ -36,7 +36,7 @@ static dk_status apply_sidecars(const dk__log *lg, dk__state *st, dk_error *err)
 dk_status dk_log__apply_checkpoint(const dk__log *lg, dk__state *st, const dk__segment *seg,
                                    dk_error *err) {
   st->cur_version = seg->cp_version;
-  st->threads = lg->threads;
+  st->exec = lg->exec;
   dk_log__state_begin_checkpoint(st);
   dk_buf key;
   dk__buf_init(&key, lg->alloc);

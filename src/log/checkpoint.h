@@ -25,9 +25,9 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, dk_storage *sto, const
 
 /* checkpoint_direct.c: a checkpoint's add and remove rows straight from the Parquet leaves.
  * Open fails with DK_UNSUPPORTED (nothing applied) for a layout it does not read. The pass
- * applies every row, recording in rowmap[row] the st->files position of each add row; unless
- * st->threads is 1 a second thread decodes ahead and, after the last batch, runs
- * after(after_arg) (*after_ran tells whether it did). */
+ * applies every row, recording in rowmap[row] the st->files position of each add row; with a
+ * multi-threaded st->exec the next batch is read ahead on it and, after the last batch,
+ * after(after_arg) runs there (*after_ran tells whether it did). */
 typedef struct dk__direct dk__direct;
 dk_status dk_log__direct_open(dk__direct **out, dk_parquet_file *pf, const dk_allocator *alloc,
                               bool with_remove, dk_error *err);

@@ -1,6 +1,6 @@
 /*
 ** checkpoint_direct.c — a Parquet checkpoint's add and remove rows applied straight from the
-** Parquet leaves (log.h dk_log__direct_*), used by checkpoint_parquet.c.
+** Parquet leaves (checkpoint.h dk_log__direct_*), used by checkpoint_parquet.c.
 **
 ** Follows PROTOCOL.md "Checkpoint Schema": add (path, partitionValues, size,
 ** modificationTime, tags, deletionVector, baseRowId, defaultRowCommitVersion) and remove
@@ -13,7 +13,6 @@
 ** through dk_log__apply_add_in / dk_log__apply_remove_in, the rules commit files follow.
 */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 
 #include "codec/parquet/metadata.h"
@@ -404,53 +403,29 @@ static dk_status apply_batch(dk__state *st, direct *d, leafc **ls, size_t nl, in
   return DK_OK;
 }
 
-/* The decoding thread of a direct pass: it reads batch b + 1 while the caller applies b, and
- * once every batch is read, runs the caller's `after` task while the caller finishes. */
+/* Reading ahead in a direct pass: batch b + 1 is read on the executor (into the other slot)
+ * while the caller applies batch b; the task that finds no batch left runs the caller's
+ * `after` job, which then overlaps the application of the last batch. */
 typedef struct decoder {
   leafc **ls;
   size_t nl;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int64_t decoded, applied; /* batches */
-  int64_t got[2];
-  int stop, done;           /* done: no batch after `decoded` (end or error) */
+  int k;                    /* slot being read */
+  int64_t got;              /* rows read; 0 = no batch left */
   dk_status st;
   dk_error err;
   void (*after)(void *);    /* run after the last batch when not NULL */
   void *after_arg;
-  int after_ran;
+  bool after_ran;
 } decoder;
 
-static void *decoder_main(void *arg) {
+static void decode_task(void *arg) {
   decoder *dc = arg;
-  pthread_mutex_lock(&dc->mu);
-  for (;;) {
-    /* slot decoded % 2 is free once the batch two before it is applied */
-    while (!dc->stop && dc->decoded >= dc->applied + 2) pthread_cond_wait(&dc->cv, &dc->mu);
-    if (dc->stop) break;
-    int k = (int)(dc->decoded & 1);
-    pthread_mutex_unlock(&dc->mu);
-    int64_t got;
-    dk_status s = read_batch(dc->ls, dc->nl, k, &got, &dc->err);
-    pthread_mutex_lock(&dc->mu);
-    if (s != DK_OK || got == 0) {
-      dc->st = s;
-      dc->done = 1;
-      pthread_cond_broadcast(&dc->cv);
-      if (s == DK_OK && dc->after) {
-        pthread_mutex_unlock(&dc->mu);
-        dc->after(dc->after_arg);
-        pthread_mutex_lock(&dc->mu);
-        dc->after_ran = 1;
-      }
-      break;
-    }
-    dc->got[k] = got;
-    dc->decoded++;
-    pthread_cond_broadcast(&dc->cv);
+  dk_error_init(&dc->err);
+  dc->st = read_batch(dc->ls, dc->nl, dc->k, &dc->got, &dc->err);
+  if (dc->st == DK_OK && dc->got == 0 && dc->after) {
+    dc->after(dc->after_arg);
+    dc->after_ran = true;
   }
-  pthread_mutex_unlock(&dc->mu);
-  return NULL;
 }
 
 dk_status dk_log__direct_pass(dk__state *st, dk__direct *d, uint32_t *rowmap, int64_t nrows,
@@ -459,27 +434,9 @@ dk_status dk_log__direct_pass(dk__state *st, dk__direct *d, uint32_t *rowmap, in
   leafc *ls[32];
   size_t nl = direct_leaves(d, ls);
   int64_t row_base = 0;
-  decoder dc;
-  memset(&dc, 0, sizeof dc);
-  pthread_t tid;
-  bool threaded = st->threads != 1 && nrows > DIRECT_BATCH;
   *after_ran = false;
-  if (threaded) {
-    dc.ls = ls;
-    dc.nl = nl;
-    dc.after = after;
-    dc.after_arg = after_arg;
-    dk_error_init(&dc.err);
-    pthread_mutex_init(&dc.mu, NULL);
-    pthread_cond_init(&dc.cv, NULL);
-    if (pthread_create(&tid, NULL, decoder_main, &dc) != 0) {
-      pthread_mutex_destroy(&dc.mu);
-      pthread_cond_destroy(&dc.cv);
-      threaded = false;
-    }
-  }
-  dk_status s = DK_OK;
-  if (!threaded) {
+  if (dk__exec_threads(st->exec) == 1 || nrows <= DIRECT_BATCH) {
+    dk_status s = DK_OK;
     for (int64_t b = 0; s == DK_OK; b++) {
       int64_t got;
       s = read_batch(ls, nl, (int)(b & 1), &got, err);
@@ -489,34 +446,35 @@ dk_status dk_log__direct_pass(dk__state *st, dk__direct *d, uint32_t *rowmap, in
     }
     return s;
   }
-  for (int64_t b = 0; s == DK_OK; b++) {
-    pthread_mutex_lock(&dc.mu);
-    while (dc.decoded <= b && !dc.done) pthread_cond_wait(&dc.cv, &dc.mu);
-    bool have = dc.decoded > b;
-    int64_t got = have ? dc.got[b & 1] : 0;
-    pthread_mutex_unlock(&dc.mu);
-    if (!have) {
-      if (dc.st != DK_OK) {
-        s = dc.st;
-        if (err) *err = dc.err;
-      }
+  decoder dc;
+  memset(&dc, 0, sizeof dc);
+  dc.ls = ls;
+  dc.nl = nl;
+  dc.after = after;
+  dc.after_arg = after_arg;
+  dk__task task;
+  dk__exec_submit(st->exec, &task, decode_task, &dc);
+  dk_status s = DK_OK;
+  for (int64_t b = 0;; b++) {
+    dk__exec_join(st->exec, &task);
+    if (dc.st != DK_OK) {
+      s = dc.st;
+      if (err) *err = dc.err;
       break;
     }
+    int64_t got = dc.got;
+    if (got == 0) break;
+    /* slot (b + 1) & 1 was applied at b - 1: the next batch can be read into it now */
+    dc.k = (int)((b + 1) & 1);
+    dk__exec_submit(st->exec, &task, decode_task, &dc);
     s = apply_batch(st, d, ls, nl, (int)(b & 1), got, row_base, rowmap, nrows, err);
     row_base += got;
-    pthread_mutex_lock(&dc.mu);
-    dc.applied = b + 1;
-    pthread_cond_broadcast(&dc.cv);
-    pthread_mutex_unlock(&dc.mu);
+    if (s != DK_OK) {
+      dk__exec_join(st->exec, &task);
+      break;
+    }
   }
-  pthread_mutex_lock(&dc.mu);
-  dc.stop = 1;
-  pthread_cond_broadcast(&dc.cv);
-  pthread_mutex_unlock(&dc.mu);
-  pthread_join(tid, NULL);
-  pthread_mutex_destroy(&dc.mu);
-  pthread_cond_destroy(&dc.cv);
-  *after_ran = dc.after_ran != 0;
+  *after_ran = dc.after_ran;
   return s;
 }
 

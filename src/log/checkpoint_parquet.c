@@ -498,7 +498,7 @@ static dk_status stats_attach(dk__state *st, page_ctx *pc, const uint32_t *rowma
   for (; pc->n_adopted < pc->n_runs; pc->n_adopted++) {
     const page_run *r = &pc->runs[pc->n_adopted];
     DK_RETURN_NOT_OK(dk_log__adopt_block(st, r->b, err));
-    if (r->n > 0 && st->threads != 1) {
+    if (r->n > 0 && dk__exec_threads(st->exec) > 1) {
       if (prev) prev->next = r->b;
       prev = r->b;
     }

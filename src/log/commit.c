@@ -8,10 +8,8 @@
 ** Information" (commitInfo) and "In-Commit Timestamps" (commitInfo.inCommitTimestamp).
 */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "log/commit.h"
 #include "log/paths.h"
@@ -42,8 +40,8 @@ dk_status dk_log__read_file(const dk__log *lg, const dk__logfile *lf, uint8_t **
   return st;
 }
 
-/* Parallel prefetch: worker threads read and parse commit files; the caller applies them in
- * order. Each slot owns an arena holding the parsed lines. */
+/* A commit read and parsed (on the executor, or inline), waiting to be applied. Each slot owns
+ * an arena holding the parsed lines. */
 typedef struct commit_slot {
   const dk__logfile *lf;
   dk_arena ar;
@@ -113,61 +111,90 @@ static void parse_slot(const dk__log *lg, commit_slot *s) {
   lg->sto->free_buf(lg->sto, data);
 }
 
-/* Pipelined replay: worker threads read and parse commits ahead (at most `ring` commits in
- * flight, which bounds memory) while the calling thread applies them strictly in order. */
-typedef struct pipeline {
-  const dk__log *lg;
-  const dk__logfile *commits;
-  size_t n, ring;
-  commit_slot *slots;    /* ring of parsed commits */
-  size_t *ready;         /* ready[i % ring] == i + 1 once commit i is parsed */
-  size_t next;           /* next commit to parse */
-  size_t consumed;       /* commits applied */
-  int stop;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} pipeline;
-
-static void *pipeline_worker(void *arg) {
-  pipeline *p = arg;
-  pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->stop && p->next < p->n && p->next >= p->consumed + p->ring)
-      pthread_cond_wait(&p->cv, &p->mu);
-    if (p->stop || p->next >= p->n) break;
-    size_t i = p->next++;
-    pthread_mutex_unlock(&p->mu);
-    commit_slot *c = &p->slots[i % p->ring];
-    c->lf = &p->commits[i];
-    parse_slot(p->lg, c);
-    pthread_mutex_lock(&p->mu);
-    p->ready[i % p->ring] = i + 1;
-    pthread_cond_broadcast(&p->cv);
-  }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
+/* Commits parsed ahead on the executor's workers beside the applying (calling) thread: one
+ * fewer than its threads, so that the two together do not oversubscribe the machine, and at
+ * most half the commits; 0 (parse inline) for a few commits or a one-thread executor. */
+static size_t parse_ahead(const dk__log *lg, size_t n_items) {
+  if (n_items < 4) return 0;
+  size_t th = (size_t)dk__exec_threads(lg->exec) - 1; /* the calling thread applies */
+  return DK_MIN(th, n_items / 2);
 }
 
-/* Parsing threads beside the applying (calling) thread: one fewer than the table's threads
- * (default: the online CPUs, at most 8), so that the two together do not oversubscribe the
- * machine; 0 (parse inline) when the table's threads is 1, on one CPU, or for a few commits. */
-static int parse_workers(const dk__log *lg, size_t n_items) {
-  if (lg->threads == 1 || n_items < 4) return 0;
-  int th = lg->threads;
-  if (th <= 0) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    th = c > 0 ? (int)DK_MIN(c, 8) : 1;
+/* The key an action reconciles under (PROTOCOL.md "Action Reconciliation"): files by (path,
+ * deletionVector unique id), txn by appId, domainMetadata by domain, one metaData and one
+ * protocol; false for actions that are not reconciled (commitInfo, cdc, unknown ones). */
+static dk_status action_key(dk_buf *k, bool *keyed, const dk__log *lg, dk_arena *ar,
+                            const char *kind, const dk_json_value *a, dk_error *err) {
+  size_t n;
+  const char *p;
+  dk__buf_clear(k);
+  *keyed = true;
+  if (!strcmp(kind, "add") || !strcmp(kind, "remove")) {
+    p = dk__json_as_str(dk__json_get(a, "path"), &n);
+    DK_RETURN_NOT_OK(dk__buf_putc(k, 'f', err));
+    if (p) { /* the path as reconciliation compares it (one file, several spellings) */
+      DK_RETURN_NOT_OK(dk_log__canonical_path(&p, &n, ar, lg->root, strlen(lg->root), p, n, err));
+      DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+    }
+    const dk_json_value *dv = dk__json_get(a, "deletionVector");
+    if (dv && dv->type == DK_JSON_OBJECT) {
+      DK_RETURN_NOT_OK(dk__buf_putc(k, 0, err));
+      p = dk__json_as_str(dk__json_get(dv, "storageType"), &n);
+      if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+      p = dk__json_as_str(dk__json_get(dv, "pathOrInlineDv"), &n);
+      if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+      int64_t off;
+      if (dk__json_as_i64(dk__json_get(dv, "offset"), &off))
+        DK_RETURN_NOT_OK(dk__buf_printf(k, err, "@%lld", (long long)off));
+    }
+  } else if (!strcmp(kind, "txn") || !strcmp(kind, "domainMetadata")) {
+    p = dk__json_as_str(dk__json_get(a, kind[0] == 't' ? "appId" : "domain"), &n);
+    DK_RETURN_NOT_OK(dk__buf_putc(k, kind[0], err));
+    if (p) DK_RETURN_NOT_OK(dk__buf_append(k, p, n, err));
+  } else if (!strcmp(kind, "metaData") || !strcmp(kind, "protocol")) {
+    DK_RETURN_NOT_OK(dk__buf_putc(k, kind[0], err));
+  } else {
+    *keyed = false;
   }
-  th -= 1; /* the calling thread applies */
-  if ((size_t)th > n_items / 2) th = (int)(n_items / 2);
-  return th < 1 ? 0 : th;
+  return DK_OK;
 }
 
-static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk_error *err) {
-  if (c->st != DK_OK) {
-    if (err && err->code == DK_OK) *err = c->err;
-    return c->st;
+/* Whether a parsed compaction file is reconciled, as PROTOCOL.md "Log Compaction Files"
+ * requires: at most one action per reconciliation key. Some writers instead list every action
+ * of the range, newest first, so that a file added and then removed appears twice; applied in
+ * file order such a file would come back as live. */
+static dk_status is_reconciled(bool *out, const dk__log *lg, const commit_slot *c,
+                               dk_error *err) {
+  dk_hmap seen;
+  dk_buf k;
+  dk_arena ar;
+  dk__hmap_init(&seen, lg->alloc);
+  dk__buf_init(&k, lg->alloc);
+  dk__arena_init(&ar, lg->alloc, 16 * 1024);
+  dk_status s = DK_OK;
+  *out = true;
+  for (size_t i = 0; i < c->n_lines && *out && s == DK_OK; i++) {
+    const dk_json_value *line = c->lines[i];
+    for (uint32_t m = 0; line->type == DK_JSON_OBJECT && m < line->len && *out; m++) {
+      const dk_json_member *mb = &line->u.members[m];
+      if (mb->value.type != DK_JSON_OBJECT) continue;
+      bool keyed;
+      uint64_t *slot;
+      bool ins;
+      s = action_key(&k, &keyed, lg, &ar, mb->key, &mb->value, err);
+      if (s == DK_OK && keyed) s = dk__hmap_upsert(&seen, k.data, k.len, &slot, &ins, err);
+      if (s != DK_OK) break;
+      if (keyed && !ins) *out = false;
+    }
   }
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&k);
+  dk__hmap_dispose(&seen);
+  return s;
+}
+
+static dk_status apply_lines(const dk__log *lg, dk__state *st, const commit_slot *c,
+                             dk_error *err) {
   st->cur_version = c->lf->version_hi; /* a compaction file ends at version_hi */
   st->last_ict = -1;
   st->last_commit_info_ts = -1;
@@ -181,18 +208,73 @@ static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk
   return DK_OK;
 }
 
+/* Applies the commits x..y a compaction file stands for, one by one (they are all present:
+ * dk_log__segment_build requires them). */
+static dk_status apply_covered(const dk__log *lg, dk__state *st, const dk__logfile *cf,
+                               dk_error *err) {
+  commit_slot c;
+  memset(&c, 0, sizeof c);
+  dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
+  dk_status s = DK_OK;
+  for (int64_t v = cf->version; v <= cf->version_hi && s == DK_OK; v++) {
+    char name[32];
+    snprintf(name, sizeof name, "%020" PRId64 ".json", v);
+    dk__logfile lf;
+    memset(&lf, 0, sizeof lf);
+    lf.name = name;
+    lf.version = lf.version_hi = v;
+    lf.kind = DK__LF_COMMIT;
+    c.lf = &lf;
+    parse_slot(lg, &c);
+    s = c.st != DK_OK ? (err && err->code == DK_OK ? (*err = c.err, c.st) : c.st)
+                      : apply_lines(lg, st, &c, err);
+    dk__arena_dispose(&c.ar);
+    memset(&c, 0, sizeof c);
+    dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
+  }
+  dk__arena_dispose(&c.ar);
+  return s;
+}
+
+static dk_status apply_slot(const dk__log *lg, dk__state *st, commit_slot *c, dk_error *err) {
+  if (c->st != DK_OK) {
+    if (err && err->code == DK_OK) *err = c->err;
+    return c->st;
+  }
+  if (c->lf->kind == DK__LF_COMPACTION) {
+    bool ok;
+    DK_RETURN_NOT_OK(is_reconciled(&ok, lg, c, err));
+    if (!ok) return apply_covered(lg, st, c->lf, err);
+  }
+  return apply_lines(lg, st, c, err);
+}
+
 static void slot_reset(const dk__log *lg, commit_slot *c) {
   dk__arena_dispose(&c->ar);
   memset(c, 0, sizeof *c);
   dk__arena_init(&c->ar, lg->alloc, 64 * 1024);
 }
 
-/* Applies commits[0..n) in order, parsing them on other threads when there are several. */
+/* One commit being read and parsed on the executor. */
+typedef struct parse_job {
+  const dk__log *lg;
+  commit_slot *c;
+  const int *stop; /* set once the result would not be used */
+} parse_job;
+
+static void parse_task(void *arg) {
+  parse_job *j = arg;
+  if (!__atomic_load_n(j->stop, __ATOMIC_RELAXED)) parse_slot(j->lg, j->c);
+}
+
+/* Applies commits[0..n) in order. With several commits and a multi-threaded executor, up to
+ * `ahead` of them are read and parsed on its workers (a ring of slots, which bounds memory)
+ * while this thread applies them strictly in order. */
 dk_status dk_log__apply_commits(const dk__log *lg, dk__state *st, const dk__logfile *commits,
                                 size_t n, dk_error *err) {
   if (!n) return DK_OK;
-  int th = parse_workers(lg, n);
-  if (th < 1) {
+  size_t ahead = parse_ahead(lg, n);
+  if (ahead < 1) {
     commit_slot c;
     memset(&c, 0, sizeof c);
     dk__arena_init(&c.ar, lg->alloc, 64 * 1024);
@@ -206,58 +288,45 @@ dk_status dk_log__apply_commits(const dk__log *lg, dk__state *st, const dk__logf
     dk__arena_dispose(&c.ar);
     return s;
   }
-  pipeline p;
-  memset(&p, 0, sizeof p);
-  p.lg = lg;
-  p.commits = commits;
-  p.n = n;
-  p.ring = (size_t)th + 1; /* each parsed commit in flight costs memory */
-  p.slots = dk__calloc(lg->alloc, p.ring, sizeof *p.slots);
-  p.ready = dk__calloc(lg->alloc, p.ring, sizeof *p.ready);
-  if (!p.slots || !p.ready) {
-    dk__free(lg->alloc, p.slots);
-    dk__free(lg->alloc, p.ready);
+  size_t ring = ahead + 1;
+  commit_slot *slots = dk__calloc(lg->alloc, ring, sizeof *slots);
+  parse_job *jobs = dk__calloc(lg->alloc, ring, sizeof *jobs);
+  dk__task *tasks = dk__calloc(lg->alloc, ring, sizeof *tasks);
+  if (!slots || !jobs || !tasks) {
+    dk__free(lg->alloc, slots);
+    dk__free(lg->alloc, jobs);
+    dk__free(lg->alloc, tasks);
     return dk__error_set(err, DK_NOMEM, "out of memory");
   }
-  for (size_t i = 0; i < p.ring; i++) dk__arena_init(&p.slots[i].ar, lg->alloc, 64 * 1024);
-  pthread_mutex_init(&p.mu, NULL);
-  pthread_cond_init(&p.cv, NULL);
-  pthread_t tids[8];
-  int started = 0;
-  for (int i = 0; i < th && i < 8; i++)
-    if (pthread_create(&tids[started], NULL, pipeline_worker, &p) == 0) started++;
-  dk_status s = DK_OK;
-  for (size_t i = 0; i < n && s == DK_OK; i++) {
-    commit_slot *c = &p.slots[i % p.ring];
-    pthread_mutex_lock(&p.mu);
-    if (!started) {
-      /* no worker could start: parse here */
-      pthread_mutex_unlock(&p.mu);
-      c->lf = &commits[i];
-      parse_slot(lg, c);
-    } else {
-      while (p.ready[i % p.ring] != i + 1) pthread_cond_wait(&p.cv, &p.mu);
-      pthread_mutex_unlock(&p.mu);
-    }
-    s = apply_slot(lg, st, c, err);
-    slot_reset(lg, c);
-    pthread_mutex_lock(&p.mu);
-    p.ready[i % p.ring] = 0;
-    p.consumed = i + 1;
-    if (!started) p.next = i + 1;
-    pthread_cond_broadcast(&p.cv);
-    pthread_mutex_unlock(&p.mu);
+  int stop = 0;
+  for (size_t i = 0; i < ring; i++) {
+    dk__arena_init(&slots[i].ar, lg->alloc, 64 * 1024);
+    jobs[i] = (parse_job){lg, &slots[i], &stop};
   }
-  pthread_mutex_lock(&p.mu);
-  p.stop = 1;
-  pthread_cond_broadcast(&p.cv);
-  pthread_mutex_unlock(&p.mu);
-  for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-  for (size_t i = 0; i < p.ring; i++) dk__arena_dispose(&p.slots[i].ar);
-  pthread_mutex_destroy(&p.mu);
-  pthread_cond_destroy(&p.cv);
-  dk__free(lg->alloc, p.slots);
-  dk__free(lg->alloc, p.ready);
+  size_t submitted = 0;
+  for (; submitted < n && submitted < ring; submitted++) {
+    slots[submitted].lf = &commits[submitted];
+    dk__exec_submit(lg->exec, &tasks[submitted], parse_task, &jobs[submitted]);
+  }
+  dk_status s = DK_OK;
+  size_t i = 0;
+  for (; i < n && s == DK_OK; i++) {
+    size_t k = i % ring;
+    dk__exec_join(lg->exec, &tasks[k]);
+    s = apply_slot(lg, st, &slots[k], err);
+    slot_reset(lg, &slots[k]);
+    if (s == DK_OK && submitted < n) {
+      slots[k].lf = &commits[submitted++];
+      dk__exec_submit(lg->exec, &tasks[k], parse_task, &jobs[k]);
+    }
+  }
+  /* after a failure: the commits still in flight are dropped (joined, not applied) */
+  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+  for (; i < submitted; i++) dk__exec_join(lg->exec, &tasks[i % ring]);
+  for (size_t k = 0; k < ring; k++) dk__arena_dispose(&slots[k].ar);
+  dk__free(lg->alloc, slots);
+  dk__free(lg->alloc, jobs);
+  dk__free(lg->alloc, tasks);
   return s;
 }
 

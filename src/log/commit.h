@@ -12,6 +12,7 @@
 #include "codec/json/json.h"
 #include "log/replay.h"
 #include "log/segment.h"
+#include "util/exec.h"
 
 /* Reads the log file lf (`<root>/_delta_log/<name>`) whole (free with lg->sto->free_buf). A
  * length other than the listed size (when it is known, > 0) is DK_CORRUPT. */
@@ -37,7 +38,7 @@ dk_status dk_log__commit_ict(const dk__log *lg, const dk__logfile *lf, int64_t *
                              dk_error *err);
 
 /* Applies commits[0..n) (commit or compaction files) in order, parsing them on other threads
- * when there are several and lg->threads allows. */
+ * on lg->exec's workers when there are several. */
 dk_status dk_log__apply_commits(const dk__log *lg, dk__state *st, const dk__logfile *commits,
                                 size_t n, dk_error *err);
 

@@ -12,6 +12,7 @@
 #include "codec/json/json.h"
 #include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
+#include "util/exec.h"
 #include "util/util.h"
 
 enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4, DK__F_KTAG = 8 /* ktag is set */ };
@@ -117,7 +118,7 @@ typedef struct dk__state {
   dk_protocol protocol;
   dk_metadata metadata;
   const char *root;          /* table root, for canonicalising absolute paths */
-  int threads;               /* 1: no helper threads (checkpoint decoding runs inline) */
+  dk__exec *exec;            /* the table's executor (NULL: checkpoint decoding runs inline) */
   size_t root_len;
   int64_t last_ict;          /* inCommitTimestamp of the last commit applied, or -1 */
   int64_t last_commit_info_ts; /* commitInfo.timestamp of the last commit applied, or -1 */

@@ -9,6 +9,7 @@
 #define DK_LOG_SEGMENT_H
 
 #include "dk/sys/storage.h"
+#include "util/exec.h"
 #include "util/util.h"
 
 /* A table's log as the readers of src/log/ see it (borrowed). */
@@ -16,7 +17,7 @@ typedef struct dk__log {
   dk_storage *sto;
   const char *root;          /* table root, without trailing slash */
   const dk_allocator *alloc;
-  int threads;               /* 1: no helper threads; 0: automatic */
+  dk__exec *exec;            /* the table's executor (NULL: no threads) */
 } dk__log;
 
 typedef enum dk__logfile_kind {

@@ -203,7 +203,8 @@ static dk_status cast_prim(struct ArrowArray *out, const dk_atype *tt, const dk_
   if (is_int(st_->id) && is_int(tt->id)) {
     for (int64_t k = 0; k < n; k++) {
       int64_t x = read_int(v, sw, off + k);
-      switch (tw) {
+      switch (tw) { /* narrower: an INT32 without its INT(8)/INT(16) annotation */
+        case 1: { int8_t y = (int8_t)x; memcpy(w + k, &y, 1); break; }
         case 2: { int16_t y = (int16_t)x; memcpy(w + 2 * k, &y, 2); break; }
         case 4: { int32_t y = (int32_t)x; memcpy(w + 4 * k, &y, 4); break; }
         default: memcpy(w + 8 * k, &x, 8);

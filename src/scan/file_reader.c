@@ -5,7 +5,8 @@
 ** widened types ("Type Widening"), partition columns materialised from partitionValues
 ** ("Partition Value Serialization"), the deletion vector applied ("Deletion Vectors"), the
 ** residual filter, `_metadata` and row tracking ("Row Tracking"), LIMIT. Which row groups
-** and row ranges are read is decided by rowgroup.c.
+** and row ranges are read is decided by rowgroup.c. The end of the file holds the reader of
+** single files that the rest of the library uses (file_reader.h).
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,9 +16,11 @@
 #include "codec/parquet/open.h"
 #include "io/uri.h"
 #include "log/paths.h"
+#include "scan/file_reader.h"
 #include "scan/scan_int.h"
 
-void dk_scan__file_reader_close(file_reader *r) {
+void dk_scan__task_close(task_reader *r) {
+  if (!r->plan) return; /* never opened */
   const dk_allocator *a = r->plan->alloc;
   if (r->has_stream && r->stream.release) r->stream.release(&r->stream);
   r->has_stream = 0;
@@ -35,8 +38,8 @@ void dk_scan__file_reader_close(file_reader *r) {
   memset(r, 0, sizeof *r);
 }
 
-dk_status dk_scan__file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
-                                    dk_storage *sto, const scan_task *t, dk_error *err) {
+dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                             dk_storage *sto, const scan_task *t, dk_error *err) {
   memset(r, 0, sizeof *r);
   r->plan = plan;
   r->stats = stats;
@@ -139,7 +142,7 @@ static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSc
 }
 
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
-static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
+static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
   const scan_task *t = r->task;
   *done = 0;
@@ -280,6 +283,10 @@ static dk_status open_next_rg(file_reader *r, int *done, dk_error *err) {
       if (rc) return dk__error_set(err, DK_IO, "%s: %s", r->full_path,
                                    r->stream.get_last_error(&r->stream));
     }
+    if (r->has_stream && r->read_schema.n_children != (int64_t)ntop)
+      /* two columns of the table schema map to one column of the file (duplicate names) */
+      return dk__error_set(err, DK_CORRUPT, "%s: %" PRId64 " columns of the file for %zu columns "
+                           "of the table schema", r->full_path, r->read_schema.n_children, ntop);
     r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
     r->in_rg = 1;
     return DK_OK;
@@ -371,7 +378,7 @@ static int64_t column_int(const struct ArrowArray *c, const struct ArrowSchema *
 
 /* The _metadata struct for m output rows; rows[k] = physical row index in the file of row k,
 ** pos[k] = its position in the decoded batch b. */
-static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const struct ArrowArray *b,
+static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const struct ArrowArray *b,
                                 const int64_t *rows, const int64_t *pos, int64_t m,
                                 dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -397,9 +404,17 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
         case DK_META_FILE_SIZE: v = t->size; break;
         case DK_META_FILE_BLOCK_START: v = t->range_end > 0 ? t->range_start : 0; break;
         case DK_META_FILE_BLOCK_LENGTH:
-          v = t->range_end > 0 ? DK_MIN(t->range_end, t->size) - t->range_start : t->size;
+          v = t->size;
+          if (t->range_end > 0 &&
+              __builtin_sub_overflow(DK_MIN(t->range_end, t->size), t->range_start, &v))
+            st = dk__error_set(err, DK_CORRUPT, "%s: size %" PRId64 " out of range", t->path,
+                               t->size);
           break;
-        case DK_META_FILE_MODIFICATION_TIME: v = t->mtime * 1000; break;
+        case DK_META_FILE_MODIFICATION_TIME:
+          if (__builtin_mul_overflow(t->mtime, 1000, &v))
+            st = dk__error_set(err, DK_CORRUPT, "%s: modificationTime %" PRId64 " out of range",
+                               t->path, t->mtime);
+          break;
         case DK_META_ROW_INDEX: v = rows[i]; break;
         case DK_META_ROW_ID:
           if (r->row_id_src >= 0)
@@ -411,7 +426,9 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
                                  "no baseRowId", t->path);
               continue;
             }
-            v = t->base_row_id + rows[i];
+            if (__builtin_add_overflow(t->base_row_id, rows[i], &v))
+              st = dk__error_set(err, DK_CORRUPT, "%s: baseRowId %" PRId64 " out of range",
+                                 t->path, t->base_row_id);
           }
           break;
         default: /* DK_META_ROW_COMMIT_VERSION */
@@ -428,7 +445,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
           }
           break;
       }
-      st = dk__arr_append_int(c, v, err);
+      if (!st) st = dk__arr_append_int(c, v, err);
     }
   }
   if (!st) {
@@ -441,7 +458,7 @@ static dk_status metadata_array(struct ArrowArray *out, file_reader *r, const st
 
 static void noop_release(struct ArrowArray *a) { a->release = NULL; }
 
-static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
+static dk_status ensure_scratch(task_reader *r, int64_t n, dk_error *err) {
   if (n <= r->scratch_cap) return DK_OK;
   const dk_allocator *a = r->plan->alloc;
   dk__free(a, r->idx);
@@ -457,8 +474,8 @@ static dk_status ensure_scratch(file_reader *r, int64_t n, dk_error *err) {
 
 /* Produces the next non-empty output batch of the file; out->release == NULL at its end.
 ** *remaining: rows still wanted (< 0: no limit); decremented. */
-dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
-                                    dk_error *err) {
+dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
+                             dk_error *err) {
   const scan_plan *plan = r->plan;
   const dk_allocator *a = plan->alloc;
   out->release = NULL;
@@ -485,6 +502,11 @@ dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int6
       if (!b.release) {
         r->in_rg = 0;
         continue;
+      }
+      if (b.n_children != r->read_schema.n_children) {
+        dk__array_release(&b);
+        return dk__error_set(err, DK_CORRUPT, "%s: a batch of %" PRId64 " columns for %" PRId64,
+                             r->full_path, b.n_children, r->read_schema.n_children);
       }
       n = b.length;
     } else {
@@ -583,6 +605,23 @@ dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int6
     }
     const int dense = m == n && b.offset == 0;
     if (*remaining >= 0 && m > *remaining) m = *remaining;
+    if (r->rows_out) {
+      /* row-index mode: the selected rows' physical indexes instead of a batch */
+      if (st == DK_OK) st = dk__buf_reserve(r->rows_out, (size_t)m * sizeof(int64_t), err);
+      if (st == DK_OK) {
+        int64_t *o = (int64_t *)(r->rows_out->data + r->rows_out->len);
+        for (int64_t k = 0; k < m; k++) o[k] = first + r->idx[k];
+        r->rows_out->len += (size_t)m * sizeof(int64_t);
+      }
+      for (int64_t k = 0; k < nc; k++) dk__array_release(&full[k]);
+      dk__free(a, full);
+      dk__free(a, ch);
+      dk__array_release(&b);
+      DK_RETURN_NOT_OK(st);
+      if (*remaining > 0) *remaining -= m;
+      if (r->stats) dk_scan__stat_add(&r->stats->rows_returned, m);
+      continue;
+    }
     int64_t c = 0;
     if (st == DK_OK && m > 0) {
       for (int64_t pk = 0; st == DK_OK && c < (int64_t)plan->n_out; c++) {
@@ -635,4 +674,141 @@ dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int6
     if (r->stats) dk_scan__stat_add(&r->stats->rows_returned, m);
     return DK_OK;
   }
+}
+
+void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
+  memset(t, 0, sizeof *t);
+  t->path = f->path;
+  t->size = f->size;
+  t->mtime = f->modification_time;
+  t->pvals = pvals;
+  t->dv = f->dv;
+  t->has_base_row_id = f->has_base_row_id;
+  t->base_row_id = f->base_row_id;
+  t->has_default_rcv = f->has_default_row_commit_version;
+  t->default_rcv = f->default_row_commit_version;
+}
+
+/* ---- single files for the library (file_reader.h) ------------------------------------------ */
+
+struct dk_scan__file_reader {
+  const dk_allocator *alloc;
+  dk_snapshot *snap;
+  dk_pool *pool; /* plan.alloc */
+  dk_storage *sto; /* plan.sto: the table's backend (borrowed; snap keeps the table) */
+  scan_plan plan;
+  size_t n_part; /* partition columns of the plan (output and filter-only) */
+};
+
+struct dk_scan__file {
+  const dk_scan__file_reader *r;
+  scan_task task;
+  task_reader tr;
+  const char **pvals;
+  int64_t remaining;
+  dk_buf rows;
+};
+
+void dk_scan__file_reader_free(dk_scan__file_reader *r) {
+  if (!r) return;
+  dk_scan__plan_dispose(&r->plan);
+  dk__pool_release(r->pool);
+  dk_snapshot_free(r->snap);
+  dk__free(r->alloc, r);
+}
+
+dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap,
+                                   const dk_scan__file_reader_options *o, dk_error *err) {
+  *out = NULL;
+  DK_RETURN_IF(o->metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
+               "scan: unknown _metadata field bits 0x%x", o->metadata_fields);
+  const dk_allocator *alloc = NULL;
+  dk_scan__file_reader *r = dk__calloc(alloc, 1, sizeof *r);
+  DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (file reader)");
+  r->alloc = alloc;
+  r->snap = dk_snapshot_ref(snap);
+  dk_status st = dk__pool_new(&r->pool, alloc, SCAN_POOL_CACHE, err);
+  scan_plan *p = &r->plan;
+  if (!st)
+    st = dk_scan__plan_init(p, dk__pool_allocator(r->pool), snap, o->columns,
+                            o->columns ? (int64_t)o->n_columns : -1, o->predicate,
+                            o->metadata_fields, err);
+  if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
+  if (!st && o->predicate)
+    st = dk_expr_bind(&p->residual_bound, o->predicate, &p->read_schema, err);
+  if (!st) r->sto = p->sto;
+  for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
+  if (st) {
+    dk_scan__file_reader_free(r);
+    return st;
+  }
+  *out = r;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_reader_schema(struct ArrowSchema *out, const dk_scan__file_reader *r,
+                                      dk_error *err) {
+  return dk__schema_copy(out, &r->plan.out_schema, err);
+}
+
+void dk_scan__file_close(dk_scan__file *f) {
+  if (!f) return;
+  const dk_allocator *a = f->r->plan.alloc;
+  dk_scan__task_close(&f->tr);
+  dk__buf_dispose(&f->rows);
+  dk__free(a, f->pvals);
+  dk__free(a, f);
+}
+
+dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
+                             const dk_file_entry *e, dk_error *err) {
+  *out = NULL;
+  const scan_plan *p = &r->plan;
+  dk_scan__file *f = dk__calloc(p->alloc, 1, sizeof *f);
+  DK_RETURN_IF(!f, DK_NOMEM, err, "out of memory (file reader)");
+  f->r = r;
+  f->remaining = -1;
+  dk__buf_init(&f->rows, p->alloc);
+  f->pvals = dk__calloc(p->alloc, r->n_part ? r->n_part : 1, sizeof *f->pvals);
+  if (!f->pvals) {
+    dk_scan__file_close(f);
+    return dk__error_set(err, DK_NOMEM, "out of memory (file reader)");
+  }
+  for (size_t c = 0, k = 0; c < p->n_cols; c++) {
+    if (!p->cols[c].is_partition) continue;
+    int is_null = 0;
+    const char *v = dk_file_partition_value(r->snap, e, p->cols[c].field->name, &is_null);
+    f->pvals[k++] = is_null ? NULL : v;
+  }
+  dk_scan__task_from_entry(&f->task, e, f->pvals);
+  dk_status st = dk_scan__task_open(&f->tr, p, NULL, r->sto, &f->task, err);
+  if (st) {
+    dk_scan__file_close(f);
+    return st;
+  }
+  *out = f;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_next(struct ArrowArray *out, dk_scan__file *f, dk_error *err) {
+  dk_status st = dk_scan__task_next(&f->tr, out, &f->remaining, err);
+  if (st) dk__error_prefix(err, "%s", f->task.path);
+  return st;
+}
+
+dk_status dk_scan__file_rows(const int64_t **rows, int64_t *n, dk_scan__file *f, dk_error *err) {
+  *rows = NULL;
+  *n = 0;
+  f->rows.len = 0;
+  f->tr.rows_out = &f->rows;
+  struct ArrowArray none;
+  dk_status st = dk_scan__task_next(&f->tr, &none, &f->remaining, err);
+  f->tr.rows_out = NULL;
+  if (st) {
+    dk__error_prefix(err, "%s", f->task.path);
+    return st;
+  }
+  *rows = (const int64_t *)f->rows.data;
+  *n = (int64_t)(f->rows.len / sizeof(int64_t));
+  return DK_OK;
 }

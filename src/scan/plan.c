@@ -345,6 +345,42 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
   return st;
 }
 
+dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
+                             const char *const *columns, int64_t n_columns,
+                             const dk_expr *filter, unsigned meta, dk_error *err) {
+  p->alloc = alloc;
+  dk__arena_init(&p->ar, p->alloc, 0);
+  p->mode = dk_snapshot_column_mapping_mode(snap);
+  p->meta = meta;
+  p->limit = -1;
+  p->batch_size = 65536;
+  const dk_type *schema = dk_snapshot_schema(snap);
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  /* the table's root (absolute for a local table on the built-in backend: _metadata.file_path
+   * and splits do not depend on the cwd) and its backend */
+  p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
+  p->sto = dk_snapshot__storage(snap);
+  /* the request (every column: data columns and each listed partition column), then at most
+  ** every top-level column again as filter-only columns */
+  size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + md->n_partition_columns) +
+                schema->n_fields;
+  p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
+  DK_RETURN_IF(!p->root || !p->cols, DK_NOMEM, err, "out of memory (scan)");
+  DK_RETURN_IF((p->meta & (DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION)) &&
+                   !dk_snapshot_has_feature(snap, "rowTracking"),
+               DK_INVALID, err,
+               "scan: _metadata.row_id/row_commit_version need row tracking (table "
+               "feature rowTracking)");
+  p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
+  p->row_cv_col =
+      dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
+  p->n_pcols = md->n_partition_columns;
+  p->pcols = (const char **)md->partition_columns;
+  DK_RETURN_NOT_OK(dk_scan__plan_add_columns(p, schema, columns, n_columns, err));
+  p->n_out = p->n_cols;
+  if (filter) DK_RETURN_NOT_OK(dk_scan__add_filter_columns(p, filter, schema, 1, err));
+  return dk_scan__plan_build_schema(p, schema, err);
+}
 
 dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
                       dk_error *err) {
@@ -374,47 +410,20 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->alloc = alloc;
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
-  p->alloc = dk__pool_allocator(s->pool);
-  dk__arena_init(&p->ar, p->alloc, 0);
-  p->mode = dk_snapshot_column_mapping_mode(snap);
-  p->meta = o.metadata_fields;
-  p->limit = o.limit;
-  p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads;
   s->split_target = o.split_target_bytes > 0 ? o.split_target_bytes : (int64_t)128 << 20;
   s->open_cost = o.split_open_cost_bytes > 0 ? o.split_open_cost_bytes : (int64_t)4 << 20;
   dk_status st = DK_OK;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
-  /* the table's root (absolute for a local table on the built-in backend: _metadata.file_path
-   * and splits do not depend on the cwd) and its backend */
-  p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
-  p->sto = dk_snapshot__storage(snap);
-  size_t ncap = (o.columns ? o.n_columns : schema->n_fields) + schema->n_fields;
-  p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
-  if (!p->root || !p->cols) {
-    st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
-    goto cleanup;
-  }
-  if ((p->meta & (DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION)) &&
-      !dk_snapshot_has_feature(snap, "rowTracking")) {
-    st = dk__error_set(err, DK_INVALID,
-                       "scan: _metadata.row_id/row_commit_version need row tracking (table "
-                       "feature rowTracking)");
-    goto cleanup;
-  }
-  p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
-  p->row_cv_col =
-      dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
-  p->n_pcols = md->n_partition_columns;
-  p->pcols = (const char **)md->partition_columns;
-  DK_CHECK_GOTO(dk_scan__plan_add_columns(p, schema, o.columns, o.columns ? (int64_t)o.n_columns : -1, err));
-  p->n_out = p->n_cols;
-  if (o.filter && !o.keep_residual) DK_CHECK_GOTO(dk_scan__add_filter_columns(p, o.filter, schema, 1, err));
+  DK_CHECK_GOTO(dk_scan__plan_init(p, dk__pool_allocator(s->pool), snap, o.columns,
+                                   o.columns ? (int64_t)o.n_columns : -1,
+                                   o.keep_residual ? NULL : o.filter, o.metadata_fields, err));
+  p->limit = o.limit;
+  p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
   }
-  DK_CHECK_GOTO(dk_scan__plan_build_schema(p, schema, err));
 
   /* filter: partition pruning (exact), stats skipping, residual */
   if (o.filter) {

@@ -2,42 +2,48 @@
 ** rowgroup.c — row-group and page-range selection inside one data file: the residual filter
 ** evaluated over a row group's Parquet column statistics, and over the page index (ColumnIndex
 ** / OffsetIndex, parquet-format PageIndex.md) to find the row ranges worth reading. The
-** statistics are viewed as Delta-style per-file stats (PROTOCOL.md "Per-file Statistics") so
-** the file-skipping rules of expr/skip.c apply unchanged.
+** statistics reach the skipping rules of expr/skip.c (the ones files are skipped by) through
+** a Parquet statistics provider: typed values read straight from the footer and page index.
 */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "codec/json/json.h"
 #include "expr/skip.h"
 #include "scan/scan_int.h"
 
-static void civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned)(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t yy = (int64_t)yoe + era * 400;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = (int)(yy + (*m <= 2));
-}
+/* ---- the Parquet statistics provider ------------------------------------------------------ */
 
-/* Appends one Parquet min/max statistic (max when is_max) of a leaf whose Arrow type in the
-** file is `ff` as the JSON value Delta stats would hold for the column's table type t; false
-** when it cannot: unsupported or mismatched types, odd bytes, unsigned integers, INT96
-** timestamps (no trustworthy order), NaN or infinite floats, values outside years 1..9999.
-** Decimals keep the file's scale (the skipping rules rescale to the table's); timestamps are
-** exact (micros; nanos floored, which the skipping rules' 999 us widening covers). */
-static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parquet_column_stats *cs,
-                      int is_max) {
+/* The Parquet statistics of one top-level leaf column for a unit of rows (a row group, or the
+** pages covering a fragment of one). */
+typedef struct pq_col_stat {
+  const char *key;     /* the column's stats key: logical name, or physical under mapping */
+  const dk_type *type; /* its table type */
+  const char *ff;      /* its Arrow format in the file */
+  dk_parquet_column_stats cs;
+} pq_col_stat;
+
+typedef struct pq_stats {
+  const pq_col_stat *cols;
+  size_t n;
+  int64_t num_rows;
+} pq_stats;
+
+/* Converts one Parquet min/max statistic (max when is_max) of a leaf whose Arrow type in the
+** file is `ff` to the typed value of the column's table type t; false when it cannot:
+** unsupported or mismatched types, odd bytes, unsigned integers, INT96 timestamps (no
+** trustworthy order), NaN or infinite floats, values outside years 1..9999, non-ASCII strings
+** (older writers ordered bytes as signed). Decimals are rescaled exactly to the table's scale
+** (type widening); timestamps are exact micros (nanos floored, which the skipping rules'
+** 999 us widening covers). */
+static bool pq_value(dk_stat_value *out, const dk_type *t, const char *ff,
+                     const dk_parquet_column_stats *cs, bool is_max) {
   const uint8_t *v = is_max ? cs->max : cs->min;
   size_t len = is_max ? cs->max_len : cs->min_len;
   int phys = cs->physical_type;
   int64_t x;
+  memset(out, 0, sizeof *out);
   switch (t->id) {
     case DK_TYPE_BYTE:
     case DK_TYPE_SHORT:
@@ -57,14 +63,11 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
       } else {
         return false;
       }
-      if (t->id == DK_TYPE_DATE) {
-        int yr;
-        unsigned mo, dd;
-        if (x < -719162 || x > 2932896) return false; /* years 1..9999 */
-        civil_from_days(x, &yr, &mo, &dd);
-        return dk__buf_printf(b, NULL, "\"%04d-%02u-%02u\"", yr, mo, dd) == DK_OK;
-      }
-      return dk__buf_printf(b, NULL, "%" PRId64, x) == DK_OK;
+      if (t->id == DK_TYPE_DATE && (x < -719162 || x > 2932896)) return false; /* 1..9999 */
+      out->has = DK_STAT_INT | (t->id == DK_TYPE_DATE ? 0 : DK_STAT_DBL);
+      out->i = x;
+      out->d = (double)x;
+      return true;
     case DK_TYPE_FLOAT:
     case DK_TYPE_DOUBLE: {
       double d;
@@ -77,15 +80,17 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
       } else {
         return false;
       }
-      if (!isfinite(d)) return false; /* NaN: no order; infinities: not JSON numbers */
-      return dk__buf_printf(b, NULL, "%.17g", d) == DK_OK;
+      if (!isfinite(d)) return false; /* NaN: no order; infinities: as Delta stats cannot hold */
+      out->has = DK_STAT_DBL;
+      out->d = d;
+      return true;
     }
     case DK_TYPE_DECIMAL: {
       int prec, scale;
       char tail;
       if (sscanf(ff, "d:%d,%d%c", &prec, &scale, &tail) != 2 || scale < 0 || scale > 38)
         return false;
-      __int128 u;
+      dk_i128 u;
       if (phys == 1 && len == 4) {
         int32_t y;
         memcpy(&y, v, 4);
@@ -100,22 +105,14 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
       } else {
         return false;
       }
-      char digits[48], txt[64];
-      unsigned __int128 m = u < 0 ? (unsigned __int128)0 - (unsigned __int128)u : (unsigned __int128)u;
-      int nd = 0;
-      do {
-        digits[nd++] = (char)('0' + (int)(m % 10));
-        m /= 10;
-      } while (m);
-      while (nd <= scale) digits[nd++] = '0';
-      size_t k = 0;
-      if (u < 0) txt[k++] = '-';
-      for (int i = nd - 1; i >= 0; i--) {
-        txt[k++] = digits[i];
-        if (i == scale && scale > 0) txt[k++] = '.';
-      }
-      txt[k] = 0;
-      return dk__buf_puts(b, txt, NULL) == DK_OK;
+      char txt[64];
+      dk__format_decimal(txt, sizeof txt, u, scale);
+      out->d = strtod(txt, NULL);
+      out->has = isnan(out->d) ? 0 : DK_STAT_DBL;
+      /* at the table's scale, exactly (as its text parses) or not at all */
+      if (dk__parse_decimal(&out->dec, txt, strlen(txt), t->scale, NULL) == DK_OK)
+        out->has |= DK_STAT_DEC;
+      return out->has != 0;
     }
     case DK_TYPE_TIMESTAMP:
     case DK_TYPE_TIMESTAMP_NTZ: {
@@ -132,91 +129,73 @@ static bool stat_json(dk_buf *b, const dk_type *t, const char *ff, const dk_parq
         default: return false; /* INT96 or unknown: no skipping */
       }
       if (us < INT64_C(-62135596800000000) || us > INT64_C(253402300799999999)) return false;
-      int64_t days = us / 86400000000 - (us % 86400000000 < 0);
-      int64_t rem = us - days * 86400000000;
-      int yr;
-      unsigned mo, dd;
-      civil_from_days(days, &yr, &mo, &dd);
-      return dk__buf_printf(b, NULL, "\"%04d-%02u-%02uT%02d:%02d:%02d.%06d%s\"", yr, mo, dd,
-                           (int)(rem / 3600000000), (int)(rem / 60000000 % 60),
-                           (int)(rem / 1000000 % 60), (int)(rem % 1000000),
-                           t->id == DK_TYPE_TIMESTAMP ? "Z" : "") == DK_OK;
+      out->has = DK_STAT_INT;
+      out->i = us;
+      return true;
     }
-    case DK_TYPE_STRING: {
+    case DK_TYPE_STRING:
       if (phys != 6) return false;
       for (size_t i = 0; i < len; i++)
         if (v[i] >= 0x80 || v[i] < 0x20) return false; /* keep to plain ASCII */
-      return dk__json_write_str(b, (const char *)v, len, NULL) == DK_OK;
-    }
+      out->has = DK_STAT_STR;
+      out->s = (const char *)v;
+      out->len = len;
+      return true;
     default:
       return false;
   }
 }
 
-/* Delta-style stats JSON assembled from Parquet statistics (of a row group or of pages). */
-typedef struct stats_acc {
-  dk_buf mn, mx, nc;
-  int n_mm, n_nc;
-} stats_acc;
-
-static void stats_acc_init(stats_acc *a, const dk_allocator *alloc) {
-  memset(a, 0, sizeof *a);
-  dk__buf_init(&a->mn, alloc);
-  dk__buf_init(&a->mx, alloc);
-  dk__buf_init(&a->nc, alloc);
+/* Min and max are used together or not at all (as a pair they bound the column). */
+static bool pq_min_max(const pq_col_stat *c, dk_stat_value *mn, dk_stat_value *mx) {
+  return c->cs.has_min_max && pq_value(mn, c->type, c->ff, &c->cs, false) &&
+         pq_value(mx, c->type, c->ff, &c->cs, true);
 }
 
-static void stats_acc_dispose(stats_acc *a) {
-  dk__buf_dispose(&a->mn);
-  dk__buf_dispose(&a->mx);
-  dk__buf_dispose(&a->nc);
+/* The statistics of a top-level column (the last one of that key, as a JSON object's). */
+static const pq_col_stat *pq_find(const pq_stats *p, const dk_colref *col) {
+  if (dk_expr__colref_depth(col) != 1) return NULL;
+  const char *name = dk_expr__colref_phys(col, 0);
+  const pq_col_stat *r = NULL;
+  for (size_t i = 0; i < p->n; i++)
+    if (!strcmp(p->cols[i].key, name)) r = &p->cols[i];
+  return r;
 }
 
-static void stats_acc_add(stats_acc *a, const dk_field *f, const char *ff, const char *key,
-                          const dk_parquet_column_stats *cs) {
-  if (cs->has_null_count) {
-    dk__buf_puts(&a->nc, a->n_nc++ ? "," : "", NULL);
-    dk__json_write_str(&a->nc, key, strlen(key), NULL);
-    dk__buf_printf(&a->nc, NULL, ":%" PRId64, cs->null_count);
-  }
-  if (cs->has_min_max) {
-    size_t l1 = a->mn.len, l2 = a->mx.len;
-    dk__buf_puts(&a->mn, a->n_mm ? "," : "", NULL);
-    dk__json_write_str(&a->mn, key, strlen(key), NULL);
-    dk__buf_putc(&a->mn, ':', NULL);
-    dk__buf_puts(&a->mx, a->n_mm ? "," : "", NULL);
-    dk__json_write_str(&a->mx, key, strlen(key), NULL);
-    dk__buf_putc(&a->mx, ':', NULL);
-    if (stat_json(&a->mn, f->type, ff, cs, 0) && stat_json(&a->mx, f->type, ff, cs, 1)) {
-      a->n_mm++;
-    } else {
-      a->mn.len = l1;
-      a->mx.len = l2;
-    }
-  }
+static bool pq_num_rows(const void *ctx, int64_t *out) {
+  *out = ((const pq_stats *)ctx)->num_rows;
+  return true;
+}
+
+static bool pq_null_count(const void *ctx, const dk_colref *col, int64_t *out) {
+  const pq_col_stat *c = pq_find(ctx, col);
+  if (!c || !c->cs.has_null_count) return false;
+  *out = c->cs.null_count;
+  return true;
+}
+
+static bool pq_stat(const void *ctx, const dk_colref *col, bool is_max, dk_stat_value *out) {
+  const pq_col_stat *c = pq_find(ctx, col);
+  dk_stat_value mn, mx;
+  if (!c || !pq_min_max(c, &mn, &mx)) return false;
+  *out = is_max ? mx : mn;
+  return true;
 }
 
 /* Can no row of a unit (row group or page range) of num_rows rows with these statistics
-** satisfy the residual filter? */
-static bool stats_acc_can_skip(const stats_acc *a, const scan_plan *plan, int64_t num_rows) {
-  if (!a->n_mm && !a->n_nc) return false;
-  dk_buf all;
-  dk__buf_init(&all, plan->alloc);
-  dk__buf_printf(&all, NULL, "{\"numRecords\":%" PRId64 ",\"minValues\":{%.*s},\"maxValues\":{%.*s},"
-                "\"nullCount\":{%.*s}}", num_rows, (int)a->mn.len, (const char *)a->mn.data,
-                (int)a->mx.len, (const char *)a->mx.data, (int)a->nc.len, (const char *)a->nc.data);
-  bool skip = false;
-  dk_arena ar;
-  dk__arena_init(&ar, plan->alloc, 0);
-  dk_json_value *jv = NULL;
-  if (all.data && dk__json_parse(&jv, &ar, (const char *)all.data, all.len, NULL) == DK_OK) {
-    /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
-    dk_file_stats st = {.root = jv, .float_max_excludes_nan = true};
-    skip = dk_expr__skip_eval(plan->residual_bound, &st) == DK_SKIP_CAN_SKIP;
+** satisfy the residual filter? Units without any statistic are read. */
+static bool pq_can_skip(const scan_plan *plan, const pq_col_stat *cols, size_t n,
+                        int64_t num_rows) {
+  int any = 0;
+  for (size_t i = 0; i < n && !any; i++) {
+    dk_stat_value mn, mx;
+    any = cols[i].cs.has_null_count || pq_min_max(&cols[i], &mn, &mx);
   }
-  dk__arena_dispose(&ar);
-  dk__buf_dispose(&all);
-  return skip;
+  if (!any) return false;
+  pq_stats ps = {cols, n, num_rows};
+  /* Parquet float/double min/max leave NaN out (NaN rows may exist above max) */
+  dk_stats_provider p = {&ps, pq_num_rows, pq_null_count, pq_stat, true};
+  return dk_expr__skip_stats(plan->residual_bound, &p) == DK_SKIP_CAN_SKIP;
 }
 
 static const char *stats_key(const scan_plan *plan, const dk_field *f) {
@@ -224,24 +203,28 @@ static const char *stats_key(const scan_plan *plan, const dk_field *f) {
 }
 
 /* Row-group skipping: the residual filter evaluated over the row group's Parquet column
-** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
-bool dk_scan__rg_can_skip(file_reader *r, int rg, int64_t num_rows,
+** statistics of the flat top-level columns read. */
+bool dk_scan__rg_can_skip(task_reader *r, int rg, int64_t num_rows,
                           const struct ArrowSchema *fs) {
   const scan_plan *plan = r->plan;
-  stats_acc a;
-  stats_acc_init(&a, plan->alloc);
+  pq_col_stat *cols = dk__calloc(plan->alloc, plan->n_cols ? plan->n_cols : 1, sizeof *cols);
+  if (!cols) return false; /* out of memory: read the row group */
+  size_t n = 0;
   for (size_t c = 0; c < plan->n_cols; c++) {
     const dk_field *f = plan->cols[c].field;
     if (plan->cols[c].is_partition) continue;
     int64_t j = dk_scan__find_child(fs, f, plan->mode);
     if (j < 0 || fs->children[j]->n_children) continue;
     int col = dk_parquet_column_index(r->pf, fs->children[j]->name);
-    dk_parquet_column_stats cs;
-    if (col < 0 || dk_parquet_column_stats_get(&cs, r->pf, rg, col, NULL) != DK_OK) continue;
-    stats_acc_add(&a, f, fs->children[j]->format, stats_key(plan, f), &cs);
+    if (col < 0 || dk_parquet_column_stats_get(&cols[n].cs, r->pf, rg, col, NULL) != DK_OK)
+      continue;
+    cols[n].key = stats_key(plan, f);
+    cols[n].type = f->type;
+    cols[n].ff = fs->children[j]->format;
+    n++;
   }
-  bool skip = stats_acc_can_skip(&a, plan, num_rows);
-  stats_acc_dispose(&a);
+  bool skip = pq_can_skip(plan, cols, n, num_rows);
+  dk__free(plan->alloc, cols);
   return skip;
 }
 
@@ -263,7 +246,7 @@ typedef struct pg_col {
 ** rows are never read. Only flat top-level columns take part; *n_out is -1 when nothing can
 ** be skipped (or the file has no page index): read the whole group. Otherwise
 ** out[0..2 * *n_out) are [start, end) pairs (none: every row skipped). */
-dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
+dk_status dk_scan__page_ranges(task_reader *r, int rg, int64_t num_rows,
                                const struct ArrowSchema *fs, const char *const *names, size_t nn,
                                int64_t **out, int *n_out, int64_t *pages_skipped, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -277,6 +260,7 @@ dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
   dk_status st = DK_OK;
   int usable = 1, n_filter = 0;
   int64_t *fr = NULL;
+  pq_col_stat *ent = NULL; /* the filter columns' statistics of the current fragment */
   for (size_t i = 0; usable && !st && i < nn; i++) {
     int64_t j = -1;
     for (int64_t k = 0; k < fs->n_children; k++)
@@ -308,16 +292,16 @@ dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
   if (!usable || st || !n_filter) goto done;
   /* fragments between the filter columns' page boundaries; fr collects the kept ranges */
   fr = dk__malloc(a, 2 * sizeof *fr);
+  ent = dk__calloc(a, nn, sizeof *ent);
   int64_t cap = 1, pos = 0;
   int nr = 0, any = 0;
-  if (!fr) {
+  if (!fr || !ent) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (page index)");
     goto done;
   }
   while (pos < num_rows) {
     int64_t end = num_rows;
-    stats_acc acc;
-    stats_acc_init(&acc, a);
+    size_t ne = 0;
     for (size_t i = 0; i < nn; i++) {
       if (!pc[i].field) continue;
       int64_t np = dk_parquet_page_index_num_pages(pc[i].pi);
@@ -339,10 +323,9 @@ dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
       if (pg->null_page) ps.has_null_count = 1, ps.null_count = end - pos;
       else if (pg->has_null_count && (whole || pg->null_count == 0))
         ps.has_null_count = 1, ps.null_count = pg->null_count;
-      stats_acc_add(&acc, pc[i].field, pc[i].ff, pc[i].key, &ps);
+      ent[ne++] = (pq_col_stat){pc[i].key, pc[i].field->type, pc[i].ff, ps};
     }
-    bool skip = stats_acc_can_skip(&acc, plan, end - pos);
-    stats_acc_dispose(&acc);
+    bool skip = pq_can_skip(plan, ent, ne, end - pos);
     if (skip) {
       any = 1;
     } else if (nr && fr[2 * nr - 1] == pos) {
@@ -381,5 +364,6 @@ done:
   for (size_t i = 0; i < nn; i++) dk_parquet_page_index_free(pc[i].pi);
   dk__free(a, pc);
   dk__free(a, fr);
+  dk__free(a, ent);
   return st;
 }

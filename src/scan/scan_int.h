@@ -100,6 +100,14 @@ static inline void dk_scan__stat_add(int64_t *p, int64_t v) {
 
 /* ---- plan (plan.c) -------------------------------------------------------------------------- */
 
+/* Fills a plan for reading the snapshot's files with allocator alloc: table root, column
+** mapping, partition and row-tracking columns, the requested columns (names or dotted nested
+** paths; n_columns < 0: every column), the top-level columns `filter` reads as filter-only
+** columns (NULL: none), `_metadata` fields `meta`, and both schemas. limit -1, batch size 65536;
+** no residual. On failure the caller disposes of the plan. */
+dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
+                             const char *const *columns, int64_t n_columns,
+                             const dk_expr *filter, unsigned meta, dk_error *err);
 void dk_scan__plan_dispose(scan_plan *p);
 /* Builds out_schema and read_schema from the plan's columns. */
 dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err);
@@ -126,7 +134,7 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
 
 /* ---- reading one file (file_reader.c) ------------------------------------------------------- */
 
-typedef struct file_reader {
+typedef struct task_reader {
   const scan_plan *plan;
   dk_scan_stats *stats;  /* may be NULL */
   dk_storage *sto;
@@ -152,24 +160,29 @@ typedef struct file_reader {
   int64_t scratch_cap;
   int64_t *ranges;       /* page skipping: row ranges of row group range_rg still to read */
   int n_ranges, range_pos, range_rg;
-} file_reader;
+  dk_buf *rows_out;      /* row-index mode: selected physical row indexes (int64) go here and
+                          * task_next returns no batches */
+} task_reader;
 
-dk_status dk_scan__file_reader_open(file_reader *r, const scan_plan *plan, dk_scan_stats *stats,
-                                    dk_storage *sto, const scan_task *t, dk_error *err);
+dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
+                             dk_storage *sto, const scan_task *t, dk_error *err);
 /* Produces the next non-empty output batch of the file; out->release == NULL at its end.
 ** *remaining: rows still wanted (< 0: no limit); decremented. */
-dk_status dk_scan__file_reader_next(file_reader *r, struct ArrowArray *out, int64_t *remaining,
-                                    dk_error *err);
-void dk_scan__file_reader_close(file_reader *r);
+dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
+                             dk_error *err);
+void dk_scan__task_close(task_reader *r);
+/* A whole-file task of a log entry; pvals: one text per partition column of the plan. */
+void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals);
 
 /* ---- row groups and pages (rowgroup.c) ------------------------------------------------------ */
 
 /* Row-group skipping: the residual filter evaluated over the row group's Parquet column
 ** statistics (viewed as Delta-style stats so the file-skipping rules apply unchanged). */
-bool dk_scan__rg_can_skip(file_reader *r, int rg, int64_t num_rows, const struct ArrowSchema *fs);
+bool dk_scan__rg_can_skip(task_reader *r, int rg, int64_t num_rows,
+                          const struct ArrowSchema *fs);
 /* Row ranges of row group rg still to read after page skipping (see rowgroup.c); *n_out is -1
 ** when nothing can be skipped, else out[0..2 * *n_out) are [start, end) pairs. */
-dk_status dk_scan__page_ranges(file_reader *r, int rg, int64_t num_rows,
+dk_status dk_scan__page_ranges(task_reader *r, int rg, int64_t num_rows,
                                const struct ArrowSchema *fs, const char *const *names, size_t nn,
                                int64_t **out, int *n_out, int64_t *pages_skipped, dk_error *err);
 

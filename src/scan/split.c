@@ -56,13 +56,7 @@ dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err) {
 
 int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
 
-/* Split wire format (little endian): "DKSPLIT1", then strings as u32 length + bytes
-** (0xffffffff = NULL) and integers as i64:
-**   root, schemaString, mode, n_cols, {name, is_partition} * n_cols, n_out, meta, limit,
-**   batch_size, residual text (NULL = none), row-id column, row-commit-version column,
-**   n_part, n_pieces, per piece: path, size, mtime, n_part partition texts, has_dv
-**   [storage type, path, offset, size, cardinality], has_base_row_id, base_row_id,
-**   has_default_rcv, default_rcv, range_start, range_end. */
+/* The split wire format, its versioning and what the reader checks: docs/split-format.md. */
 #define SPLIT_MAGIC "DKSPLIT1"
 
 static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
@@ -211,17 +205,29 @@ typedef struct split_stream {
   int64_t n_tasks, next;
   scan_task *tasks;
   int open;
-  file_reader fr;
+  task_reader fr;
   int64_t remaining;
 } split_stream;
 
 static void split_stream_free(split_stream *s) {
-  if (s->open) dk_scan__file_reader_close(&s->fr);
+  if (s->open) dk_scan__task_close(&s->fr);
   if (s->own_sto) s->sto->free(s->sto);
   dk_scan__plan_dispose(&s->plan);
   dk__pool_release(s->pool);
   dk__arena_dispose(&s->ar);
   dk__free(s->alloc, s);
+}
+
+/* A split whose parts do not fit together (a schema that does not parse, columns or a filter
+** it lacks, a filter that does not parse or bind) is malformed: DK_CORRUPT, keeping the
+** message of the part that failed. */
+static dk_status as_corrupt(dk_status st, dk_error *err) {
+  if (st == DK_OK || st == DK_NOMEM || st == DK_CORRUPT) return st;
+  if (err) {
+    err->code = DK_CORRUPT;
+    dk__error_prefix(err, "split");
+  }
+  return DK_CORRUPT;
 }
 
 static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, dk_error *err) {
@@ -238,7 +244,8 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   p->root = dk__strdup(p->alloc, root);
   DK_RETURN_IF(!p->root, DK_NOMEM, err, "out of memory (split)");
   const dk_type *schema;
-  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err));
+  DK_RETURN_NOT_OK(
+      as_corrupt(dk_schema__parse(&schema, &s->ar, schema_text, strlen(schema_text), err), err));
   DK_RETURN_NOT_OK(get_count(&r, &v, 2));
   p->mode = (dk_column_mapping_mode)v;
   int64_t n_pc, n_req, n_hidden;
@@ -260,11 +267,11 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
     DK_RETURN_IF(!req[c], DK_CORRUPT, err, "split: null column name");
   }
   DK_RETURN_NOT_OK(get_count(&r, &n_hidden, (int64_t)schema->n_fields));
-  n_cols = (n_req < 0 ? (int64_t)schema->n_fields : n_req) + n_hidden + 1;
+  /* every column, partition columns as listed (even twice), or the request; then filter ones */
+  n_cols = (n_req < 0 ? (int64_t)schema->n_fields + n_pc : n_req) + n_hidden + 1;
   p->cols = dk__calloc(p->alloc, (size_t)n_cols, sizeof *p->cols);
   DK_RETURN_IF(!p->cols, DK_NOMEM, err, "out of memory (split)");
-  dk_status cst = dk_scan__plan_add_columns(p, schema, req, n_req, err);
-  if (cst) return cst == DK_NOT_FOUND ? dk__error_set(err, DK_CORRUPT, "split: bad columns") : cst;
+  DK_RETURN_NOT_OK(as_corrupt(dk_scan__plan_add_columns(p, schema, req, n_req, err), err));
   p->n_out = p->n_cols;
   for (int64_t c = 0; c < n_hidden; c++) {
     const char *name;
@@ -285,12 +292,13 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
   if (res_text) {
-    DK_RETURN_NOT_OK(dk_expr_parse(&p->residual, res_text, err));
-    DK_RETURN_NOT_OK(dk_scan__add_filter_columns(p, p->residual, schema, 0, err));
+    DK_RETURN_NOT_OK(as_corrupt(dk_expr_parse(&p->residual, res_text, err), err));
+    DK_RETURN_NOT_OK(as_corrupt(dk_scan__add_filter_columns(p, p->residual, schema, 0, err), err));
   }
   DK_RETURN_NOT_OK(dk_scan__plan_build_schema(p, schema, err));
   if (p->residual)
-    DK_RETURN_NOT_OK(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+    DK_RETURN_NOT_OK(
+        as_corrupt(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err), err));
   DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;
@@ -354,20 +362,20 @@ static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error
     if (!s->open) {
       if (s->next >= s->n_tasks) return DK_OK;
       const scan_task *t = &s->tasks[s->next++];
-      dk_status st = dk_scan__file_reader_open(&s->fr, &s->plan, NULL, s->sto, t, err);
+      dk_status st = dk_scan__task_open(&s->fr, &s->plan, NULL, s->sto, t, err);
       if (st) {
-        dk_scan__file_reader_close(&s->fr);
+        dk_scan__task_close(&s->fr);
         return st;
       }
       s->open = 1;
     }
-    dk_status st = dk_scan__file_reader_next(&s->fr, out, &s->remaining, err);
+    dk_status st = dk_scan__task_next(&s->fr, out, &s->remaining, err);
     if (st) {
       dk__error_prefix(err, "%s", s->fr.task->path);
       return st;
     }
     if (out->release) return DK_OK;
-    dk_scan__file_reader_close(&s->fr);
+    dk_scan__task_close(&s->fr);
     s->open = 0;
   }
 }

@@ -14,24 +14,11 @@ typedef struct scan_stream {
   dk_storage *sto;       /* the table's backend (borrowed) */
   int64_t next_file;
   int open;
-  file_reader fr;
+  task_reader fr;
   scan_task task;
   dk_file_entry entry;
   int64_t remaining;
 } scan_stream;
-
-static void task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals) {
-  memset(t, 0, sizeof *t);
-  t->path = f->path;
-  t->size = f->size;
-  t->mtime = f->modification_time;
-  t->pvals = pvals;
-  t->dv = f->dv;
-  t->has_base_row_id = f->has_base_row_id;
-  t->base_row_id = f->base_row_id;
-  t->has_default_rcv = f->has_default_row_commit_version;
-  t->default_rcv = f->default_row_commit_version;
-}
 
 static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
   scan_stream *s = state;
@@ -48,28 +35,28 @@ static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error 
       if (s->next_file >= scan->n_files) return DK_OK;
       int64_t i = s->next_file++;
       DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
-      task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
-      dk_status st = dk_scan__file_reader_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
+      dk_scan__task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+      dk_status st = dk_scan__task_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
       if (st) {
-        dk_scan__file_reader_close(&s->fr);
+        dk_scan__task_close(&s->fr);
         return st;
       }
       s->open = 1;
     }
-    dk_status st = dk_scan__file_reader_next(&s->fr, out, &s->remaining, err);
+    dk_status st = dk_scan__task_next(&s->fr, out, &s->remaining, err);
     if (st) {
       dk__error_prefix(err, "%s", s->task.path);
       return st;
     }
     if (out->release) return DK_OK;
-    dk_scan__file_reader_close(&s->fr);
+    dk_scan__task_close(&s->fr);
     s->open = 0;
   }
 }
 
 static void scan_stream_release(void *state) {
   scan_stream *s = state;
-  if (s->open) dk_scan__file_reader_close(&s->fr);
+  if (s->open) dk_scan__task_close(&s->fr);
   dk_scan *scan = s->scan;
   dk__free(scan->alloc, s);
   dk_scan_free(scan);
@@ -126,20 +113,20 @@ static void *mt_worker(void *arg) {
     if (it >= m->n_items) break;
     int64_t i = m->items[3 * it];
     scan_task t;
-    file_reader fr;
-    task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
+    task_reader fr;
+    dk_scan__task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
     t.range_start = m->items[3 * it + 1];
     t.range_end = m->items[3 * it + 2];
-    st = dk_scan__file_reader_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+    st = dk_scan__task_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
     int64_t remaining = -1;
     while (!st) {
       struct ArrowArray a;
-      st = dk_scan__file_reader_next(&fr, &a, &remaining, &err);
+      st = dk_scan__task_next(&fr, &a, &remaining, &err);
       if (st || !a.release) break;
       mt_push(m, &a);
     }
     if (st) dk__error_prefix(&err, "%s", t.path);
-    dk_scan__file_reader_close(&fr);
+    dk_scan__task_close(&fr);
   }
   pthread_mutex_lock(&m->mu);
   if (st && m->err.code == DK_OK) m->err = err;

@@ -61,7 +61,6 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   }
   t->alloc = alloc;
   t->refs = 1;
-  t->threads = opts ? opts->threads : 0;
   t->root = root;
   if (given) {
     t->sto = given;
@@ -73,6 +72,11 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
       return st;
     }
     t->own_sto = 1;
+  }
+  st = dk__exec_new(&t->exec, opts ? opts->threads : 0, alloc, err);
+  if (st != DK_OK) {
+    dk_table_free(t);
+    return st;
   }
   if (!scheme_len) { /* a local root must exist; an object store has no directories to ask */
     dk_file_info fi;
@@ -90,6 +94,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
 static void table_unref(dk_table *t) {
   if (!t) return;
   if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  dk__exec_free(t->exec);
   if (t->own_sto && t->sto) t->sto->free(t->sto);
   dk__free(t->alloc, t->root);
   dk__free(t->alloc, t);

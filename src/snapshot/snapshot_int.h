@@ -17,7 +17,7 @@ struct dk_table {
   dk_storage *sto;
   int own_sto;
   char *root;        /* canonical root (io/uri.h dk__root.uri): local path or whole URI */
-  int threads;
+  dk__exec *exec; /* every thread the table's readers use */
   int refs; /* atomic: the handle plus one per snapshot */
 };
 
@@ -33,7 +33,7 @@ static inline dk_storage *dk_snapshot__storage(const dk_snapshot *s);
 
 /* The table's log for the readers of src/log/. */
 static inline dk__log dk_snapshot__log(const dk_table *t) {
-  dk__log lg = {t->sto, t->root, t->alloc, t->threads};
+  dk__log lg = {t->sto, t->root, t->alloc, t->exec};
   return lg;
 }
 

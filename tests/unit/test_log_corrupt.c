@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "dk/history.h"
 #include "dk/snapshot.h"
 #include "test.h"
 #include "util/util.h"
@@ -553,6 +554,38 @@ DK_TEST(log__compaction_file_used_and_equivalent) {
   CHECK_OK(dk_snapshot_open(&s, t, &o, &err), &err);
   file_set(s, got, sizeof got);
   CHECK_EQ_STR(got, "a.parquet,b.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+/* A compaction file that is not reconciled — every action of 0..2, newest first, so that a's
+ * remove comes before its add — stands for the same snapshot as the commits (issue 12 item 7:
+ * a was returned as live). */
+DK_TEST(log__compaction_newest_first_unreconciled) {
+  char *dir = basic_table();
+  dk_error err = {0};
+  dk_table *t;
+  dk_snapshot *s;
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  char want[256], got[256];
+  file_set(s, want, sizeof want);
+  CHECK_EQ_STR(want, "b.parquet,c.parquet");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  char c[4096], l1[512], l2[512], l3[512];
+  snprintf(c, sizeof c,
+           "%s{\"remove\":{\"path\":\"a.parquet\",\"deletionTimestamp\":7,\"dataChange\":true}}\n"
+           "%s%s%s%s",
+           add_line(l1, sizeof l1, "c.parquet", "z"), add_line(l2, sizeof l2, "b.parquet", "y"),
+           add_line(l3, sizeof l3, "a.parquet", "x"), M0, P0);
+  put(dir, "00000000000000000000.00000000000000000002.compacted.json", c);
+  CHECK_OK(open_at(dir, -1, &s, &t, &err), &err);
+  file_set(s, got, sizeof got);
+  CHECK_EQ_STR(got, want);
+  CHECK_EQ_INT(dk_snapshot_num_tombstones(s), 1);
+  dk_tombstone tb;
+  CHECK_OK(dk_snapshot_tombstone(&tb, s, 0, &err), &err);
+  CHECK_EQ_STR(tb.path, "a.parquet");
   dk_snapshot_free(s);
   dk_table_free(t);
 }

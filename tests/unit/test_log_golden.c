@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "codec/json/json.h"
+#include "dk/history.h"
 #include "dk/snapshot.h"
 #include "test.h"
 #include "util/util.h"

@@ -5,6 +5,8 @@
 int dk_cli_parquet(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
+/* Hidden: `dk _rows TABLE [--where EXPR] ...` rows the single-file reader selects (tests). */
+int dk_cli_rows(int argc, char **argv);
 int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);

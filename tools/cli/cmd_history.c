@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "codec/json/json.h"
+#include "dk/history.h"
 #include "dk/snapshot.h"
 
 static void text_field(dk_arena *ar, const char *ci, const char *key, char *out, size_t cap) {

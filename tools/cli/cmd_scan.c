@@ -46,8 +46,9 @@ static void print_stats(const dk_scan *scan) {
           s.rows_returned);
 }
 
-/* Test path: plan splits, serialize each, read each back through dk_split_read. */
-static int print_via_splits(dk_scan *scan, int format) {
+/* Test path: plan splits, serialize each, read each back through dk_split_read; with dump_dir
+** each split's bytes are also written to DIR/split-N.bin (fuzz seeds, docs/split-format.md). */
+static int print_via_splits(dk_scan *scan, int format, const char *dump_dir) {
   dk_error err;
   dk_error_init(&err);
   if (dk_scan_plan_splits(scan, &err)) return scan_fail(&err);
@@ -56,6 +57,18 @@ static int print_via_splits(dk_scan *scan, int format) {
     uint8_t *bytes;
     size_t len;
     if (dk_scan_split_serialize(&bytes, &len, scan, i, &err)) return scan_fail(&err);
+    if (dump_dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/split-%" PRId64 ".bin", dump_dir, i);
+      FILE *f = fopen(path, "wb");
+      if (!f || fwrite(bytes, 1, len, f) != len) {
+        fprintf(stderr, "dk scan: cannot write %s\n", path);
+        if (f) fclose(f);
+        dk_free(bytes);
+        return 1;
+      }
+      fclose(f);
+    }
     struct ArrowArrayStream st;
     dk_status s = dk_split_read(&st, bytes, len, NULL, &err);
     dk_free(bytes);
@@ -73,6 +86,7 @@ int dk_cli_scan(int argc, char **argv) {
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   const char *columns = NULL, *where = NULL;
   int format = DK_PRINT_JSONL, nrest = 0, want_stats = 0, via_splits = 0;
+  const char *dump_dir = NULL;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SCAN_OPTIONS_VERSION;
@@ -94,6 +108,9 @@ int dk_cli_scan(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--via-splits")) {
       via_splits = 1;
+    } else if (!strcmp(a, "--dump-splits") && i + 1 < argc) {
+      via_splits = 1;
+      dump_dir = argv[++i];
     } else if (!strcmp(a, "--split-size") && i + 1 < argc) {
       so.split_target_bytes = atoll(argv[++i]);
     } else if (!strcmp(a, "--stats")) {
@@ -163,7 +180,7 @@ int dk_cli_scan(int argc, char **argv) {
     goto done;
   }
   if (via_splits) {
-    rc = print_via_splits(scan, format);
+    rc = print_via_splits(scan, format, dump_dir);
     goto done;
   }
   struct ArrowArrayStream st;

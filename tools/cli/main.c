@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "parquet")) return dk_cli_parquet(argc - 2, argv + 2);
   if (!strcmp(argv[1], "_dv")) return dk_cli_dv(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "_rows")) return dk_cli_rows(argc - 2, argv + 2);
   if (!strcmp(argv[1], "describe")) return dk_cli_describe(argc - 2, argv + 2);
   if (!strcmp(argv[1], "history")) return dk_cli_history(argc - 2, argv + 2);
   if (!strcmp(argv[1], "files")) return dk_cli_files(argc - 2, argv + 2);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "codec/parquet/reader.h"
+#include "util/exec.h"
 
 /* bytes of freed output buffers a stream keeps for its next batches (util.h dk_pool) */
 #define STREAM_POOL_CACHE ((size_t)128 << 20)
@@ -33,6 +34,7 @@ typedef struct pq_stream {
   dk_arr builder;
   int builder_ready;
   int threads;             /* decode threads (1 = inline) */
+  dk__exec *exec;          /* the stream's executor when threads > 1 */
   int need_open;           /* columns of the current row group not opened yet */
   int64_t batch_rows;      /* rows of the batch being decoded */
   int64_t row_start, row_end; /* row_end > 0: rows [row_start, row_end) of the one row group */
@@ -85,7 +87,7 @@ static dk_status col_task(pq_stream *s, int i, dk_error *err) {
   return st;
 }
 
-static void *job_worker(void *arg) {
+static void job_worker(void *arg) {
   pq_job *j = arg;
   dk_error err;
   dk_error_init(&err);
@@ -107,10 +109,10 @@ static void *job_worker(void *arg) {
       break;
     }
   }
-  return NULL;
 }
 
-/* Runs n tasks of a phase on up to s->threads threads (the caller is one of them). */
+/* Runs n tasks of a phase on up to s->threads threads of the stream's executor (the caller
+ * is one of them). */
 static dk_status run_phase(pq_stream *s, int phase, int n, dk_error *err) {
   pq_job j;
   memset(&j, 0, sizeof j);
@@ -118,13 +120,7 @@ static dk_status run_phase(pq_stream *s, int phase, int n, dk_error *err) {
   j.phase = phase;
   j.n_tasks = n;
   pthread_mutex_init(&j.mu, NULL);
-  pthread_t tids[64];
-  int nt = 0;
-  int want = DK_MIN(DK_MIN(s->threads, n), 64) - 1;
-  for (int k = 0; k < want; k++)
-    if (pthread_create(&tids[nt], NULL, job_worker, &j) == 0) nt++;
-  job_worker(&j);
-  for (int k = 0; k < nt; k++) pthread_join(tids[k], NULL);
+  dk__exec_fanout(s->exec, DK_MIN(s->threads, n), job_worker, &j);
   pthread_mutex_destroy(&j.mu);
   if (j.status) {
     if (err) *err = j.err;
@@ -368,6 +364,7 @@ static void stream_free(void *st) {
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
   if (s->builder_ready) dk__arr_reset(&s->builder);
   dk__pool_release(s->pool);
+  dk__exec_free(s->exec);
   dk_parquet_file_free(s->f);
   const dk_allocator *a = s->alloc;
   dk__arena_dispose(&s->arena);
@@ -399,6 +396,7 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
   s->threads = o.threads > 1 ? DK_MIN(o.threads, 64) : 1;
   dk_status st = DK_OK;
+  if (s->threads > 1) DK_CHECK_GOTO(dk__exec_new(&s->exec, s->threads, f->alloc, err));
   /* inside a scan, f->alloc is the scan's pool already: share it instead of stacking one */
   DK_CHECK_GOTO(dk__pool_share(&s->pool, f->alloc, STREAM_POOL_CACHE, err));
   s->out_alloc = dk__pool_allocator(s->pool);
