@@ -45,7 +45,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 CACHE = BENCH_DIR / "cache"
 RESULTS = BENCH_DIR / "results"
-BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3"]
+BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3", "refresh_p11b"]
 EXIT_PENDING = 3
 
 sys.path.insert(0, str(BENCH_DIR))

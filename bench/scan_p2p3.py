@@ -135,9 +135,9 @@ def ensure_table() -> tuple[Path, dict]:
 
 def ensure_pydk(build: Path) -> tuple[Path | None, str]:
     """Installs the dk Python module built against `build` into bench/cache/pydk-<build>/
-    (never into the shared venv); rebuilt when libdk_static.a or the binding is newer."""
+    (never into the shared venv); rebuilt when libdk.a or the binding is newer."""
     from run import CACHE, REPO
-    lib = build / "libdk_static.a"
+    lib = build / "libdk.a"
     if not lib.exists():
         return None, f"{lib} not built"
     target = CACHE / f"pydk-{build.name}"
@@ -148,12 +148,12 @@ def ensure_pydk(build: Path) -> tuple[Path | None, str]:
         print(f"   building the dk Python module against {build} into {target} ...", flush=True)
         import shutil
         shutil.rmtree(target, ignore_errors=True)
-        env = dict(os.environ, DK_BUILD=str(build))
-        # setup.py build (not pip: no wheel/network needed), into the cache only
-        p = subprocess.run([sys.executable, "setup.py", "-q", "build", "--build-base",
-                            str(target) + ".build", "build_py", "--build-lib", str(target),
-                            "build_ext", "--build-lib", str(target)],
-                           cwd=REPO / "python", env=env, capture_output=True, text=True)
+        # python/CMakeLists.txt against this build (DK_BUILD_DIR), into the cache only
+        p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                            "--no-build-isolation", "--target", str(target),
+                            "-C", f"cmake.define.DK_BUILD_DIR={build.resolve()}",
+                            "-C", f"build-dir={build.resolve() / 'python-bench'}",
+                            str(REPO / "python")], capture_output=True, text=True)
         if p.returncode != 0:
             return None, "building the dk Python module failed: " + p.stderr.strip()[-300:]
         stamp.write_text("")

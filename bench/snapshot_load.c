@@ -55,16 +55,19 @@ static int run(const char *uri, int threads) {
   double t_loaded = bench_wall();
   int64_t n = dk_snapshot_num_files(s), bytes = 0, with_stats = 0, path_chars = 0;
   int rc = 0;
-  for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    if (dk_snapshot_file(&f, s, i, &err) != DK_OK) {
+  dk_file_iter *it = NULL;
+  if (dk_snapshot_files_open(&it, s, NULL, &err) != DK_OK) rc = fail("files", &err);
+  for (int64_t i = 0; i < n && !rc; i++) {
+    const dk_file_entry *f;
+    if (dk_file_iter_next(&f, it, &err) != DK_OK || !f) {
       rc = fail("file", &err);
       break;
     }
-    bytes += f.size;
-    path_chars += f.path[0] != '\0';
-    with_stats += f.stats != NULL && f.stats[0] == '{';
+    bytes += f->size;
+    path_chars += f->path[0] != '\0';
+    with_stats += f->stats != NULL && f->stats[0] == '{';
   }
+  dk_file_iter_free(it);
   int64_t version = dk_snapshot_version(s);
   dk_snapshot_free(s);
   dk_table_free(t);

@@ -8,6 +8,7 @@ the whole process' peak with wait4 and reports both).
 
 from __future__ import annotations
 
+import os
 import json
 import resource
 import sys
@@ -98,9 +99,32 @@ def deltalake_files(path: str) -> None:
           iterated=rows)
 
 
+def deltalake_refresh(path: str, commit: str) -> None:
+    """delta-rs (P11b): load the latest snapshot, publish COMMIT as the next version, then
+    time DeltaTable.update_incremental(); the add actions (the file list a query plans over)
+    are then materialised and reported apart as pass_seconds."""
+    import shutil
+    from deltalake import DeltaTable
+    base = _rss_kb()
+    dt = DeltaTable(path)
+    nxt = os.path.join(path, "_delta_log", "%020d.json" % (dt.version() + 1))
+    shutil.copyfile(commit, nxt)
+    try:
+        t0 = _start()
+        dt.update_incremental()
+        secs = time.perf_counter() - t0
+        adds = dt.get_add_actions(flatten=True)
+        n = adds.num_rows if hasattr(adds, "num_rows") else len(adds)
+        pass_secs = time.perf_counter() - t0 - secs
+        version = dt.version()
+    finally:
+        os.unlink(nxt)
+    _emit(secs, n, base, version=version, pass_seconds=pass_secs)
+
+
 OPS = {"pyarrow_read": pyarrow_read, "pyarrow_stream": pyarrow_stream,
        "duckdb_read": duckdb_read,
-       "deltalake_files": deltalake_files}
+       "deltalake_files": deltalake_files, "deltalake_refresh": deltalake_refresh}
 
 if __name__ == "__main__":
     OPS[sys.argv[1]](*sys.argv[2:])

@@ -45,11 +45,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         s = dk_log__state_finish(&st, &err);
         check_clean(s, &err);
       }
+      dk__stats_reader sr;
+      dk_log__stats_reader_init(&sr, NULL, NULL);
       for (size_t i = 0; s == DK_OK && i < st.n_files; i++) {
         const char *stats = NULL;
         dk_error fe;
         dk_error_init(&fe);
-        dk_status fs = dk_log__file_stats_err(&stats, &st.files[i], &fe);
+        dk_status fs = dk_log__stats_get(&stats, &sr, &st.files[i], &fe);
         check_clean(fs, &fe);
         /* touch the text and the other fields the CLI prints */
         volatile size_t n = stats ? strlen(stats) : 0;
@@ -61,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (st.files[i].extra && st.files[i].extra->tags) n += strlen(st.files[i].extra->tags);
         (void)n;
       }
+      dk_log__stats_reader_dispose(&sr);
       for (size_t i = 0; s == DK_OK && i < st.n_tombs; i++) {
         volatile size_t n = strlen(st.tombs[i].path);
         if (st.tombs[i].dv) n += strlen(st.tombs[i].dv->path_or_inline_dv);

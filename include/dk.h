@@ -19,6 +19,7 @@
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/variant.h"
+#include "dk/changes.h"
 #include "dk/sys/storage.h"
 
 #endif /* DK_H */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bootstrap.sh — installs everything dk's build and tests need on a fresh Debian machine:
-# Debian -dev packages for the C core, Maven and a JDK 17 or 21 for the Spark connector
+# Debian -dev packages for the C core (libcurl and expat for the S3 backend; curl for
+# scripts/s3_server.sh), Maven and a JDK 17 or 21 for the Spark connector
 # (connectors/spark; Spark 4.2 runs on 17 and 21 only), and a Python venv (.venv) with pinned
 # oracles. pyspark/delta-spark and the Delta jars come later, from scripts/install_spark.sh.
 # Idempotent: does nothing that is already done.
@@ -8,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEB_PKGS=(cmake ninja-build pkg-config gcc libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev
-          libdeflate-dev libbrotli-dev libroaring-dev libsqlite3-dev sqlite3 maven)
+          libdeflate-dev libbrotli-dev libroaring-dev libsqlite3-dev sqlite3 maven
+          libcurl4-openssl-dev libexpat1-dev curl)
 missing=()
 for p in "${DEB_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 so=${1:-build/libdk.so}
-ar=${2:-$(dirname "$so")/libdk_static.a}
+ar=${2:-$(dirname "$so")/libdk.a}
 declared=$(cat include/dk.h include/dk/*.h include/dk/sys/*.h | grep -v "^[[:space:]]*#" |
   tr '\n' ' ' | grep -oE 'DK_API[^;{]*\(' | grep -oE '[A-Za-z_][A-Za-z0-9_]*[[:space:]]*\($' |
   tr -d '( ' | sort -u)

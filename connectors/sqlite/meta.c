@@ -32,6 +32,7 @@ typedef struct meta_cursor {
   dk_table *table;
   dk_snapshot *snap;
   dk_scan *scan;
+  dk_file_iter *files; /* the stats column, read in file order */
   dk_history *hist;
   int64_t i, n;
   sqlite3_int64 version;
@@ -109,6 +110,8 @@ static int meta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
 }
 
 static void meta_reset(meta_cursor *c) {
+  dk_file_iter_free(c->files);
+  c->files = NULL;
   dk_scan_free(c->scan);
   dk_snapshot_free(c->snap);
   dk_history_free(c->hist);
@@ -172,7 +175,8 @@ static int meta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
   memset(&o, 0, sizeof o);
   o.version = DK_SCAN_OPTIONS_VERSION;
   o.limit = -1;
-  if (dk_snapshot_open(&c->snap, c->table, &so, &err) || dk_scan_new(&c->scan, c->snap, &o, &err))
+  if (dk_snapshot_open(&c->snap, c->table, &so, &err) || dk_scan_new(&c->scan, c->snap, &o, &err) ||
+      dk_snapshot_files_open(&c->files, c->snap, NULL, &err))
     return meta_fail(cur->pVtab, fn, c->path, &err);
   c->version = dk_snapshot_version(c->snap);
   c->n = dk_scan_num_files(c->scan);
@@ -214,7 +218,7 @@ static int meta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   if (t->kind == KIND_HISTORY) {
     int64_t v, ts;
     const char *ci;
-    dk_history_entry(c->hist, (size_t)c->i, &v, &ts, &ci);
+    dk_history_entry(&v, &ts, &ci, c->hist, (size_t)c->i);
     switch (col) {
       case H_VERSION: sqlite3_result_int64(ctx, v); break;
       case H_TIMESTAMP: {
@@ -273,10 +277,18 @@ static int meta_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
       if (f.entry.dv) sqlite3_result_int64(ctx, f.entry.dv->cardinality);
       else sqlite3_result_int(ctx, 0);
       break;
-    case F_STATS:
-      if (f.entry.stats) sqlite3_result_text(ctx, f.entry.stats, -1, SQLITE_TRANSIENT);
-      else sqlite3_result_null(ctx);
+    case F_STATS: {
+      const dk_file_entry *e;
+      if (dk_file_iter_seek(c->files, f.entry.index, &err) ||
+          dk_file_iter_next(&e, c->files, &err)) {
+        sqlite3_result_error(ctx, err.message, -1);
+      } else if (e && e->stats) {
+        sqlite3_result_text(ctx, e->stats, -1, SQLITE_TRANSIENT);
+      } else {
+        sqlite3_result_null(ctx);
+      }
       break;
+    }
     case F_ARG_PATH: sqlite3_result_text(ctx, c->path, -1, SQLITE_TRANSIENT); break;
     case F_ARG_VERSION: sqlite3_result_int64(ctx, c->version); break;
     default: sqlite3_result_null(ctx);

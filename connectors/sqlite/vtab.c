@@ -33,10 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/txn.h"
 #include "dk_sqlite.h"
 
 #define F_IN 1
@@ -118,6 +120,12 @@ typedef struct dks_vtab {
   int64_t rows_total, bytes_total;
   int threads;
   int64_t batch_size;
+  /* no version/timestamp given: the snapshot follows the table, refreshed incrementally
+   * (dk_snapshot_update) when a statement opens the first cursor on this table, so each
+   * statement sees every commit finished before it and one version throughout */
+  int follow_latest;
+  int open_cursors;
+  char *path;
   /* rowids: (file ordinal << 40) | row index in the file, once SQLite asked for one (see
    * delta_rowid); file URIs -> ordinals, open addressing on a power-of-two table */
   int want_identity;
@@ -164,6 +172,7 @@ static void vtab_free(dks_vtab *t) {
   for (int64_t i = 0; i < t->npaths; i++) sqlite3_free(t->paths[i]);
   sqlite3_free(t->paths);
   sqlite3_free(t->slots);
+  sqlite3_free(t->path);
   dk_snapshot_free(t->snap);
   dk_table_free(t->table);
   sqlite3_free(t);
@@ -226,6 +235,42 @@ static int parse_when(const char *s, int64_t *ms) {
   return 1;
 }
 
+/* schema='a long, b string' [, partition_by='b']: creates the table at path unless one is
+ * there (so reconnecting to a saved database finds it): CREATE TABLE IF NOT EXISTS. */
+static int create_table(const char *path, const char *schema, const char *parts, char **pzErr) {
+  char dir[4096];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return SQLITE_ERROR;
+  for (char *c = dir + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      (void)mkdir(dir, 0777);
+      *c = '/';
+    }
+  (void)mkdir(dir, 0777);
+  dk_error err;
+  dk_error_init(&err);
+  char *json = NULL;
+  dk_table *t = NULL;
+  const char *cols[64];
+  size_t n = 0;
+  char *pb = parts ? sqlite3_mprintf("%s", parts) : NULL;
+  for (char *tok = pb ? strtok(pb, ", ") : NULL; tok && n < 64; tok = strtok(NULL, ", "))
+    cols[n++] = tok;
+  dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .n_partition_columns = n,
+                         .partition_columns = cols, .mode = DK_CREATE_IGNORE};
+  int rc = SQLITE_OK;
+  if (dk_schema_from_ddl(&json, schema, &err) || dk_table_open(&t, path, NULL, &err) ||
+      (o.schema_string = json, dk_table_create(NULL, t, &o, &err))) {
+    *pzErr = sqlite3_mprintf("delta: creating '%s': %s: %s", path, dk_status_str(err.code),
+                             err.message);
+    rc = SQLITE_ERROR;
+  }
+  dk_table_free(t);
+  dk_free(json);
+  sqlite3_free(pb);
+  return rc;
+}
+
 /* xCreate/xConnect: argv[3] is the path, the rest `key=value` options or a bare version. */
 static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                          sqlite3_vtab **out, char **pzErr) {
@@ -243,6 +288,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   t->ctx = ctx;
   dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   char *path = unquote(argv[3]);
+  char *create_schema = NULL, *create_parts = NULL; /* schema=/partition_by=: create the table */
   int rc = SQLITE_ERROR;
   dk_error err;
   dk_error_init(&err);
@@ -251,6 +297,13 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   sqlite3_str *ddl = NULL;
   if (!path) {
     rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  const char *arg = argv[3];
+  while (isspace((unsigned char)*arg)) arg++;
+  if (!path[0] || (!strchr("'\"`[", *arg) && !sqlite3_stricmp(path, "null"))) {
+    *pzErr = sqlite3_mprintf("delta: the first argument must be the table path ('path'), not %s",
+                             path[0] ? "NULL" : "empty");
     goto fail;
   }
   for (int i = 4; i < argc; i++) {
@@ -280,6 +333,12 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
                v <= (1 << 24)) {
       t->batch_size = v;
+    } else if (key && !sqlite3_stricmp(key, "schema") && !create_schema) {
+      create_schema = val;
+      val = NULL;
+    } else if (key && !sqlite3_stricmp(key, "partition_by") && !create_parts) {
+      create_parts = val;
+      val = NULL;
     } else {
       ok = 0;
     }
@@ -287,7 +346,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
       *pzErr = ok < 0 ? NULL
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
-                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N)",
+                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, schema='a long, "
+                            "b string', partition_by='b')",
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
@@ -301,6 +361,9 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     *pzErr = sqlite3_mprintf("delta: give version or timestamp, not both");
     goto fail;
   }
+  if (create_schema && create_table(path, create_schema, create_parts, pzErr) != SQLITE_OK)
+    goto fail;
+  t->follow_latest = so.at_version < 0 && !so.by_timestamp;
   if (dk_table_open(&t->table, path, NULL, &err) ||
       dk_snapshot_open(&t->snap, t->table, &so, &err)) {
     *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
@@ -381,10 +444,14 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   }
   sc.release(&sc);
   dk_scan_free(scan);
-  sqlite3_free(path);
+  t->path = path;
+  sqlite3_free(create_schema);
+  sqlite3_free(create_parts);
   *out = &t->base;
   return SQLITE_OK;
 fail:
+  sqlite3_free(create_schema);
+  sqlite3_free(create_parts);
   if (ddl) sqlite3_free(sqlite3_str_finish(ddl));
   if (sc.release) sc.release(&sc);
   dk_scan_free(scan);
@@ -770,8 +837,57 @@ static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
 
 /* ---- cursor -------------------------------------------------------------------------------- */
 
+/* Brings t->snap up to the table's latest version. The declared columns are fixed for the
+** life of the virtual table (SQLite's contract), so a schema change that drops a declared
+** column or changes its kind is an error naming the version; new columns stay hidden until
+** the table is re-created. */
+static int refresh_snapshot(dks_vtab *t) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_snapshot *s;
+  if (dk_snapshot_update(&s, t->snap, &err)) return set_dk_error(&t->base, t->path, &err);
+  if (s == t->snap) {
+    dk_snapshot_free(s);
+    return SQLITE_OK;
+  }
+  const dk_metadata *a = dk_snapshot_metadata(t->snap), *b = dk_snapshot_metadata(s);
+  if (!a->schema_string || !b->schema_string || strcmp(a->schema_string, b->schema_string)) {
+    struct ArrowSchema sc;
+    if (dk_snapshot_arrow_schema(&sc, s, 0, &err)) {
+      dk_snapshot_free(s);
+      return set_dk_error(&t->base, t->path, &err);
+    }
+    const char *bad = NULL;
+    for (int i = 0; i < t->ndata && !bad; i++) {
+      int found = 0, prec, scale;
+      for (int64_t k = 0; k < sc.n_children && !found; k++)
+        found = !strcmp(sc.children[k]->name, t->cols[i].name) &&
+                dks_kind_of(sc.children[k]->format, &prec, &scale) == t->cols[i].kind;
+      if (!found) bad = t->cols[i].name;
+    }
+    if (bad) {
+      sqlite3_free(t->base.zErrMsg);
+      t->base.zErrMsg = sqlite3_mprintf(
+          "delta: '%s': column \"%s\" was dropped, renamed or changed type at version %lld; "
+          "re-create the virtual table to read the new schema",
+          t->path, bad, (long long)dk_snapshot_version(s));
+      sc.release(&sc);
+      dk_snapshot_free(s);
+      return SQLITE_ERROR;
+    }
+    sc.release(&sc);
+  }
+  dk_snapshot_free(t->snap);
+  t->snap = s;
+  return SQLITE_OK;
+}
+
 static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   dks_vtab *t = (dks_vtab *)vt;
+  if (t->follow_latest && t->open_cursors == 0) {
+    int rc = refresh_snapshot(t);
+    if (rc != SQLITE_OK) return rc;
+  }
   dks_cursor *c = sqlite3_malloc64(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
@@ -789,6 +905,7 @@ static int delta_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out) {
   }
   memset(c->json, 0, sizeof *c->json * (size_t)(t->ncol ? t->ncol : 1));
   c->eof = 1;
+  t->open_cursors++;
   *out = &c->base;
   return SQLITE_OK;
 }
@@ -828,6 +945,7 @@ static void cursor_reset(dks_cursor *c) {
 
 static int delta_close(sqlite3_vtab_cursor *cur) {
   dks_cursor *c = (dks_cursor *)cur;
+  ((dks_vtab *)cur->pVtab)->open_cursors--;
   cursor_reset(c);
   sqlite3_free(c->json);
   sqlite3_free(c->child);

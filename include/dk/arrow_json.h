@@ -31,7 +31,7 @@ typedef struct dk_arrow_json dk_arrow_json;
 /** Creates an encoder for values of `schema` (borrowed: it must outlive the encoder).
  *  @return DK_OK; DK_UNSUPPORTED for an Arrow format outside the list above (nothing is
  *  allocated then and *out is NULL); DK_NOMEM. */
-DK_API dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema *schema,
+DK_API DK_WARN_UNUSED dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema *schema,
                                    const dk_allocator *alloc, dk_error *err);
 
 /** Encodes value `i` of `array` (an array of the encoder's schema; `i` is relative to
@@ -39,7 +39,7 @@ DK_API dk_status dk_arrow_json_new(dk_arrow_json **out, const struct ArrowSchema
  *  borrowed: valid until the next call on `enc` or dk_arrow_json_free, not NUL-terminated.
  *  @return DK_OK, DK_NOMEM, DK_INVALID (i outside the array), DK_CORRUPT (a variant value
  *  with malformed bytes). */
-DK_API dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc,
+DK_API DK_WARN_UNUSED dk_status dk_arrow_json_value(dk_str *out, dk_arrow_json *enc,
                                      const struct ArrowArray *array, int64_t i, dk_error *err);
 
 /** Frees the encoder; NULL is a no-op. */

@@ -22,6 +22,14 @@
 #  define DK_API __attribute__((visibility("default")))
 #endif
 
+/* Debug builds (DK_DEBUG, set by dk's CMake for CMAKE_BUILD_TYPE=Debug, as `make test
+ * SANITIZE=1` builds) warn where a dk_status result is dropped. */
+#if defined(DK_DEBUG) && defined(__GNUC__)
+#  define DK_WARN_UNUSED __attribute__((warn_unused_result))
+#else
+#  define DK_WARN_UNUSED
+#endif
+
 #ifdef __cplusplus
 #  define DK_BEGIN_DECL extern "C" {
 #  define DK_END_DECL }
@@ -72,8 +80,10 @@ typedef struct dk_error {
 
 DK_API void dk_error_init(dk_error *err);
 
-/** Frees a buffer that a dk function returned as "allocated; free with dk_free" (text such as
- *  dk_parquet_meta_json's or dk_variant_json's output). Accepts NULL. */
+/** Frees memory a dk function handed to the caller as its own (text such as the output of
+ *  dk_parquet_meta_json, dk_variant_json, dk_expr_to_string): the one free function for
+ *  everything dk allocates for a caller (objects have their own dk_<type>_free). Accepts
+ *  NULL. */
 DK_API void dk_free(void *p);
 
 /** Borrowed view of bytes; never assumed to be NUL-terminated. */

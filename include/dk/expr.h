@@ -103,46 +103,46 @@ DK_API dk_expr *dk_expr_ref(dk_expr *e);
 DK_API void dk_expr_free(dk_expr *e);
 
 /** Column reference by path (n >= 1 names; nested struct fields follow their parents). */
-DK_API dk_status dk_expr_column(dk_expr **out, const char *const *path, size_t n, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_column(dk_expr **out, const char *const *path, size_t n, dk_error *err);
 
-DK_API dk_status dk_expr_literal_null(dk_expr **out, dk_error *err);
-DK_API dk_status dk_expr_literal_bool(dk_expr **out, bool v, dk_error *err);
-DK_API dk_status dk_expr_literal_int8(dk_expr **out, int8_t v, dk_error *err);
-DK_API dk_status dk_expr_literal_int16(dk_expr **out, int16_t v, dk_error *err);
-DK_API dk_status dk_expr_literal_int32(dk_expr **out, int32_t v, dk_error *err);
-DK_API dk_status dk_expr_literal_int64(dk_expr **out, int64_t v, dk_error *err);
-DK_API dk_status dk_expr_literal_float(dk_expr **out, float v, dk_error *err);
-DK_API dk_status dk_expr_literal_double(dk_expr **out, double v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_null(dk_expr **out, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_bool(dk_expr **out, bool v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_int8(dk_expr **out, int8_t v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_int16(dk_expr **out, int16_t v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_int32(dk_expr **out, int32_t v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_int64(dk_expr **out, int64_t v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_float(dk_expr **out, float v, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_double(dk_expr **out, double v, dk_error *err);
 /** Decimal from the unscaled two's-complement int128 value (hi:lo), precision 1..38,
  *  0 <= scale <= precision. The value must fit the precision. */
-DK_API dk_status dk_expr_literal_decimal(dk_expr **out, int64_t hi, uint64_t lo,
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_decimal(dk_expr **out, int64_t hi, uint64_t lo,
                                          int precision, int scale, dk_error *err);
 /** Decimal from text such as "-12.340"; it must fit decimal(precision, scale) exactly. */
-DK_API dk_status dk_expr_literal_decimal_text(dk_expr **out, const char *text, int precision,
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_decimal_text(dk_expr **out, const char *text, int precision,
                                               int scale, dk_error *err);
 /** UTF-8 string (validated), copied. */
-DK_API dk_status dk_expr_literal_string(dk_expr **out, const char *s, size_t len, dk_error *err);
-DK_API dk_status dk_expr_literal_binary(dk_expr **out, const void *p, size_t len, dk_error *err);
-DK_API dk_status dk_expr_literal_date(dk_expr **out, int32_t days, dk_error *err);
-DK_API dk_status dk_expr_literal_timestamp(dk_expr **out, int64_t micros_utc, dk_error *err);
-DK_API dk_status dk_expr_literal_timestamp_ntz(dk_expr **out, int64_t micros, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_string(dk_expr **out, const char *s, size_t len, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_binary(dk_expr **out, const void *p, size_t len, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_date(dk_expr **out, int32_t days, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_timestamp(dk_expr **out, int64_t micros_utc, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_literal_timestamp_ntz(dk_expr **out, int64_t micros, dk_error *err);
 
 /** Comparison `a op b`; consumes a and b. */
-DK_API dk_status dk_expr_cmp(dk_expr **out, dk_cmp_op op, dk_expr *a, dk_expr *b, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_cmp(dk_expr **out, dk_cmp_op op, dk_expr *a, dk_expr *b, dk_error *err);
 /** Conjunction / disjunction of two predicates; consumes a and b. */
-DK_API dk_status dk_expr_and(dk_expr **out, dk_expr *a, dk_expr *b, dk_error *err);
-DK_API dk_status dk_expr_or(dk_expr **out, dk_expr *a, dk_expr *b, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_and(dk_expr **out, dk_expr *a, dk_expr *b, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_or(dk_expr **out, dk_expr *a, dk_expr *b, dk_error *err);
 /** N-ary forms (n >= 1; n == 1 returns the child itself); consume every item. */
-DK_API dk_status dk_expr_and_n(dk_expr **out, dk_expr *const *items, size_t n, dk_error *err);
-DK_API dk_status dk_expr_or_n(dk_expr **out, dk_expr *const *items, size_t n, dk_error *err);
-DK_API dk_status dk_expr_not(dk_expr **out, dk_expr *a, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_and_n(dk_expr **out, dk_expr *const *items, size_t n, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_or_n(dk_expr **out, dk_expr *const *items, size_t n, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_not(dk_expr **out, dk_expr *a, dk_error *err);
 /** `a IS NULL` (negated = false) or `a IS NOT NULL`; consumes a. */
-DK_API dk_status dk_expr_is_null(dk_expr **out, dk_expr *a, bool negated, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_is_null(dk_expr **out, dk_expr *a, bool negated, dk_error *err);
 /** `value IN (list...)`, n >= 1; consumes value and every list item. */
-DK_API dk_status dk_expr_in(dk_expr **out, dk_expr *value, dk_expr *const *list, size_t n,
+DK_API DK_WARN_UNUSED dk_status dk_expr_in(dk_expr **out, dk_expr *value, dk_expr *const *list, size_t n,
                             dk_error *err);
 /** `STARTS_WITH(value, prefix)` with a UTF-8 prefix (copied); consumes value. */
-DK_API dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
+DK_API DK_WARN_UNUSED dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
                                      size_t len, dk_error *err);
 
 /**
@@ -150,7 +150,7 @@ DK_API dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *
  * plain prefix followed by one '%' gives a STARTS_WITH node, one without wildcards an
  * equality; a pattern ending in a lone '\' is DK_INVALID.
  */
-DK_API dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
+DK_API DK_WARN_UNUSED dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
                               dk_error *err);
 
 /* ---- introspection -------------------------------------------------------------------- */
@@ -174,15 +174,16 @@ DK_API dk_lit_type dk_expr_literal_type(const dk_expr *e);
  * Parses a predicate. Errors are DK_INVALID ("... at offset N"). Nesting deeper than 256
  * levels is DK_INVALID.
  */
-DK_API dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err);
 /** Like dk_expr_parse for text that is not NUL-terminated. */
-DK_API dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *err);
 
 /**
  * Prints e in the grammar above; parsing the result gives an equal tree. *out is
- * NUL-terminated and freed with dk_expr_string_free().
+ * NUL-terminated and freed with dk_free() (dk/common.h).
  */
-DK_API dk_status dk_expr_to_string(char **out, const dk_expr *e, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_expr_to_string(char **out, const dk_expr *e, dk_error *err);
+/** Deprecated alias of dk_free, kept for existing callers. */
 DK_API void dk_expr_string_free(char *s);
 
 /* ---- binding and evaluation ----------------------------------------------------------- */
@@ -198,7 +199,7 @@ DK_API void dk_expr_string_free(char *s);
  * batches of that schema. A field whose Arrow metadata carries
  * `delta.columnMapping.physicalName` is looked up in file statistics under that name.
  */
-DK_API dk_status dk_expr_bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
+DK_API DK_WARN_UNUSED dk_status dk_expr_bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
                               dk_error *err);
 
 /** True when e came from dk_expr_bind(). */
@@ -210,7 +211,7 @@ DK_API bool dk_expr_is_bound(const dk_expr *e);
  * *out_bool receives an Arrow boolean array of batch->length rows whose validity carries
  * NULL. The batch is only read; evaluation allocates O(rows) scratch per call, never per row.
  */
-DK_API dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
+DK_API DK_WARN_UNUSED dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
                               const struct ArrowSchema *schema, const struct ArrowArray *batch,
                               dk_error *err);
 
@@ -219,7 +220,7 @@ DK_API dk_status dk_expr_eval(struct ArrowArray *out_bool, const dk_expr *bound,
  * is FALSE or NULL (the SQL WHERE rule). out_mask has room for batch->length bytes.
  * *out_selected (may be NULL) receives the number of 1 bytes.
  */
-DK_API dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
+DK_API DK_WARN_UNUSED dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
                                      const dk_expr *bound, const struct ArrowSchema *schema,
                                      const struct ArrowArray *batch, dk_error *err);
 
@@ -234,7 +235,7 @@ DK_API dk_status dk_expr_eval_filter(uint8_t *out_mask, int64_t *out_selected,
  * "yyyy-mm-dd hh:mm:ss[.ffffff]" (UTC for "timestamp", per the protocol) and ISO-8601 with
  * 'T' and 'Z' or an offset. Malformed values are DK_CORRUPT.
  */
-DK_API dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
+DK_API DK_WARN_UNUSED dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
                                           const char *delta_type, dk_error *err);
 
 /**
@@ -244,7 +245,7 @@ DK_API dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *t
  * how its text is parsed (as dk_partition_literal_parse does). Evaluate a predicate bound to
  * the same schema over it to prune files exactly.
  */
-DK_API dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *schema,
+DK_API DK_WARN_UNUSED dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *schema,
                                     const char *const *values, int64_t n_rows, dk_error *err);
 
 /* ---- conjunct splitting ---------------------------------------------------------------- */
@@ -256,7 +257,7 @@ DK_API dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSc
  * each against the schema it will be evaluated on). Conjuncts that reference no column at
  * all go to *out_only.
  */
-DK_API dk_status dk_expr_split(dk_expr **out_only, dk_expr **out_rest, const dk_expr *e,
+DK_API DK_WARN_UNUSED dk_status dk_expr_split(dk_expr **out_only, dk_expr **out_rest, const dk_expr *e,
                                const char *const *columns, size_t n_columns, dk_error *err);
 
 /** True when every column e references is one of `columns` (top-level, case-insensitive). */

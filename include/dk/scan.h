@@ -59,9 +59,9 @@ enum {
   DK_META_ALL = 0x1ff
 };
 
-#define DK_SCAN_OPTIONS_VERSION 1
+#define DK_SCAN_OPTIONS_VERSION 2
 typedef struct dk_scan_options {
-  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION */
+  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION (1 and 2 are accepted) */
   const char *const *columns;    /**< logical names or dotted nested paths; NULL = all */
   size_t n_columns;              /**< entries in columns */
   const dk_expr *filter;         /**< unbound predicate over logical names; NULL = none */
@@ -75,17 +75,22 @@ typedef struct dk_scan_options {
   int threads;                   /**< dk_scan_read reader threads (one file each at a time;
                                       batch order across files is then unspecified); 0 = 1;
                                       ignored with a LIMIT */
+  /* version 2 */
+  int skip_page_checksums;       /**< 1: do not verify Parquet page CRCs; 0 (default): a page
+                                      whose header has a CRC is read only when it matches,
+                                      else DK_CORRUPT naming the file and page (splits carry
+                                      the choice) */
 } dk_scan_options;
 
 /** Plans a scan: binds the filter against the snapshot's schema, prunes and skips files.
  *  @return DK_OK, DK_NOT_FOUND (unknown column), DK_INVALID (type error in the filter),
  *  DK_UNSUPPORTED, DK_CORRUPT (bad stats are ignored, not an error), DK_NOMEM. */
-DK_API dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
+DK_API DK_WARN_UNUSED dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *opts,
                              dk_error *err);
 DK_API void dk_scan_free(dk_scan *scan);
 
 /** The output schema (struct). Caller releases. */
-DK_API dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk_error *err);
 
 /** The residual filter (unbound; the conjuncts not decided by partition values), or NULL when
  *  the file selection decides the filter exactly (partition-only predicates). The engine must
@@ -93,7 +98,10 @@ DK_API dk_status dk_scan_schema(struct ArrowSchema *out, const dk_scan *scan, dk
 DK_API const dk_expr *dk_scan_residual(const dk_scan *scan);
 
 /** What pushdown did; counters grow as reading proceeds (row groups, pages, rows). */
+#define DK_SCAN_STATS_VERSION 1
 typedef struct dk_scan_stats {
+  unsigned version;                /**< set by the caller to DK_SCAN_STATS_VERSION (0 reads as
+                                        1): dk fills the fields of that version and no more */
   int64_t files_total;             /**< active files in the snapshot */
   int64_t files_pruned_partition;  /**< removed by partition values */
   int64_t files_pruned_stats;      /**< removed by min/max/nullCount stats */
@@ -114,12 +122,13 @@ DK_API void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan);
 
 /** One selected file, for `dk files --where` and engines that read files themselves. */
 typedef struct dk_scan_file {
-  dk_file_entry entry;          /**< borrowed from the snapshot */
+  dk_file_entry entry;          /**< borrowed from the snapshot; no stats (as dk_snapshot_file:
+                                     read them with a dk_file_iter at entry.index) */
   int64_t num_records;          /**< from stats; -1 unknown */
 } dk_scan_file;
 
 DK_API int64_t dk_scan_num_files(const dk_scan *scan);
-DK_API dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i,
+DK_API DK_WARN_UNUSED dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i,
                                   dk_error *err);
 
 /** Why a file was left out of the scan. */
@@ -131,7 +140,7 @@ typedef enum dk_prune_reason {
 
 /** Files left out of the scan (for `dk files --where`), in snapshot order. */
 DK_API int64_t dk_scan_num_pruned_files(const dk_scan *scan);
-DK_API dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
+DK_API DK_WARN_UNUSED dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *reason,
                                          const dk_scan *scan, int64_t i, dk_error *err);
 
 /** Plans splits: each file is cut into byte ranges of at most split_target_bytes (a reader
@@ -140,18 +149,18 @@ DK_API dk_status dk_scan_pruned_file_get(dk_file_entry *out, dk_prune_reason *re
  *  in file order as Spark's FilePartition does (a new split when the current one plus the
  *  range would exceed the target; each range also counts split_open_cost_bytes). Afterwards
  *  dk_scan_num_splits/dk_scan_split_serialize are valid. */
-DK_API dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_scan_plan_splits(dk_scan *scan, dk_error *err);
 DK_API int64_t dk_scan_num_splits(const dk_scan *scan);
 /** Serialized split i (self-contained, versioned binary: table root, schema, column request,
  *  per file its path, byte range, partition values, DV descriptor and row-tracking values,
  *  the residual filter when the kernel applies it, the LIMIT as a per-split cap). `*out` is
  *  allocated; free with dk_free (dk/common.h). */
-DK_API dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
+DK_API DK_WARN_UNUSED dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
                                          int64_t i, dk_error *err);
 /** Reads one serialized split as a stream of batches in the scan's output schema, through
  *  the built-in local backend (dk_split_read_v2 with only `alloc` set). Malformed bytes are
  *  DK_CORRUPT (naming the byte offset). */
-DK_API dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+DK_API DK_WARN_UNUSED dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
                                const dk_allocator *alloc, dk_error *err);
 
 #define DK_SPLIT_READ_OPTIONS_VERSION 1
@@ -167,12 +176,12 @@ typedef struct dk_split_read_options {
  *  (s3://...) needs opts->storage (else DK_UNSUPPORTED naming the scheme).
  *  @return DK_OK; DK_CORRUPT (malformed bytes); DK_UNSUPPORTED; DK_INVALID (a backend of
  *  version 0); DK_NOMEM. Reading fails as dk_scan_read does. */
-DK_API dk_status dk_split_read_v2(struct ArrowArrayStream *out, const uint8_t *split,
+DK_API DK_WARN_UNUSED dk_status dk_split_read_v2(struct ArrowArrayStream *out, const uint8_t *split,
                                   size_t len, const dk_split_read_options *opts,
                                   dk_error *err);
 
 /** Reads the whole scan. The stream holds a reference to the scan. */
-DK_API dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err);
 
 DK_END_DECL
 

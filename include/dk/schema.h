@@ -88,7 +88,7 @@ typedef struct dk_scalar {
  *  into a typed value of `type` (PROTOCOL.md "Partition Value Serialization"). NULL or ""
  *  text is a null. Timestamps without a zone are UTC.
  *  @return DK_OK, DK_CORRUPT (text does not match the type), DK_UNSUPPORTED (nested type). */
-DK_API dk_status dk_partition_value_parse(dk_scalar *out, const dk_type *type, const char *text,
+DK_API DK_WARN_UNUSED dk_status dk_partition_value_parse(dk_scalar *out, const dk_type *type, const char *text,
                                           dk_error *err);
 
 DK_END_DECL

@@ -45,11 +45,11 @@ typedef struct dk_snapshot_options {
  *  the earliest recreatable one, timestamp before the first or after the last commit);
  *  DK_UNSUPPORTED (a reader feature or version dk lacks, named in the message);
  *  DK_CORRUPT (gaps in versions, malformed log or checkpoint, missing protocol/metadata). */
-DK_API dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t,
                                   const dk_snapshot_options *opts, dk_error *err);
 /** Incremental refresh: a snapshot at the latest version built from `old` by reading only the
  *  newer commits (returns a new reference to `old` itself when nothing changed). */
-DK_API dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err);
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err);
 /** Adds a reference; returns s. */
 DK_API dk_snapshot *dk_snapshot_ref(dk_snapshot *s);
 /** Drops a reference; accepts NULL. */
@@ -101,7 +101,7 @@ DK_API const dk_type *dk_snapshot_schema(const dk_snapshot *s);
 DK_API dk_column_mapping_mode dk_snapshot_column_mapping_mode(const dk_snapshot *s);
 /** Exports the logical schema (physical = 0) or the physical one (physical names and
  *  "PARQUET:field_id" metadata under column mapping) as an Arrow schema. */
-DK_API dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s,
                                           int physical, dk_error *err);
 
 /* ---- files ------------------------------------------------------------------------------ */
@@ -115,9 +115,13 @@ typedef struct dk_dv_descriptor {
   int64_t cardinality;
 } dk_dv_descriptor;
 
+#define DK_FILE_ENTRY_VERSION 1
 /** One active data file. Pointers are borrowed from the snapshot (see `stats` for its shorter
  *  lifetime). */
 typedef struct dk_file_entry {
+  unsigned version;                   /**< the struct version dk filled (DK_FILE_ENTRY_VERSION):
+                                           dk_snapshot_file fills version 1 whatever the
+                                           caller's; iterator entries are dk's own */
   const char *path;                   /**< URL-decoded; relative to the root unless absolute */
   int64_t size;
   int64_t modification_time;
@@ -125,10 +129,11 @@ typedef struct dk_file_entry {
   /** 2 * n_partition_values entries: key0, value0, key1, value1, ... Keys are as written in
    *  the log (physical names under column mapping); a NULL value is a null. */
   const char *const *partition_kv;
-  /** The stats JSON text, or NULL. Stats are kept compressed in blocks; this pointer is into a
-   *  per-thread decompression buffer and stays valid until the same thread fetches a file
-   *  whose stats live in another block (sequential iteration decompresses each block once).
-   *  Copy it to keep it longer. Every other field lives as long as the snapshot. */
+  /** The stats JSON text, or NULL when the file has none. Filled by dk_file_iter_next and
+   *  valid until the next call on that iterator (or its free): stats are kept compressed in
+   *  blocks and the iterator decodes one block at a time into its own buffer. dk_snapshot_file
+   *  leaves it NULL (dk_snapshot_file_stats copies one file's stats). Every other field lives
+   *  as long as the snapshot. */
   const char *stats;
   const char *tags_json;              /**< tags as a JSON object, or NULL */
   const dk_dv_descriptor *dv;         /**< NULL when the file has no deletion vector */
@@ -136,15 +141,54 @@ typedef struct dk_file_entry {
   int64_t base_row_id;
   int has_default_row_commit_version;
   int64_t default_row_commit_version;
+  int64_t index;                      /**< position in the snapshot's file list */
 } dk_file_entry;
 
 DK_API int64_t dk_snapshot_num_files(const dk_snapshot *s);
 /** Whether the snapshot was built from N.crc without a file list (metadata_only). */
 DK_API int dk_snapshot_has_file_list(const dk_snapshot *s);
 DK_API int64_t dk_snapshot_total_bytes(const dk_snapshot *s);
-/** Fills `out` with active file `i` (0 <= i < dk_snapshot_num_files). */
-DK_API dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
+/** Fills `out` with the metadata of active file `i` (0 <= i < dk_snapshot_num_files):
+ *  every field but `stats`, which stays NULL.
+ *  @return DK_OK, DK_INVALID (index out of range, metadata-only snapshot). */
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i,
                                   dk_error *err);
+/** Copies the stats JSON text of file `i` into buf (NUL-terminated when cap > 0, truncated
+ *  when it does not fit) and sets *len to its length, or to -1 when the file has no stats.
+ *  Each call decodes the file's stats block: to read many files' stats use a dk_file_iter.
+ *  @return DK_OK, DK_INVALID, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_file_stats(char *buf, size_t cap, int64_t *len,
+                                        const dk_snapshot *s, int64_t i, dk_error *err);
+
+/** A cursor over a snapshot's active files, with their stats. It owns its buffers (no state
+ *  is shared with other iterators or threads) and keeps the snapshot alive; use it from one
+ *  thread at a time. */
+typedef struct dk_file_iter dk_file_iter;
+
+#define DK_FILE_ITER_OPTIONS_VERSION 1
+typedef struct dk_file_iter_options {
+  unsigned version;     /**< DK_FILE_ITER_OPTIONS_VERSION */
+  int skip_stats;       /**< non-zero: entries carry no stats (nothing is decoded) */
+  int no_read_ahead;    /**< non-zero: never decode the next stats block ahead on the table's
+                             threads (dk_table_options.threads; with 1 there is no read-ahead) */
+} dk_file_iter_options;
+
+/** Opens an iterator at the snapshot's first file. NULL opts = defaults.
+ *  @return DK_OK, DK_INVALID (metadata-only snapshot, options version newer than this
+ *  library's), DK_NOMEM. */
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
+                                        const dk_file_iter_options *opts, dk_error *err);
+/** The next file: *entry points at an entry the iterator owns, valid (stats included) until
+ *  the next call on the iterator; NULL after the last file.
+ *  @return DK_OK, DK_CORRUPT (a stats block does not decode), DK_NOMEM. */
+DK_API DK_WARN_UNUSED dk_status dk_file_iter_next(const dk_file_entry **entry, dk_file_iter *it,
+                                   dk_error *err);
+/** Moves the iterator so that its next entry is file `i` (0 <= i <= dk_snapshot_num_files).
+ *  @return DK_OK, DK_INVALID (out of range). */
+DK_API DK_WARN_UNUSED dk_status dk_file_iter_seek(dk_file_iter *it, int64_t i, dk_error *err);
+/** Frees the iterator (waiting for its read-ahead); accepts NULL. */
+DK_API void dk_file_iter_free(dk_file_iter *it);
+
 /** Writes the full path of file `f` (the table root joined with a relative path; absolute
  *  paths as they are) into buf, NUL-terminated when cap > 0; returns the length it needs. */
 DK_API size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
@@ -162,15 +206,15 @@ typedef struct dk_tombstone {
   int data_change;
 } dk_tombstone;
 DK_API int64_t dk_snapshot_num_tombstones(const dk_snapshot *s);
-DK_API dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
+DK_API DK_WARN_UNUSED dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
                                        dk_error *err);
 
 /** Latest `version` of app transaction `app_id`, or -1 when the table has none. */
 DK_API int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id);
 DK_API size_t dk_snapshot_num_txns(const dk_snapshot *s);
-/** App transaction i (out of range: NULL / -1). */
-DK_API void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id,
-                            int64_t *version, int64_t *last_updated);
+/** App transaction i (out of range: NULL / -1). Any output may be NULL. */
+DK_API void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                            const dk_snapshot *s, size_t i);
 /** The configuration text of (non-removed) domain `domain`, or NULL. */
 DK_API const char *dk_snapshot_domain_metadata(const dk_snapshot *s, const char *domain);
 

@@ -35,7 +35,7 @@ typedef struct dk_table_options {
  *  DK_UNSUPPORTED (a URI scheme with no backend given, naming the scheme; a file URI naming
  *  another host; options newer than this dk); DK_NOT_FOUND (a local root that does not
  *  exist); DK_NOMEM. */
-DK_API dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
+DK_API DK_WARN_UNUSED dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options *opts,
                                dk_error *err);
 DK_API void dk_table_free(dk_table *t);
 /** The table root without trailing slash: an absolute local path for a local table opened on

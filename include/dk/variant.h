@@ -17,7 +17,7 @@ DK_BEGIN_DECL
  *  strings; decimals as numbers with exact digits; dates/timestamps as ISO-8601 strings;
  *  binary as base64. `*out` is NUL-terminated, allocated; free with dk_free.
  *  @return DK_OK, DK_CORRUPT (malformed bytes), DK_NOMEM. */
-DK_API dk_status dk_variant_json(char **out, size_t *len, const uint8_t *metadata, size_t mlen,
+DK_API DK_WARN_UNUSED dk_status dk_variant_json(char **out, size_t *len, const uint8_t *metadata, size_t mlen,
                                  const uint8_t *value, size_t vlen, dk_error *err);
 
 DK_END_DECL

@@ -17,13 +17,23 @@ from . import _dk
 from ._dk import (  # noqa: F401
     Cancelled,
     ColumnNotFound,
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentModification,
+    ConcurrentTransactionException,
     Conflict,
+    MaxCommitRetriesExceeded,
+    MetadataChangedException,
+    ProtocolChangedException,
+    Transaction,
     CorruptTable,
     DkError,
     DkIOError,
     DkMemoryError,
     InternalError,
     InvalidArgument,
+    Scan,
     Schema,
     Snapshot,
     Table,
@@ -32,18 +42,9 @@ from ._dk import (  # noqa: F401
     VersionNotFound,
 )
 
-#: True when the linked library has the scan layer (dk/scan.h); scans raise
-#: UnsupportedFeature otherwise.
-HAVE_SCAN = _dk.HAVE_SCAN
-#: True when the linked library has the expression layer (filter strings).
-HAVE_EXPR = _dk.HAVE_EXPR
-
-if HAVE_SCAN:
-    from ._dk import Scan  # noqa: F401
-
 try:
     from ._build_info import BUILD_DIR, LINKAGE, SANITIZE  # noqa: F401
-except ImportError:  # pragma: no cover - written by setup.py
+except ImportError:  # pragma: no cover - written by the build (python/CMakeLists.txt)
     BUILD_DIR, LINKAGE, SANITIZE = None, None, False
 
 __version__ = "%d.%d.%d" % (_dk.DK_VERSION_NUMBER // 10000, _dk.DK_VERSION_NUMBER // 100 % 100,
@@ -56,8 +57,11 @@ def open_table(path, storage_options=None):
 
 
 __all__ = [
-    "Table", "Snapshot", "Schema", "open_table", "HAVE_SCAN", "HAVE_EXPR",
+    "Table", "Snapshot", "Schema", "Scan", "open_table",
     "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
     "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
-    "InternalError",
-] + (["Scan"] if HAVE_SCAN else [])
+    "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
+    "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
+    "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
+    "MaxCommitRetriesExceeded",
+]

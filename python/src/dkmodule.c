@@ -14,8 +14,6 @@
  * stream handed to consumers is a thin wrapper that drops the GIL when its caller holds it).
  * Calls on one Table are serialised by a per-table lock taken with the GIL released.
  *
- * DK_PY_HAVE_SCAN / DK_PY_HAVE_EXPR are set by setup.py from the symbols the linked library
- * actually defines; without them scans raise dk.UnsupportedFeature and `_dk.HAVE_SCAN` is False.
  * All memory dk allocates for objects of this module goes through a counting allocator whose
  * live-block count `_dk._live_allocations()` exposes (a leak check that needs no sanitizer).
  */
@@ -29,21 +27,13 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/expr.h"
 #include "dk/history.h"
-#include "dk/snapshot.h"
-
-#ifndef DK_PY_HAVE_SCAN
-#define DK_PY_HAVE_SCAN 0
-#endif
-#ifndef DK_PY_HAVE_EXPR
-#define DK_PY_HAVE_EXPR 0
-#endif
-#if DK_PY_HAVE_SCAN
-#include "dk/expr.h"
+#include "dk/maintenance.h"
 #include "dk/scan.h"
-#elif DK_PY_HAVE_EXPR
-#include "dk/expr.h"
-#endif
+#include "dk/snapshot.h"
+#include "dk/sys/storage_s3.h"
+#include "dk/txn.h"
 
 PyMODINIT_FUNC PyInit__dk(void);
 
@@ -82,7 +72,7 @@ static const dk_allocator g_alloc = {NULL, count_malloc, count_realloc, count_fr
 
 static PyObject *DkError, *TableNotFound, *VersionNotFound, *ColumnNotFound, *UnsupportedFeature,
     *CorruptTable, *DkIOError, *InvalidArgument, *DkMemoryError, *Cancelled, *InternalError,
-    *Conflict;
+    *Conflict, *ConcurrentModification, *ConflictKinds[8];
 
 /* Raises `type` (NULL: chosen from err->code) with dk's message; attributes .status (the
  * status name) and .code (its number). Returns NULL for `return raise_dk(...)`. */
@@ -96,7 +86,17 @@ static PyObject *raise_dk(PyObject *type, const dk_error *err) {
       case DK_NOT_FOUND: type = TableNotFound; break;
       case DK_CORRUPT: type = CorruptTable; break;
       case DK_UNSUPPORTED: type = UnsupportedFeature; break;
-      case DK_CONFLICT: type = Conflict; break;
+      case DK_CONFLICT: {
+        /* the subclass named after delta-spark's exception: the message's first word */
+        type = ConcurrentModification;
+        for (int k = 1; k < 8; k++) {
+          const char *nm = dk_conflict_kind_name((dk_conflict_kind)k);
+          size_t n = strlen(nm);
+          if (ConflictKinds[k] && !strncmp(err->message, nm, n) && err->message[n] == ':')
+            type = ConflictKinds[k];
+        }
+        break;
+      }
       case DK_CANCELLED: type = Cancelled; break;
       case DK_OUT_OF_RANGE: type = VersionNotFound; break;
       default: type = InternalError; break;
@@ -172,6 +172,8 @@ typedef struct {
   dk_table *t;
   PyObject *path;
   PyThread_type_lock lock;
+  dk_snapshot *latest; /* cached latest snapshot, refreshed incrementally (under lock) */
+  dk_storage *sto; /* the S3 backend of an s3:// table (owned; freed after the table) */
 } TableObject;
 
 typedef struct {
@@ -195,6 +197,64 @@ static PyTypeObject TableType, SnapshotType, SchemaType;
     Py_END_ALLOW_THREADS                                          \
   } while (0)
 
+/* s3:// and s3a:// tables: an S3 backend for the URI's bucket, configured by storage_options
+ * (delta-rs's names: aws_access_key_id, aws_endpoint_url, aws_allow_http, ...; see
+ * dk_s3_options_set) over the AWS_* environment and profiles. Options on a local path are
+ * UnsupportedFeature. Returns 0, or -1 with an exception set. */
+static int open_object_storage(TableObject *self, const char *uri, PyObject *storage) {
+  int is_s3 = !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
+  Py_ssize_t nopt = storage != Py_None ? PyDict_Size(storage) : 0;
+  if (!is_s3) {
+    if (nopt == 0) return 0;
+    raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
+              "storage_options apply to object-store tables (s3://bucket/prefix); this table "
+              "is a local path");
+    return -1;
+  }
+  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
+  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+  char bucket[256];
+  if (bl == 0 || bl >= sizeof bucket) {
+    raise_msg(InvalidArgument, DK_INVALID, "the table URI names no bucket");
+    return -1;
+  }
+  memcpy(bucket, b, bl);
+  bucket[bl] = 0;
+  dk_s3_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_S3_OPTIONS_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  PyObject *keep = PyList_New(0); /* the option strings stay alive until the backend copies them */
+  if (!keep) return -1;
+  PyObject *key, *val;
+  Py_ssize_t pos = 0;
+  int rc = 0;
+  while (rc == 0 && nopt && PyDict_Next(storage, &pos, &key, &val)) {
+    PyObject *ks = PyObject_Str(key), *vs = PyObject_Str(val);
+    const char *k = ks ? PyUnicode_AsUTF8(ks) : NULL, *v = vs ? PyUnicode_AsUTF8(vs) : NULL;
+    if (!k || !v || PyList_Append(keep, ks) || PyList_Append(keep, vs)) rc = -1;
+    else if (dk_s3_options_set(&o, k, v, &err) != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+    Py_XDECREF(ks);
+    Py_XDECREF(vs);
+  }
+  if (rc == 0) {
+    o.bucket = bucket; /* the URI's bucket wins */
+    dk_status st;
+    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_new(&self->sto, &o, &g_alloc, &err);
+    Py_END_ALLOW_THREADS
+    if (st != DK_OK) {
+      raise_dk(NULL, &err);
+      rc = -1;
+    }
+  }
+  Py_DECREF(keep);
+  return rc;
+}
+
 static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("storage_options"), NULL};
   PyObject *path_obj = NULL, *storage = Py_None;
@@ -203,26 +263,9 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "dk.Table is already initialised");
     return -1;
   }
-  if (storage != Py_None) {
-    if (!PyDict_Check(storage)) {
-      PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
-      return -1;
-    }
-    if (PyDict_Size(storage) > 0) {
-      PyObject *key = NULL, *val = NULL;
-      Py_ssize_t pos = 0;
-      PyDict_Next(storage, &pos, &key, &val);
-      PyObject *ks = PyObject_Str(key);
-      if (!ks) return -1;
-      char msg[512];
-      snprintf(msg, sizeof msg,
-               "storage option '%s' is not supported: this dk build reads local tables only",
-               PyUnicode_AsUTF8(ks) ? PyUnicode_AsUTF8(ks) : "?");
-      Py_DECREF(ks);
-      PyErr_Clear();
-      raise_msg(UnsupportedFeature, DK_UNSUPPORTED, msg);
-      return -1;
-    }
+  if (storage != Py_None && !PyDict_Check(storage)) {
+    PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
+    return -1;
   }
   PyObject *fs = NULL;
   if (!PyUnicode_FSConverter(path_obj, &fs)) return -1;
@@ -241,6 +284,11 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   dk_error_init(&err);
   dk_status st;
   dk_table *t = NULL;
+  if (open_object_storage(self, path, storage) != 0) {
+    Py_DECREF(fs);
+    return -1;
+  }
+  opts.storage = self->sto;
   Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &opts, &err);
   Py_END_ALLOW_THREADS
   if (st != DK_OK) {
@@ -255,7 +303,10 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
 }
 
 static void table_dealloc(TableObject *self) {
+  dk_snapshot_free(self->latest);
   dk_table_free(self->t);
+  if (self->sto) self->sto->free(self->sto); /* every user of the table is gone: the Python
+                                                 objects over it each hold this Table */
   if (self->lock) PyThread_free_lock(self->lock);
   Py_XDECREF(self->path);
   Py_TYPE(self)->tp_free((PyObject *)self);
@@ -309,6 +360,21 @@ static PyObject *snapshot_wrap(TableObject *table, dk_snapshot *s) {
   return (PyObject *)so;
 }
 
+/* The latest snapshot: the cached one brought up to date by listing only the commits after
+ * it (dk_snapshot_update; a new checkpoint, metadata/protocol changes and a rewritten log are
+ * handled there), or a full load the first time. A caller sees every commit that finished
+ * before the call. Called with the table lock held and the GIL released. */
+static dk_status latest_snapshot(TableObject *self, dk_snapshot **out, dk_error *err) {
+  dk_snapshot *s = NULL;
+  dk_status st = self->latest ? dk_snapshot_update(&s, self->latest, err)
+                              : dk_snapshot_open(&s, self->t, NULL, err);
+  if (st != DK_OK) return st;
+  dk_snapshot_free(self->latest);
+  self->latest = dk_snapshot_ref(s);
+  *out = s;
+  return DK_OK;
+}
+
 static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("version"), K("timestamp"), NULL};
   PyObject *version = Py_None, *timestamp = Py_None;
@@ -343,7 +409,10 @@ static PyObject *table_snapshot(TableObject *self, PyObject *args, PyObject *kw)
   dk_error_init(&err);
   dk_status st;
   dk_snapshot *s = NULL;
-  LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
+  if (opts.at_version < 0 && !opts.by_timestamp)
+    LOCKED_CALL(self, st = latest_snapshot(self, &s, &err));
+  else
+    LOCKED_CALL(self, st = dk_snapshot_open(&s, self->t, &opts, &err));
   if (st != DK_OK) {
     PyObject *type = NULL;
     if (st == DK_NOT_FOUND)
@@ -370,7 +439,7 @@ static PyObject *history_list(TableObject *table, int64_t max_version, int64_t l
   for (size_t i = 0, n = dk_history_count(h); i < n; i++) {
     int64_t version, ts;
     const char *json;
-    dk_history_entry(h, i, &version, &ts, &json);
+    dk_history_entry(&version, &ts, &json, h, i);
     if (max_version >= 0 && version > max_version) continue;
     if (limit > 0 && PyList_GET_SIZE(list) >= limit) break;
     PyObject *d = json_or_none(json);
@@ -439,16 +508,808 @@ static PyObject *table_scan(TableObject *self, PyObject *args, PyObject *kw) {
   return res;
 }
 
+/* ---- Transaction ------------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  TableObject *table;
+  dk_txn *x;
+} TxnObject;
+
+static PyTypeObject TxnType;
+
+static int txn_live(TxnObject *self) {
+  if (!self->x) {
+    PyErr_SetString(PyExc_RuntimeError, "the transaction was committed or aborted");
+    return -1;
+  }
+  return 0;
+}
+
+/* A Python sequence of str into a NULL-free C array borrowed from `keep` (a list of bytes
+ * objects kept alive by the caller). */
+static const char **str_array_of(PyObject *seq, Py_ssize_t *n, PyObject *keep) {
+  PyObject *fast = PySequence_Fast(seq, "expected a sequence of str");
+  if (!fast) return NULL;
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+  const char **out = PyMem_Calloc((size_t)(len ? len : 1), sizeof *out);
+  if (!out) {
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *it = PySequence_Fast_GET_ITEM(fast, i);
+    if (it == Py_None) continue;
+    PyObject *b = PyUnicode_AsUTF8String(it);
+    if (!b || PyList_Append(keep, b) < 0) {
+      Py_XDECREF(b);
+      PyMem_Free(out);
+      Py_DECREF(fast);
+      return NULL;
+    }
+    out[i] = PyBytes_AS_STRING(b);
+    Py_DECREF(b);
+  }
+  Py_DECREF(fast);
+  *n = len;
+  return out;
+}
+
+/* dict[str, str|None] -> 2n key/value array (values NULL for None). */
+static const char **kv_array_of(PyObject *d, Py_ssize_t *n, PyObject *keep) {
+  *n = 0;
+  if (!d || d == Py_None) return PyMem_Calloc(1, sizeof(char *));
+  if (!PyDict_Check(d)) {
+    PyErr_SetString(PyExc_TypeError, "expected a dict of str");
+    return NULL;
+  }
+  Py_ssize_t len = PyDict_Size(d), pos = 0, i = 0;
+  const char **out = PyMem_Calloc((size_t)(2 * len + 1), sizeof *out);
+  if (!out) return (const char **)PyErr_NoMemory();
+  PyObject *k, *v;
+  while (PyDict_Next(d, &pos, &k, &v)) {
+    PyObject *kb = PyUnicode_AsUTF8String(k);
+    if (!kb || PyList_Append(keep, kb) < 0) {
+      Py_XDECREF(kb);
+      PyMem_Free(out);
+      return NULL;
+    }
+    out[2 * i] = PyBytes_AS_STRING(kb);
+    Py_DECREF(kb);
+    if (v != Py_None) {
+      PyObject *vs = PyUnicode_Check(v) ? (Py_INCREF(v), v) : PyObject_Str(v);
+      PyObject *vb = vs ? PyUnicode_AsUTF8String(vs) : NULL;
+      Py_XDECREF(vs);
+      if (!vb || PyList_Append(keep, vb) < 0) {
+        Py_XDECREF(vb);
+        PyMem_Free(out);
+        return NULL;
+      }
+      out[2 * i + 1] = PyBytes_AS_STRING(vb);
+      Py_DECREF(vb);
+    }
+    i++;
+  }
+  *n = len;
+  return out;
+}
+
+static PyObject *table_transaction(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), K("create"), K("operation"),
+                           K("operation_parameters"), K("max_attempts"), K("isolation"),
+                           K("engine_info"), K("user_metadata"), NULL};
+  PyObject *version = Py_None, *params = Py_None;
+  int create = 0, max_attempts = 0;
+  const char *operation = NULL, *isolation = NULL, *engine = NULL, *umeta = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OpzOizzz:transaction", kwlist, &version, &create,
+                                   &operation, &params, &max_attempts, &isolation, &engine,
+                                   &umeta))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  PyObject *params_json = NULL;
+  if (params != Py_None) {
+    PyObject *json = PyImport_ImportModule("json");
+    if (!json) return NULL;
+    params_json = PyObject_CallMethod(json, "dumps", "O", params);
+    Py_DECREF(json);
+    if (!params_json) return NULL;
+  }
+  dk_txn_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_TXN_OPTIONS_VERSION;
+  o.operation = operation;
+  o.operation_parameters = params_json ? PyUnicode_AsUTF8(params_json) : NULL;
+  o.max_attempts = max_attempts;
+  o.engine_info = engine;
+  o.user_metadata = umeta;
+  if (isolation) {
+    if (!strcmp(isolation, "Serializable")) o.isolation = DK_ISOLATION_SERIALIZABLE;
+    else if (!strcmp(isolation, "WriteSerializable")) o.isolation = DK_ISOLATION_WRITE_SERIALIZABLE;
+    else if (!strcmp(isolation, "SnapshotIsolation")) o.isolation = DK_ISOLATION_SNAPSHOT;
+    else {
+      Py_XDECREF(params_json);
+      PyErr_Format(PyExc_ValueError, "unknown isolation level '%s'", isolation);
+      return NULL;
+    }
+  }
+  int64_t at = -1;
+  if (version != Py_None) {
+    at = PyLong_AsLongLong(version);
+    if (at == -1 && PyErr_Occurred()) {
+      Py_XDECREF(params_json);
+      return NULL;
+    }
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = DK_OK;
+  dk_txn *x = NULL;
+  dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = at};
+  LOCKED_CALL(self, {
+    if (create) st = dk_txn_begin_create(&x, self->t, &o, &err);
+    else {
+      dk_snapshot *s = NULL;
+      st = dk_snapshot_open(&s, self->t, &so, &err);
+      if (!st) st = dk_txn_begin(&x, s, &o, &err);
+      dk_snapshot_free(s);
+    }
+  });
+  Py_XDECREF(params_json);
+  if (st) return raise_dk(NULL, &err);
+  TxnObject *to = PyObject_New(TxnObject, &TxnType);
+  if (!to) {
+    dk_txn_abort(x);
+    return NULL;
+  }
+  Py_INCREF(self);
+  to->table = self;
+  to->x = x;
+  return (PyObject *)to;
+}
+
+static void txn_dealloc(TxnObject *self) {
+  dk_txn_abort(self->x);
+  Py_XDECREF(self->table);
+  PyObject_Free(self);
+}
+
+static PyObject *index_list(const int64_t *idx, int64_t n) {
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  if (!l) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    PyObject *v = PyLong_FromLongLong((long long)idx[i]);
+    if (!v) {
+      Py_DECREF(l);
+      return NULL;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, v);
+  }
+  return l;
+}
+
+static PyObject *txn_read_files(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("filter"), NULL};
+  const char *filter = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z:read_files", kwlist, &filter)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *e = NULL;
+  if (filter && dk_expr_parse(&e, filter, &err) != DK_OK) return raise_dk(InvalidArgument, &err);
+  int64_t *idx = NULL, n = 0;
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_txn_read_files(self->x, e, &idx, &n, &err));
+  dk_expr_free(e);
+  if (st) return raise_dk(NULL, &err);
+  PyObject *l = index_list(idx, n);
+  dk_free(idx);
+  return l;
+}
+
+static PyObject *txn_read_partitions(TxnObject *self, PyObject *args) {
+  PyObject *rows;
+  if (!PyArg_ParseTuple(args, "O:read_partitions", &rows)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  PyObject *keep = PyList_New(0), *fast = PySequence_Fast(rows, "rows must be a sequence");
+  if (!keep || !fast) {
+    Py_XDECREF(keep);
+    Py_XDECREF(fast);
+    return NULL;
+  }
+  Py_ssize_t nr = PySequence_Fast_GET_SIZE(fast), width = -1;
+  const char **vals = NULL;
+  PyObject *res = NULL;
+  for (Py_ssize_t r = 0; r < nr; r++) {
+    Py_ssize_t n = 0;
+    const char **row = str_array_of(PySequence_Fast_GET_ITEM(fast, r), &n, keep);
+    if (!row) goto done;
+    if (width < 0) {
+      width = n;
+      vals = PyMem_Calloc((size_t)(nr * (width ? width : 1) + 1), sizeof *vals);
+      if (!vals) {
+        PyMem_Free(row);
+        PyErr_NoMemory();
+        goto done;
+      }
+    }
+    if (n != width) {
+      PyMem_Free(row);
+      PyErr_SetString(PyExc_ValueError, "every row needs one value per partition column");
+      goto done;
+    }
+    memcpy(vals + r * width, row, (size_t)n * sizeof *row);
+    PyMem_Free(row);
+  }
+  dk_error err;
+  dk_error_init(&err);
+  int64_t *idx = NULL, n = 0;
+  dk_status st;
+  LOCKED_CALL(self->table,
+              st = dk_txn_read_partitions(self->x, vals, (int64_t)nr, &idx, &n, &err));
+  if (st) {
+    raise_dk(NULL, &err);
+    goto done;
+  }
+  res = index_list(idx, n);
+  dk_free(idx);
+done:
+  PyMem_Free(vals);
+  Py_DECREF(fast);
+  Py_DECREF(keep);
+  return res;
+}
+
+static PyObject *txn_read_whole_table(TxnObject *self, PyObject *noargs) {
+  if (txn_live(self) < 0) return NULL;
+  dk_txn_read_whole_table(self->x);
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_app_version(TxnObject *self, PyObject *args) {
+  const char *app;
+  if (!PyArg_ParseTuple(args, "s:app_version", &app)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  return PyLong_FromLongLong((long long)dk_txn_app_version(self->x, app));
+}
+
+static PyObject *txn_add_file(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("path"), K("partition_values"), K("size"), K("modification_time"),
+                           K("data_change"), K("stats"), K("tags"), NULL};
+  const char *path, *stats = NULL;
+  PyObject *pv = Py_None, *tags = Py_None;
+  long long size = 0, mtime = 0;
+  int dc = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OLLpzO:add_file", kwlist, &path, &pv, &size,
+                                   &mtime, &dc, &stats, &tags))
+    return NULL;
+  if (txn_live(self) < 0) return NULL;
+  PyObject *keep = PyList_New(0);
+  if (!keep) return NULL;
+  Py_ssize_t n = 0;
+  const char **kv = kv_array_of(pv, &n, keep);
+  PyObject *tags_json = NULL;
+  if (kv && tags != Py_None) {
+    PyObject *json = PyImport_ImportModule("json");
+    tags_json = json ? PyObject_CallMethod(json, "dumps", "O", tags) : NULL;
+    Py_XDECREF(json);
+  }
+  PyObject *res = NULL;
+  if (kv && (tags == Py_None || tags_json)) {
+    dk_add_file f;
+    memset(&f, 0, sizeof f);
+    f.version = DK_ADD_FILE_VERSION;
+    f.path = path;
+    f.n_partition_values = (size_t)n;
+    f.partition_kv = kv;
+    f.size = size;
+    f.modification_time = mtime;
+    f.data_change = dc;
+    f.stats = stats;
+    f.tags_json = tags_json ? PyUnicode_AsUTF8(tags_json) : NULL;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_txn_add_file(self->x, &f, &err) != DK_OK) raise_dk(NULL, &err);
+    else res = (Py_INCREF(Py_None), Py_None);
+  }
+  PyMem_Free(kv);
+  Py_XDECREF(tags_json);
+  Py_DECREF(keep);
+  return res;
+}
+
+static PyObject *txn_remove_file(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("index"), K("data_change"), NULL};
+  long long i;
+  int dc = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "L|p:remove_file", kwlist, &i, &dc)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_txn_remove_file(self->x, i, dc, &err) != DK_OK) return raise_dk(NULL, &err);
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_set_metadata(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("schema_string"), K("partition_columns"), K("configuration"),
+                           K("name"), K("description"), K("id"), NULL};
+  const char *schema, *name = NULL, *desc = NULL, *id = NULL;
+  PyObject *parts = Py_None, *conf = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOzzz:set_metadata", kwlist, &schema, &parts,
+                                   &conf, &name, &desc, &id))
+    return NULL;
+  if (txn_live(self) < 0) return NULL;
+  PyObject *keep = PyList_New(0), *empty = PyTuple_New(0);
+  if (!keep || !empty) {
+    Py_XDECREF(keep);
+    Py_XDECREF(empty);
+    return NULL;
+  }
+  Py_ssize_t np = 0, nc = 0;
+  const char **pc = str_array_of(parts == Py_None ? empty : parts, &np, keep);
+  const char **kv = pc ? kv_array_of(conf, &nc, keep) : NULL;
+  PyObject *res = NULL;
+  if (pc && kv) {
+    dk_metadata_spec m;
+    memset(&m, 0, sizeof m);
+    m.version = DK_METADATA_SPEC_VERSION;
+    m.id = id;
+    m.name = name;
+    m.description = desc;
+    m.schema_string = schema;
+    m.n_partition_columns = (size_t)np;
+    m.partition_columns = pc;
+    m.n_configuration = (size_t)nc;
+    m.configuration = kv;
+    m.created_time = -1;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_txn_set_metadata(self->x, &m, &err) != DK_OK) raise_dk(NULL, &err);
+    else res = (Py_INCREF(Py_None), Py_None);
+  }
+  PyMem_Free(pc);
+  PyMem_Free(kv);
+  Py_DECREF(keep);
+  Py_DECREF(empty);
+  return res;
+}
+
+static PyObject *txn_set_protocol(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("min_reader_version"), K("min_writer_version"),
+                           K("reader_features"), K("writer_features"), NULL};
+  int r, w;
+  PyObject *rf = Py_None, *wf = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "ii|OO:set_protocol", kwlist, &r, &w, &rf, &wf))
+    return NULL;
+  if (txn_live(self) < 0) return NULL;
+  PyObject *keep = PyList_New(0), *empty = PyTuple_New(0);
+  if (!keep || !empty) {
+    Py_XDECREF(keep);
+    Py_XDECREF(empty);
+    return NULL;
+  }
+  Py_ssize_t nr = 0, nw = 0;
+  const char **ra = str_array_of(rf == Py_None ? empty : rf, &nr, keep);
+  const char **wa = ra ? str_array_of(wf == Py_None ? empty : wf, &nw, keep) : NULL;
+  PyObject *res = NULL;
+  if (ra && wa) {
+    dk_protocol p;
+    memset(&p, 0, sizeof p);
+    p.min_reader_version = r;
+    p.min_writer_version = w;
+    p.n_reader_features = (size_t)nr;
+    p.reader_features = ra;
+    p.has_reader_features = r >= 3;
+    p.n_writer_features = (size_t)nw;
+    p.writer_features = wa;
+    p.has_writer_features = w >= 7;
+    dk_error err;
+    dk_error_init(&err);
+    if (dk_txn_set_protocol(self->x, &p, &err) != DK_OK) raise_dk(NULL, &err);
+    else res = (Py_INCREF(Py_None), Py_None);
+  }
+  PyMem_Free(ra);
+  PyMem_Free(wa);
+  Py_DECREF(keep);
+  Py_DECREF(empty);
+  return res;
+}
+
+static PyObject *txn_set_app_version(TxnObject *self, PyObject *args) {
+  const char *app;
+  long long v;
+  if (!PyArg_ParseTuple(args, "sL:set_app_version", &app, &v)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_txn_set_app_version(self->x, app, v, &err) != DK_OK) return raise_dk(NULL, &err);
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_set_domain(TxnObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("domain"), K("configuration"), K("removed"), NULL};
+  const char *d, *c = "";
+  int removed = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|sp:set_domain", kwlist, &d, &c, &removed))
+    return NULL;
+  if (txn_live(self) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_txn_set_domain(self->x, d, c, removed, &err) != DK_OK) return raise_dk(NULL, &err);
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_set_metric(TxnObject *self, PyObject *args) {
+  const char *name;
+  long long v;
+  if (!PyArg_ParseTuple(args, "sL:set_metric", &name, &v)) return NULL;
+  if (txn_live(self) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_txn_set_metric(self->x, name, v, &err) != DK_OK) return raise_dk(NULL, &err);
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_commit(TxnObject *self, PyObject *noargs) {
+  if (txn_live(self) < 0) return NULL;
+  dk_txn *x = self->x;
+  self->x = NULL;
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_txn_commit(x, &r, &err));
+  if (st) {
+    raise_dk(NULL, &err);
+    /* the conflict's detail on the exception */
+    if (st == DK_CONFLICT) {
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb);
+      PyErr_NormalizeException(&type, &value, &tb);
+      if (value) {
+        PyObject *v = PyLong_FromLongLong((long long)r.conflict_version);
+        PyObject *a = PyLong_FromLong(r.attempts);
+        if (v) PyObject_SetAttrString(value, "winning_version", v);
+        if (a) PyObject_SetAttrString(value, "attempts", a);
+        Py_XDECREF(v);
+        Py_XDECREF(a);
+      }
+      PyErr_Restore(type, value, tb);
+    }
+    return NULL;
+  }
+  return Py_BuildValue("{s:L,s:i,s:L,s:O,s:s}", "version", (long long)r.committed_version,
+                       "attempts", r.attempts, "timestamp", (long long)r.commit_timestamp,
+                       "self_detected", r.self_detected ? Py_True : Py_False, "txn_id",
+                       r.txn_id);
+}
+
+static PyObject *txn_abort(TxnObject *self, PyObject *noargs) {
+  dk_txn_abort(self->x);
+  self->x = NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *txn_read_version(TxnObject *self, void *closure) {
+  (void)closure;
+  if (txn_live(self) < 0) return NULL;
+  return PyLong_FromLongLong((long long)dk_txn_read_version(self->x));
+}
+
+static PyMethodDef txn_methods[] = {
+    {"read_files", (PyCFunction)(void (*)(void))txn_read_files, METH_VARARGS | METH_KEYWORDS,
+     "read_files(filter=None) -> list[int]: records a read of the files matching filter and "
+     "returns their indexes in the read snapshot's file list (Snapshot.files() order)."},
+    {"read_partitions", (PyCFunction)txn_read_partitions, METH_VARARGS,
+     "read_partitions(rows) -> list[int]: records a read of whole partitions (rows of "
+     "partition values; dynamic partition overwrite)."},
+    {"read_whole_table", (PyCFunction)txn_read_whole_table, METH_NOARGS,
+     "read_whole_table(): any concurrent change conflicts."},
+    {"app_version", (PyCFunction)txn_app_version, METH_VARARGS,
+     "app_version(app_id) -> int: the app's txn version (-1 = none), recorded as read."},
+    {"add_file", (PyCFunction)(void (*)(void))txn_add_file, METH_VARARGS | METH_KEYWORDS,
+     "add_file(path, partition_values=None, size=0, modification_time=0, data_change=True, "
+     "stats=None, tags=None): stages an add of a file already written."},
+    {"remove_file", (PyCFunction)(void (*)(void))txn_remove_file, METH_VARARGS | METH_KEYWORDS,
+     "remove_file(index, data_change=True): stages a remove of the read snapshot's file."},
+    {"set_metadata", (PyCFunction)(void (*)(void))txn_set_metadata, METH_VARARGS | METH_KEYWORDS,
+     "set_metadata(schema_string, partition_columns=(), configuration=None, name=None, "
+     "description=None, id=None)"},
+    {"set_protocol", (PyCFunction)(void (*)(void))txn_set_protocol, METH_VARARGS | METH_KEYWORDS,
+     "set_protocol(min_reader_version, min_writer_version, reader_features=None, "
+     "writer_features=None)"},
+    {"set_app_version", (PyCFunction)txn_set_app_version, METH_VARARGS,
+     "set_app_version(app_id, version): idempotent-write marker (a txn action)."},
+    {"set_domain", (PyCFunction)(void (*)(void))txn_set_domain, METH_VARARGS | METH_KEYWORDS,
+     "set_domain(domain, configuration='', removed=False)"},
+    {"set_metric", (PyCFunction)txn_set_metric, METH_VARARGS,
+     "set_metric(name, value): an operationMetrics entry."},
+    {"commit", (PyCFunction)txn_commit, METH_NOARGS,
+     "commit() -> dict(version, attempts, timestamp, self_detected, txn_id). Conflicts raise a "
+     "dk.ConcurrentModification subclass named after delta-spark's exception, with "
+     ".winning_version."},
+    {"abort", (PyCFunction)txn_abort, METH_NOARGS, "abort(): discards the transaction."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef txn_getset[] = {
+    {"read_version", (getter)txn_read_version, NULL, "the snapshot version read (-1 = new)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject TxnType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Transaction",
+    .tp_basicsize = sizeof(TxnObject),
+    .tp_dealloc = (destructor)txn_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A transaction (Table.transaction(...)): record reads, stage actions, commit().",
+    .tp_methods = txn_methods,
+    .tp_getset = txn_getset,
+};
+
+/* ---- table operations (create, vacuum, restore) ------------------------------------------ */
+
+static PyObject *mod_schema_from_ddl(PyObject *m, PyObject *args) {
+  const char *ddl;
+  if (!PyArg_ParseTuple(args, "s:schema_from_ddl", &ddl)) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  char *out = NULL;
+  if (dk_schema_from_ddl(&out, ddl, &err) != DK_OK) return raise_dk(InvalidArgument, &err);
+  PyObject *r = PyUnicode_FromString(out);
+  dk_free(out);
+  return r;
+}
+
+static PyObject *table_create_impl(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("schema_string"), K("partition_by"), K("properties"), K("mode"),
+                           K("name"), K("description"), NULL};
+  const char *schema, *mode = "error", *name = NULL, *desc = NULL;
+  PyObject *parts = Py_None, *props = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOzzz:_create", kwlist, &schema, &parts, &props,
+                                   &mode, &name, &desc))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_create_mode cm;
+  if (!strcmp(mode, "error")) cm = DK_CREATE_ERROR_IF_EXISTS;
+  else if (!strcmp(mode, "ignore")) cm = DK_CREATE_IGNORE;
+  else if (!strcmp(mode, "overwrite") || !strcmp(mode, "replace")) cm = DK_CREATE_OR_REPLACE;
+  else {
+    PyErr_Format(PyExc_ValueError, "mode must be 'error', 'ignore' or 'overwrite', not '%s'", mode);
+    return NULL;
+  }
+  PyObject *keep = PyList_New(0), *empty = PyTuple_New(0);
+  if (!keep || !empty) {
+    Py_XDECREF(keep);
+    Py_XDECREF(empty);
+    return NULL;
+  }
+  Py_ssize_t np = 0, nc = 0;
+  const char **pc = str_array_of(parts == Py_None ? empty : parts, &np, keep);
+  const char **kv = pc ? kv_array_of(props, &nc, keep) : NULL;
+  PyObject *res = NULL;
+  if (pc && kv) {
+    dk_create_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_CREATE_OPTIONS_VERSION;
+    o.schema_string = schema;
+    o.n_partition_columns = (size_t)np;
+    o.partition_columns = pc;
+    o.n_properties = (size_t)nc;
+    o.properties = kv;
+    o.name = name;
+    o.description = desc;
+    o.mode = cm;
+    dk_commit_result r;
+    memset(&r, 0, sizeof r);
+    r.version = DK_COMMIT_RESULT_VERSION;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st;
+    LOCKED_CALL(self, st = dk_table_create(&r, self->t, &o, &err));
+    if (st) raise_dk(NULL, &err);
+    else res = PyLong_FromLongLong((long long)r.committed_version);
+  }
+  PyMem_Free(pc);
+  PyMem_Free(kv);
+  Py_DECREF(keep);
+  Py_DECREF(empty);
+  return res;
+}
+
+static dk_status vacuum_collect(void *payload, const char *path, int64_t size) {
+  (void)size;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *s = PyUnicode_FromString(path);
+  int rc = s ? PyList_Append((PyObject *)payload, s) : -1;
+  Py_XDECREF(s);
+  if (rc < 0) PyErr_Clear();
+  PyGILState_Release(g);
+  return rc < 0 ? DK_NOMEM : DK_OK;
+}
+
+static PyObject *table_vacuum(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("retention_hours"), K("dry_run"), K("enforce_retention_duration"),
+                           NULL};
+  PyObject *hours = Py_None;
+  int dry = 1, enforce = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|Opp:vacuum", kwlist, &hours, &dry, &enforce))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_vacuum_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_VACUUM_OPTIONS_VERSION;
+  o.retention_hours = -1;
+  if (hours != Py_None) {
+    o.retention_hours = PyFloat_AsDouble(hours);
+    if (o.retention_hours == -1 && PyErr_Occurred()) return NULL;
+    if (o.retention_hours < 0) {
+      PyErr_SetString(PyExc_ValueError, "retention_hours must be >= 0");
+      return NULL;
+    }
+  }
+  o.dry_run = dry;
+  o.skip_retention_check = !enforce;
+  PyObject *files = PyList_New(0);
+  if (!files) return NULL;
+  o.on_file = vacuum_collect;
+  o.payload = files;
+  dk_vacuum_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_VACUUM_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_vacuum(&r, self->t, &o, &err));
+  if (st) {
+    Py_DECREF(files);
+    return raise_dk(NULL, &err);
+  }
+  return files;
+}
+
+static PyObject *table_checkpoint(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), NULL};
+  long long v = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|L:checkpoint", kwlist, &v)) return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_checkpoint_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_CHECKPOINT_OPTIONS_VERSION;
+  o.at_version = v;
+  dk_checkpoint_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_CHECKPOINT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_checkpoint(&r, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:s,s:L,s:L,s:L}", "version", (long long)r.checkpoint_version,
+                       "file", r.file_name, "num_actions", (long long)r.num_actions,
+                       "num_add_files", (long long)r.num_add_files, "size_in_bytes",
+                       (long long)r.size_in_bytes);
+}
+
+static PyObject *table_cleanup_metadata(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("retention_hours"), K("dry_run"), NULL};
+  double hours = -1;
+  int dry = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|dp:cleanup_metadata", kwlist, &hours, &dry))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_cleanup_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_CLEANUP_OPTIONS_VERSION;
+  o.retention_ms = hours > 0 ? (int64_t)(hours * 3600e3) : -1;
+  o.dry_run = dry;
+  int64_t n = 0;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_cleanup_metadata(&n, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return PyLong_FromLongLong((long long)n);
+}
+
+static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("version"), NULL};
+  long long v;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "L:restore", kwlist, &v)) return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_restore(&r, self->t, v, NULL, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:i}", "version", (long long)r.committed_version, "attempts",
+                       r.attempts);
+}
+
+static PyObject *table_create_cls(PyObject *cls, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("path"), K("schema"), K("partition_by"), K("properties"), K("mode"),
+                           K("name"), K("description"), NULL};
+  PyObject *path, *schema, *parts = Py_None, *props = Py_None, *mode = NULL, *name = Py_None,
+                           *desc = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|OOOOO:create", kwlist, &path, &schema, &parts,
+                                   &props, &mode, &name, &desc))
+    return NULL;
+  PyObject *mod = PyImport_ImportModule("dk._schema");
+  PyObject *ss = mod ? PyObject_CallMethod(mod, "schema_string", "O", schema) : NULL;
+  Py_XDECREF(mod);
+  if (!ss) return NULL;
+  /* make the directory, as delta-spark does for a path table */
+  PyObject *os = PyImport_ImportModule("os");
+  PyObject *mk = os ? PyObject_CallMethod(os, "makedirs", "OiO", path, 0777, Py_True) : NULL;
+  Py_XDECREF(os);
+  if (!mk) {
+    Py_DECREF(ss);
+    return NULL;
+  }
+  Py_DECREF(mk);
+  PyObject *t = PyObject_CallFunctionObjArgs(cls, path, NULL);
+  if (!t) {
+    Py_DECREF(ss);
+    return NULL;
+  }
+  PyObject *kw2 = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O}", "partition_by", parts, "properties",
+                                props, "mode", mode ? mode : Py_None, "name", name, "description",
+                                desc);
+  if (kw2 && !mode) PyDict_DelItemString(kw2, "mode");
+  PyObject *a2 = kw2 ? PyTuple_Pack(1, ss) : NULL;
+  PyObject *r = a2 ? table_create_impl((TableObject *)t, a2, kw2) : NULL;
+  Py_XDECREF(a2);
+  Py_XDECREF(kw2);
+  Py_DECREF(ss);
+  if (!r) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  Py_DECREF(r);
+  return t;
+}
+
 static PyMethodDef table_methods[] = {
     {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
      "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
      "to a version or to the latest commit at or before timestamp (int ms since the epoch, "
-     "datetime (naive = UTC) or ISO-8601 string)."},
+     "datetime (naive = UTC) or ISO-8601 string). The Table keeps its latest snapshot and "
+     "refreshes it on each call by reading only the commits after it, so every call sees all "
+     "commits finished before it."},
     {"history", (PyCFunction)(void (*)(void))table_history, METH_VARARGS | METH_KEYWORDS,
      "history(limit=None) -> list[dict]\n\ncommitInfo of each version, newest first, with "
      "'version' and 'commit_timestamp' added."},
     {"scan", (PyCFunction)(void (*)(void))table_scan, METH_VARARGS | METH_KEYWORDS,
      "scan(...) -> Scan: shorthand for snapshot().scan(...)."},
+    {"create", (PyCFunction)(void (*)(void))table_create_cls,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Table.create(path, schema, partition_by=None, properties=None, mode='error', name=None, "
+     "description=None) -> Table\n\nCREATE TABLE: schema is a DDL column list ('a long, b "
+     "string'), a Delta schema JSON string or an Arrow schema; mode 'error' (the default: a "
+     "table there is an error), 'ignore' or 'overwrite' (CREATE OR REPLACE)."},
+    {"_create", (PyCFunction)(void (*)(void))table_create_impl, METH_VARARGS | METH_KEYWORDS,
+     "_create(schema_string, partition_by=None, properties=None, mode='error', name=None, "
+     "description=None) -> version (-1 when mode='ignore' found a table); see Table.create."},
+    {"vacuum", (PyCFunction)(void (*)(void))table_vacuum, METH_VARARGS | METH_KEYWORDS,
+     "vacuum(retention_hours=None, dry_run=True, enforce_retention_duration=True) -> list[str]"
+     "\n\nFiles deleted (dry run: that would be), relative to the root. retention_hours None "
+     "= delta.deletedFileRetentionDuration (7 days)."},
+    {"checkpoint", (PyCFunction)(void (*)(void))table_checkpoint, METH_VARARGS | METH_KEYWORDS,
+     "checkpoint(version=None) -> dict: writes a checkpoint of the latest version (or `version`)"
+     " and _last_checkpoint."},
+    {"cleanup_metadata", (PyCFunction)(void (*)(void))table_cleanup_metadata,
+     METH_VARARGS | METH_KEYWORDS,
+     "cleanup_metadata(retention_hours=None, dry_run=False) -> int: deletes log files older "
+     "than delta.logRetentionDuration that the newest old checkpoint makes unnecessary."},
+    {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
+     "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
+    {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
+     "transaction(version=None, create=False, operation=None, operation_parameters=None, "
+     "max_attempts=0, isolation=None, engine_info=None, user_metadata=None) -> Transaction\n\n"
+     "A transaction on the latest snapshot (or `version`), or one that creates the table."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef table_getset[] = {
@@ -461,7 +1322,7 @@ static PyTypeObject TableType = {
     .tp_dealloc = (destructor)table_dealloc,
     .tp_repr = (reprfunc)table_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(path, storage_options=None): a Delta table on the local filesystem.",
+    .tp_doc = "Table(path, storage_options=None): a Delta table (a local path, or s3:// with storage_options).",
     .tp_methods = table_methods,
     .tp_getset = table_getset,
     .tp_init = (initproc)table_init,
@@ -763,40 +1624,39 @@ fail:
   return NULL;
 }
 
-#if DK_PY_HAVE_SCAN
 static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter);
-#endif
 
 static PyObject *snapshot_files(SnapshotObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("filter"), NULL};
   PyObject *filter = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:files", kwlist, &filter)) return NULL;
-  if (filter != Py_None) {
-#if DK_PY_HAVE_SCAN
-    return snapshot_files_filtered(self, filter);
-#else
-    return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                     "files(filter=...) needs the scan layer, which this dk build lacks");
-#endif
-  }
+  if (filter != Py_None) return snapshot_files_filtered(self, filter);
   int64_t n = dk_snapshot_num_files(self->s);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it;
+  if (dk_snapshot_files_open(&it, self->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) {
+    dk_file_iter_free(it);
+    return NULL;
+  }
   for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_snapshot_file(&f, self->s, i, &err) != DK_OK) {
+    const dk_file_entry *f;
+    if (dk_file_iter_next(&f, it, &err) != DK_OK || !f) {
+      dk_file_iter_free(it);
       Py_DECREF(l);
       return raise_dk(NULL, &err);
     }
-    PyObject *d = file_dict(self, &f, -2);
+    PyObject *d = file_dict(self, f, -2);
     if (!d) {
+      dk_file_iter_free(it);
       Py_DECREF(l);
       return NULL;
     }
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
+  dk_file_iter_free(it);
   return l;
 }
 
@@ -836,7 +1696,7 @@ static PyObject *snapshot_transactions(SnapshotObject *self, PyObject *noargs) {
   for (size_t i = 0; i < n; i++) {
     const char *app;
     int64_t v, last;
-    dk_snapshot_txn(self->s, i, &app, &v, &last);
+    dk_snapshot_txn(&app, &v, &last, self->s, i);
     PyObject *t = Py_BuildValue("{s:L,s:N}", "version", (long long)v, "last_updated",
                                 last >= 0 ? PyLong_FromLongLong(last)
                                           : (Py_INCREF(Py_None), Py_None));
@@ -865,8 +1725,6 @@ static PyObject *snapshot_repr(SnapshotObject *self) {
 }
 
 /* ---- Scan -------------------------------------------------------------------------------- */
-
-#if DK_PY_HAVE_SCAN
 
 typedef struct {
   PyObject_HEAD
@@ -1018,24 +1876,32 @@ static PyObject *scan_stats(ScanObject *self, void *closure) {
 static PyObject *scan_files(ScanObject *self, PyObject *noargs) {
   (void)noargs;
   int64_t n = dk_scan_num_files(self->scan);
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_iter *it; /* the stats of the selected files, in snapshot order */
+  if (dk_snapshot_files_open(&it, self->snap->s, NULL, &err) != DK_OK) return raise_dk(NULL, &err);
   PyObject *l = PyList_New((Py_ssize_t)n);
-  if (!l) return NULL;
+  if (!l) goto fail;
   for (int64_t i = 0; i < n; i++) {
     dk_scan_file f;
-    dk_error err;
-    dk_error_init(&err);
-    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK) {
-      Py_DECREF(l);
-      return raise_dk(NULL, &err);
+    const dk_file_entry *e;
+    if (dk_scan_file_get(&f, self->scan, i, &err) != DK_OK ||
+        dk_file_iter_seek(it, f.entry.index, &err) != DK_OK ||
+        dk_file_iter_next(&e, it, &err) != DK_OK || !e) {
+      Py_CLEAR(l);
+      raise_dk(NULL, &err);
+      goto fail;
     }
-    PyObject *d = file_dict(self->snap, &f.entry, f.num_records);
-    if (!d) {
-      Py_DECREF(l);
-      return NULL;
-    }
+    PyObject *d = file_dict(self->snap, e, f.num_records);
+    if (!d) goto fail;
     PyList_SET_ITEM(l, (Py_ssize_t)i, d);
   }
+  dk_file_iter_free(it);
   return l;
+fail:
+  Py_XDECREF(l);
+  dk_file_iter_free(it);
+  return NULL;
 }
 
 static void scan_dealloc(ScanObject *self) {
@@ -1233,18 +2099,6 @@ static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter)
   return res;
 }
 
-#else /* !DK_PY_HAVE_SCAN */
-
-static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
-  (void)self;
-  (void)args;
-  (void)kw;
-  return raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
-                   "scans need the scan layer (dk/scan.h), which this dk build lacks");
-}
-
-#endif
-
 static PyMethodDef snapshot_methods[] = {
     {"files", (PyCFunction)(void (*)(void))snapshot_files, METH_VARARGS | METH_KEYWORDS,
      "files(filter=None) -> list[dict]: the active data files (path relative to the root "
@@ -1293,6 +2147,8 @@ static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"schema_from_ddl", mod_schema_from_ddl, METH_VARARGS,
+     "schema_from_ddl('a long, b string') -> the Delta schemaString"},
     {"_live_allocations", mod_live_allocations, METH_NOARGS,
      "blocks dk currently holds through this module's allocator (leak checks)"},
     {NULL, NULL, 0, NULL}};
@@ -1344,25 +2200,31 @@ PyMODINIT_FUNC PyInit__dk(void) {
                                 "An allocation inside dk failed.")) ||
       !(Cancelled = new_exc(m, "Cancelled", DkError, NULL, "The operation was cancelled.")) ||
       !(Conflict = new_exc(m, "Conflict", DkError, NULL, "A concurrent commit won.")) ||
+      !(ConcurrentModification = new_exc(m, "ConcurrentModification", Conflict, NULL,
+                                         "A concurrent commit conflicts with this transaction "
+                                         "(delta-spark's ConcurrentModificationException).")) ||
       !(InternalError = new_exc(m, "InternalError", DkError, NULL, "A bug in dk.")))
     goto fail;
+  for (int k = 1; k < 8; k++) {
+    const char *nm = dk_conflict_kind_name((dk_conflict_kind)k);
+    const char *py = k == DK_CONFLICT_MAX_RETRIES ? "MaxCommitRetriesExceeded" : nm;
+    if (!(ConflictKinds[k] = new_exc(m, py, ConcurrentModification, NULL, nm))) goto fail;
+  }
   if (PyType_Ready(&TableType) < 0 || PyType_Ready(&SnapshotType) < 0 ||
-      PyType_Ready(&SchemaType) < 0)
+      PyType_Ready(&SchemaType) < 0 || PyType_Ready(&TxnType) < 0)
     goto fail;
+  Py_INCREF(&TxnType);
+  if (PyModule_AddObject(m, "Transaction", (PyObject *)&TxnType) < 0) goto fail;
   Py_INCREF(&TableType);
   if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) goto fail;
   Py_INCREF(&SnapshotType);
   if (PyModule_AddObject(m, "Snapshot", (PyObject *)&SnapshotType) < 0) goto fail;
   Py_INCREF(&SchemaType);
   if (PyModule_AddObject(m, "Schema", (PyObject *)&SchemaType) < 0) goto fail;
-#if DK_PY_HAVE_SCAN
   if (PyType_Ready(&ScanType) < 0) goto fail;
   Py_INCREF(&ScanType);
   if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0) goto fail;
-#endif
-  if (PyModule_AddObject(m, "HAVE_SCAN", PyBool_FromLong(DK_PY_HAVE_SCAN)) < 0 ||
-      PyModule_AddObject(m, "HAVE_EXPR", PyBool_FromLong(DK_PY_HAVE_EXPR)) < 0 ||
-      PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
+  if (PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
     goto fail;
   return m;
 fail:

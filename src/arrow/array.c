@@ -176,16 +176,23 @@ static void schema_release(struct ArrowSchema *s) {
 
 dk_status dk__schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
                          int64_t flags, int64_t n_children, dk_error *err) {
+  return dk__schema_init_a(out, t, name, flags, n_children, NULL, err);
+}
+
+dk_status dk__schema_init_a(struct ArrowSchema *out, const dk_atype *t, const char *name,
+                           int64_t flags, int64_t n_children, const dk_allocator *alloc,
+                           dk_error *err) {
   memset(out, 0, sizeof *out);
   char fmt[64];
   DK_RETURN_NOT_OK(dk__atype_format(t, fmt, sizeof fmt, err));
-  schema_private *p = dk__calloc(NULL, 1, sizeof *p);
+  schema_private *p = dk__calloc(alloc, 1, sizeof *p);
   if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (schema)");
-  p->format = dk__strdup(NULL, fmt);
-  p->name = name ? dk__strdup(NULL, name) : NULL;
+  p->alloc = alloc;
+  p->format = dk__strdup(alloc, fmt);
+  p->name = name ? dk__strdup(alloc, name) : NULL;
   if (n_children > 0) {
-    p->child_ptrs = dk__calloc(NULL, (size_t)n_children, sizeof *p->child_ptrs);
-    p->children = dk__calloc(NULL, (size_t)n_children, sizeof *p->children);
+    p->child_ptrs = dk__calloc(alloc, (size_t)n_children, sizeof *p->child_ptrs);
+    p->children = dk__calloc(alloc, (size_t)n_children, sizeof *p->children);
   }
   out->private_data = p;
   out->release = schema_release;
@@ -207,7 +214,7 @@ dk_status dk__schema_set_metadata(struct ArrowSchema *s, const char *const *keys
                                  const char *const *values, int n, dk_error *err) {
   schema_private *p = s->private_data;
   dk_buf b;
-  dk__buf_init(&b, NULL);
+  dk__buf_init(&b, p->alloc);
   int32_t n32 = n;
   dk_status st = dk__buf_append(&b, &n32, 4, err);
   for (int i = 0; i < n && st == DK_OK; i++) {
@@ -264,23 +271,27 @@ static size_t metadata_size(const char *md) {
 }
 
 dk_status dk__schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err) {
+  return dk__schema_copy_a(out, src, NULL, err);
+}
+
+dk_status dk__schema_copy_a(struct ArrowSchema *out, const struct ArrowSchema *src,
+                           const dk_allocator *alloc, dk_error *err) {
   memset(out, 0, sizeof *out);
-  dk_atype t;
   /* copy the format verbatim, even when we cannot parse it */
-  schema_private *p = dk__calloc(NULL, 1, sizeof *p);
+  schema_private *p = dk__calloc(alloc, 1, sizeof *p);
   if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (schema copy)");
-  (void)t;
-  p->format = dk__strdup(NULL, src->format);
-  p->name = src->name ? dk__strdup(NULL, src->name) : NULL;
+  p->alloc = alloc;
+  p->format = dk__strdup(alloc, src->format);
+  p->name = src->name ? dk__strdup(alloc, src->name) : NULL;
   size_t mdlen = metadata_size(src->metadata);
   if (mdlen) {
-    p->metadata = dk__malloc(NULL, mdlen);
+    p->metadata = dk__malloc(alloc, mdlen);
     if (p->metadata) memcpy(p->metadata, src->metadata, mdlen);
   }
   int64_t nc = src->n_children;
   if (nc > 0) {
-    p->child_ptrs = dk__calloc(NULL, (size_t)nc, sizeof *p->child_ptrs);
-    p->children = dk__calloc(NULL, (size_t)nc, sizeof *p->children);
+    p->child_ptrs = dk__calloc(alloc, (size_t)nc, sizeof *p->child_ptrs);
+    p->children = dk__calloc(alloc, (size_t)nc, sizeof *p->children);
   }
   out->private_data = p;
   out->release = schema_release;
@@ -296,7 +307,7 @@ dk_status dk__schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src
   out->children = p->child_ptrs;
   for (int64_t i = 0; i < nc; i++) {
     p->child_ptrs[i] = &p->children[i];
-    dk_status st = dk__schema_copy(&p->children[i], src->children[i], err);
+    dk_status st = dk__schema_copy_a(&p->children[i], src->children[i], alloc, err);
     out->n_children = i + (st == DK_OK);
     if (st) {
       schema_release(out);
@@ -624,23 +635,21 @@ dk_status dk__arr_finish(dk_arr *a, struct ArrowArray *out, dk_error *err) {
   out->n_buffers = nb;
   dk_status st = DK_OK;
   if (nb >= 2) {
-    if (!a->values.data) DK_CHECK_GOTO(dk__abuf_reserve(&a->values, a->alloc, 8, err));
+    if (!a->values.data) st = dk__abuf_reserve(&a->values, a->alloc, 8, err);
     p->owned[1] = a->values.data;
     p->buffer_ptrs[1] = a->values.data;
     a->values = (dk_abuf){0};
   }
-  if (nb == 3) {
-    if (!a->data.data) DK_CHECK_GOTO(dk__abuf_reserve(&a->data, a->alloc, 8, err));
+  if (nb == 3 && !st) {
+    if (!a->data.data) st = dk__abuf_reserve(&a->data, a->alloc, 8, err);
     p->owned[2] = a->data.data;
     p->buffer_ptrs[2] = a->data.data;
     a->data = (dk_abuf){0};
   }
   a->length = 0;
   a->null_count = 0;
-  DK_CHECK_GOTO(arr_start_offsets(a, err));
-  return DK_OK;
-cleanup: /* nothing is handed out on failure: what out holds so far is freed */
-  array_release(out);
+  if (!st) st = arr_start_offsets(a, err);
+  if (st) array_release(out); /* a failed finish leaves nothing for the caller to release */
   return st;
 }
 

@@ -85,13 +85,19 @@ dk_status dk__atype_parse(dk_atype *out, const char *format, dk_error *err);
 ** with "key" and "value". On failure *out is released (release == NULL). */
 dk_status dk__schema_init(struct ArrowSchema *out, const dk_atype *t, const char *name,
                          int64_t flags, int64_t n_children, dk_error *err);
+/* The same with every block of *out allocated with alloc (NULL: libc), released with it. */
+dk_status dk__schema_init_a(struct ArrowSchema *out, const dk_atype *t, const char *name,
+                           int64_t flags, int64_t n_children, const dk_allocator *alloc,
+                           dk_error *err);
 /* Sets the metadata blob (Arrow's binary key/value encoding built from n pairs). */
 dk_status dk__schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
                                  const char *const *values, int n, dk_error *err);
 /* Looks a key up in an Arrow metadata blob; returns a view or {NULL,0}. */
 dk_str dk__schema_metadata_get(const char *metadata, const char *key);
-/* Deep copy. */
+/* Deep copy (the _a form with alloc, as dk__schema_init_a). */
 dk_status dk__schema_copy(struct ArrowSchema *out, const struct ArrowSchema *src, dk_error *err);
+dk_status dk__schema_copy_a(struct ArrowSchema *out, const struct ArrowSchema *src,
+                           const dk_allocator *alloc, dk_error *err);
 
 static inline void dk__schema_move(struct ArrowSchema *src, struct ArrowSchema *dst) {
   *dst = *src;

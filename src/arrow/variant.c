@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "arrow/print.h"
+#include "arrow/json.h"
 #include "codec/json/json.h"
 
 typedef struct vmeta {

@@ -2,7 +2,7 @@
 ** variant_api.c — the public face of the variant-to-JSON renderer (dk/variant.h) over the
 ** internal one in variant.c (Parquet VariantEncoding.md).
 */
-#include "arrow/print.h"
+#include "arrow/json.h"
 #include "dk/variant.h"
 
 dk_status dk_variant_json(char **out, size_t *len, const uint8_t *metadata, size_t mlen,

@@ -10,7 +10,9 @@
 ** How it works: one read_range call per DV ([offset, offset + 8 + size), extended down to
 ** byte 0 when offset is 1 so the version byte comes free). Sizes above 1 MiB are first
 ** checked against the file's size so a lying descriptor cannot make us allocate gigabytes.
-** Every check failure is DK_CORRUPT naming the file and offset.
+** Every check failure is DK_CORRUPT naming the file and offset, and what did not match, never
+** a value read from the file (an error message must not turn dk into an oracle of the bytes of
+** whatever file a descriptor points at).
 */
 #include <stdio.h>
 #include <zlib.h>
@@ -34,16 +36,17 @@ dk_status dk_dv__decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len
                name, (long long)file_offset, len);
   uint32_t size = rd32be(bytes);
   DK_RETURN_IF((int64_t)size != expected_size, DK_CORRUPT, err,
-               "DV file %s offset %lld: stored size %u does not match sizeInBytes %lld", name,
-               (long long)file_offset, size, (long long)expected_size);
+               "DV file %s offset %lld: the stored size does not match sizeInBytes %lld", name,
+               (long long)file_offset, (long long)expected_size);
   DK_RETURN_IF(len - 4 < (size_t)size + 4, DK_CORRUPT, err,
-               "DV file %s offset %lld: truncated, %zu bytes for a %u-byte DV and checksum",
-               name, (long long)file_offset, len - 4, size);
+               "DV file %s offset %lld: truncated, %zu bytes for a %lld-byte DV and checksum",
+               name, (long long)file_offset, len - 4, (long long)expected_size);
   uint32_t stored = rd32be(bytes + 4 + size);
   uint32_t actual = (uint32_t)crc32(crc32(0L, Z_NULL, 0), bytes + 4, (uInt)size);
   DK_RETURN_IF(stored != actual, DK_CORRUPT, err,
-               "DV file %s offset %lld: checksum mismatch, stored 0x%08x, computed 0x%08x",
-               name, (long long)file_offset, stored, actual);
+               "DV file %s offset %lld: checksum mismatch (the stored CRC-32 does not match the "
+               "DV's bytes)",
+               name, (long long)file_offset);
   dk_status st = dk_dv__decode_bitmap(out, bytes + 4, size, alloc, err);
   if (st != DK_OK)
     dk__error_prefix(err, "DV file %s offset %lld (bitmap at +4)", name,
@@ -54,8 +57,9 @@ dk_status dk_dv__decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len
 static dk_status dv_check_cardinality(const dk_dv *dv, const dk_dv_desc *d,
                                       const char *where, dk_error *err) {
   DK_RETURN_IF(dk_dv__cardinality(dv) != (uint64_t)d->cardinality, DK_CORRUPT, err,
-               "%s: the DV holds %llu rows, its descriptor's cardinality is %lld", where,
-               (unsigned long long)dk_dv__cardinality(dv), (long long)d->cardinality);
+               "%s: the number of rows in the DV does not match its descriptor's cardinality "
+               "%lld",
+               where, (long long)d->cardinality);
   return DK_OK;
 }
 
@@ -145,8 +149,8 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
     goto cleanup;
   }
   if (with_version && bytes[0] != DK_DV_FILE_VERSION) {
-    s = dk__error_set(err, DK_CORRUPT, "DV file %s: format version %u, expected %d",
-                      path.data, bytes[0], DK_DV_FILE_VERSION);
+    s = dk__error_set(err, DK_CORRUPT, "DV file %s: unknown format version (expected %d)",
+                      path.data, DK_DV_FILE_VERSION);
     goto cleanup;
   }
   s = dk_dv__decode_file_range(out, bytes + with_version, n - (size_t)with_version,

@@ -54,6 +54,7 @@ dk_cmp_op dk_expr__flip(dk_cmp_op op) {
 
 typedef struct binder {
   const struct ArrowSchema *schema;
+  const dk_allocator *alloc; /* of every node of the bound tree */
   dk_error *err;
 } binder;
 
@@ -80,10 +81,11 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
   char label[256];
   col_label(label, sizeof label, c);
   dk_expr *n;
-  DK_RETURN_NOT_OK(dk_expr_column(&n, (const char *const *)c->names, (size_t)c->depth, b->err));
+  DK_RETURN_NOT_OK(
+      dk_expr__column_a(&n, (const char *const *)c->names, (size_t)c->depth, b->alloc, b->err));
   dk_colref *r = &n->col;
-  r->idx = dk__calloc(NULL, (size_t)c->depth, sizeof *r->idx);
-  r->phys = dk__calloc(NULL, (size_t)c->depth, sizeof *r->phys);
+  r->idx = dk__calloc(b->alloc, (size_t)c->depth, sizeof *r->idx);
+  r->phys = dk__calloc(b->alloc, (size_t)c->depth, sizeof *r->phys);
   dk_status st = DK_OK;
   if (!r->idx || !r->phys) {
     st = dk__error_set(b->err, DK_NOMEM, "out of memory (bind)");
@@ -117,11 +119,11 @@ static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
     }
     s = s->children[found];
     r->idx[lvl] = (int32_t)found;
-    dk__free(NULL, r->names[lvl]);
-    r->names[lvl] = dk__strdup(NULL, s->name ? s->name : "");
+    dk__free(b->alloc, r->names[lvl]);
+    r->names[lvl] = dk__strdup(b->alloc, s->name ? s->name : "");
     dk_str phys = dk__schema_metadata_get(s->metadata, "delta.columnMapping.physicalName");
-    r->phys[lvl] = phys.ptr && phys.len ? dk__strndup(NULL, phys.ptr, phys.len)
-                                        : dk__strdup(NULL, s->name ? s->name : "");
+    r->phys[lvl] = phys.ptr && phys.len ? dk__strndup(b->alloc, phys.ptr, phys.len)
+                                        : dk__strdup(b->alloc, s->name ? s->name : "");
     if (!r->names[lvl] || !r->phys[lvl]) {
       st = dk__error_set(b->err, DK_NOMEM, "out of memory (bind)");
       goto fail;
@@ -307,7 +309,7 @@ static dk_status coerce_string_lit(binder *b, const dk_colref *c, dk_lit *l) {
   if (st)
     return dk__error_set(b->err, DK_INVALID, "column '%s': cannot convert '%.*s' to its type",
                          label, (int)DK_MIN(l->len, 64), l->bytes);
-  dk__free(NULL, l->bytes);
+  dk__free(b->alloc, l->bytes);
   *l = nl;
   return DK_OK;
 }
@@ -465,13 +467,13 @@ static bool is_value(const dk_expr *e) {
 
 static dk_status bind_value(binder *b, dk_expr **out, const dk_expr *e) {
   if (e->kind == DK_EXPR_COLUMN) return bind_column(b, out, e);
-  DK_RETURN_NOT_OK(dk_expr__new_literal(out, &e->lit, b->err));
+  DK_RETURN_NOT_OK(dk_expr__new_literal_a(out, &e->lit, b->alloc, b->err));
   (*out)->bound = true;
   return DK_OK;
 }
 
-static dk_status new_bound(dk_expr **out, dk_expr_kind k, size_t nkids, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_expr__new(out, k, nkids, err));
+static dk_status new_bound(binder *b, dk_expr **out, dk_expr_kind k, size_t nkids) {
+  DK_RETURN_NOT_OK(dk_expr__new_a(out, k, nkids, b->alloc, b->err));
   (*out)->bound = true;
   return DK_OK;
 }
@@ -490,7 +492,7 @@ static dk_status bind_cmp(binder *b, dk_expr **out, dk_cmp_op op, const dk_expr 
         *out = bp;
         return DK_OK;
       }
-      dk_status st = new_bound(out, DK_EXPR_NOT, 1, b->err);
+      dk_status st = new_bound(b, out, DK_EXPR_NOT, 1);
       if (st) {
         dk_expr_free(bp);
         return st;
@@ -506,13 +508,13 @@ static dk_status bind_cmp(binder *b, dk_expr **out, dk_cmp_op op, const dk_expr 
   if (op == DK_CMP_NULL_SAFE_EQ && (xnull || ynull)) {
     if (xnull && ynull) {
       dk_lit t = {.type = DK_LIT_BOOL, .v.b = true};
-      DK_RETURN_NOT_OK(dk_expr__new_literal(out, &t, b->err));
+      DK_RETURN_NOT_OK(dk_expr__new_literal_a(out, &t, b->alloc, b->err));
       (*out)->bound = true;
       return DK_OK;
     }
     dk_expr *v;
     DK_RETURN_NOT_OK(bind_value(b, &v, xnull ? y : x));
-    dk_status st = new_bound(out, DK_EXPR_IS_NULL, 1, b->err);
+    dk_status st = new_bound(b, out, DK_EXPR_IS_NULL, 1);
     if (st) {
       dk_expr_free(v);
       return st;
@@ -531,7 +533,7 @@ static dk_status bind_cmp(binder *b, dk_expr **out, dk_cmp_op op, const dk_expr 
     ynull = tb;
   }
   dk_expr *n;
-  DK_RETURN_NOT_OK(new_bound(&n, DK_EXPR_CMP, 2, b->err));
+  DK_RETURN_NOT_OK(new_bound(b, &n, DK_EXPR_CMP, 2));
   n->op = op;
   dk_status st = bind_value(b, &n->children[0], x);
   if (!st) st = bind_value(b, &n->children[1], y);
@@ -605,19 +607,19 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
     case DK_EXPR_AND:
     case DK_EXPR_OR:
     case DK_EXPR_NOT:
-      DK_RETURN_NOT_OK(new_bound(&n, e->kind, e->n_children, b->err));
+      DK_RETURN_NOT_OK(new_bound(b, &n, e->kind, e->n_children));
       for (size_t i = 0; i < e->n_children && !st; i++)
         st = bind_pred(b, &n->children[i], e->children[i], depth + 1);
       break;
     case DK_EXPR_IS_NULL:
     case DK_EXPR_IS_NOT_NULL:
-      DK_RETURN_NOT_OK(new_bound(&n, e->kind, 1, b->err));
+      DK_RETURN_NOT_OK(new_bound(b, &n, e->kind, 1));
       if (is_value(e->children[0])) st = bind_value(b, &n->children[0], e->children[0]);
       else st = bind_pred(b, &n->children[0], e->children[0], depth + 1);
       break;
     case DK_EXPR_IN: {
       size_t k = e->n_children - 1;
-      DK_RETURN_NOT_OK(new_bound(&n, k == 1 ? DK_EXPR_AND : DK_EXPR_OR, k, b->err));
+      DK_RETURN_NOT_OK(new_bound(b, &n, k == 1 ? DK_EXPR_AND : DK_EXPR_OR, k));
       for (size_t i = 0; i < k && !st; i++)
         st = bind_cmp(b, &n->children[i], DK_CMP_EQ, e->children[0], e->children[i + 1], depth);
       if (!st && k == 1) { /* single item: just the comparison */
@@ -641,24 +643,24 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
           if (e->kind == DK_EXPR_STARTS_WITH) {
             r.v.b = v->lit.len >= pl->len && !memcmp(v->lit.bytes, pl->bytes, pl->len);
           } else {
-            int16_t *codes = dk__malloc(NULL, (pl->len ? pl->len : 1) * sizeof *codes);
+            int16_t *codes = dk__malloc(b->alloc, (pl->len ? pl->len : 1) * sizeof *codes);
             size_t m;
             if (!codes) return dk__error_set(b->err, DK_NOMEM, "out of memory (bind)");
             bool okp = dk__like_compile(pl->bytes, pl->len, codes, &m);
             r.v.b = okp && dk__like_match((const uint8_t *)v->lit.bytes, v->lit.len, codes, m);
-            dk__free(NULL, codes);
+            dk__free(b->alloc, codes);
             if (!okp) return dk__error_set(b->err, DK_INVALID, "invalid LIKE pattern");
           }
         } else if (v->lit.type != DK_LIT_NULL) {
           return dk__error_set(b->err, DK_INVALID, "STARTS_WITH needs a string value");
         }
-        DK_RETURN_NOT_OK(dk_expr__new_literal(out, &r, b->err));
+        DK_RETURN_NOT_OK(dk_expr__new_literal_a(out, &r, b->alloc, b->err));
         (*out)->bound = true;
         return DK_OK;
       }
       if (v->kind != DK_EXPR_COLUMN)
         return dk__error_set(b->err, DK_UNSUPPORTED, "STARTS_WITH needs a column or literal");
-      DK_RETURN_NOT_OK(new_bound(&n, e->kind, 2, b->err));
+      DK_RETURN_NOT_OK(new_bound(b, &n, e->kind, 2));
       st = bind_column(b, &n->children[0], v);
       if (!st && n->children[0]->col.dom != DK_DOM_BYTES) {
         char label[256];
@@ -682,10 +684,15 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
 
 dk_status dk_expr_bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
                        dk_error *err) {
+  return dk_expr__bind(out, e, schema, NULL, err);
+}
+
+dk_status dk_expr__bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
+                        const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   DK_RETURN_IF(!e || !schema || !schema->format, DK_INVALID, err, "NULL expression or schema");
   DK_RETURN_IF(strcmp(schema->format, "+s") != 0, DK_INVALID, err,
                "bind needs a struct schema (format '+s'), got '%s'", schema->format);
-  binder b = {.schema = schema, .err = err};
+  binder b = {.schema = schema, .alloc = alloc, .err = err};
   return bind_pred(&b, out, e, 0);
 }

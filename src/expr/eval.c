@@ -409,7 +409,8 @@ static dk_status eval_cmp(ectx *c, const dk_expr *e, tv *out) {
     }
     case DK_DOM_F64: {
       double *tmp = NULL;
-      if (col->type.id != DK_AT_DOUBLE && col->type.id != DK_AT_FLOAT) {
+      /* doubles are compared in place; floats too, except against NaN (isnan on widened) */
+      if (col->type.id != DK_AT_DOUBLE && (col->type.id != DK_AT_FLOAT || isnan(e->ld))) {
         tmp = dk__arena_alloc(&c->ar, sizeof(double) * (size_t)(n ? n : 1), c->err);
         if (!tmp) return DK_NOMEM;
       }
@@ -679,7 +680,7 @@ static dk_status eval_root(ectx *c, tv *t, const dk_expr *bound,
   DK_RETURN_IF(schema && schema->n_children != batch->n_children, DK_INVALID, err,
                "batch has %lld columns, schema %lld", (long long)batch->n_children,
                (long long)schema->n_children);
-  dk__arena_init(&c->ar, NULL, 64 * 1024);
+  dk__arena_init(&c->ar, bound->alloc, 64 * 1024);
   c->n = batch->length;
   c->batch = batch;
   c->err = err;

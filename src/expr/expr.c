@@ -14,16 +14,18 @@
 
 /* ---- nodes ------------------------------------------------------------------------------ */
 
-dk_status dk_expr__new(dk_expr **out, dk_expr_kind kind, size_t n_children, dk_error *err) {
+dk_status dk_expr__new_a(dk_expr **out, dk_expr_kind kind, size_t n_children,
+                         const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
-  dk_expr *e = dk__calloc(NULL, 1, sizeof *e);
+  dk_expr *e = dk__calloc(alloc, 1, sizeof *e);
   if (!e) return dk__error_set(err, DK_NOMEM, "out of memory (expression)");
   e->refcount = 1;
+  e->alloc = alloc;
   e->kind = kind;
   if (n_children) {
-    e->children = dk__calloc(NULL, n_children, sizeof *e->children);
+    e->children = dk__calloc(alloc, n_children, sizeof *e->children);
     if (!e->children) {
-      dk__free(NULL, e);
+      dk__free(alloc, e);
       return dk__error_set(err, DK_NOMEM, "out of memory (expression)");
     }
   }
@@ -32,14 +34,18 @@ dk_status dk_expr__new(dk_expr **out, dk_expr_kind kind, size_t n_children, dk_e
   return DK_OK;
 }
 
-static void colref_dispose(dk_colref *c) {
+dk_status dk_expr__new(dk_expr **out, dk_expr_kind kind, size_t n_children, dk_error *err) {
+  return dk_expr__new_a(out, kind, n_children, NULL, err);
+}
+
+static void colref_dispose(dk_colref *c, const dk_allocator *a) {
   for (int i = 0; i < c->depth; i++) {
-    dk__free(NULL, c->names ? c->names[i] : NULL);
-    dk__free(NULL, c->phys ? c->phys[i] : NULL);
+    dk__free(a, c->names ? c->names[i] : NULL);
+    dk__free(a, c->phys ? c->phys[i] : NULL);
   }
-  dk__free(NULL, c->names);
-  dk__free(NULL, c->phys);
-  dk__free(NULL, c->idx);
+  dk__free(a, c->names);
+  dk__free(a, c->phys);
+  dk__free(a, c->idx);
   memset(c, 0, sizeof *c);
 }
 
@@ -50,18 +56,24 @@ dk_expr *dk_expr_ref(dk_expr *e) {
 
 void dk_expr_free(dk_expr *e) {
   if (!e || --e->refcount > 0) return;
+  const dk_allocator *a = e->alloc;
   for (size_t i = 0; i < e->n_children; i++) dk_expr_free(e->children[i]);
-  dk__free(NULL, e->children);
-  colref_dispose(&e->col);
-  dk__free(NULL, e->lit.bytes);
-  dk__free(NULL, e);
+  dk__free(a, e->children);
+  colref_dispose(&e->col, a);
+  dk__free(a, e->lit.bytes);
+  dk__free(a, e);
 }
 
 dk_status dk_expr__lit_copy(dk_lit *dst, const dk_lit *src, dk_error *err) {
+  return dk_expr__lit_copy_a(dst, src, NULL, err);
+}
+
+dk_status dk_expr__lit_copy_a(dk_lit *dst, const dk_lit *src, const dk_allocator *alloc,
+                              dk_error *err) {
   *dst = *src;
   dst->bytes = NULL;
   if (src->type == DK_LIT_STRING || src->type == DK_LIT_BINARY) {
-    dst->bytes = dk__malloc(NULL, src->len + 1);
+    dst->bytes = dk__malloc(alloc, src->len + 1);
     if (!dst->bytes) return dk__error_set(err, DK_NOMEM, "out of memory (literal)");
     if (src->len) memcpy(dst->bytes, src->bytes, src->len);
     dst->bytes[src->len] = 0;
@@ -70,8 +82,13 @@ dk_status dk_expr__lit_copy(dk_lit *dst, const dk_lit *src, dk_error *err) {
 }
 
 dk_status dk_expr__new_literal(dk_expr **out, const dk_lit *lit, dk_error *err) {
-  DK_RETURN_NOT_OK(dk_expr__new(out, DK_EXPR_LITERAL, 0, err));
-  dk_status st = dk_expr__lit_copy(&(*out)->lit, lit, err);
+  return dk_expr__new_literal_a(out, lit, NULL, err);
+}
+
+dk_status dk_expr__new_literal_a(dk_expr **out, const dk_lit *lit, const dk_allocator *alloc,
+                                 dk_error *err) {
+  DK_RETURN_NOT_OK(dk_expr__new_a(out, DK_EXPR_LITERAL, 0, alloc, err));
+  dk_status st = dk_expr__lit_copy_a(&(*out)->lit, lit, alloc, err);
   if (st) {
     dk_expr_free(*out);
     *out = NULL;
@@ -95,19 +112,28 @@ dk_status dk_expr__new_column(dk_expr **out, char **names, int depth, dk_error *
 /* ---- public constructors ------------------------------------------------------------------ */
 
 dk_status dk_expr_column(dk_expr **out, const char *const *path, size_t n, dk_error *err) {
+  return dk_expr__column_a(out, path, n, NULL, err);
+}
+
+dk_status dk_expr__column_a(dk_expr **out, const char *const *path, size_t n,
+                            const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   DK_RETURN_IF(n == 0 || n > DK_EXPR_MAX_DEPTH || !path, DK_INVALID, err,
                "column path must have 1..%d names", DK_EXPR_MAX_DEPTH);
-  char **names = dk__calloc(NULL, n, sizeof *names);
-  if (!names) return dk__error_set(err, DK_NOMEM, "out of memory (column)");
-  for (size_t i = 0; i < n; i++) {
-    if (!path[i] || !(names[i] = dk__strdup(NULL, path[i]))) {
-      for (size_t k = 0; k < i; k++) dk__free(NULL, names[k]);
-      dk__free(NULL, names);
-      return dk__error_set(err, path[i] ? DK_NOMEM : DK_INVALID, "bad column path");
-    }
+  char **names = dk__calloc(alloc, n, sizeof *names);
+  dk_status st = names ? DK_OK : DK_NOMEM;
+  for (size_t i = 0; !st && i < n; i++)
+    if (!path[i] || !(names[i] = dk__strdup(alloc, path[i]))) st = path[i] ? DK_NOMEM : DK_INVALID;
+  if (!st) st = dk_expr__new_a(out, DK_EXPR_COLUMN, 0, alloc, err);
+  if (st) {
+    for (size_t k = 0; names && k < n; k++) dk__free(alloc, names[k]);
+    dk__free(alloc, names);
+    return st == DK_NOMEM ? dk__error_set(err, DK_NOMEM, "out of memory (column)")
+                          : dk__error_set(err, st, "bad column path");
   }
-  return dk_expr__new_column(out, names, (int)n, err);
+  (*out)->col.depth = (int)n;
+  (*out)->col.names = names;
+  return DK_OK;
 }
 
 static dk_status lit_simple(dk_expr **out, dk_lit_type t, int64_t i, double d, dk_error *err) {
@@ -579,7 +605,7 @@ dk_status dk_expr_to_string(char **out, const dk_expr *e, dk_error *err) {
   return DK_OK;
 }
 
-void dk_expr_string_free(char *s) { dk__free(NULL, s); }
+void dk_expr_string_free(char *s) { dk_free(s); }
 
 /* ---- splitting ----------------------------------------------------------------------------- */
 

@@ -11,6 +11,7 @@
 
 #include "arrow/array.h"
 #include "dk/expr.h"
+#include "expr/expr.h"
 #include "protocol/values.h"
 #include "util/util.h"
 
@@ -61,6 +62,8 @@ typedef struct dk_colref {
 
 struct dk_expr {
   int refcount;
+  const dk_allocator *alloc; /* every block of this node (children array, names, literal bytes,
+                              * the node itself); NULL: libc */
   dk_expr_kind kind;
   dk_cmp_op op;
   bool bound;
@@ -80,9 +83,19 @@ struct dk_expr {
 };
 
 /* ---- node helpers (expr.c) ------------------------------------------------------------- */
+/* The _a forms allocate the node and everything it owns with alloc (NULL: libc). */
 dk_status dk_expr__new(dk_expr **out, dk_expr_kind kind, size_t n_children, dk_error *err);
+dk_status dk_expr__new_a(dk_expr **out, dk_expr_kind kind, size_t n_children,
+                         const dk_allocator *alloc, dk_error *err);
 dk_status dk_expr__lit_copy(dk_lit *dst, const dk_lit *src, dk_error *err);
+dk_status dk_expr__lit_copy_a(dk_lit *dst, const dk_lit *src, const dk_allocator *alloc,
+                              dk_error *err);
 dk_status dk_expr__new_literal(dk_expr **out, const dk_lit *lit, dk_error *err);
+dk_status dk_expr__new_literal_a(dk_expr **out, const dk_lit *lit, const dk_allocator *alloc,
+                                 dk_error *err);
+/* A column node of path[0..n) (names copied). */
+dk_status dk_expr__column_a(dk_expr **out, const char *const *path, size_t n,
+                            const dk_allocator *alloc, dk_error *err);
 dk_status dk_expr__new_column(dk_expr **out, char **names, int depth, dk_error *err);
 bool dk_expr__ident_is_plain(const char *s, size_t n);
 

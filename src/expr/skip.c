@@ -415,8 +415,10 @@ static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_st
       return true;
     }
     case DK_JSON_NUMBER: {
-      if (col->type.id != DK_AT_DATE32 && col->type.id != DK_AT_TIMESTAMP &&
-          json_i64(v, &out->i))
+      /* (integers only for integer columns, decimals only for decimal ones: the comparison
+      ** domains that read them) */
+      if (col->dom == DK_DOM_I64 && col->type.id != DK_AT_DATE32 &&
+          col->type.id != DK_AT_TIMESTAMP && json_i64(v, &out->i))
         out->has |= DK_STAT_INT;
       char *end;
       double d = strtod(v->u.num, &end);
@@ -424,7 +426,8 @@ static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_st
         out->has |= DK_STAT_DBL;
         out->d = col->type.id == DK_AT_FLOAT ? (double)(float)d : d;
       }
-      if (dk__parse_decimal(&out->dec, v->u.num, v->len, col->type.scale, &e2) == DK_OK)
+      if (col->dom == DK_DOM_DEC &&
+          dk__parse_decimal(&out->dec, v->u.num, v->len, col->type.scale, &e2) == DK_OK)
         out->has |= DK_STAT_DEC;
       return out->has != 0;
     }

@@ -290,7 +290,7 @@ static dk_status dv_row(dv_leaves *d, int64_t r, bool *has, char *type, dk_str *
 }
 
 static dk_status direct_add(dk__state *st, direct *d, int64_t r, dk_error *err) {
-  dk__add_in in;
+  dk__add in;
   memset(&in, 0, sizeof in);
   if (!lc_str(&d->add_path, r, &in.path))
     return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
@@ -331,7 +331,7 @@ static dk_status direct_add(dk__state *st, direct *d, int64_t r, dk_error *err) 
 }
 
 static dk_status direct_remove(dk__state *st, direct *d, int64_t r, dk_error *err) {
-  dk__remove_in in;
+  dk__remove in;
   memset(&in, 0, sizeof in);
   if (!lc_str(&d->rm_path, r, &in.path))
     return dk__error_set(err, DK_CORRUPT, "checkpoint remove row without a path");

@@ -160,7 +160,7 @@ static dk_status render(dk_buf *b, const struct ArrowSchema *s, const struct Arr
   return dk__error_set(err, DK_UNSUPPORTED, "checkpoint: unexpected Arrow format '%s'", f);
 }
 
-/* ---- direct add path: Arrow columns -> dk__add_in, no JSON round trip ------------------- */
+/* ---- direct add path: Arrow columns -> dk__add, no JSON round trip ------------------- */
 
 typedef struct add_cols {
   const struct ArrowSchema *s;
@@ -257,7 +257,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
   const struct ArrowSchema *s = c->s;
   const struct ArrowArray *a = c->a;
   int64_t ci = i + a->offset; /* children are indexed through the parent's offset */
-  dk__add_in in;
+  dk__add in;
   memset(&in, 0, sizeof in);
   if (!get_utf8(s->children[c->path], a->children[c->path], ci, &in.path))
     return dk__error_set(err, DK_CORRUPT, "checkpoint add row without a path");
@@ -494,11 +494,11 @@ static dk_status stats_collect(dk_parquet_file *pf, page_ctx *pc, dk_error *err)
 /* Hands the collected blocks to st and points each applied add row at its page. */
 static dk_status stats_attach(dk__state *st, page_ctx *pc, const uint32_t *rowmap,
                               dk_error *err) {
-  dk__sblock *prev = NULL; /* data pages are chained for reading ahead (see dk__sblock.next) */
+  dk__sblock *prev = NULL; /* data pages are chained for readers (see dk__sblock.next) */
   for (; pc->n_adopted < pc->n_runs; pc->n_adopted++) {
     const page_run *r = &pc->runs[pc->n_adopted];
     DK_RETURN_NOT_OK(dk_log__adopt_block(st, r->b, err));
-    if (r->n > 0 && dk__exec_threads(st->exec) > 1) {
+    if (r->n > 0) {
       if (prev) prev->next = r->b;
       prev = r->b;
     }
@@ -590,7 +590,8 @@ dk_status dk_log__apply_parquet_checkpoint(dk__state *st, dk_storage *sto, const
                                            int64_t size, dk_buf *sidecars, dk_error *err) {
   (void)sidecars;
   dk_parquet_file *pf = NULL;
-  dk_status s = dk_pq__open_storage(&pf, sto, path, size, 0, st->alloc, err);
+  dk_pq__open_opts oo = {.alloc = st->alloc, .size = size};
+  dk_status s = dk_pq__open_storage(&pf, sto, path, &oo, err);
   if (s != DK_OK) {
     dk__error_prefix(err, "checkpoint"); /* the message names the file */
     return s;

@@ -12,16 +12,17 @@
 #include "codec/json/json.h"
 #include "codec/parquet/pages.h"
 #include "dk/snapshot.h"
+#include "protocol/actions.h"
 #include "util/exec.h"
 #include "util/util.h"
 
 enum { DK__F_LIVE = 1, DK__F_BRID = 2, DK__F_DRCV = 4, DK__F_KTAG = 8 /* ktag is set */ };
 #define DK__MAX_PV 0xFFFFFFu /* partition values per file (24 bits) */
 
-/* Stats text is stored LZ4-compressed in blocks of about 128 KiB (stats are the bulk of a
- * big table's log); a reader decompresses one block at a time into a per-thread cache. */
+/* Stats text is stored in blocks of about 128 KiB (stats are the bulk of a big table's log),
+ * LZ4-compressed beyond a raw budget, or kept as a checkpoint's stored add.stats pages;
+ * src/log/stats.c builds them and reads them through a dk__stats_reader. */
 typedef struct dk__sblock {
-  uint64_t serial;           /* process-unique id (cache key) */
   void *data;                /* compressed bytes (or raw when compression did not pay) */
   uint32_t csize, usize;     /* compressed / uncompressed sizes */
   int raw;                   /* data is uncompressed */
@@ -31,9 +32,8 @@ typedef struct dk__sblock {
   dk_pq__page page;
   const struct dk__sblock *dict; /* the chunk's dictionary page block, or NULL */
   const char *src;               /* page blocks: the checkpoint file (for messages) */
-  const struct dk__sblock *next; /* page blocks: the chunk's next data page, decoded ahead on a
-                                    helper thread while this one is read; NULL = none */
-  const void *owner;             /* the state that frees it */
+  const struct dk__sblock *next; /* page blocks: the chunk's next data page (what a reader
+                                    listing files in order wants after this one), or NULL */
 } dk__sblock;
 
 /* Fields most files lack, allocated in the arena only when present. */
@@ -59,11 +59,34 @@ static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
   return f->extra ? f->extra->dv : NULL;
 }
 
-/* Decompresses (or finds in this thread's cache) the stats of f; NULL when it has none. */
-const char *dk_log__file_stats(const dk__file *f);
-/* The same, reporting why stats could not be had: DK_CORRUPT naming the checkpoint file and
- * page offset when a kept add.stats page does not decode, DK_NOMEM. */
-dk_status dk_log__file_stats_err(const char **out, const dk__file *f, dk_error *err);
+/* ---- reading stats (src/log/stats.c) ---------------------------------------------------- */
+
+typedef struct dk__stats_buf {   /* one decoded block */
+  const dk__sblock *blk;         /* the block held, NULL = none */
+  char *buf;                     /* LZ4 blocks: the uncompressed text */
+  size_t cap;
+  dk_buf text, scratch;          /* page blocks: the page's values, NUL-terminated */
+  uint32_t *offs;                /* page blocks: each row's offset in text (UINT32_MAX = null) */
+  size_t offs_cap;
+} dk__stats_buf;
+
+/* A reader of a state's stats, owned by one caller (not thread-safe). The stats it returns
+ * live until its next call. With an executor of several threads it decodes the next page of
+ * a checkpoint chunk there while the current one is read. */
+typedef struct dk__stats_reader {
+  const dk_allocator *alloc;
+  dk__exec *exec;                /* NULL: no read-ahead */
+  dk__stats_buf cur, ahead;
+  const dk__sblock *ahead_blk;   /* block being decoded into `ahead` by `task`, or NULL */
+  dk__task task;
+} dk__stats_reader;
+
+void dk_log__stats_reader_init(dk__stats_reader *r, const dk_allocator *alloc, dk__exec *exec);
+void dk_log__stats_reader_dispose(dk__stats_reader *r);
+/* The stats text of f (NULL when it has none), valid until the next call on r. DK_CORRUPT
+ * names the checkpoint file and page offset when a kept add.stats page does not decode. */
+dk_status dk_log__stats_get(const char **out, dk__stats_reader *r, const dk__file *f,
+                            dk_error *err);
 
 typedef struct dk__tomb {
   const char *path;
@@ -99,7 +122,7 @@ typedef struct dk__state {
   dk_hmap pv_intern;         /* partition-value tuples (arrays of interned pointers) */
   dk_hmap pv_text;           /* the same tuples keyed by their text (columnar adds) */
   dk_buf pv_key;             /* scratch: one tuple's text key */
-  dk_buf pv_views;           /* scratch: one JSON add's partition values as dk_str views */
+  dk_arena act_ar;           /* scratch: the parse of one JSON action (reset per action) */
   const char **pv_buf;       /* scratch tuple */
   size_t pv_cap;
   dk__file *files;
@@ -148,35 +171,10 @@ void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
                                dk_error *err);
-/* An add action as views (Parquet checkpoint columns, or a commit's parsed JSON): borrowed,
- * no NULs needed. */
-typedef struct dk__add_in {
-  dk_str path;               /* as written (URL-encoded) */
-  size_t n_pv;
-  const dk_str *pv;          /* 2*n_pv: key, value (value.ptr NULL = null) */
-  int64_t size, mtime;
-  dk_str stats;              /* ptr NULL = none */
-  dk_str tags_json;          /* ptr NULL = none */
-  int has_dv;
-  char dv_type;
-  dk_str dv_path;
-  int32_t dv_offset, dv_size; /* offset -1 = absent */
-  int64_t dv_card;
-  int has_brid, has_drcv;
-  int64_t brid, drcv;
-} dk__add_in;
 /* Applies an add; st->last_pos is then the position of its entry in st->files. */
-dk_status dk_log__apply_add_in(dk__state *st, const dk__add_in *in, dk_error *err);
-/* A remove action from a columnar source. */
-typedef struct dk__remove_in {
-  dk_str path;                   /* as written (URL-encoded) */
-  const dk_dv_descriptor *dv;    /* NULL = none; path_or_inline_dv NUL-terminated, borrowed */
-  int64_t deletion_timestamp;    /* -1 = absent */
-  int64_t size;                  /* -1 = absent */
-  int data_change;
-} dk__remove_in;
+dk_status dk_log__apply_add_in(dk__state *st, const dk__add *in, dk_error *err);
 /* Applies a remove (flags: DK__FROM_CHECKPOINT or 0). */
-dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove_in *in, int flags,
+dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove *in, int flags,
                                   dk_error *err);
 /* A stats block holding a copy of a stored Parquet page of add.stats (dict: the chunk's
  * dictionary page block or NULL), not yet owned by any state: thread-safe as far as alloc is.
@@ -186,6 +184,13 @@ dk_status dk_log__page_block_new(dk__sblock **out, const dk_allocator *alloc,
                                  dk_error *err);
 void dk_log__page_block_free(dk__sblock *b, const dk_allocator *alloc);
 dk_status dk_log__adopt_block(dk__state *st, dk__sblock *b, dk_error *err);
+/* Appends stats text to the state's current stats block and points f at it. */
+dk_status dk_log__stats_add(dk__state *st, dk__file *f, const char *text, size_t n,
+                            dk_error *err);
+/* Seals the current stats block (compressing it once past the raw budget). */
+dk_status dk_log__stats_seal(dk__state *st, dk_error *err);
+/* Frees the state's stats blocks. */
+void dk_log__stats_dispose(dk__state *st);
 /* Attaches stats text to the entry at `pos` (second pass over a Parquet checkpoint). */
 dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t len,
                             dk_error *err);
@@ -202,7 +207,11 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
 /* Drops dead entries (order of the live ones is kept), seals the last stats block and frees
  * the replay-only indexes. */
 dk_status dk_log__state_finish(dk__state *st, dk_error *err);
-/* Rebuilds the indexes of a finished state (for incremental refresh). */
-dk_status dk_log__state_reindex(dk__state *st, dk_error *err);
+/* Makes the entries of a finished state (copied for an incremental refresh) its base rows,
+ * as a checkpoint's are: newer commits are then reconciled through indexes of their own
+ * actions only, and at finish a base row whose key they touched is dropped — no index over
+ * the old files is built. Entries without a key tag get one (hashed once; kept by later
+ * refreshes). */
+void dk_log__state_rebase(dk__state *st);
 
 #endif /* DK_LOG_REPLAY_H */

@@ -1,5 +1,13 @@
 /*
-** timestamps.h — commit times of versions (src/log/timestamps.c; not API).
+** timestamps.h — commit times of versions (src/log/timestamps.c; not API): the one rule that
+** history, commit ranges and time travel by timestamp share.
+**
+** The commit time of version v is its commitInfo.inCommitTimestamp when in-commit timestamps
+** are on at v, else its commit file's modification time made strictly increasing over the
+** table's commits from the oldest one listed (a time not after its predecessor's becomes the
+** predecessor's + 1 ms, as delta-spark's DeltaHistoryManager does). Snapshots report the
+** unadjusted modification time of their version's commit (as delta-spark's Snapshot does):
+** it needs no listing of older commits; it differs only where mtimes go backwards.
 **
 ** Follows PROTOCOL.md "In-Commit Timestamps".
 */
@@ -8,9 +16,36 @@
 
 #include "log/segment.h"
 
-/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE outside the history);
- * `ict_from` is the first version whose commit time is its inCommitTimestamp (-1: none). */
-dk_status dk_log__version_at_timestamp(int64_t *out, const dk__log *lg, int64_t ts,
-                                       int64_t ict_from, dk_error *err);
+/* ict_from values besides a version: */
+#define DK__ICT_OFF ((int64_t)-1)        /* in-commit timestamps are off */
+#define DK__ICT_FROM_COMMITS ((int64_t)-2) /* unknown: a commit's ICT is used when it has one */
+/* `ict` argument of dk_log__commit_time when the caller has not read the commitInfo */
+#define DK__ICT_UNREAD INT64_MIN
+
+/* The commits of a table, listed once, with their adjusted modification times. */
+typedef struct dk__commit_times {
+  dk__segment listing;       /* every file of _delta_log (owned) */
+  const dk__logfile **c;     /* its commit files, ascending (pointers into listing) */
+  size_t n;
+  int64_t *mtime;            /* c[i]'s modification time, adjusted to increase strictly */
+  int64_t ict_from;          /* first version whose time is its ICT, or DK__ICT_* */
+  const dk_allocator *alloc;
+} dk__commit_times;
+
+/* Lists `lg`'s log. DK_NOT_FOUND when it has no commit file. */
+dk_status dk_log__commit_times_open(dk__commit_times *ct, const dk__log *lg, int64_t ict_from,
+                                    dk_error *err);
+void dk_log__commit_times_dispose(dk__commit_times *ct);
+/* The index of version v among ct->c, or ct->n when it has no commit file. */
+size_t dk_log__commit_index(const dk__commit_times *ct, int64_t v);
+/* The commit time of ct->c[i]. `ict` is its inCommitTimestamp when the caller has read its
+ * commitInfo (-1: it has none), or DK__ICT_UNREAD to have it read when the rule needs it.
+ * DK_CORRUPT when ICT is on at the version but the commit has none. */
+dk_status dk_log__commit_time(int64_t *out, const dk__log *lg, const dk__commit_times *ct,
+                              size_t i, int64_t ict, dk_error *err);
+/* The latest version whose commit time <= ts (DK_OUT_OF_RANGE before the first commit or
+ * after the latest one); ct->ict_from must be known (a version or DK__ICT_OFF). */
+dk_status dk_log__version_at_timestamp(int64_t *out, const dk__log *lg,
+                                       const dk__commit_times *ct, int64_t ts, dk_error *err);
 
 #endif /* DK_LOG_TIMESTAMPS_H */

@@ -153,6 +153,76 @@ static dk_status parse_field(dk_field *f, dk_arena *ar, const dk_json_value *v, 
   return DK_OK;
 }
 
+/* ---- unique field names ------------------------------------------------------------------ */
+
+/* Columns resolve to Parquet leaves by name without regard to ASCII case (as Spark and
+** delta-rs do), so two fields of one struct whose names (or physical names) differ only in
+** case would map to one leaf: such a schema is corrupt, and is rejected when it is parsed. */
+typedef struct name_ref {
+  const char *name;
+  size_t field;
+} name_ref;
+
+static int name_ref_cmp(const void *a, const void *b) {
+  const name_ref *x = a, *y = b;
+  int c = strcasecmp(x->name, y->name);
+  return c ? c : (x->field > y->field) - (x->field < y->field);
+}
+
+/* DK_CORRUPT naming the first duplicate among the fields of t (path: the struct's dotted name,
+** empty at the top level), then the same for every struct below t. */
+static dk_status check_unique(const dk_type *t, dk_buf *path, dk_error *err);
+
+static dk_status check_struct_unique(const dk_type *t, dk_buf *path, dk_error *err) {
+  size_t n = t->n_fields;
+  if (n < 2) return DK_OK;
+  name_ref *refs = dk__malloc(NULL, sizeof *refs * n);
+  if (!refs) return dk__error_set(err, DK_NOMEM, "schema: out of memory");
+  dk_status st = DK_OK;
+  for (int physical = 0; physical < 2 && st == DK_OK; physical++) {
+    for (size_t i = 0; i < n; i++)
+      refs[i] = (name_ref){physical ? t->fields[i].physical_name : t->fields[i].name, i};
+    qsort(refs, n, sizeof *refs, name_ref_cmp);
+    for (size_t i = 1; i < n; i++) {
+      if (strcasecmp(refs[i - 1].name, refs[i].name)) continue;
+      const dk_field *a = &t->fields[refs[i - 1].field], *b = &t->fields[refs[i].field];
+      const char *at = path->len ? " in struct " : "", *in = path->len ? path->data : "";
+      if (!physical)
+        st = dk__error_set(err, DK_CORRUPT,
+                           "schema: duplicate field name '%s'%s%s (field names must be unique, "
+                           "ignoring case: '%s' and '%s')",
+                           b->name, at, in, a->name, b->name);
+      else
+        st = dk__error_set(err, DK_CORRUPT,
+                           "schema: fields '%s' and '%s'%s%s have the same physical name "
+                           "(delta.columnMapping.physicalName, ignoring case)",
+                           a->name, b->name, at, in);
+      break;
+    }
+  }
+  dk__free(NULL, refs);
+  for (size_t i = 0; i < n && st == DK_OK; i++) {
+    size_t keep = path->len;
+    st = path->len ? dk__buf_puts(path, ".", err) : DK_OK;
+    if (st == DK_OK) st = dk__buf_puts(path, t->fields[i].name, err);
+    if (st == DK_OK) st = check_unique(t->fields[i].type, path, err);
+    path->len = keep;
+    if (path->data) path->data[keep] = 0;
+  }
+  return st;
+}
+
+static dk_status check_unique(const dk_type *t, dk_buf *path, dk_error *err) {
+  switch (t->id) {
+    case DK_TYPE_STRUCT: return check_struct_unique(t, path, err);
+    case DK_TYPE_ARRAY: return check_unique(t->element, path, err);
+    case DK_TYPE_MAP:
+      DK_RETURN_NOT_OK(check_unique(t->key, path, err));
+      return check_unique(t->value, path, err);
+    default: return DK_OK;
+  }
+}
+
 dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, size_t len,
                            dk_error *err) {
   dk_json_value *v;
@@ -161,6 +231,11 @@ dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, 
   DK_RETURN_NOT_OK(dk_schema__from_json(&t, ar, v, err));
   if (t->id != DK_TYPE_STRUCT)
     return dk__error_set(err, DK_CORRUPT, "schema: schemaString is not a struct type");
+  dk_buf path;
+  dk__buf_init(&path, NULL);
+  dk_status st = check_unique(t, &path, err);
+  dk__buf_dispose(&path);
+  DK_RETURN_NOT_OK(st);
   *out = t;
   return DK_OK;
 }

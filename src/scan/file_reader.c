@@ -17,7 +17,9 @@
 #include "io/uri.h"
 #include "log/paths.h"
 #include "scan/file_reader.h"
+#include "expr/expr.h"
 #include "scan/scan_int.h"
+#include "snapshot/access.h"
 
 void dk_scan__task_close(task_reader *r) {
   if (!r->plan) return; /* never opened */
@@ -68,8 +70,9 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
       return st;
     }
   }
-  DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, t->size > 0 ? t->size : 0, 0,
-                                       a, err));
+  dk_pq__open_opts po = {.alloc = a, .size = t->size > 0 ? t->size : 0,
+                         .skip_page_crc = plan->skip_page_crc};
+  DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) {
     dk_dv_desc d;
@@ -668,6 +671,8 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
     }
     const void *nullbuf[1] = {NULL};
     st = dk__array_wrap(out, m, 0, 0, 1, nullbuf, nch, ch, NULL, NULL, a, err);
+    if (st) /* the columns were not moved into out */
+      for (int64_t k = 0; k < nch; k++) dk__array_release(&ch[k]);
     dk__free(a, ch);
     DK_RETURN_NOT_OK(st);
     if (*remaining > 0) *remaining -= m;
@@ -722,7 +727,7 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
   *out = NULL;
   DK_RETURN_IF(o->metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o->metadata_fields);
-  const dk_allocator *alloc = NULL;
+  const dk_allocator *alloc = dk_snapshot__allocator(snap);
   dk_scan__file_reader *r = dk__calloc(alloc, 1, sizeof *r);
   DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (file reader)");
   r->alloc = alloc;
@@ -735,7 +740,7 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
                             o->metadata_fields, err);
   if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
   if (!st && o->predicate)
-    st = dk_expr_bind(&p->residual_bound, o->predicate, &p->read_schema, err);
+    st = dk_expr__bind(&p->residual_bound, o->predicate, &p->read_schema, p->alloc, err);
   if (!st) r->sto = p->sto;
   for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
   if (st) {

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "expr/expr.h"
 #include "protocol/schema.h"
 #include "scan/scan_int.h"
-#include "snapshot/snapshot_int.h"
+#include "snapshot/access.h"
 
 void dk_scan__plan_dispose(scan_plan *p) {
   dk__free(p->alloc, p->root);
@@ -70,8 +71,8 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
   (void)schema;
   dk_atype st = dk__atype_make(DK_AT_STRUCT);
   int64_t n = (int64_t)p->n_out + (p->meta ? 1 : 0);
-  dk_status s = dk__schema_init(&p->out_schema, &st, "", 0, n, err);
-  if (!s) s = dk__schema_init(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, err);
+  dk_status s = dk__schema_init_a(&p->out_schema, &st, "", 0, n, p->alloc, err);
+  if (!s) s = dk__schema_init_a(&p->read_schema, &st, "", 0, (int64_t)p->n_cols, p->alloc, err);
   for (size_t i = 0; s == DK_OK && i < p->n_cols; i++) {
     /* export the (possibly pruned) field through a one-field struct */
     dk_type one;
@@ -83,7 +84,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     s = dk_schema__to_arrow(&col, &one, 0, err);
     if (s) break;
     dk__schema_release(p->read_schema.children[i]);
-    s = dk__schema_copy(p->read_schema.children[i], col.children[0], err);
+    s = dk__schema_copy_a(p->read_schema.children[i], col.children[0], p->alloc, err);
     if (!s && p->mode != DK_COLUMN_MAPPING_NONE)
       s = add_physical_names(p->read_schema.children[i], p->cols[i].field, err);
     if (!s && i < p->n_out && p->cols[i].out_field) {
@@ -95,7 +96,7 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     if (!s && i < p->n_out) {
       const dk_field *of = p->cols[i].out_field ? p->cols[i].out_field : p->cols[i].field;
       dk__schema_release(p->out_schema.children[i]);
-      s = dk__schema_copy(p->out_schema.children[i], col.children[0], err);
+      s = dk__schema_copy_a(p->out_schema.children[i], col.children[0], p->alloc, err);
       if (!s) s = tag_variants(p->out_schema.children[i], of->type, err);
     }
     dk__schema_release(&col);
@@ -105,14 +106,14 @@ dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_err
     dk__schema_release(m);
     int nm = 0;
     for (int b = 0; b < 9; b++) nm += (p->meta >> b) & 1;
-    s = dk__schema_init(m, &st, "_metadata", 0, nm, err);
+    s = dk__schema_init_a(m, &st, "_metadata", 0, nm, p->alloc, err);
     int k = 0;
     for (int b = 0; s == DK_OK && b < 9; b++) {
       if (!((p->meta >> b) & 1)) continue;
       dk_atype t = dk__atype_make(b <= 1 ? DK_AT_STRING : DK_AT_INT64);
       if (b == 5) t = dk__atype_timestamp(DK_TU_MICRO, "UTC");
       dk__schema_release(m->children[k]);
-      s = dk__schema_init(m->children[k], &t, meta_names[b], 0, 0, err);
+      s = dk__schema_init_a(m->children[k], &t, meta_names[b], 0, 0, p->alloc, err);
       k++;
     }
   }
@@ -338,7 +339,7 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
                                    const dk_type *schema, dk_error *err) {
   struct ArrowSchema logical;
   DK_RETURN_NOT_OK(dk_schema__to_arrow(&logical, schema, 0, err));
-  dk_status st = dk__schema_copy(out, &logical, err);
+  dk_status st = dk__schema_copy_a(out, &logical, p->alloc, err);
   dk__schema_release(&logical);
   for (size_t i = 0; st == DK_OK && p->mode != DK_COLUMN_MAPPING_NONE && i < schema->n_fields; i++)
     st = add_physical_names(out->children[i], &schema->fields[i], err);
@@ -389,13 +390,13 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   memset(&o, 0, sizeof o);
   o.limit = -1;
   if (opts) {
-    DK_RETURN_IF(opts->version != DK_SCAN_OPTIONS_VERSION, DK_INVALID, err,
-                 "scan: unknown options version %u", opts->version);
-    o = *opts;
+    DK_CHECK_OPTIONS_VERSION(opts, DK_SCAN_OPTIONS_VERSION, "dk_scan_new", err);
+    memcpy(&o, opts, opts->version <= 1 ? offsetof(dk_scan_options, skip_page_checksums)
+                                        : sizeof o);
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
-  const dk_allocator *alloc = NULL;
+  const dk_allocator *alloc = dk_snapshot__allocator(snap);
   dk_scan *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (scan)");
   if (dk__pool_new(&s->pool, alloc, SCAN_POOL_CACHE, err) != DK_OK) {
@@ -420,6 +421,7 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
                                    o.columns ? (int64_t)o.n_columns : -1,
                                    o.keep_residual ? NULL : o.filter, o.metadata_fields, err));
   p->limit = o.limit;
+  p->skip_page_crc = o.skip_page_checksums != 0;
   p->batch_size = o.batch_size > 0 ? o.batch_size : 65536;
   for (size_t i = 0; i < p->n_cols; i++) {
     s->n_part_out += (size_t)p->cols[i].is_partition;
@@ -428,14 +430,15 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   /* filter: partition pruning (exact), stats skipping, residual */
   if (o.filter) {
     DK_CHECK_GOTO(build_full_schema(&full, p, schema, err));
-    DK_CHECK_GOTO(dk_expr_bind(&bound_full, o.filter, &full, err));
+    DK_CHECK_GOTO(dk_expr__bind(&bound_full, o.filter, &full, p->alloc, err));
     DK_CHECK_GOTO(dk_expr_split(&ponly, &p->residual, o.filter, md->partition_columns,
                                 md->n_partition_columns, err));
     if (p->residual && !o.keep_residual)
-      DK_CHECK_GOTO(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err));
+      DK_CHECK_GOTO(dk_expr__bind(&p->residual_bound, p->residual, &p->read_schema, p->alloc, err));
     if (ponly) {
       dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-      DK_CHECK_GOTO(dk__schema_init(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns, err));
+      DK_CHECK_GOTO(dk__schema_init_a(&pschema, &sty, "", 0, (int64_t)md->n_partition_columns,
+                                      p->alloc, err));
       for (size_t k = 0; k < md->n_partition_columns; k++) {
         const dk_field *f = dk_schema_find(schema, md->partition_columns[k]);
         if (!f) {
@@ -444,9 +447,10 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
           goto cleanup;
         }
         dk__schema_release(pschema.children[k]);
-        DK_CHECK_GOTO(dk__schema_copy(pschema.children[k], full.children[f - schema->fields], err));
+        DK_CHECK_GOTO(dk__schema_copy_a(pschema.children[k], full.children[f - schema->fields],
+                                        p->alloc, err));
       }
-      DK_CHECK_GOTO(dk_expr_bind(&pbound, ponly, &pschema, err));
+      DK_CHECK_GOTO(dk_expr__bind(&pbound, ponly, &pschema, p->alloc, err));
     }
   }
   DK_CHECK_GOTO(dk_scan__select(s, bound_full, pbound, &pschema, o.limit, err));
@@ -470,6 +474,7 @@ void dk_scan_free(dk_scan *s) {
   dk_scan__plan_dispose(&s->plan);
   dk__pool_release(s->pool); /* lives on while batches still hold blocks */
   dk__free(s->alloc, s->files);
+  dk__free(s->alloc, s->nrec);
   dk__free(s->alloc, s->pvals);
   dk__free(s->alloc, s->pruned);
   dk__free(s->alloc, s->pieces);
@@ -487,10 +492,12 @@ const dk_expr *dk_scan_residual(const dk_scan *scan) {
 }
 
 void dk_scan_stats_get(dk_scan_stats *out, const dk_scan *scan) {
-  dk_scan_stats *s = (dk_scan_stats *)&scan->stats;
-  int64_t *src = (int64_t *)s, *dst = (int64_t *)out;
-  for (size_t i = 0; i < sizeof *s / sizeof(int64_t); i++)
-    dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+  /* version 1 is the only one so far: every counter, loaded one by one (they move) */
+  const int64_t *src = &scan->stats.files_total;
+  int64_t *dst = &out->files_total;
+  size_t n = (sizeof *out - offsetof(dk_scan_stats, files_total)) / sizeof(int64_t);
+  for (size_t i = 0; i < n; i++) dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+  out->version = DK_SCAN_STATS_VERSION;
 }
 
 int64_t dk_scan_num_files(const dk_scan *scan) { return scan->n_files; }

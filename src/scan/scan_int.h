@@ -2,7 +2,8 @@
 ** scan_int.h — library-internal pieces of the scan module (not API), shared by its files:
 **   plan.c        options, columns, schemas, filter binding (dk_scan_new)
 **   select.c      partition pruning, stats skipping, LIMIT: the file list
-**   file_reader.c one task (a file or a byte range of it) read into output batches
+**   file_reader.c one task (a file or a byte range of it) read into output batches; and the
+**                 single-file reader the rest of the library uses (file_reader.h)
 **   rowgroup.c    row-group and page-range selection inside a file
 **   stream.c      single and multi-threaded ArrowArrayStream of a whole scan
 **   split.c       split planning, the split wire format, reading a split
@@ -46,6 +47,7 @@ typedef struct scan_plan {
   dk_expr *residual;              /* unbound conjuncts not decided by partition values */
   dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
   unsigned meta;
+  int skip_page_crc;          /* dk_scan_options.skip_page_checksums */
   int64_t limit;
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
@@ -77,6 +79,7 @@ struct dk_scan {
   scan_plan plan;
   int64_t n_files;
   int64_t *files;   /* indices into the snapshot's active files */
+  int64_t *nrec;    /* numRecords of each selected file from its stats (-1 unknown) */
   const char **pvals; /* n_files * n_partition_out texts */
   size_t n_part_out;
   int64_t n_pruned;

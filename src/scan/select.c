@@ -34,12 +34,14 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
   dk__arena_init(&ar, alloc, 0);
   uint8_t *pmask = NULL;
   const char **pv_all = NULL;
+  dk_file_iter *fit = NULL;
   int64_t nf = dk_snapshot_num_files(snap);
   s->files = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->files);
   s->pvals = dk__calloc(alloc, (size_t)(nf ? nf : 1) * (s->n_part_out ? s->n_part_out : 1),
                         sizeof *s->pvals);
   s->pruned = dk__calloc(alloc, (size_t)(nf ? nf : 1) * 2, sizeof *s->pruned);
-  if (!s->files || !s->pvals || !s->pruned) {
+  s->nrec = dk__calloc(alloc, (size_t)(nf ? nf : 1), sizeof *s->nrec);
+  if (!s->files || !s->pvals || !s->pruned || !s->nrec) {
     st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     goto cleanup;
   }
@@ -70,9 +72,11 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
   int use_stats = bound_full && dk_expr__has_columns(bound_full);
   int64_t est = 0, need = limit;
   int limit_push = limit >= 0 && !p->residual;
+  DK_CHECK_GOTO(dk_snapshot_files_open(&fit, snap, NULL, err));
   for (int64_t i = 0; i < nf; i++) {
-    dk_file_entry f;
-    DK_CHECK_GOTO(dk_snapshot_file(&f, snap, i, err));
+    const dk_file_entry *fe; /* stats live until the next call on fit */
+    DK_CHECK_GOTO(dk_file_iter_next(&fe, fit, err));
+    dk_file_entry f = *fe;
     if (pmask && !pmask[i]) {
       s->stats.files_pruned_partition++;
       s->pruned[2 * s->n_pruned] = i;
@@ -112,6 +116,7 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
       const char *v = dk_file_partition_value(snap, &f, p->cols[c].field->name, &is_null);
       s->pvals[s->n_files * (int64_t)s->n_part_out + (int64_t)k++] = is_null ? NULL : v;
     }
+    s->nrec[s->n_files] = nrec;
     s->files[s->n_files++] = i;
     s->stats.bytes_selected += f.size;
   }
@@ -122,6 +127,7 @@ cleanup:
   dk__arena_dispose(&ar);
   dk__free(alloc, pmask);
   dk__free(alloc, pv_all);
+  dk_file_iter_free(fit);
   return st;
 }
 
@@ -130,7 +136,7 @@ dk_status dk_scan_file_get(dk_scan_file *out, const dk_scan *scan, int64_t i, dk
   DK_RETURN_IF(i < 0 || i >= scan->n_files, DK_INVALID, err, "scan: file %" PRId64 " out of range",
                i);
   DK_RETURN_NOT_OK(dk_snapshot_file(&out->entry, scan->snap, scan->files[i], err));
-  out->num_records = dk_scan__num_records(out->entry.stats);
+  out->num_records = scan->nrec[i];
   return DK_OK;
 }
 

@@ -7,8 +7,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "protocol/schema.h"
+#include "expr/expr.h"
 #include "io/uri.h"
+#include "protocol/schema.h"
 #include "scan/scan_int.h"
 
 /* ---- planning ------------------------------------------------------------------------------ */
@@ -58,6 +59,8 @@ int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
 
 /* The split wire format, its versioning and what the reader checks: docs/split-format.md. */
 #define SPLIT_MAGIC "DKSPLIT1"
+/* or'd into metadata_fields: page CRCs are not verified (dk_scan_options.skip_page_checksums) */
+#define SPLIT_SKIP_CRC ((int64_t)1 << 32)
 
 static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
   uint8_t x[8];
@@ -95,7 +98,7 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   for (int64_t c = 0; !st && c < p->n_req; c++) st = put_str(&b, p->req[c], err);
   if (!st) st = put_i64(&b, (int64_t)(p->n_cols - p->n_out), err);
   for (size_t c = p->n_out; !st && c < p->n_cols; c++) st = put_str(&b, p->cols[c].field->name, err);
-  if (!st) st = put_i64(&b, p->meta, err);
+  if (!st) st = put_i64(&b, p->meta | (p->skip_page_crc ? SPLIT_SKIP_CRC : 0), err);
   if (!st) st = put_i64(&b, p->limit, err);
   if (!st) st = put_i64(&b, p->batch_size, err);
   if (!st && p->residual_bound) st = dk_expr_to_string(&res, p->residual, err);
@@ -283,8 +286,11 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   }
   size_t n_part = 0;
   for (size_t c = 0; c < p->n_cols; c++) n_part += (size_t)p->cols[c].is_partition;
-  DK_RETURN_NOT_OK(get_count(&r, &v, DK_META_ALL));
-  p->meta = (unsigned)v;
+  DK_RETURN_NOT_OK(get_i64(&r, &v));
+  DK_RETURN_IF(v & ~(int64_t)(DK_META_ALL | SPLIT_SKIP_CRC), DK_CORRUPT, err,
+               "split: unknown _metadata field bits");
+  p->meta = (unsigned)(v & DK_META_ALL);
+  p->skip_page_crc = (v & SPLIT_SKIP_CRC) != 0;
   DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
   DK_RETURN_NOT_OK(get_count(&r, &p->batch_size, (int64_t)1 << 30));
   if (p->batch_size == 0) p->batch_size = 65536;
@@ -298,7 +304,8 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(dk_scan__plan_build_schema(p, schema, err));
   if (p->residual)
     DK_RETURN_NOT_OK(
-        as_corrupt(dk_expr_bind(&p->residual_bound, p->residual, &p->read_schema, err), err));
+        as_corrupt(dk_expr__bind(&p->residual_bound, p->residual, &p->read_schema, p->alloc, err),
+                   err));
   DK_RETURN_NOT_OK(get_count(&r, &v, (int64_t)n_part));
   DK_RETURN_IF((size_t)v != n_part, DK_CORRUPT, err, "split: partition column count mismatch");
   int64_t nt;

@@ -1,11 +1,13 @@
 /*
 ** stream.c — dk_scan_read: the whole scan as one ArrowArrayStream, read file by file on the
-** calling thread, or by reader threads that take files (and byte ranges of big files) in turn
-** and push batches into a bounded queue (file order is then not kept).
+** calling thread, or by reader tasks on the stream's executor (util/exec.h, one worker per
+** reader thread) that take files (and byte ranges of big files) in turn and push batches into
+** a bounded queue (file order is then not kept).
 */
 #include <pthread.h>
 
 #include "scan/scan_int.h"
+#include "util/exec.h"
 
 /* ---- single-threaded stream ---------------------------------------------------------------- */
 
@@ -64,12 +66,15 @@ static void scan_stream_release(void *state) {
 
 /* ---- multi-threaded whole-scan stream ------------------------------------------------------ */
 
-/* Workers take files in turn and push finished batches into a bounded queue; the consumer
-** pops them (file order is not kept across workers). */
+/* Reader tasks take files in turn and push finished batches into a bounded queue; the
+** consumer pops them (file order is not kept across readers). The executor has one worker per
+** reader beside the consumer's thread, which only pops: the readers' waits for room in the
+** queue end when it pops or when the stream is released (cancel), never on another task. */
 typedef struct mt_stream {
   dk_scan *scan;
-  int n_threads, started;
-  pthread_t *tids;
+  int n_threads, submitted;
+  dk__exec *ex;
+  dk__task *tasks;
   pthread_mutex_t mu;
   pthread_cond_t not_empty, not_full;
   struct ArrowArray *q;
@@ -77,9 +82,8 @@ typedef struct mt_stream {
   int64_t next_file;  /* next work item */
   int64_t n_items;
   int64_t *items;     /* 3 per item: index into scan->files, range start, range end (0 = all) */
-  dk_file_entry *entries; /* per scan file, fetched by the creating thread (the log keeps
-                             decompressed stats in a thread-local cache, which worker
-                             threads must not touch: it would leak at their exit) */
+  dk_file_entry *entries; /* per scan file (metadata; no stats), fetched by the creating
+                             thread */
   int running;     /* workers still producing */
   int cancel;
   dk_error err;    /* first error */
@@ -99,7 +103,7 @@ static void mt_push(mt_stream *m, struct ArrowArray *a) {
   pthread_mutex_unlock(&m->mu);
 }
 
-static void *mt_worker(void *arg) {
+static void mt_worker(void *arg) {
   mt_stream *m = arg;
   dk_scan *scan = m->scan;
   dk_error err;
@@ -133,7 +137,6 @@ static void *mt_worker(void *arg) {
   m->running--;
   pthread_cond_broadcast(&m->not_empty);
   pthread_mutex_unlock(&m->mu);
-  return NULL;
 }
 
 static dk_status mt_schema(void *state, struct ArrowSchema *out, dk_error *err) {
@@ -166,7 +169,8 @@ static void mt_release(void *state) {
   m->cancel = 1;
   pthread_cond_broadcast(&m->not_full);
   pthread_mutex_unlock(&m->mu);
-  for (int i = 0; i < m->started; i++) pthread_join(m->tids[i], NULL);
+  for (int i = 0; i < m->submitted; i++) dk__exec_join(m->ex, &m->tasks[i]);
+  dk__exec_free(m->ex);
   while (m->count > 0) {
     dk__array_release(&m->q[m->head]);
     m->head = (m->head + 1) % m->cap;
@@ -177,7 +181,7 @@ static void mt_release(void *state) {
   pthread_cond_destroy(&m->not_full);
   dk_scan *scan = m->scan;
   dk__free(scan->alloc, m->q);
-  dk__free(scan->alloc, m->tids);
+  dk__free(scan->alloc, m->tasks);
   dk__free(scan->alloc, m->items);
   dk__free(scan->alloc, m->entries);
   dk__free(scan->alloc, m);
@@ -246,23 +250,25 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
   m->n_threads = threads;
   m->cap = 2 * threads;
   m->q = dk__calloc(scan->alloc, (size_t)m->cap, sizeof *m->q);
-  m->tids = dk__calloc(scan->alloc, (size_t)threads, sizeof *m->tids);
+  m->tasks = dk__calloc(scan->alloc, (size_t)threads, sizeof *m->tasks);
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->not_empty, NULL);
   pthread_cond_init(&m->not_full, NULL);
-  if (!m->q || !m->tids || !m->entries) {
+  if (!m->q || !m->tasks || !m->entries) {
     mt_release(m);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
-  pthread_mutex_lock(&m->mu);
-  for (int i = 0; i < threads; i++) {
-    m->running++;
-    if (pthread_create(&m->tids[m->started], NULL, mt_worker, m) == 0) m->started++;
-    else m->running--;
+  dk_status est = dk__exec_new(&m->ex, threads + 1, scan->alloc, err);
+  if (est) {
+    mt_release(m);
+    return est;
   }
-  int started = m->started;
+  pthread_mutex_lock(&m->mu);
+  m->running = threads;
   pthread_mutex_unlock(&m->mu);
-  if (!started) {
+  for (int i = 0; i < threads; i++) dk__exec_submit(m->ex, &m->tasks[m->submitted++], mt_worker, m);
+  if (dk__exec_workers(m->ex) == 0) {
+    /* no reader thread could start: the tasks would only run when released */
     mt_release(m);
     return dk__error_set(err, DK_IO, "scan: cannot start reader threads");
   }

@@ -15,6 +15,8 @@
 #include "log/paths.h"
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
+#include "protocol/table_config.h"
+#include "snapshot/access.h"
 #include "snapshot/snapshot_int.h"
 #include "storage/local.h"
 
@@ -24,9 +26,7 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
                         dk_error *err) {
   *out = NULL;
   if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
-  DK_RETURN_IF(opts && opts->version > DK_TABLE_OPTIONS_VERSION, DK_UNSUPPORTED, err,
-               "dk_table_open: options version %u is newer than this dk (%d)", opts->version,
-               DK_TABLE_OPTIONS_VERSION);
+  DK_CHECK_OPTIONS_VERSION(opts, DK_TABLE_OPTIONS_VERSION, "dk_table_open", err);
   const dk_allocator *alloc = opts ? opts->alloc : NULL;
   dk_storage *given = opts ? opts->storage : NULL;
   if (given) DK_RETURN_NOT_OK(dk_io__storage_check(given, "dk_table_open", err));
@@ -106,28 +106,6 @@ const char *dk_table_root(const dk_table *t) { return t->root; }
 
 /* ---- snapshot construction -------------------------------------------------------------- */
 
-static bool config_true(const dk_metadata *m, const char *key) {
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) return !strcasecmp(m->config_values[i], "true");
-  return false;
-}
-
-static const char *config_get(const dk_metadata *m, const char *key) {
-  const char *v = NULL;
-  for (size_t i = 0; i < m->n_configuration; i++)
-    if (!strcmp(m->config_keys[i], key)) v = m->config_values[i];
-  return v;
-}
-
-int64_t dk_snapshot__ict_enablement(const dk_metadata *m) {
-  if (!config_true(m, "delta.enableInCommitTimestamps")) return -1;
-  const char *v = config_get(m, "delta.inCommitTimestampEnablementVersion");
-  if (!v) return 0;
-  char *end;
-  long long x = strtoll(v, &end, 10);
-  return (*end || x < 0) ? 0 : (int64_t)x;
-}
-
 /* Validates the replayed state and fills the derived fields of s. */
 static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
   dk__log lg = dk_snapshot__log(s->table);
@@ -137,7 +115,11 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no protocol action found while replaying the log up to version %" PRId64,
                          root, s->version);
-  DK_RETURN_NOT_OK(dk_protocol__check_read(&st->protocol, err));
+  dk_status pr = dk_protocol__check_read(&st->protocol, err);
+  if (pr != DK_OK) {
+    dk__error_prefix(err, "%s at version %" PRId64, root, s->version);
+    return pr;
+  }
   if (!st->has_metadata)
     return dk__error_set(err, DK_CORRUPT,
                          "%s: no metaData action found while replaying the log up to version %" PRId64,
@@ -150,18 +132,16 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     dk__error_prefix(err, "%s: schemaString", root);
     return r;
   }
-  const char *cm = config_get(&st->metadata, "delta.columnMapping.mode");
-  s->cm_mode = DK_COLUMN_MAPPING_NONE;
-  if (cm && !strcmp(cm, "id")) s->cm_mode = DK_COLUMN_MAPPING_ID;
-  if (cm && !strcmp(cm, "name")) s->cm_mode = DK_COLUMN_MAPPING_NAME;
+  DK_RETURN_NOT_OK(dk_protocol__config_read(&s->config, &st->metadata, false, err));
+  s->cm_mode = s->config.column_mapping_mode;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
     s->total_bytes = 0;
     for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
   }
 
-  /* commit timestamp of the version */
-  int64_t ict_from = dk_snapshot__ict_enablement(&st->metadata);
+  /* commit time of the version (timestamps.h: unadjusted mtime when ICT is off) */
+  int64_t ict_from = dk_protocol__ict_from(&s->config);
   const dk__logfile *last = NULL;
   for (size_t i = 0; i < seg->n_all; i++)
     if (seg->all[i].kind == DK__LF_COMMIT && seg->all[i].version == s->version) last = &seg->all[i];
@@ -171,8 +151,12 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
     s->timestamp = st->last_ict;
   if (s->timestamp < 0 && ict_from >= 0 && s->version >= ict_from && last) {
     int64_t ts;
-    if (dk_log__commit_ict(&lg, last, &ts, err) == DK_OK) s->timestamp = ts;
+    dk_error e2;
+    dk_error_init(&e2);
+    if (dk_log__commit_ict(&lg, last, &ts, &e2) == DK_OK) s->timestamp = ts;
   }
+  s->tip_size = last ? last->size : -1;
+  s->tip_mtime = last ? last->mtime : -1;
   if (s->timestamp < 0 && last) s->timestamp = last->mtime;
   if (s->timestamp < 0 && seg->n_cp) s->timestamp = seg->cp_files[0].mtime;
   return DK_OK;
@@ -302,13 +286,16 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
                            dk_error *err) {
   *out = NULL;
   if (!t) return dk__error_set(err, DK_INVALID, "dk_snapshot_open: NULL table");
+  DK_CHECK_OPTIONS_VERSION(opts, DK_SNAPSHOT_OPTIONS_VERSION, "dk_snapshot_open", err);
   if (opts && opts->by_timestamp) {
     dk__log lg = dk_snapshot__log(t);
     dk_snapshot *latest;
     DK_RETURN_NOT_OK(dk_snapshot__load(&latest, t, -1, opts->metadata_only, err));
-    int64_t v;
-    dk_status st = dk_log__version_at_timestamp(
-        &v, &lg, opts->timestamp_ms, dk_snapshot__ict_enablement(&latest->st.metadata), err);
+    int64_t v = -1;
+    dk__commit_times ct;
+    dk_status st = dk_log__commit_times_open(&ct, &lg, dk_protocol__ict_from(&latest->config), err);
+    if (st == DK_OK) st = dk_log__version_at_timestamp(&v, &lg, &ct, opts->timestamp_ms, err);
+    dk_log__commit_times_dispose(&ct);
     if (st == DK_OK && v == latest->version) {
       *out = latest; /* the common "as of now" case needs no second replay */
       return DK_OK;
@@ -334,11 +321,38 @@ static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, cons
   return DK_OK;
 }
 
+/* Whether the commit file of old's version is still the one old was built from (same size
+ * and mtime). A table deleted and re-created, or a log rewritten in place, fails this and
+ * is loaded afresh; a version without a commit file (checkpoint only) is not checked. */
+static dk_status tip_unchanged(bool *same, const dk_snapshot *old, dk_error *err) {
+  *same = true;
+  if (old->tip_size < 0) return DK_OK;
+  dk_table *t = old->table;
+  char path[4200];
+  if (snprintf(path, sizeof path, "%s/_delta_log/%020" PRId64 ".json", t->root, old->version) >=
+      (int)sizeof path)
+    return dk__error_set(err, DK_INVALID, "table path too long");
+  dk_file_info fi;
+  dk_status st = t->sto->stat(t->sto, path, &fi, err);
+  if (st == DK_NOT_FOUND) {
+    if (err) dk_error_init(err);
+    *same = false;
+    return DK_OK;
+  }
+  DK_RETURN_NOT_OK(st);
+  *same = fi.size == old->tip_size && fi.mtime_ms == old->tip_mtime;
+  return DK_OK;
+}
+
 dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err) {
   *out = NULL;
   dk_table *t = old->table;
   dk__log lg = dk_snapshot__log(t);
   if (old->from_crc) return dk_snapshot__load(out, t, -1, 1, err);
+  bool same;
+  DK_RETURN_NOT_OK(tip_unchanged(&same, old, err));
+  if (!same || old->depth >= DK_SNAPSHOT__MAX_REFRESH_DEPTH)
+    return dk_snapshot__load(out, t, -1, 0, err);
   dk__segment seg;
   dk_status st = dk_log__segment_build(&seg, t->sto, t->root, -1, old->version, t->alloc, err);
   if (st == DK_CORRUPT || st == DK_OUT_OF_RANGE) {
@@ -363,6 +377,8 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     return DK_NOMEM;
   }
   s->base = dk_snapshot_ref(old); /* keeps the old arena's strings alive */
+  __atomic_add_fetch(&old->child_refs, 1, __ATOMIC_ACQ_REL);
+  s->depth = old->depth + 1;
   s->version = seg.version;
   const dk__state *o = &old->st;
   dk__state *n = &s->st;
@@ -399,7 +415,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }
-  if (st == DK_OK) st = dk_log__state_reindex(n, err);
+  if (st == DK_OK) dk_log__state_rebase(n);
   if (st == DK_OK) st = dk_log__apply_commits(&lg, n, seg.commits, seg.n_commits, err);
   if (st == DK_OK) st = finish_snapshot(s, &seg, err);
   dk_log__segment_dispose(&seg);
@@ -416,11 +432,30 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
   return s;
 }
 
+/* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
+ * children copied them), so the arrays go; the strings and stats blocks they point into
+ * stay until the last child is freed. Keeps a chain of refreshes at one file array. */
+static void release_arrays(dk_snapshot *s) {
+  if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
+  dk_table *t = s->table;
+  dk__free(t->alloc, s->st.files);
+  dk__free(t->alloc, s->st.tombs);
+  s->st.files = NULL;
+  s->st.tombs = NULL;
+  s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
+  s->st.cap_files = s->st.cap_tombs = 0;
+}
+
 void dk_snapshot_free(dk_snapshot *s) {
   if (!s) return;
-  if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  int left = __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  if (left != 0) {
+    if (left == __atomic_load_n(&s->child_refs, __ATOMIC_ACQUIRE)) release_arrays(s);
+    return;
+  }
   dk_table *t = s->table;
   dk_log__state_dispose(&s->st);
+  if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
   dk__free(t->alloc, s);
   table_unref(t);
@@ -431,10 +466,12 @@ void dk_snapshot_free(dk_snapshot *s) {
 int64_t dk_snapshot_version(const dk_snapshot *s) { return s->version; }
 int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
+const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
+dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
-  return config_get(&s->st.metadata, key);
+  return dk_protocol__property(&s->st.metadata, key);
 }
 int dk_snapshot_has_feature(const dk_snapshot *s, const char *name) {
   return dk_protocol__has_feature(&s->st.protocol, name);
@@ -453,19 +490,15 @@ int64_t dk_snapshot_num_files(const dk_snapshot *s) {
 int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
-dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
-  if (s->from_crc)
-    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
-  if (i < 0 || (size_t)i >= s->st.n_files)
-    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i) {
   const dk__file *f = &s->st.files[i];
   memset(out, 0, sizeof *out);
+  out->version = DK_FILE_ENTRY_VERSION;
   out->path = f->path;
   out->size = f->size;
   out->modification_time = f->mtime;
   out->n_partition_values = f->n_pv;
   out->partition_kv = f->pv;
-  DK_RETURN_NOT_OK(dk_log__file_stats_err(&out->stats, f, err));
   if (f->extra) {
     out->tags_json = f->extra->tags;
     out->dv = f->extra->dv;
@@ -474,6 +507,21 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
   }
   out->has_base_row_id = !!(f->flags & DK__F_BRID);
   out->has_default_row_commit_version = !!(f->flags & DK__F_DRCV);
+  out->index = i;
+}
+
+dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool end_ok,
+                                        dk_error *err) {
+  if (s->from_crc)
+    return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
+  if (i < 0 || (size_t)i > s->st.n_files || ((size_t)i == s->st.n_files && !end_ok))
+    return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
+  return DK_OK;
+}
+
+dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_snapshot__check_file_index(s, i, false, err));
+  dk_snapshot__fill_entry(out, s, i);
   return DK_OK;
 }
 
@@ -530,8 +578,8 @@ int64_t dk_snapshot_txn_version(const dk_snapshot *s, const char *app_id) {
 
 size_t dk_snapshot_num_txns(const dk_snapshot *s) { return s->st.n_txns; }
 
-void dk_snapshot_txn(const dk_snapshot *s, size_t i, const char **app_id, int64_t *version,
-                     int64_t *last_updated) {
+void dk_snapshot_txn(const char **app_id, int64_t *version, int64_t *last_updated,
+                     const dk_snapshot *s, size_t i) {
   if (i >= s->st.n_txns) {
     if (app_id) *app_id = NULL;
     if (version) *version = -1;

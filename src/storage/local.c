@@ -604,3 +604,13 @@ char *dk_storage__local_realpath(const char *path, const dk_allocator *a) {
   free(r);
   return copy;
 }
+
+dk_status dk_storage__read_local_file(const dk_allocator *a, const char *path, char **out,
+                                      size_t *len, dk_error *err) {
+  local_ctx c = {a};
+  dk_storage s = {.version = DK_STORAGE_VERSION, .ctx = &c};
+  uint8_t *p = NULL;
+  dk_status st = local_read(&s, path, &p, len, err);
+  *out = (char *)p;
+  return st;
+}

@@ -12,4 +12,9 @@
 ** recognised as lying under it and nothing depends on the working directory later. */
 char *dk_storage__local_realpath(const char *path, const dk_allocator *a);
 
+/* Reads a whole local file (a configuration file, not table data) into *out, NUL-terminated,
+** allocated with a. ENOENT is DK_NOT_FOUND. */
+dk_status dk_storage__read_local_file(const dk_allocator *a, const char *path, char **out,
+                                      size_t *len, dk_error *err);
+
 #endif /* DK_STORAGE_LOCAL_H */

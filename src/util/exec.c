@@ -79,6 +79,14 @@ void dk__exec_free(dk__exec *ex) {
 
 int dk__exec_threads(const dk__exec *ex) { return ex ? ex->threads : 1; }
 
+int dk__exec_workers(dk__exec *ex) {
+  if (!ex) return 0;
+  pthread_mutex_lock(&ex->mu);
+  int n = ex->n_workers;
+  pthread_mutex_unlock(&ex->mu);
+  return n;
+}
+
 static void *worker_main(void *arg) {
   dk__exec *ex = arg;
   pthread_mutex_lock(&ex->mu);

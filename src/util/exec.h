@@ -46,6 +46,8 @@ dk_status dk__exec_new(dk__exec **out, int threads, const dk_allocator *alloc, d
 void dk__exec_free(dk__exec *ex);
 /* Threads a job may use at once, the caller included (1 for NULL). */
 int dk__exec_threads(const dk__exec *ex);
+/* Worker threads started so far (fewer than asked for when the system refused one). */
+int dk__exec_workers(dk__exec *ex);
 
 /* Queues fn(arg) as task t (caller-owned; t must stay put until joined). With a NULL or
  * one-thread executor the task only runs when joined. */

@@ -60,6 +60,13 @@ void dk__error_prefix(dk_error *err, const char *fmt, ...) DK_PRINTF(2, 3);
     if (DK_UNLIKELY(cond)) return dk__error_set((err), (code), __VA_ARGS__); \
   } while (0)
 
+/* DK_INVALID when a caller's versioned options struct is newer than this library's (an older
+ * one, or 0 for "the first version", is accepted: version fields only grow). */
+#define DK_CHECK_OPTIONS_VERSION(opts, ours, fn, err)                                     \
+  DK_RETURN_IF((opts) && (opts)->version > (unsigned)(ours), DK_INVALID, (err),           \
+               "%s: options version %u is newer than this library's (%u)", (fn),          \
+               (opts)->version, (unsigned)(ours))
+
 /* For use with a `cleanup:` label and a `dk_status st` local. */
 #define DK_CHECK_GOTO(expr)             \
   do {                                  \

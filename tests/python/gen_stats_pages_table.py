@@ -5,7 +5,7 @@ tests/unit/data/stats_pages_table/: the P1 benchmark's synthetic checkpoint
 (bench/snapshot_load.py make_table, 1,200 live files, seed 7) with its JSON commits deleted,
 so the table is its checkpoint at version 100 alone, rewritten by pyarrow with 1 KiB data
 pages (PLAIN, snappy) and row groups of 300 rows: its add.stats column is stored in ~200
-pages, which dk keeps compressed and decodes one by one (reading ahead on a helper thread).
+pages, which dk keeps compressed and decodes one by one (a file iterator reads the next page ahead on the table's executor).
 
 tests/unit/data/stats_pages_table.expected.jsonl: the oracle, pyarrow's read of the
 checkpoint: one line [path, stats length, FNV-1a 64 of the stats text as 16 hex digits] per

@@ -1,5 +1,5 @@
 """Shared helpers for the Parquet oracle tests: run `dk parquet cat` and convert pyarrow's
-values to the JSON-lines encoding of dk's row printer (src/arrow/print.h), then compare value
+values to the JSON-lines encoding of dk's row printer (tools/cli/print.h), then compare value
 by value. pyarrow is the oracle: every expected value comes from pyarrow's own read."""
 import base64
 import datetime

@@ -60,7 +60,8 @@ for name in ("basic-with-inserts-overwrite-restore", "basic-decimal-table",
         s.schema.__arrow_c_schema__()          # dropped unconsumed: destructor releases
         repr(s.schema)
     t.history()
-    # a thread libdk did not create reads file stats (dk_log__file_stats' per-thread cache)
+    # a thread libdk did not create reads file stats (once a per-thread cache; now each
+    # listing has its own file iterator)
     th = threading.Thread(target=lambda: [latest.files() for _ in range(2)])
     th.start()
     th.join()
@@ -69,7 +70,7 @@ for name in ("basic-with-inserts-overwrite-restore", "basic-decimal-table",
             t.snapshot(**bad)
         except dk.DkError:
             pass
-    for threads in (scan_threads if dk.HAVE_SCAN else ()):
+    for threads in scan_threads:
         scan = latest.scan(threads=threads)
         cap = scan.__arrow_c_stream__()
         st = ctypes.cast(stream_ptr(cap), ctypes.POINTER(Stream))
@@ -116,8 +117,8 @@ def _leak_blocks(report: str, start: str) -> list[str]:
 
 
 def _check_leaks(blocks: list[str]) -> None:
-    # The per-thread stats cache of dk_log__file_stats (src/log/actions.c) once leaked one
-    # block per exited scan worker (issue #6); it is freed by a pthread key destructor now.
+    # A per-thread stats cache (gone: stats are read through file iterators) once leaked one
+    # block per exited scan worker (issue #6).
     ours = [b for b in blocks if _OURS.search(b)]
     assert not ours, "\n\n".join(ours[:5])
 

@@ -36,11 +36,5 @@ def test_readme_has_examples():
 
 def test_readme_examples_run():
     ns = {"TABLE": str(dkharness.testdata_dir() / "delta-golden/basic-with-inserts-overwrite-restore")}
-    skipped = []
     for i, code in enumerate(BLOCKS):
-        if ".scan(" in code and not dk.HAVE_SCAN:
-            skipped.append(i)
-            continue
         exec(compile(code, f"README.md python block {i}", "exec"), ns)
-    if skipped:
-        pytest.skip(f"README blocks {skipped} scan: scan layer not merged (dk.HAVE_SCAN is False)")

@@ -2,8 +2,7 @@
 
 Oracle: the expected rows of every read case of the shared corpus manifest (written from the
 upstream Delta tests, cross-checked with Spark and an independent reader), and the formula
-aggregates of the 1M-row summary cases. Skipped (never failed) while the library linked into
-the binding has no scan layer (``dk.HAVE_SCAN`` is False: branch `scan` not merged).
+aggregates of the 1M-row summary cases.
 """
 
 import ctypes
@@ -16,12 +15,11 @@ import pytest
 
 import dkharness
 import variant_decode
-from test_py_support import import_dk, read_cases, requires_scan
+from test_py_support import import_dk, read_cases
 
 dk = import_dk()
 pa = pytest.importorskip("pyarrow")
 
-pytestmark = requires_scan
 
 TESTDATA = dkharness.testdata_dir()
 READ = [pytest.param(c, id=c["id"]) for c in read_cases()]

@@ -388,16 +388,6 @@ def test_snapshots_from_threads():
         assert n == t.snapshot(version=v).num_files
 
 
-def test_files_filter_needs_scan_layer():
-    s = dk.Table(str(TESTDATA / "delta-golden/basic-decimal-table")).snapshot()
-    if dk.HAVE_SCAN:
-        pytest.skip("scan layer present: covered by test_py_scan.py")
-    with pytest.raises(dk.UnsupportedFeature):
-        s.files(filter="part > 0")
-    with pytest.raises(dk.UnsupportedFeature):
-        s.scan()
-
-
 def test_repr_and_files_shape():
     t = dk.Table(str(TESTDATA / "delta-golden/basic-decimal-table"))
     s = t.snapshot()

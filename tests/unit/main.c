@@ -75,7 +75,7 @@ void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *
   const char **p = calloc((size_t)n + 1, sizeof *p);
   for (int64_t i = 0; p && i < n; i++) {
     dk_file_entry f;
-    dk_snapshot_file(&f, s, i, NULL);
+    CHECK_OK_SOFT(dk_snapshot_file(&f, s, i, NULL));
     p[i] = f.path;
   }
   if (p) qsort(p, (size_t)n, sizeof *p, cmp_cstr);

@@ -76,6 +76,14 @@ void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *
     }                                                                                      \
   } while (0)
 
+/* Records a failure when expr is not DK_OK but carries on (for helpers that return values). */
+#define CHECK_OK_SOFT(expr)                                                                \
+  do {                                                                                     \
+    dk_status dk_s_ = (expr);                                                              \
+    if (dk_s_ != DK_OK)                                                                    \
+      dk_test_fail(__FILE__, __LINE__, "%s returned %s", #expr, dk_status_str(dk_s_));     \
+  } while (0)
+
 #define CHECK_STATUS(expr, want)                                                            \
   do {                                                                                      \
     dk_status dk_s_ = (expr);                                                               \

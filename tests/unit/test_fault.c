@@ -106,9 +106,17 @@ static dk_status snapshot_text(dk_buf *b, const dk_snapshot *s, int with_files, 
   for (size_t i = 0; i < m->n_configuration; i++)
     dk__buf_printf(b, NULL, "conf %s=%s\n", m->config_keys[i], m->config_values[i]);
   if (with_files && dk_snapshot_has_file_list(s)) {
-    for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
-      dk_file_entry f;
-      DK_RETURN_NOT_OK(dk_snapshot_file(&f, s, i, err));
+    dk_file_iter *it;
+    DK_RETURN_NOT_OK(dk_snapshot_files_open(&it, s, NULL, err));
+    for (;;) {
+      const dk_file_entry *fe;
+      dk_status fs = dk_file_iter_next(&fe, it, err);
+      if (fs != DK_OK || !fe) {
+        dk_file_iter_free(it);
+        DK_RETURN_NOT_OK(fs);
+        break;
+      }
+      dk_file_entry f = *fe;
       dk__buf_printf(b, NULL, "file %s %lld %lld", f.path, (long long)f.size,
                      (long long)f.modification_time);
       for (size_t k = 0; k < f.n_partition_values; k++)
@@ -133,7 +141,7 @@ static dk_status snapshot_text(dk_buf *b, const dk_snapshot *s, int with_files, 
   for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
     const char *app;
     int64_t v, lu;
-    dk_snapshot_txn(s, i, &app, &v, &lu);
+    dk_snapshot_txn(&app, &v, &lu, s, i);
     dk__buf_printf(b, NULL, "txn %s %lld %lld\n", app, (long long)v, (long long)lu);
   }
   return b->data || !b->len ? DK_OK : DK_NOMEM;

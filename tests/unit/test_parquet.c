@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "arrow/array.h"
-#include "arrow/print.h"
+#include "arrow/json.h"
 #include "codec/parquet/metadata.h"
 #include "dk/parquet.h"
 #include "test.h"
@@ -276,7 +276,7 @@ DK_TEST(parquet__paths_and_schema_of_spark_maps) {
   CHECK(path != NULL);
   dk_error err = {0};
   dk_parquet_file *f = NULL;
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, 1, NULL, 0}; /* mmap */
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = 1};
   CHECK_OK(dk_parquet_open(&f, path, &oo, &err), &err);
   free(path);
   /* leaves in file order: i, a.key, a.value, b.key, ... f.key, f.value.element.val */

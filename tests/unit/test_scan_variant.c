@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/print.h"
+#include "arrow/json.h"
 #include "dk/parquet.h"
 #include "test.h"
 

@@ -1,13 +1,14 @@
 /* test_snapshot_prefetch.c — stats of a checkpoint kept as compressed Parquet pages, read
-** while a helper thread decodes the next page ahead (src/log/actions.c "reading ahead").
+** through file iterators whose read-ahead decodes the next page on the table's executor
+** (src/log/stats.c).
 **
 ** Table: tests/unit/data/stats_pages_table (written by tests/python/gen_stats_pages_table.py:
 ** a checkpoint whose add.stats column lies in ~200 small pages over 3 row groups). Oracle:
 ** stats_pages_table.expected.jsonl, pyarrow's read of every add row: [path, stats length,
-** FNV-1a 64 of the stats]. Checked: sequential, reverse and strided listing with the helper,
-** the same with threads = 1 (no helper), four threads listing one snapshot at once, and
-** snapshots freed right after their first stats read (the free must wait for the helper;
-** under ASan a use after free would show). */
+** FNV-1a 64 of the stats]. Checked: sequential, reverse and strided listing with read-ahead,
+** the same with threads = 1 (no read-ahead), four threads listing one snapshot at once (an
+** iterator each), and snapshots and iterators freed right after their first stats read (the
+** free must wait for the read-ahead; under ASan a use after free would show). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,13 +86,15 @@ static dk_snapshot *open_snapshot(dk_table **t, int threads) {
 }
 
 /* Checks file i's stats against the oracle; returns 0 when they agree. */
-static int check_file(dk_snapshot *s, int64_t i) {
+static int check_file(dk_file_iter *it, int64_t i) {
   dk_error err = {0};
-  dk_file_entry f;
-  if (dk_snapshot_file(&f, s, i, &err) != DK_OK) return 1;
-  const expect *e = find(f.path);
-  if (!e || !f.stats) return 2;
-  if (strlen(f.stats) != e->len || fnv1a64(f.stats) != e->fnv) return 3;
+  const dk_file_entry *f;
+  if (dk_file_iter_seek(it, i, &err) != DK_OK || dk_file_iter_next(&f, it, &err) != DK_OK ||
+      !f)
+    return 1;
+  const expect *e = find(f->path);
+  if (!e || !f->stats) return 2;
+  if (strlen(f->stats) != e->len || fnv1a64(f->stats) != e->fnv) return 3;
   return 0;
 }
 
@@ -99,7 +102,10 @@ static int check_file(dk_snapshot *s, int64_t i) {
 static int list_all(dk_snapshot *s, int64_t step, int64_t start) {
   int64_t n = dk_snapshot_num_files(s);
   int bad = 0;
-  for (int64_t k = 0, i = start; k < n; k++, i = (i + step) % n) bad += check_file(s, i) != 0;
+  dk_file_iter *it;
+  if (dk_snapshot_files_open(&it, s, NULL, NULL) != DK_OK) return 1;
+  for (int64_t k = 0, i = start; k < n; k++, i = (i + step) % n) bad += check_file(it, i) != 0;
+  dk_file_iter_free(it);
   return bad;
 }
 
@@ -129,7 +135,7 @@ typedef struct reader {
 static void *read_all(void *arg) {
   reader *r = arg;
   for (int rep = 0; rep < 3; rep++) r->bad += list_all(r->s, 1, r->start);
-  return NULL; /* the thread's stats cache and its helper are freed at thread exit */
+  return NULL;
 }
 
 DK_TEST(snapshot_prefetch__threads) {
@@ -161,9 +167,19 @@ DK_TEST(snapshot_prefetch__free_while_reading_ahead) {
     dk_table *t;
     dk_snapshot *s = open_snapshot(&t, 0);
     if (!s) return;
-    /* the first read of a page starts the helper on the next one; free at once */
-    CHECK_EQ_INT(check_file(s, (rep * 13) % g_n), 0);
-    dk_snapshot_free(s);
-    dk_table_free(t);
+    /* the first read of a page starts the read-ahead of the next one; free at once, the
+     * snapshot first on odd rounds (the iterator keeps it alive) */
+    dk_file_iter *it;
+    CHECK_OK(dk_snapshot_files_open(&it, s, NULL, NULL), NULL);
+    CHECK_EQ_INT(check_file(it, (rep * 13) % g_n), 0);
+    if (rep & 1) {
+      dk_snapshot_free(s);
+      dk_table_free(t);
+      dk_file_iter_free(it);
+    } else {
+      dk_file_iter_free(it);
+      dk_snapshot_free(s);
+      dk_table_free(t);
+    }
   }
 }

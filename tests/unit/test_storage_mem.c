@@ -250,9 +250,8 @@ DK_TEST(storage_mem__parquet_over_memory_equals_local) {
       dk_mem_apply(m);
       dk_mem_reset_counters(m);
       dk_parquet_file *f;
-      CHECK_OK(dk_pq__open_storage(&f, dk_mem_storage_of(m), key, mode == 1 ? (int64_t)len : 0,
-                                   mode == 0, NULL, &err),
-               &err);
+      dk_pq__open_opts po = {.size = mode == 1 ? (int64_t)len : 0, .map = mode == 0};
+      CHECK_OK(dk_pq__open_storage(&f, dk_mem_storage_of(m), key, &po, &err), &err);
       /* opening: one map, or one stat (unless the size is given) and one batched read */
       if (mode == 0) CHECK(m->calls[DK_MEM_MAP] == 1 && m->calls[DK_MEM_READ_RANGES] == 0);
       if (mode >= 1) CHECK_EQ_INT(m->calls[DK_MEM_READ_RANGES], 1); /* footers < 64 KiB */
@@ -271,10 +270,10 @@ DK_TEST(storage_mem__parquet_over_memory_equals_local) {
     /* a missing key and a directory */
     dk_parquet_file *f = NULL;
     dk_error_init(&err);
-    CHECK_STATUS(dk_pq__open_storage(&f, dk_mem_storage_of(m), "s3://b/d/none", 0, 0, NULL, &err),
+    CHECK_STATUS(dk_pq__open_storage(&f, dk_mem_storage_of(m), "s3://b/d/none", NULL, &err),
                  DK_NOT_FOUND);
     dk_error_init(&err);
-    CHECK_STATUS(dk_pq__open_storage(&f, dk_mem_storage_of(m), "s3://b", 0, 0, NULL, &err), DK_IO);
+    CHECK_STATUS(dk_pq__open_storage(&f, dk_mem_storage_of(m), "s3://b", NULL, &err), DK_IO);
     CHECK(f == NULL);
     dk__buf_dispose(&want);
     dk_mem_free(m);
@@ -315,7 +314,7 @@ DK_TEST(storage_mem__long_footer_two_reads) {
   m->no_map = 1;
   dk_mem_apply(m);
   dk_parquet_file *f;
-  CHECK_OK(dk_pq__open_storage(&f, dk_mem_storage_of(m), "/w/wide_footer.parquet", 0, 0, NULL, &err),
+  CHECK_OK(dk_pq__open_storage(&f, dk_mem_storage_of(m), "/w/wide_footer.parquet", NULL, &err),
            &err);
   CHECK_EQ_INT(m->calls[DK_MEM_READ_RANGES], 2);
   CHECK_EQ_INT(dk_parquet_num_columns(f), 400);

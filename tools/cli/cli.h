@@ -2,6 +2,8 @@
 #ifndef DK_CLI_H
 #define DK_CLI_H
 #include "dk/common.h"
+/* Prints the usage lines of command `name` to stderr and returns 2 (main.c). */
+int dk_cli_usage(const char *name);
 int dk_cli_parquet(int argc, char **argv);
 /* Hidden: `dk _dv TABLE_ROOT DESCRIPTOR_JSON` prints a DV's deleted rows (tests only). */
 int dk_cli_dv(int argc, char **argv);
@@ -11,6 +13,11 @@ int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
 int dk_cli_scan(int argc, char **argv);
+/* Writing commands (cmd_txn.c): create, vacuum, restore. Exit 4 on a commit conflict. */
+int dk_cli_create(int argc, char **argv);
+int dk_cli_vacuum(int argc, char **argv);
+int dk_cli_restore(int argc, char **argv);
+int dk_cli_checkpoint(int argc, char **argv);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
 /* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */
@@ -24,9 +31,15 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
-/* Prints a stream's rows to stdout (print_stream.c): format is a DK_PRINT_* value (or'd with
-** DK_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
-** Errors go to stderr as "dk CMD: ..."; returns 0, 1, or 3 when the stream reports corruption. */
+/* storage_opts.c: `--storage-option KEY=VALUE` (-1 when malformed), s3:// URIs and the
+** process's S3 backend for them (*out = NULL for a local path). */
+struct dk_storage;
+int dk_cli_storage_option(const char *kv);
+int dk_cli_is_object_uri(const char *uri);
+dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
+/* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with
+** CLI_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
+** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */
 struct ArrowArrayStream;
 int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, const char *cmd,
                         int64_t *rows);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "codec/json/json.h"
 #include "dk/snapshot.h"
+#include "dk/sys/storage.h"
 
 /* Parses "1700000000000" (ms) or "YYYY-MM-DD[ |T]HH:MM:SS[.fff][Z]" (UTC). */
 static int parse_ts(const char *s, int64_t *out) {
@@ -93,6 +94,8 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_
         return -1;
       }
       g_table_threads = (int)n;
+    } else if (!strcmp(a, "--storage-option") && i + 1 < argc) {
+      if (dk_cli_storage_option(argv[++i])) return -1;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "dk: unknown option '%s'\n", a);
       return -1;
@@ -119,6 +122,10 @@ int dk_cli_open(const char *uri, const dk_snapshot_options *o, dk_table **t, dk_
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
   to.threads = g_table_threads;
+  if (dk_cli_storage_for(uri, &to.storage, &err) != DK_OK) {
+    fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
+    return 1;
+  }
   if (dk_table_open(t, uri, &to, &err) != DK_OK ||
       dk_snapshot_open(s, *t, o, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
@@ -181,8 +188,7 @@ int dk_cli_describe(int argc, char **argv) {
   dk_snapshot_options o;
   int json;
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, NULL)) {
-    fprintf(stderr, "usage: dk describe TABLE [--version N | --timestamp TS] [--json]\n");
-    return 2;
+    return dk_cli_usage("describe");
   }
   dk_table *t;
   dk_snapshot *s;
@@ -236,7 +242,7 @@ int dk_cli_describe(int argc, char **argv) {
     for (size_t i = 0; i < dk_snapshot_num_txns(s); i++) {
       const char *app;
       int64_t v;
-      dk_snapshot_txn(s, i, &app, &v, NULL);
+      dk_snapshot_txn(&app, &v, NULL, s, i);
       put_key(&b, app, i == 0);
       dk__buf_printf(&b, NULL, "%" PRId64, v);
     }

@@ -85,8 +85,7 @@ int dk_cli_files(int argc, char **argv) {
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--where")) return dk_cli_files_where(argc, argv);
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, NULL)) {
-    fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] [--json] [--threads N]\n");
-    return 2;
+    return dk_cli_usage("files");
   }
   dk_table *t;
   dk_snapshot *s;
@@ -96,15 +95,14 @@ int dk_cli_files(int argc, char **argv) {
   int64_t n = dk_snapshot_num_files(s);
   if (json) dk__buf_printf(&b, NULL, "{\"version\":%" PRId64 ",\"files\":[", dk_snapshot_version(s));
   int rc = 0;
+  dk_file_iter *it = NULL;
+  dk_error ferr;
+  dk_error_init(&ferr);
+  if (dk_snapshot_files_open(&it, s, NULL, &ferr) != DK_OK) n = -1;
   for (int64_t i = 0; i < n; i++) {
-    dk_file_entry f;
-    dk_error ferr;
-    dk_error_init(&ferr);
-    if (dk_snapshot_file(&f, s, i, &ferr) != DK_OK) {
-      fprintf(stderr, "dk files: %s: %s\n", dk_status_str(ferr.code), ferr.message);
-      rc = 1;
-      break;
-    }
+    const dk_file_entry *fe;
+    if (dk_file_iter_next(&fe, it, &ferr) != DK_OK || !fe) break;
+    const dk_file_entry f = *fe;
     if (json) {
       if (i) dk__buf_putc(&b, ',', NULL);
       dk__buf_puts(&b, "{\"path\":", NULL);
@@ -161,6 +159,11 @@ int dk_cli_files(int argc, char **argv) {
       fwrite(b.data, 1, b.len, stdout);
       dk__buf_clear(&b);
     }
+  }
+  dk_file_iter_free(it);
+  if (ferr.code != DK_OK) {
+    fprintf(stderr, "dk files: %s: %s\n", dk_status_str(ferr.code), ferr.message);
+    rc = 1;
   }
   if (json && !rc) dk__buf_puts(&b, "]}\n", NULL);
   if (b.len) fwrite(b.data, 1, b.len, stdout);

@@ -27,8 +27,7 @@ int dk_cli_history(int argc, char **argv) {
   int json;
   int64_t limit = 0;
   if (dk_cli_snapshot_args(argc, argv, &uri, &o, &json, &limit)) {
-    fprintf(stderr, "usage: dk history TABLE [--limit N] [--json]\n");
-    return 2;
+    return dk_cli_usage("history");
   }
   dk_error err;
   dk_error_init(&err);
@@ -47,7 +46,7 @@ int dk_cli_history(int argc, char **argv) {
   for (size_t i = 0; i < dk_history_count(h); i++) {
     int64_t v, ts;
     const char *ci;
-    dk_history_entry(h, i, &v, &ts, &ci);
+    dk_history_entry(&v, &ts, &ci, h, i);
     if (json) {
       dk__buf_printf(&b, NULL, "%s{\"version\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"commitInfo\":%s}",
                     i ? "," : "", v, ts, ci);

@@ -4,28 +4,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/array.h"
-#include "arrow/print.h"
+#include "print.h"
 #include "cli.h"
 #include "dk/parquet.h"
 
-static void pq_usage(void) {
-  fprintf(stderr,
-          "usage: dk parquet schema FILE\n"
-          "       dk parquet meta FILE\n"
-          "       dk parquet cat FILE [--columns a,b.c] [--format jsonl|csv|table|count]\n"
-          "                           [--batch-size N] [--row-groups 0,2] [--range START,END]\n"
-          "                           [--field-ids 1,5] [--limit ROWS] [--mmap] [--threads N]\n");
-}
-
 static int fail(const char *cmd, const dk_error *err) {
   fprintf(stderr, "dk parquet %s: %s: %s\n", cmd, dk_status_str(err->code), err->message);
-  return err->code == DK_CORRUPT ? 3 : 1;
+  return 1;
+}
+
+/* The value of `key` in Arrow C Data Interface metadata (int32 count, then per pair int32
+** length + key bytes, int32 length + value bytes; native byte order), or {NULL, 0}. */
+static dk_str metadata_get(const char *md, const char *key) {
+  dk_str out = {NULL, 0};
+  if (!md) return out;
+  int32_t n, kl, vl;
+  memcpy(&n, md, 4);
+  md += 4;
+  for (int32_t i = 0; i < n; i++) {
+    memcpy(&kl, md, 4);
+    const char *k = md + 4;
+    memcpy(&vl, k + kl, 4);
+    const char *v = k + kl + 4;
+    if ((size_t)kl == strlen(key) && !memcmp(k, key, (size_t)kl)) {
+      out.ptr = v;
+      out.len = (size_t)vl;
+      return out;
+    }
+    md = v + vl;
+  }
+  return out;
 }
 
 static void print_schema(const struct ArrowSchema *s, int depth) {
   for (int i = 0; i < depth; i++) fputs("  ", stdout);
-  dk_str fid = dk__schema_metadata_get(s->metadata, "PARQUET:field_id");
+  dk_str fid = metadata_get(s->metadata, "PARQUET:field_id");
   printf("%s: %s%s", s->name ? s->name : "", s->format,
          (s->flags & ARROW_FLAG_NULLABLE) ? "" : " not null");
   if (fid.ptr) printf(" (field_id %.*s)", (int)fid.len, fid.ptr);
@@ -42,12 +55,15 @@ static size_t split(char *s, char **out, size_t max) {
 
 int dk_cli_parquet(int argc, char **argv) {
   if (argc < 2) {
-    pq_usage();
-    return 2;
+    return dk_cli_usage("parquet");
   }
   const char *cmd = argv[0], *path = argv[1];
+  if (strcmp(cmd, "schema") && strcmp(cmd, "meta") && strcmp(cmd, "cat")) {
+    fprintf(stderr, "dk parquet: unknown subcommand '%s'\n", cmd);
+    return dk_cli_usage("parquet");
+  }
   char *cols_arg = NULL, *rg_arg = NULL, *fid_arg = NULL, *range_arg = NULL;
-  int format = DK_PRINT_JSONL, use_mmap = 0, threads = 0;
+  int format = CLI_PRINT_JSONL, use_mmap = 0, threads = 0, skip_crc = 0;
   int64_t batch = 0, limit = -1;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--columns") && i + 1 < argc) cols_arg = argv[++i];
@@ -56,21 +72,21 @@ int dk_cli_parquet(int argc, char **argv) {
     else if (!strcmp(argv[i], "--range") && i + 1 < argc) range_arg = argv[++i];
     else if (!strcmp(argv[i], "--batch-size") && i + 1 < argc) batch = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--mmap")) use_mmap = 1;
+    else if (!strcmp(argv[i], "--no-page-checksums")) skip_crc = 1;
     else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
       const char *f = argv[++i];
-      if (!strcmp(f, "jsonl")) format = DK_PRINT_JSONL;
-      else if (!strcmp(f, "csv")) format = DK_PRINT_CSV;
-      else if (!strcmp(f, "table")) format = DK_PRINT_TABLE;
+      if (!strcmp(f, "jsonl")) format = CLI_PRINT_JSONL;
+      else if (!strcmp(f, "csv")) format = CLI_PRINT_CSV;
+      else if (!strcmp(f, "table")) format = CLI_PRINT_TABLE;
       else if (!strcmp(f, "count")) format = -1; /* decode only; print the row count */
       else {
         fprintf(stderr, "dk parquet: unknown format '%s'\n", f);
         return 2;
       }
     } else {
-      pq_usage();
-      return 2;
+      return dk_cli_usage("parquet");
     }
   }
   /* Batches are allocated and freed in a steady cycle: keep freed memory in the process
@@ -79,7 +95,8 @@ int dk_cli_parquet(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   dk_error err;
   dk_error_init(&err);
-  dk_parquet_open_options oo = {DK_PARQUET_OPEN_OPTIONS_VERSION, use_mmap, NULL, 0};
+  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = use_mmap,
+                                .skip_page_checksums = skip_crc};
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, path, &oo, &err)) return fail(cmd, &err);
   int rc = 0;
@@ -146,8 +163,7 @@ int dk_cli_parquet(int argc, char **argv) {
       st.release(&st);
     }
   } else {
-    pq_usage();
-    rc = 2;
+    rc = dk_cli_usage("parquet");
   }
   dk_parquet_file_free(f);
   return rc;

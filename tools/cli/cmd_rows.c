@@ -113,7 +113,7 @@ int dk_cli_rows(int argc, char **argv) {
   dk_table_free(t);
   if (st) {
     fprintf(stderr, "dk _rows: %s: %s\n", dk_status_str(err.code), err.message);
-    return st == DK_CORRUPT ? 3 : 1;
+    return 1;
   }
   return 0;
 }

@@ -2,26 +2,20 @@
 ** cmd_scan.c — `dk scan TABLE [--version N | --timestamp TS] [--columns a,b] [--where EXPR]
 ** [--limit N] [--with-metadata] [--format jsonl|csv|table] [--threads N] [--batch-size N]`:
 ** reads a table (or a time-travelled version of it) through dk_scan and prints its rows in
-** the row encoding of src/arrow/print.h.
+** the row encoding of tools/cli/print.h.
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arrow/print.h"
+#include "print.h"
 #include "codec/json/json.h"
 #include "cli.h"
 #include "dk/expr.h"
 #include "dk/parquet.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
-
-static void scan_usage(void) {
-  fprintf(stderr,
-          "usage: dk scan TABLE [--version N | --timestamp TS] [--columns a,b] [--where EXPR]\n"
-          "               [--limit N] [--with-metadata] [--format jsonl|csv|table] [--threads N]\n");
-}
 
 static int scan_fail(const dk_error *err) {
   fprintf(stderr, "dk scan: %s: %s\n", dk_status_str(err->code), err->message);
@@ -73,7 +67,7 @@ static int print_via_splits(dk_scan *scan, int format, const char *dump_dir) {
     dk_status s = dk_split_read(&st, bytes, len, NULL, &err);
     dk_free(bytes);
     if (s) return scan_fail(&err);
-    int rc = dk_cli_print_stream(&st, format | (first ? 0 : DK_PRINT_NO_HEADER), -1, "scan", NULL);
+    int rc = dk_cli_print_stream(&st, format | (first ? 0 : CLI_PRINT_NO_HEADER), -1, "scan", NULL);
     first = 0;
     st.release(&st);
     if (rc) return rc;
@@ -85,7 +79,7 @@ static int print_via_splits(dk_scan *scan, int format, const char *dump_dir) {
 int dk_cli_scan(int argc, char **argv) {
   char **rest = calloc((size_t)argc + 1, sizeof *rest);
   const char *columns = NULL, *where = NULL;
-  int format = DK_PRINT_JSONL, nrest = 0, want_stats = 0, via_splits = 0;
+  int format = CLI_PRINT_JSONL, nrest = 0, want_stats = 0, via_splits = 0;
   const char *dump_dir = NULL;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
@@ -108,6 +102,8 @@ int dk_cli_scan(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--via-splits")) {
       via_splits = 1;
+    } else if (!strcmp(a, "--no-page-checksums")) {
+      so.skip_page_checksums = 1;
     } else if (!strcmp(a, "--dump-splits") && i + 1 < argc) {
       via_splits = 1;
       dump_dir = argv[++i];
@@ -125,9 +121,9 @@ int dk_cli_scan(int argc, char **argv) {
       so.batch_size = atoll(argv[++i]);
     } else if (!strcmp(a, "--format") && i + 1 < argc) {
       const char *f = argv[++i];
-      if (!strcmp(f, "jsonl")) format = DK_PRINT_JSONL;
-      else if (!strcmp(f, "csv")) format = DK_PRINT_CSV;
-      else if (!strcmp(f, "table")) format = DK_PRINT_TABLE;
+      if (!strcmp(f, "jsonl")) format = CLI_PRINT_JSONL;
+      else if (!strcmp(f, "csv")) format = CLI_PRINT_CSV;
+      else if (!strcmp(f, "table")) format = CLI_PRINT_TABLE;
       else {
         fprintf(stderr, "dk scan: unknown format '%s'\n", f);
         free(rest);
@@ -141,9 +137,8 @@ int dk_cli_scan(int argc, char **argv) {
   dk_snapshot_options o;
   int json;
   if (dk_cli_snapshot_args(nrest, rest, &uri, &o, &json, NULL) || json) {
-    scan_usage();
     free(rest);
-    return 2;
+    return dk_cli_usage("scan");
   }
   free(rest);
   dk_table *t;
@@ -171,7 +166,8 @@ int dk_cli_scan(int argc, char **argv) {
     so.n_columns = n;
   }
   if (where && dk_expr_parse(&filter, where, &err)) {
-    rc = scan_fail(&err);
+    scan_fail(&err);
+    rc = 2; /* a malformed --where is a usage error */
     goto done;
   }
   so.filter = filter;
@@ -218,8 +214,7 @@ int dk_cli_files_where(int argc, char **argv) {
   int bad = dk_cli_snapshot_args(nrest, rest, &uri, &o, &json, NULL);
   free(rest);
   if (bad || !where) {
-    fprintf(stderr, "usage: dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]\n");
-    return 2;
+    return dk_cli_usage("files");
   }
   dk_table *t;
   dk_snapshot *s;
@@ -235,7 +230,8 @@ int dk_cli_files_where(int argc, char **argv) {
   so.limit = -1;
   so.keep_residual = 1;
   if (dk_expr_parse(&filter, where, &err)) {
-    rc = scan_fail(&err);
+    scan_fail(&err);
+    rc = 2; /* a malformed --where is a usage error */
     goto done;
   }
   so.filter = filter;

@@ -1,9 +1,11 @@
 /*
-** cmd_sql.c — `dk sql "SQL" [--format table|jsonl|csv] [--stats]`: runs SQL in an in-memory
+** cmd_sql.c — `dk sql "SQL" [--format table|jsonl|csv] [--stats] [--allow-attach]`: runs SQL in an in-memory
 ** SQLite database with dk's connector (connectors/sqlite) registered. delta_scan('path'
 ** [, version]) calls are expanded into temp `delta` tables first. --stats prints, after each
 ** statement, what pushdown did (the sum of the dk_scan_stats of every scan the statement ran)
 ** on stderr: one line of text with `--format table`, one JSON object otherwise.
+** ATTACH and VACUUM INTO (which create or open database files) are refused through SQLite's
+** authorizer unless --allow-attach is given; extension loading from SQL is off.
 */
 #include <math.h>
 #include <stdio.h>
@@ -12,22 +14,9 @@
 
 #include "cli.h"
 #include "dk_sqlite.h"
+#include "print.h"
 
 enum { FMT_TABLE, FMT_JSONL, FMT_CSV };
-
-static void put_json_str(FILE *f, const unsigned char *s, int n) {
-  fputc('"', f);
-  for (int i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c == '\n') fputs("\\n", f);
-    else if (c == '\t') fputs("\\t", f);
-    else if (c == '\r') fputs("\\r", f);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
-}
 
 static void put_base64(FILE *f, const unsigned char *p, int n) {
   static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -41,6 +30,21 @@ static void put_base64(FILE *f, const unsigned char *p, int n) {
     fputc(k + 2 < n ? t[v & 63] : '=', f);
   }
   fputc('"', f);
+}
+
+/* The authorizer of `dk sql` without --allow-attach: ATTACH (also what VACUUM INTO runs) opens
+** or creates a database file, so a query passed to dk could write anywhere the user can. */
+static int deny_attach(void *unused, int action, const char *a, const char *b, const char *c,
+                       const char *d) {
+  return action == SQLITE_ATTACH ? SQLITE_DENY : SQLITE_OK;
+}
+
+static void sql_error(sqlite3 *db) {
+  if (sqlite3_errcode(db) == SQLITE_AUTH)
+    fprintf(stderr, "dk sql: ATTACH and VACUUM INTO open or create database files and are "
+                    "refused (--allow-attach allows them)\n");
+  else
+    fprintf(stderr, "dk sql: %s\n", sqlite3_errmsg(db));
 }
 
 /* Text of column i for table/csv output (sqlite3_malloc'ed). */
@@ -71,7 +75,7 @@ static void print_jsonl_row(sqlite3_stmt *st) {
   for (int i = 0; i < n; i++) {
     const char *name = sqlite3_column_name(st, i);
     if (i) putchar(',');
-    put_json_str(stdout, (const unsigned char *)name, (int)strlen(name));
+    cli_put_json_str(stdout, name, strlen(name));
     putchar(':');
     switch (sqlite3_column_type(st, i)) {
       case SQLITE_NULL: fputs("null", stdout); break;
@@ -87,7 +91,8 @@ static void print_jsonl_row(sqlite3_stmt *st) {
         put_base64(stdout, sqlite3_column_blob(st, i), sqlite3_column_bytes(st, i));
         break;
       default:
-        put_json_str(stdout, sqlite3_column_text(st, i), sqlite3_column_bytes(st, i));
+        cli_put_json_str(stdout, (const char *)sqlite3_column_text(st, i),
+                         (size_t)sqlite3_column_bytes(st, i));
     }
   }
   fputs("}\n", stdout);
@@ -182,15 +187,16 @@ static int run_stmt(sqlite3 *db, sqlite3_stmt *st, int fmt) {
   for (size_t k = 0; k < nrows * (size_t)ncol; k++) sqlite3_free(cells[k]);
   free(cells);
   if (rc != SQLITE_DONE) {
-    fprintf(stderr, "dk sql: %s\n", sqlite3_errmsg(db));
+    sql_error(db);
     return 1;
   }
   return 0;
 }
 
+
 int dk_cli_sql(int argc, char **argv) {
   const char *sql = NULL;
-  int fmt = FMT_TABLE, want_stats = 0;
+  int fmt = FMT_TABLE, want_stats = 0, allow_attach = 0;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--format") && i + 1 < argc) {
       const char *f = argv[++i];
@@ -203,16 +209,16 @@ int dk_cli_sql(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--stats")) {
       want_stats = 1;
+    } else if (!strcmp(argv[i], "--allow-attach")) {
+      allow_attach = 1;
     } else if (!sql && argv[i][0] != '-') {
       sql = argv[i];
     } else {
-      fprintf(stderr, "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats]\n");
-      return 2;
+      return dk_cli_usage("sql");
     }
   }
   if (!sql) {
-    fprintf(stderr, "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats]\n");
-    return 2;
+    return dk_cli_usage("sql");
   }
   sqlite3 *db = NULL;
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) {
@@ -220,6 +226,10 @@ int dk_cli_sql(int argc, char **argv) {
     sqlite3_close(db);
     return 1;
   }
+  /* no extension loading from SQL, no writes to the schema tables */
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+  if (!allow_attach) sqlite3_set_authorizer(db, deny_attach, NULL);
   dk_sqlite_ctx *ctx = NULL;
   int rc = 0;
   char *expanded = NULL, *msg = NULL;
@@ -239,7 +249,7 @@ int dk_cli_sql(int argc, char **argv) {
     const char *tail = NULL;
     dk_sqlite_stats_reset(ctx);
     if (sqlite3_prepare_v2(db, p, -1, &st, &tail) != SQLITE_OK) {
-      fprintf(stderr, "dk sql: %s\n", sqlite3_errmsg(db));
+      sql_error(db);
       rc = 1;
       break;
     }

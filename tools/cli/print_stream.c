@@ -1,12 +1,12 @@
 /*
-** print_stream.c — prints an ArrowArrayStream to stdout in the row encoding of
-** src/arrow/print.h; shared by `dk scan` and `dk parquet cat`.
+** print_stream.c — prints an ArrowArrayStream to stdout with the CLI's row printer (print.h);
+** shared by `dk scan` and `dk parquet cat`.
 */
 #include <stdio.h>
 #include <string.h>
 
-#include "arrow/print.h"
 #include "cli.h"
+#include "print.h"
 
 int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, const char *cmd,
                         int64_t *rows) {
@@ -16,15 +16,13 @@ int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, 
   if (st->get_schema(st, &sc)) {
     const char *msg = st->get_last_error(st);
     fprintf(stderr, "dk %s: %s\n", cmd, msg ? msg : "error");
-    return msg && strstr(msg, "corrupt") ? 3 : 1;
+    return 1;
   }
   dk_error err;
   dk_error_init(&err);
-  dk_printer p;
-  dk_buf out;
-  dk__buf_init(&out, NULL);
+  cli_printer *p = NULL;
   int rc = 0;
-  if (format >= 0 && dk__printer_init(&p, &sc, format, NULL, &err)) {
+  if (format >= 0 && cli_printer_new(&p, &sc, format, stdout, &err)) {
     fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
     rc = 1;
   }
@@ -32,30 +30,29 @@ int dk_cli_print_stream(struct ArrowArrayStream *st, int format, int64_t limit, 
     struct ArrowArray a;
     if (st->get_next(st, &a)) {
       const char *msg = st->get_last_error(st);
+      fflush(stdout);
       fprintf(stderr, "dk %s: %s\n", cmd, msg ? msg : "error");
-      rc = msg && strstr(msg, "corrupt") ? 3 : 1;
+      rc = 1;
       break;
     }
     if (!a.release) break;
     if (limit >= 0 && a.length > limit - count) a.length = limit - count; /* print a prefix */
     count += a.length;
-    if (format >= 0 && dk__printer_add(&p, &out, &a, &err)) {
+    if (p && cli_printer_add(p, &a, &err)) {
       fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
       rc = 1;
     }
     a.release(&a);
-    if (!rc && out.len && fwrite(out.data, 1, out.len, stdout) != out.len) rc = 1;
-    dk__buf_clear(&out);
   }
-  if (format >= 0) {
-    if (!rc && dk__printer_finish(&p, &out, &err)) {
-      fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
-      rc = 1;
-    }
-    if (!rc && out.len && fwrite(out.data, 1, out.len, stdout) != out.len) rc = 1;
-    dk__printer_dispose(&p);
+  if (p && !rc && cli_printer_finish(p, &err)) {
+    fprintf(stderr, "dk %s: %s: %s\n", cmd, dk_status_str(err.code), err.message);
+    rc = 1;
   }
-  dk__buf_dispose(&out);
+  cli_printer_free(p);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (!rc) fprintf(stderr, "dk %s: cannot write the output\n", cmd);
+    rc = 1;
+  }
   sc.release(&sc);
   if (rows) *rows = count;
   return rc;

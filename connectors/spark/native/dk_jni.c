@@ -81,7 +81,8 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_nativeAllocations(JNIEnv *env,
   return (jlong)atomic_load(&g_allocations);
 }
 
-/* A snapshot handle keeps its table alive. */
+/* A snapshot handle keeps its table alive (`table` is NULL in handles made by snapshotRef /
+ * snapshotUpdate: the snapshot's own reference keeps the table then). */
 typedef struct jni_snapshot {
   dk_table *table;
   dk_snapshot *snap;
@@ -172,6 +173,48 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jcla
     dk_table_free(h->table);
     free(h);
     throw_err(env, &err, st, 2 + (int)mode);
+    return 0;
+  }
+  return (jlong)(intptr_t)h;
+}
+
+/* A second handle on the same snapshot (the table stays alive through the snapshot's own
+ * reference), for the connector's snapshot cache (SnapshotCache.java). */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotRef(JNIEnv *env, jclass cls,
+                                                               jlong handle) {
+  (void)cls;
+  jni_snapshot *h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  h->snap = dk_snapshot_ref(((jni_snapshot *)(intptr_t)handle)->snap);
+  return (jlong)(intptr_t)h;
+}
+
+/* A new handle on the table's latest snapshot, built from `handle`'s by reading only the
+ * commits after it (dk_snapshot_update; a full load when the log was rewritten), or 0 when
+ * nothing changed. `handle` stays valid. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotUpdate(JNIEnv *env, jclass cls,
+                                                                  jlong handle) {
+  (void)cls;
+  jni_snapshot *h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_snapshot *old = ((jni_snapshot *)(intptr_t)handle)->snap;
+  dk_status st = dk_snapshot_update(&h->snap, old, &err);
+  if (st != DK_OK) {
+    free(h);
+    throw_err(env, &err, st, 2);
+    return 0;
+  }
+  if (h->snap == old) { /* nothing new */
+    dk_snapshot_free(h->snap);
+    free(h);
     return 0;
   }
   return (jlong)(intptr_t)h;

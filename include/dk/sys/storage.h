@@ -106,7 +106,7 @@ struct dk_storage {
 };
 
 /** The local-filesystem backend. Free with s->free(s). */
-DK_API dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc,
+DK_API DK_WARN_UNUSED dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc,
                                       dk_error *err);
 
 DK_END_DECL

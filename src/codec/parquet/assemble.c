@@ -59,7 +59,7 @@ static dk_status be_to_dec128(uint8_t *out, const uint8_t *p, size_t len, dk_err
   if (len > 16) {
     for (size_t i = 0; i < len - 16; i++)
       if (p[i] != fill)
-        return dk__error_set(err, DK_CORRUPT, "decimal value of %zu bytes does not fit 128 bits", len);
+        return dk__error_set(err, DK_CORRUPT, "decimal value does not fit 128 bits");
     p += len - 16;
     len = 16;
   }

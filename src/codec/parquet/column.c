@@ -163,15 +163,14 @@ static dk_status page_body(pq_col *c, dk_buf *dst, const uint8_t *src, size_t sr
                            dk_error *err) {
   if (!compressed || c->cm->codec == DK_PQ_CODEC_UNCOMPRESSED) {
     if ((int64_t)src_len != raw_len && c->cm->codec == DK_PQ_CODEC_UNCOMPRESSED && compressed)
-      return col_fail(c, err, "uncompressed page claims %lld bytes but holds %zu",
-                      (long long)raw_len, src_len);
+      return col_fail(c, err, "uncompressed page does not match its header's size");
     *out = src;
     *out_len = src_len;
     return DK_OK;
   }
   if (raw_len < 0 || raw_len > (int64_t)src_len * 4096 + (1 << 20) || raw_len > (1 << 30))
-    return col_fail(c, err, "implausible decompressed size %lld for %zu compressed bytes",
-                    (long long)raw_len, src_len);
+    return col_fail(c, err, "implausible decompressed size for %zu compressed bytes",
+                    src_len);
   dk__buf_clear(dst);
   DK_RETURN_NOT_OK(dk__buf_reserve(dst, (size_t)raw_len, err));
   dk_status st = dk_pq__decompress(c->cm->codec, src, src_len, (uint8_t *)dst->data,
@@ -197,7 +196,7 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
   int64_t cnt = h->num_values;
   dk__buf_clear(&c->dict_vals);
   if (c->type == PQ_BYTE_ARRAY) {
-    if ((uint64_t)cnt > n / 4) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+    if ((uint64_t)cnt > n / 4) return col_fail(c, err, "dictionary's value count does not fit its %zu bytes", n);
     DK_RETURN_NOT_OK(dk__buf_reserve(&c->dict_vals, (size_t)cnt * 8, err));
     uint32_t *starts = (uint32_t *)c->dict_vals.data, *lens = starts + cnt;
     dk_status st = dk_pq__plain_byte_array_index(p, n, cnt, starts, lens, err);
@@ -213,12 +212,12 @@ static dk_status load_dict(pq_col *c, const pq_page_header *h, const uint8_t *bo
     memset(c->dict_page.data + c->dict_page.len, 0, DICT_SLACK);
     c->dict_page_ptr = (const uint8_t *)c->dict_page.data;
   } else if (c->type == PQ_BOOLEAN) {
-    if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+    if ((uint64_t)cnt > n * 8) return col_fail(c, err, "dictionary's value count does not fit its %zu bytes", n);
     DK_RETURN_NOT_OK(dk__buf_reserve(&c->dict_vals, (size_t)cnt, err));
     dk_pq__plain_bool(p, 0, (uint8_t *)c->dict_vals.data, cnt);
   } else {
     if ((uint64_t)cnt > n / (size_t)c->width)
-      return col_fail(c, err, "dictionary claims %lld values in %zu bytes", (long long)cnt, n);
+      return col_fail(c, err, "dictionary's value count does not fit its %zu bytes", n);
     DK_RETURN_NOT_OK(dk__buf_append(&c->dict_vals, p, (size_t)cnt * (size_t)c->width, err));
   }
   if (cnt > UINT32_MAX) return col_fail(c, err, "dictionary too large");
@@ -241,7 +240,7 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
         bw = *c->vp++;
         len--;
       }
-      if (bw > 32) return col_fail(c, err, "dictionary index bit width %d", bw);
+      if (bw > 32) return col_fail(c, err, "dictionary index bit width above 32");
       dk_pq__rle_init(&c->val_rle, c->vp, len, bw);
       return DK_OK;
     }
@@ -249,7 +248,7 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
       if (c->type != PQ_BOOLEAN) return col_fail(c, err, "RLE values on a non-boolean column");
       if (len < 4) return col_fail(c, err, "RLE boolean values without a length");
       uint32_t l = le32(c->vp);
-      if (l > len - 4) return col_fail(c, err, "RLE boolean length %u exceeds the page", l);
+      if (l > len - 4) return col_fail(c, err, "RLE boolean length exceeds the page");
       dk_pq__rle_init(&c->val_rle, c->vp + 4, l, 1);
       return DK_OK;
     }
@@ -271,8 +270,8 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
       if (st) return dk__error_prefix(err, "page at offset %lld", (long long)c->page_off), st;
       int64_t n = dk_pq__delta_total(&d);
       if (n < 0 || n > page_values || (uint64_t)n > (uint64_t)len * 32 + 1024)
-        return col_fail(c, err, "%s declares %lld values for a page of %lld",
-                        dk_pq__encoding_name(encoding), (long long)n, (long long)page_values);
+        return col_fail(c, err, "%s's value count does not fit a page of %lld values",
+                        dk_pq__encoding_name(encoding), (long long)page_values);
       dk__buf_clear(&c->mat_offs);
       dk__buf_clear(&c->mat_data);
       if (c->type == PQ_FLBA) {
@@ -303,8 +302,8 @@ static dk_status init_values(pq_col *c, int encoding, int64_t page_values, dk_er
       c->bss_next = 0;
       return DK_OK;
     default:
-      return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: unsupported encoding %s (%d)",
-                           (long long)c->page_off, dk_pq__encoding_name(encoding), encoding);
+      return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: unsupported encoding %s",
+                           (long long)c->page_off, dk_pq__encoding_name(encoding));
   }
 }
 
@@ -331,7 +330,7 @@ static dk_status v1_levels(pq_col *c, int enc, int max_level, int64_t num_values
                          (long long)c->page_off, dk_pq__encoding_name(enc));
   if (end - *p < 4) return col_fail(c, err, "truncated level length");
   uint32_t l = le32(*p);
-  if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length %u exceeds the page", l);
+  if (l > (size_t)(end - *p) - 4) return col_fail(c, err, "level data length exceeds the page");
   dk_pq__rle_init(dec, *p + 4, l, bw);
   *p += 4 + l;
   return DK_OK;
@@ -371,7 +370,7 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
       probe = probe > left / 2 ? left : probe * 2;
     }
     if ((size_t)h.compressed_size > left - hl)
-      return col_fail(c, err, "page of %d bytes extends past the column chunk", h.compressed_size);
+      return col_fail(c, err, "page extends past the column chunk");
     if (c->skip_to > c->page_off && h.type != PQ_PAGE_DICT) {
       /* page skipping: jump over the data pages before the first selected one */
       if (c->skip_to >= c->chunk_off + (int64_t)c->chunk_len)
@@ -384,6 +383,7 @@ static dk_status next_data_page(pq_col *c, int *eof, dk_error *err) {
     DK_RETURN_NOT_OK(win_get(c, hl + blen, &hdr, err));
     const uint8_t *body = hdr + hl;
     c->pos += hl + blen;
+    DK_RETURN_NOT_OK(dk_pq__page_check_crc(c->f, &h, body, blen, c->page_off, err));
     if (h.type == PQ_PAGE_DICT) {
       if (!h.has_dict) return col_fail(c, err, "dictionary page without its header");
       DK_RETURN_NOT_OK(load_dict(c, &h, body, blen, err));
@@ -609,11 +609,11 @@ static dk_status refill(pq_col *c, dk_error *err) {
   if (st) return dk__error_prefix(err, "levels of page at offset %lld", (long long)c->page_off), st;
   const uint32_t *d = (const uint32_t *)c->la_def.data;
   for (int64_t i = 0; i < n; i++)
-    if (d[i] > (uint32_t)c->max_def) return col_fail(c, err, "definition level %u above the maximum %d", d[i], c->max_def);
+    if (d[i] > (uint32_t)c->max_def) return col_fail(c, err, "definition level above the maximum %d", c->max_def);
   if (c->max_rep > 0) {
     const uint32_t *r = (const uint32_t *)c->la_rep.data;
     for (int64_t i = 0; i < n; i++)
-      if (r[i] > (uint32_t)c->max_rep) return col_fail(c, err, "repetition level %u above the maximum %d", r[i], c->max_rep);
+      if (r[i] > (uint32_t)c->max_rep) return col_fail(c, err, "repetition level above the maximum %d", c->max_rep);
   }
   c->page_left -= n;
   c->la_n = n;
@@ -675,7 +675,7 @@ static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *de
       if (d->rle_left > 0) {
         k = DK_MIN(d->rle_left, n);
         const uint32_t v = d->rle_value;
-        if (v > md) return col_fail(c, err, "definition level %u above the maximum %d", v, c->max_def);
+        if (v > md) return col_fail(c, err, "definition level above the maximum %d", c->max_def);
         if (v != md || b->def.len > 0) {
           DK_RETURN_NOT_OK(def_materialize(b, md, k, err));
           out = (uint32_t *)(void *)(b->def.data + b->def.len);
@@ -700,11 +700,7 @@ static dk_status flat_levels(pq_col *c, int64_t n, pq_leaf_batch *b, int64_t *de
       bad |= check & (out[i] > md);
       cnt += out[i] == md;
     }
-    if (bad) {
-      uint32_t mx = 0;
-      for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
-      return col_fail(c, err, "definition level %u above the maximum %d", mx, c->max_def);
-    }
+    if (bad) return col_fail(c, err, "definition level above the maximum %d", c->max_def);
     dense += cnt;
     b->def.len += (size_t)k * 4;
     b->n_levels += k;

@@ -267,6 +267,6 @@ dk_status dk_pq__decompress(int codec, const uint8_t *src, size_t src_len, uint8
     case DK_PQ_CODEC_LZO:
       return dk__error_set(err, DK_UNSUPPORTED, "compression codec LZO is not supported");
     default:
-      return dk__error_set(err, DK_UNSUPPORTED, "unknown compression codec %d", codec);
+      return dk__error_set(err, DK_UNSUPPORTED, "unknown compression codec");
   }
 }

@@ -52,20 +52,18 @@ dk_status dk_pq__delta_init(dk_pq_delta *d, const uint8_t *p, size_t len, dk_err
   DK_RETURN_NOT_OK(read_uleb(&d->p, d->end, &first, p, "first value", err));
   /* The spec asks for multiples of 128 and 32; only byte-aligned miniblocks matter here. */
   DK_RETURN_IF(bs == 0 || bs > (1u << 26), DK_CORRUPT, err,
-               "DELTA_BINARY_PACKED: block size %llu out of range", (unsigned long long)bs);
+               "DELTA_BINARY_PACKED: block size out of range");
   DK_RETURN_IF(mbs == 0 || bs % mbs != 0 || (bs / mbs) % 8 != 0, DK_CORRUPT, err,
-               "DELTA_BINARY_PACKED: %llu miniblocks do not divide a block of %llu values into "
-               "multiples of 8", (unsigned long long)mbs, (unsigned long long)bs);
+               "DELTA_BINARY_PACKED: the miniblock count does not divide a block into "
+               "multiples of 8 values");
   DK_RETURN_IF(total > INT32_MAX, DK_CORRUPT, err,
-               "DELTA_BINARY_PACKED: total value count %llu is too large",
-               (unsigned long long)total);
+               "DELTA_BINARY_PACKED: total value count is too large");
   /* every block after the first value costs at least its min delta byte and one width byte */
   if (total > 1) {
     uint64_t blocks = (total - 1 + bs - 1) / bs;
     DK_RETURN_IF(blocks > (uint64_t)(d->end - d->p) / 2, DK_CORRUPT, err,
-                 "DELTA_BINARY_PACKED: %llu values need %llu blocks but only %zu bytes follow "
-                 "the header", (unsigned long long)total, (unsigned long long)blocks,
-                 (size_t)(d->end - d->p));
+                 "DELTA_BINARY_PACKED: the total value count needs more blocks than the %zu "
+                 "bytes after the header hold", (size_t)(d->end - d->p));
   }
   d->block_size = bs;
   d->miniblocks = mbs;
@@ -102,7 +100,7 @@ static dk_status delta_next_miniblock(dk_pq_delta *d, dk_error *err) {
   }
   const int w = d->widths[d->mb_index];
   DK_RETURN_IF(w > 64, DK_CORRUPT, err,
-               "DELTA_BINARY_PACKED: miniblock bit width %d at byte %zu exceeds 64", w,
+               "DELTA_BINARY_PACKED: miniblock bit width at byte %zu exceeds 64",
                (size_t)(d->widths + d->mb_index - d->start));
   uint64_t vals = DK_MIN(d->mb_size, remaining);
   uint64_t full = d->mb_size * (uint64_t)w / 8;
@@ -167,8 +165,8 @@ static void delta_unpack32(dk_pq_delta *d, uint32_t *out, uint64_t k) {
 
 static dk_status delta_check_n(const dk_pq_delta *d, int64_t n, dk_error *err) {
   DK_RETURN_IF(n < 0 || n > d->total - d->read, DK_CORRUPT, err,
-               "DELTA_BINARY_PACKED: %lld values requested but the stream holds %lld more",
-               (long long)n, (long long)(d->total - d->read));
+               "DELTA_BINARY_PACKED: %lld values requested, more than the stream holds",
+               (long long)n);
   return DK_OK;
 }
 
@@ -257,8 +255,8 @@ static dk_status delta_lengths(const uint8_t *in, size_t len, int64_t n, int32_t
                                size_t *next, uint64_t *sum, const char *what, dk_error *err) {
   dk_pq_delta d;
   DK_RETURN_NOT_OK(dk_pq__delta_init(&d, in, len, err));
-  DK_RETURN_IF(d.total < n, DK_CORRUPT, err, "%s: stream holds %lld values, %lld expected", what,
-               (long long)d.total, (long long)n);
+  DK_RETURN_IF(d.total < n, DK_CORRUPT, err, "%s: stream holds fewer than the %lld values expected",
+               what, (long long)n);
   DK_RETURN_NOT_OK(dk_pq__delta_get32(&d, lens, n, err));
   DK_RETURN_NOT_OK(delta_skip_rest(&d, err));
   uint64_t s = 0;
@@ -267,7 +265,7 @@ static dk_status delta_lengths(const uint8_t *in, size_t len, int64_t n, int32_t
     s += (uint64_t)(uint32_t)lens[i];
     mn = lens[i] < mn ? lens[i] : mn;
   }
-  DK_RETURN_IF(mn < 0, DK_CORRUPT, err, "%s: negative length %d", what, mn);
+  DK_RETURN_IF(mn < 0, DK_CORRUPT, err, "%s: negative length", what);
   *next = dk_pq__delta_consumed(&d);
   *sum = s;
   return DK_OK;
@@ -290,13 +288,12 @@ dk_status dk_pq__delta_length_byte_array(const uint8_t *in, size_t len, int64_t 
   uint64_t total;
   DK_RETURN_NOT_OK(delta_lengths(in, len, n, lens, &data_at, &total, what, err));
   DK_RETURN_IF(total > len - data_at, DK_CORRUPT, err,
-               "DELTA_LENGTH_BYTE_ARRAY: values total %llu bytes but %zu bytes follow the "
-               "lengths", (unsigned long long)total, len - data_at);
+               "DELTA_LENGTH_BYTE_ARRAY: the values' lengths exceed the %zu bytes that follow "
+               "them", len - data_at);
   if (n == 0) return DK_OK;
   int32_t base = o->offsets[-1];
   DK_RETURN_IF(base < 0 || total > (uint64_t)(INT32_MAX - base), DK_CORRUPT, err,
-               "DELTA_LENGTH_BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a "
-               "batch", (unsigned long long)total);
+               "DELTA_LENGTH_BYTE_ARRAY: values total over the 2 GiB limit of a batch");
   DK_RETURN_NOT_OK(dk__buf_append(o->data, in + data_at, (size_t)total, err));
   int32_t end = base;
   for (int64_t i = 0; i < n; i++) {
@@ -321,17 +318,17 @@ static dk_status dba_parse(const uint8_t *in, size_t len, int64_t n, int32_t *pr
                                  "DELTA_BYTE_ARRAY suffix lengths", err));
   size_t data_at = at1 + at2;
   DK_RETURN_IF(ssum > len - data_at, DK_CORRUPT, err,
-               "DELTA_BYTE_ARRAY: suffixes total %llu bytes but %zu bytes follow the lengths",
-               (unsigned long long)ssum, len - data_at);
+               "DELTA_BYTE_ARRAY: the suffixes' lengths exceed the %zu bytes that follow them",
+               len - data_at);
   int64_t prev = 0;
   for (int64_t i = 0; i < n; i++) {
     DK_RETURN_IF(pre[i] > prev, DK_CORRUPT, err,
-                 "DELTA_BYTE_ARRAY: value %lld has prefix length %d but the previous value is "
-                 "%lld bytes", (long long)i, pre[i], (long long)prev);
+                 "DELTA_BYTE_ARRAY: value %lld has a prefix longer than the previous value",
+                 (long long)i);
     prev = (int64_t)pre[i] + suf[i];
     DK_RETURN_IF(fixed_width > 0 && prev != fixed_width, DK_CORRUPT, err,
-                 "DELTA_BYTE_ARRAY: value %lld is %lld bytes in a FIXED_LEN_BYTE_ARRAY(%d) "
-                 "column", (long long)i, (long long)prev, fixed_width);
+                 "DELTA_BYTE_ARRAY: value %lld does not have the width of its "
+                 "FIXED_LEN_BYTE_ARRAY(%d) column", (long long)i, fixed_width);
   }
   *suffixes = in + data_at;
   *out_total = psum + ssum;
@@ -350,8 +347,7 @@ dk_status dk_pq__delta_byte_array(const uint8_t *in, size_t len, int64_t n, dk_p
   if (n == 0) return DK_OK;
   int32_t base = o->offsets[-1];
   DK_RETURN_IF(base < 0 || total > (uint64_t)(INT32_MAX - base), DK_CORRUPT, err,
-               "DELTA_BYTE_ARRAY: values total %llu bytes, over the 2 GiB limit of a batch",
-               (unsigned long long)total);
+               "DELTA_BYTE_ARRAY: values total over the 2 GiB limit of a batch");
   DK_RETURN_NOT_OK(dk__buf_reserve(o->data, (size_t)total, err));
   uint8_t *dst = (uint8_t *)o->data->data + o->data->len;
   int32_t end = base;

@@ -42,8 +42,8 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
                  (size_t)(d->p - d->start));
   }
   DK_RETURN_IF(header > 0xffffffffu, DK_CORRUPT, err,
-               "RLE/bit-packed hybrid: run header %llu at byte %zu exceeds 32 bits",
-               (unsigned long long)header, (size_t)(d->p - d->start));
+               "RLE/bit-packed hybrid: run header at byte %zu exceeds 32 bits",
+               (size_t)(d->p - d->start));
   const int bw = d->bit_width;
   const size_t left = (size_t)(d->end - p);
   if (header & 1) {
@@ -68,8 +68,8 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
     uint32_t v = 0;
     for (size_t i = 0; i < vbytes; i++) v |= (uint32_t)p[i] << (8 * i);
     DK_RETURN_IF(bw < 32 && (v >> bw) != 0, DK_CORRUPT, err,
-                 "RLE/bit-packed hybrid: RLE run value %u at byte %zu does not fit bit width %d",
-                 v, (size_t)(p - d->start), bw);
+                 "RLE/bit-packed hybrid: RLE run value at byte %zu does not fit bit width %d",
+                 (size_t)(p - d->start), bw);
     d->rle_value = v;
     d->rle_left = (int64_t)(header >> 1);
     d->bp_left = 0;
@@ -80,7 +80,7 @@ static dk_status rle_next_run(dk_pq_rle *d, dk_error *err) {
 
 dk_status dk_pq__rle_next(dk_pq_rle *d, dk_error *err) {
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
-               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+               "RLE/bit-packed hybrid: bit width out of range 0..32");
   while (d->rle_left <= 0 && d->bp_left <= 0) {
     if (DK_UNLIKELY(d->p >= d->end))
       return dk__error_set(err, DK_CORRUPT,
@@ -117,7 +117,7 @@ static void rle_take_packed(dk_pq_rle *d, uint32_t *out, int64_t k) {
 
 dk_status dk_pq__rle_get(dk_pq_rle *d, uint32_t *out, int64_t n, dk_error *err) {
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
-               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+               "RLE/bit-packed hybrid: bit width out of range 0..32");
   while (n > 0) {
     if (d->rle_left > 0) {
       int64_t k = DK_MIN(d->rle_left, n);
@@ -147,13 +147,13 @@ dk_status dk_pq__rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_
                                 dk_error *err) {
   const int bw = d->bit_width;
   DK_RETURN_IF(d->bit_width < 0 || d->bit_width > 32, DK_CORRUPT, err,
-               "RLE/bit-packed hybrid: bit width %d out of range 0..32", d->bit_width);
+               "RLE/bit-packed hybrid: bit width out of range 0..32");
   while (n > 0) {
     if (d->rle_left > 0) {
       int64_t k = DK_MIN(d->rle_left, n);
       const uint32_t v = d->rle_value;
       DK_RETURN_IF(v >= dict_len, DK_CORRUPT, err,
-                   "dictionary index %u out of range (dictionary has %u entries)", v, dict_len);
+                   "dictionary index out of range (dictionary has %u entries)", dict_len);
       for (int64_t i = 0; i < k; i++) out[i] = v;
       d->rle_left -= k;
       out += k;
@@ -164,13 +164,10 @@ dk_status dk_pq__rle_get_indices(dk_pq_rle *d, uint32_t *out, int64_t n, uint32_
       if (bw >= 32 || dict_len < (1u << bw)) { /* else no bw-bit value can be out of range */
         uint32_t bad = 0;
         for (int64_t i = 0; i < k; i++) bad |= out[i] >= dict_len;
-        if (DK_UNLIKELY(bad)) {
-          uint32_t mx = 0;
-          for (int64_t i = 0; i < k; i++) mx = out[i] > mx ? out[i] : mx;
+        if (DK_UNLIKELY(bad))
           return dk__error_set(err, DK_CORRUPT,
-                               "dictionary index %u out of range (dictionary has %u entries)",
-                               mx, dict_len);
-        }
+                               "dictionary index out of range (dictionary has %u entries)",
+                               dict_len);
       }
       out += k;
       n -= k;

@@ -388,6 +388,13 @@ dk_status dk_pq__parse_page_header(pq_page_header *h, const uint8_t *buf, size_t
       case 1: DK_RETURN_NOT_OK(dk_pq__tp_i32(t, ft, &h->type)); seen |= 1; break;
       case 2: DK_RETURN_NOT_OK(dk_pq__tp_i32(t, ft, &h->uncompressed_size)); seen |= 2; break;
       case 3: DK_RETURN_NOT_OK(dk_pq__tp_i32(t, ft, &h->compressed_size)); seen |= 4; break;
+      case 4: {
+        int32_t crc = 0;
+        DK_RETURN_NOT_OK(dk_pq__tp_i32(t, ft, &crc));
+        h->crc = (uint32_t)crc;
+        h->has_crc = 1;
+        break;
+      }
       case 5: {
         if (ft != DK_TP_STRUCT) return dk_pq__tp_fail(t, "DataPageHeader is not a struct");
         h->has_data = 1;

@@ -129,6 +129,8 @@ typedef struct pq_page_header {
   int32_t def_bytes, rep_bytes;          /* v2 */
   int is_compressed;                     /* v2 (default 1) */
   int has_data, has_dict, has_v2;
+  int has_crc;                           /* crc is set (PageHeader field 4) */
+  uint32_t crc;                          /* CRC-32 of the page body as stored */
 } pq_page_header;
 
 typedef struct pq_page_location {

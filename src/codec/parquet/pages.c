@@ -85,14 +85,15 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
       probe = probe > left / 2 ? left : probe * 2;
     }
     if (h.compressed_size < 0 || (size_t)h.compressed_size > left - hl)
-      return dk__error_set(err, DK_CORRUPT, "page at offset %lld: %d bytes extend past the column chunk",
-                           (long long)off, h.compressed_size);
+      return dk__error_set(err, DK_CORRUPT, "page at offset %lld: extends past the column chunk",
+                           (long long)off);
     if (h.type != PQ_PAGE_DICT && h.type != PQ_PAGE_DATA && h.type != PQ_PAGE_DATA_V2) {
       pos += hl + (size_t)h.compressed_size;
       continue;
     }
     const uint8_t *bp;
     DK_RETURN_NOT_OK(chunk_get(f, start, whole, pos + hl, (size_t)h.compressed_size, win, &bp, err));
+    DK_RETURN_NOT_OK(dk_pq__page_check_crc(f, &h, bp, (size_t)h.compressed_size, off, err));
     dk_pq__page pg;
     memset(&pg, 0, sizeof pg);
     pg.data = bp;
@@ -119,11 +120,11 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
                            (long long)off);
     if (h.encoding != PQ_ENC_PLAIN && h.encoding != PQ_ENC_PLAIN_DICT &&
         h.encoding != PQ_ENC_RLE_DICT)
-      return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: encoding %d", (long long)off,
-                           h.encoding);
+      return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: encoding %s", (long long)off,
+                           dk_pq__encoding_name(h.encoding));
     if (h.num_values < 0 || h.num_values > rg->num_rows - rg_rows)
-      return dk__error_set(err, DK_CORRUPT, "page at offset %lld: %d values past the row group's rows",
-                           (long long)off, h.num_values);
+      return dk__error_set(err, DK_CORRUPT, "page at offset %lld: values past the row group's rows",
+                           (long long)off);
     if (h.encoding != PQ_ENC_PLAIN && !have_dict)
       return dk__error_set(err, DK_CORRUPT,
                            "page at offset %lld: dictionary-encoded page without a dictionary",
@@ -140,16 +141,18 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
       pg.is_compressed = (uint8_t)(h.is_compressed != 0);
     } else if (ln->max_def > 0) {
       if (h.def_encoding != PQ_ENC_RLE)
-        return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: level encoding %d",
-                             (long long)off, h.def_encoding);
+        return dk__error_set(err, DK_UNSUPPORTED, "page at offset %lld: level encoding %s",
+                             (long long)off, dk_pq__encoding_name(h.def_encoding));
       pg.def_encoding = PQ_ENC_RLE;
     }
     DK_RETURN_NOT_OK(fn(ctx, &pg, row + rg_rows, err));
     rg_rows += h.num_values;
   }
   if (rg_rows != rg->num_rows)
-    return dk__error_set(err, DK_CORRUPT, "column '%s' of row group %d holds %lld values for %lld rows",
-                         dotted_path, g, (long long)rg_rows, (long long)rg->num_rows);
+    return dk__error_set(err, DK_CORRUPT,
+                         "column '%s' of row group %d: its pages' values do not match the row "
+                         "group's %lld rows",
+                         dotted_path, g, (long long)rg->num_rows);
   *row_io = row + rg_rows;
   return DK_OK;
 }
@@ -193,8 +196,8 @@ static dk_status body(const dk_pq__page *pg, const uint8_t *src, size_t len, int
     return DK_OK;
   }
   if (usize < 0 || usize > (int64_t)len * 4096 + (1 << 20) || usize > (1 << 30))
-    return dk__error_set(err, DK_CORRUPT, "implausible decompressed page size %lld for %zu bytes",
-                         (long long)usize, len);
+    return dk__error_set(err, DK_CORRUPT, "implausible decompressed page size for %zu bytes",
+                         len);
   dk__buf_clear(b);
   DK_RETURN_NOT_OK(dk__buf_reserve(b, (size_t)usize + 1, err));
   DK_RETURN_NOT_OK(dk_pq__decompress(pg->codec, src, len, (uint8_t *)b->data, (size_t)usize, err));
@@ -278,7 +281,7 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
       s = body(dict, dict->data, dict->len, dict->usize, 1, 0, &dpage, &dv, &dlen, err);
     int64_t dn = dict ? dict->num_values : 0;
     if (s == DK_OK && (dn < 0 || (uint64_t)dn > dlen / 4))
-      s = dk__error_set(err, DK_CORRUPT, "dictionary claims %lld values in %zu bytes", (long long)dn, dlen);
+      s = dk__error_set(err, DK_CORRUPT, "dictionary's value count does not fit its %zu bytes", dlen);
     if (s == DK_OK) s = dk__buf_reserve(scratch, (size_t)(2 * dn + n_dense + 1) * 4, err);
     uint32_t *starts = (uint32_t *)scratch->data, *lens = starts + dn, *idx = lens + dn;
     if (s == DK_OK) s = dk_pq__plain_byte_array_index(dv, dlen, dn, starts, lens, err);
@@ -429,8 +432,8 @@ dk_status dk_pq__leaf_read(dk_pq__leaf *l, int64_t rows, dk_pq__leaf_data *out, 
     l->rg++;
     l->rg_left = l->f->meta.row_groups[l->rg].num_rows;
     if (l->rg_left < 0)
-      return dk__error_set(err, DK_CORRUPT, "%s: row group %d has %lld rows", l->f->path, l->rg,
-                           (long long)l->rg_left);
+      return dk__error_set(err, DK_CORRUPT, "%s: row group %d has a negative row count", l->f->path,
+                           l->rg);
     if (l->rg_left == 0) continue;
     DK_RETURN_NOT_OK(dk_pq__col_open(&l->col, l->f, l->rg, l->leaf, l->f->alloc, err));
     l->open = 1;

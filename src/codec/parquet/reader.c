@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <libdeflate.h>
+
 #include "codec/parquet/reader.h"
 
 /* Bytes read from the end of the file at open, with the 4-byte head in the same batch: the
@@ -119,15 +121,17 @@ static dk_status parse_footer(dk_parquet_file *f, dk_error *err) {
   return dk_pq__build_anodes(f, err);
 }
 
-dk_status dk_pq__open_source(dk_parquet_file **out, dk__source *src, const dk_allocator *alloc,
+dk_status dk_pq__open_source(dk_parquet_file **out, dk__source *src, const dk_pq__open_opts *o,
                              dk_error *err) {
   *out = NULL;
+  const dk_allocator *alloc = o ? o->alloc : NULL;
   dk_parquet_file *f = dk__calloc(alloc, 1, sizeof *f);
   if (!f) {
     dk_io__source_release(src);
     return dk__error_set(err, DK_NOMEM, "out of memory");
   }
   f->alloc = alloc;
+  f->skip_page_crc = o && o->skip_page_crc;
   f->refs = 1;
   f->src = *src; /* moved */
   memset(src, 0, sizeof *src);
@@ -153,32 +157,45 @@ cleanup:
 }
 
 dk_status dk_pq__open_storage(dk_parquet_file **out, dk_storage *sto, const char *key,
-                              int64_t size, int map, const dk_allocator *alloc,
-                              dk_error *err) {
+                              const dk_pq__open_opts *o, dk_error *err) {
   *out = NULL;
   dk__source src;
-  dk__source_opts so = {size, map, alloc};
+  dk__source_opts so = {o ? o->size : 0, o ? o->map : 0, o ? o->alloc : NULL};
   DK_RETURN_NOT_OK(dk_io__source_open(&src, sto, key, &so, err));
-  return dk_pq__open_source(out, &src, alloc, err);
+  return dk_pq__open_source(out, &src, o, err);
 }
 
 dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
                           const dk_parquet_open_options *opts, dk_error *err) {
   *out = NULL;
-  DK_RETURN_IF(opts && opts->version > DK_PARQUET_OPEN_OPTIONS_VERSION, DK_UNSUPPORTED, err,
-               "dk_parquet_open: options version %u is newer than this dk (%d)", opts->version,
-               DK_PARQUET_OPEN_OPTIONS_VERSION);
-  const dk_allocator *a = opts ? opts->alloc : NULL;
+  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_OPEN_OPTIONS_VERSION, "dk_parquet_open", err);
+  dk_pq__open_opts o = {0};
+  if (opts) {
+    o.alloc = opts->alloc;
+    o.size = opts->file_size;
+    o.map = opts->use_mmap;
+    o.skip_page_crc = opts->version >= 2 && opts->skip_page_checksums;
+  }
   dk_storage *sto = NULL;
-  DK_RETURN_NOT_OK(dk_storage_local_new(&sto, a, err));
-  dk_status st = dk_pq__open_storage(out, sto, path, opts ? opts->file_size : 0,
-                                     opts ? opts->use_mmap : 0, a, err);
+  DK_RETURN_NOT_OK(dk_storage_local_new(&sto, o.alloc, err));
+  dk_status st = dk_pq__open_storage(out, sto, path, &o, err);
   if (st) {
     sto->free(sto);
     return st;
   }
   (*out)->own_sto = sto;
   return DK_OK;
+}
+
+dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,
+                                const uint8_t *body, size_t len, int64_t page_off,
+                                dk_error *err) {
+  if (!h->has_crc || f->skip_page_crc) return DK_OK;
+  if (libdeflate_crc32(0, body, len) == h->crc) return DK_OK;
+  return dk__error_set(err, DK_CORRUPT,
+                       "corrupt page at offset %lld: checksum mismatch (the CRC-32 in the page "
+                       "header does not match the page)",
+                       (long long)page_off);
 }
 
 int64_t dk_parquet_num_rows(const dk_parquet_file *f) { return f->meta.num_rows; }
@@ -253,8 +270,9 @@ dk_status dk_parquet_column_stats_get(dk_parquet_column_stats *out, const dk_par
     return dk__error_set(err, DK_INVALID, "%s: row group %d / column %d out of range", f->path,
                          row_group, column);
   const pq_column_meta *cm = &f->meta.row_groups[row_group].columns[column];
+  out->version = DK_PARQUET_COLUMN_STATS_VERSION;
   out->num_values = cm->num_values;
-  out->physical_type = cm->type;
+  out->physical_type = (dk_parquet_physical_type)cm->type;
   const pq_schema_el *el = f->leaves[column]->el;
   if (cm->type == PQ_INT64 && el->logical.kind == PQ_LT_TIMESTAMP)
     out->timestamp_unit = el->logical.unit;

@@ -62,9 +62,19 @@ struct dk_parquet_file {
   pq_node **leaves;
   int n_leaves;
   pq_anode *aroot;     /* STRUCT over the top-level fields */
+  int skip_page_crc;   /* 1: page CRCs are not verified (dk_parquet_open_options) */
 };
 
 void dk_pq__file_ref(dk_parquet_file *f);
+
+/* DK_CORRUPT, naming the page by its file offset page_off (callers add the file and column, as
+** for every page error), when the header holds a
+** CRC (parquet.thrift PageHeader.crc: CRC-32 of the page body as stored, after compression)
+** that does not match the len body bytes; DK_OK when it matches, when the header has none,
+** or when the file was opened with skip_page_checksums. */
+dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,
+                                const uint8_t *body, size_t len, int64_t page_off,
+                                dk_error *err);
 
 /* Reads `len` bytes at `off` into dst, or returns a pointer into the mapping. */
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
@@ -169,9 +179,5 @@ dk_status dk_pq__assemble(dk_arr *a, const pq_anode *n, pq_leaf_batch *const *le
 dk_status dk_pq__assemble_field(dk_arr *a, const pq_anode *field, pq_leaf_batch *const *lb,
                                 int64_t rows, dk_error *err);
 
-
-/* bench_decompress.c: reads and decompresses every page without decoding (benchmark baseline). */
-#define DK_HAVE_BENCH_DECOMPRESS 1
-dk_status dk_pq__bench_decompress_all(dk_parquet_file *f, int64_t *bytes_out, dk_error *err);
 
 #endif /* DK_PARQUET_READER_H */

@@ -383,6 +383,7 @@ static dk_status build_builder(pq_stream *s, dk_error *err) {
 dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
                           const dk_parquet_read_options *opts, dk_error *err) {
   memset(out, 0, sizeof *out);
+  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_READ_OPTIONS_VERSION, "dk_parquet_read", err);
   dk_parquet_read_options o;
   memset(&o, 0, sizeof o);
   if (opts) o = *opts;

@@ -29,7 +29,8 @@ public class DkCatalog implements TableCatalog {
   private static Table open(Identifier ident, long version, Long tsMs) throws NoSuchTableException {
     String p = path(ident);
     try {
-      return new DkTable(NativeSnapshot.open(p, version, tsMs));
+      return new DkTable(version < 0 && tsMs == null ? NativeSnapshot.latest(p)
+                                                     : NativeSnapshot.open(p, version, tsMs));
     } catch (DkException e) {
       if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
         NoSuchTableException n = new NoSuchTableException(ident);

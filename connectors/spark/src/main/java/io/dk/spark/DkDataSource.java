@@ -63,7 +63,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
             "give either versionAsOf or timestampAsOf, not both");
       ts = parseTimestampMs(o.get("timestampAsOf"));
     }
-    table = new DkTable(NativeSnapshot.open(path, version, ts));
+    table = new DkTable(version < 0 && ts == null ? NativeSnapshot.latest(path)
+                                                  : NativeSnapshot.open(path, version, ts));
     return table;
   }
 

@@ -44,6 +44,8 @@ final class DkNative {
   /** mode: 0 latest, 1 version, 2 timestamp (ms). */
   static native long snapshotOpen(String uri, int mode, long version, long timestampMs);
   static native void snapshotFree(long snap);
+  static native long snapshotRef(long snap);
+  static native long snapshotUpdate(long snap);
   static native long snapshotVersion(long snap);
   static native long snapshotTimestamp(long snap);
   static native boolean snapshotHasFeature(long snap, String feature);

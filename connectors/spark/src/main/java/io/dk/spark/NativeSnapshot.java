@@ -47,6 +47,22 @@ public final class NativeSnapshot implements AutoCloseable {
     }
   }
 
+  /** A snapshot of the latest version through the per-path cache ({@link SnapshotCache}). */
+  public static NativeSnapshot latest(String path) {
+    DkNative.ensureLoaded();
+    return SnapshotCache.latest(path);
+  }
+
+  /** A second, independently closed handle on the same snapshot. */
+  NativeSnapshot ref() { return new NativeSnapshot(DkNative.snapshotRef(handle), path); }
+
+  /** This object when the table has no newer commit, else a new snapshot of the latest
+   *  version built from this one by reading only the newer commits. */
+  NativeSnapshot update() {
+    long h = DkNative.snapshotUpdate(handle);
+    return h == 0 ? this : new NativeSnapshot(h, path);
+  }
+
   long handle() { return handle; }
   public String path() { return path; }
   public long version() { return DkNative.snapshotVersion(handle); }

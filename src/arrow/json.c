@@ -1,13 +1,15 @@
 /*
-** print.c — Arrow batches to JSON lines / CSV / aligned tables (see print.h for the value
-** encoding). Reads buffers per the Arrow Columnar Format (validity, offsets, child arrays,
-** array offsets honoured at every level).
+** json.c — Arrow values as JSON text: dk's row encoding (include/dk/arrow_json.h,
+** dk_arrow_json_*). Reads buffers per the Arrow Columnar Format (validity, offsets, child
+** arrays, array offsets honoured at every level). The CLI's CSV/TABLE/JSON-lines printer is
+** tools/cli/print.c, on top of this encoder.
 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "arrow/print.h"
+#include "arrow/json.h"
+#include "dk/arrow_json.h"
 #include "codec/json/json.h"
 
 
@@ -361,19 +363,7 @@ static dk_status put_value(pctx *c, const pplan *p, const struct ArrowSchema *s,
   return put_value_typed(c, p, s, a, i, depth);
 }
 
-dk_status dk__arrow_print_json_value(dk_buf *out, const struct ArrowSchema *schema,
-                                    const struct ArrowArray *array, int64_t i, dk_error *err) {
-  pctx c = {out, err};
-  pplan p;
-  dk_status st = plan_build(&p, schema, 0, err);
-  if (!st) st = put_value(&c, &p, schema, array, i, 0);
-  plan_free(&p);
-  return st;
-}
-
 /* ---- public encoder (dk/arrow_json.h): one parsed type tree per field, a reused buffer ---- */
-
-#include "dk/arrow_json.h"
 
 struct dk_arrow_json {
   const dk_allocator *alloc;
@@ -419,216 +409,4 @@ void dk_arrow_json_free(dk_arrow_json *enc) {
   plan_free(&enc->plan);
   dk__buf_dispose(&enc->text);
   dk__free(enc->alloc, enc);
-}
-
-/* Text of a top-level cell for CSV/TABLE: strings and temporal values unquoted. */
-static dk_status cell_text(dk_buf *b, const pplan *p, const struct ArrowSchema *s,
-                           const struct ArrowArray *a, int64_t i, dk_error *err) {
-  if (!is_valid(a, i)) return DK_OK;
-  size_t start = b->len;
-  pctx c = {b, err};
-  DK_RETURN_NOT_OK(put_value(&c, p, s, a, i, 0));
-  dk_atype t = p->t;
-  int unquote = t.id == DK_AT_DATE32 || t.id == DK_AT_TIMESTAMP || t.id == DK_AT_TIME32 ||
-                t.id == DK_AT_TIME64 || t.id == DK_AT_DECIMAL128 || t.id == DK_AT_BINARY ||
-                t.id == DK_AT_FIXED_BINARY;
-  if (t.id == DK_AT_STRING) {
-    /* raw text instead of the JSON string */
-    b->len = start;
-    const int32_t *o = a->buffers[1];
-    const uint8_t *d = a->buffers[2];
-    int64_t j = a->offset + i;
-    return dk__buf_append(b, d + o[j], (size_t)(o[j + 1] - o[j]), err);
-  }
-  if (unquote && b->len - start >= 2) {
-    memmove(b->data + start, b->data + start + 1, b->len - start - 2);
-    b->len -= 2;
-    b->data[b->len] = 0;
-  }
-  return DK_OK;
-}
-
-static dk_status csv_field(dk_buf *out, const char *s, size_t n, dk_error *err) {
-  int q = 0;
-  for (size_t i = 0; i < n; i++)
-    if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
-  if (!q) return dk__buf_append(out, s, n, err);
-  DK_RETURN_NOT_OK(dk__buf_putc(out, '"', err));
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '"') DK_RETURN_NOT_OK(dk__buf_putc(out, '"', err));
-    DK_RETURN_NOT_OK(dk__buf_putc(out, s[i], err));
-  }
-  return dk__buf_putc(out, '"', err);
-}
-
-static size_t utf8_width(const char *s, size_t n) {
-  size_t w = 0;
-  for (size_t i = 0; i < n; i++) w += ((uint8_t)s[i] & 0xc0) != 0x80;
-  return w;
-}
-
-/* Writes the CSV or TABLE header (TABLE: names padded to widths, then the rule). */
-static dk_status put_header(dk_buf *out, const struct ArrowSchema *schema, int format,
-                            const size_t *widths, dk_error *err) {
-  dk_status st = DK_OK;
-  int64_t nc = schema->n_children;
-  for (int pass = 0; pass < (format == DK_PRINT_TABLE ? 2 : 1) && st == DK_OK; pass++) {
-    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-      if (format == DK_PRINT_CSV) {
-        if (k) st = dk__buf_putc(out, ',', err);
-        if (!st) st = csv_field(out, nm, strlen(nm), err);
-        continue;
-      }
-      size_t w = pass ? 0 : utf8_width(nm, strlen(nm));
-      if (k) st = dk__buf_puts(out, pass ? "-+-" : " | ", err);
-      if (!st && !pass) st = dk__buf_puts(out, nm, err);
-      for (size_t x = w; st == DK_OK && x < widths[k]; x++)
-        st = dk__buf_putc(out, pass ? '-' : ' ', err);
-    }
-    if (!st) st = dk__buf_putc(out, '\n', err);
-  }
-  return st;
-}
-
-dk_status dk__printer_init(dk_printer *p, const struct ArrowSchema *schema, int format,
-                          const dk_allocator *alloc, dk_error *err) {
-  memset(p, 0, sizeof *p);
-  p->schema = schema;
-  p->header = !(format & DK_PRINT_NO_HEADER);
-  p->format = format & 0xff;
-  p->alloc = alloc;
-  dk__buf_init(&p->cells, alloc);
-  dk__buf_init(&p->ends, alloc);
-  if (p->format != DK_PRINT_JSONL && p->format != DK_PRINT_CSV && p->format != DK_PRINT_TABLE)
-    return dk__error_set(err, DK_INVALID, "unknown print format %d", p->format);
-  if (!schema || !schema->format || strcmp(schema->format, "+s") != 0)
-    return dk__error_set(err, DK_INVALID, "rows to print must be a struct ('+s')");
-  size_t nc = (size_t)schema->n_children;
-  p->widths = dk__calloc(alloc, nc ? nc : 1, sizeof *p->widths);
-  p->plan = dk__calloc(alloc, 1, sizeof *p->plan);
-  if (!p->widths || !p->plan) return dk__error_set(err, DK_NOMEM, "out of memory (printer)");
-  for (size_t k = 0; k < nc; k++) {
-    const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-    p->widths[k] = utf8_width(nm, strlen(nm));
-  }
-  return plan_build(p->plan, schema, 0, err);
-}
-
-void dk__printer_dispose(dk_printer *p) {
-  if (p->plan) plan_free(p->plan);
-  dk__free(p->alloc, p->plan);
-  dk__free(p->alloc, p->widths);
-  dk__buf_dispose(&p->cells);
-  dk__buf_dispose(&p->ends);
-  memset(p, 0, sizeof *p);
-}
-
-/* TABLE: writes the buffered rows padded to the widths seen so far (they only grow). */
-static dk_status table_flush(dk_printer *p, dk_buf *out, dk_error *err) {
-  dk_status st = DK_OK;
-  int64_t nc = p->schema->n_children;
-  if (p->header) {
-    st = put_header(out, p->schema, DK_PRINT_TABLE, p->widths, err);
-    p->header = 0;
-  }
-  const size_t *ends = (const size_t *)(void *)p->ends.data;
-  size_t pos = 0;
-  for (int64_t r = 0; st == DK_OK && r < p->rows; r++) {
-    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      size_t e = ends[r * nc + k];
-      if (k) st = dk__buf_puts(out, " | ", err);
-      if (!st) st = dk__buf_append(out, p->cells.data + pos, e - pos, err);
-      for (size_t x = utf8_width(p->cells.data + pos, e - pos); st == DK_OK && x < p->widths[k];
-           x++)
-        st = dk__buf_putc(out, ' ', err);
-      pos = e;
-    }
-    if (!st) st = dk__buf_putc(out, '\n', err);
-  }
-  dk__buf_clear(&p->cells);
-  dk__buf_clear(&p->ends);
-  p->rows = 0;
-  return st;
-}
-
-dk_status dk__printer_add(dk_printer *p, dk_buf *out, const struct ArrowArray *batch,
-                         dk_error *err) {
-  const struct ArrowSchema *schema = p->schema;
-  int64_t nc = schema->n_children;
-  if (batch->n_children != nc)
-    return dk__error_set(err, DK_INVALID, "batch has %lld children, schema %lld",
-                         (long long)batch->n_children, (long long)nc);
-  pctx c = {out, err};
-  dk_status st = DK_OK;
-  if (p->format == DK_PRINT_JSONL) {
-    for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
-      int64_t j = batch->offset + r;
-      st = dk__buf_putc(out, '{', err);
-      for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        if (k) st = dk__buf_putc(out, ',', err);
-        const char *nm = schema->children[k]->name ? schema->children[k]->name : "";
-        if (!st) st = put_escaped(out, (const uint8_t *)nm, strlen(nm), 1, err);
-        if (!st) st = dk__buf_putc(out, ':', err);
-        if (st) break;
-        if (!is_valid(batch, r)) st = dk__buf_puts(out, "null", err);
-        else st = put_value(&c, &p->plan->children[k], schema->children[k], batch->children[k], j, 0);
-      }
-      if (!st) st = dk__buf_puts(out, "}\n", err);
-    }
-    return st;
-  }
-  if (p->format == DK_PRINT_CSV) {
-    if (p->header) {
-      st = put_header(out, schema, DK_PRINT_CSV, p->widths, err);
-      p->header = 0;
-    }
-    dk_buf *cell = &p->cells;
-    for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
-      for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-        dk__buf_clear(cell);
-        st = cell_text(cell, &p->plan->children[k], schema->children[k], batch->children[k],
-                       batch->offset + r, err);
-        if (!st && k) st = dk__buf_putc(out, ',', err);
-        if (!st) st = csv_field(out, cell->data ? cell->data : "", cell->len, err);
-      }
-      if (!st) st = dk__buf_putc(out, '\n', err);
-    }
-    return st;
-  }
-  /* TABLE: render every cell now, pad when flushed */
-  for (int64_t r = 0; st == DK_OK && r < batch->length; r++) {
-    if (p->rows == DK_PRINT_TABLE_MAX_ROWS) st = table_flush(p, out, err);
-    for (int64_t k = 0; st == DK_OK && k < nc; k++) {
-      size_t before = p->cells.len;
-      st = cell_text(&p->cells, &p->plan->children[k], schema->children[k], batch->children[k],
-                     batch->offset + r, err);
-      if (!st && p->cells.len == before) st = dk__buf_puts(&p->cells, "null", err);
-      size_t end = p->cells.len;
-      if (!st) st = dk__buf_append(&p->ends, &end, sizeof end, err);
-      size_t w = utf8_width(p->cells.data + before, end - before);
-      if (w > p->widths[k]) p->widths[k] = w;
-    }
-    if (!st) p->rows++;
-  }
-  return st;
-}
-
-dk_status dk__printer_finish(dk_printer *p, dk_buf *out, dk_error *err) {
-  if (p->format == DK_PRINT_TABLE) return table_flush(p, out, err);
-  if (p->format == DK_PRINT_CSV && p->header) { /* no rows: the header alone */
-    p->header = 0;
-    return put_header(out, p->schema, DK_PRINT_CSV, p->widths, err);
-  }
-  return DK_OK;
-}
-
-dk_status dk__arrow_print_batch(dk_buf *out, const struct ArrowSchema *schema,
-                               const struct ArrowArray *batch, int format, dk_error *err) {
-  dk_printer p;
-  dk_status st = dk__printer_init(&p, schema, format, out->alloc, err);
-  if (!st) st = dk__printer_add(&p, out, batch, err);
-  if (!st) st = dk__printer_finish(&p, out, err);
-  dk__printer_dispose(&p);
-  return st;
 }

@@ -1,0 +1,92 @@
+package io.dk.spark;
+
+import java.io.File;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The latest snapshot of each table path, kept between queries and refreshed incrementally:
+ * every {@link #latest} lists only the commits after the cached version and applies them
+ * (libdk's dk_snapshot_update; a new checkpoint, metadata or protocol changes and a rewritten
+ * log are handled there), so a query sees every commit that finished before it started and
+ * the log is not replayed from the last checkpoint per query.
+ *
+ * <p>One cache per JVM (a driver's sessions share it, as Delta's DeltaLog cache is shared),
+ * keyed by the absolute table path. Least-recently-used entries beyond {@code maxTables}
+ * (system property {@code dk.snapshotCache.maxTables}, default 32; 0 disables the cache) are
+ * dropped; a dropped entry's snapshot lives on in the tables that still use it. Refreshes of
+ * one path are serialised; different paths refresh in parallel.
+ */
+public final class SnapshotCache {
+  private static final int MAX_TABLES = Integer.getInteger("dk.snapshotCache.maxTables", 32);
+
+  private static final class Entry {
+    NativeSnapshot snap; // guarded by the entry
+  }
+
+  private static final Map<String, Entry> ENTRIES = new LinkedHashMap<>(16, 0.75f, true);
+  private static long hits, refreshes, loads;
+
+  private SnapshotCache() {}
+
+  /** A snapshot of the table's latest version, owned by the caller. */
+  static NativeSnapshot latest(String path) {
+    if (MAX_TABLES <= 0) return NativeSnapshot.open(path, -1, null);
+    String key = new File(path).getAbsolutePath();
+    Entry e;
+    synchronized (ENTRIES) {
+      e = ENTRIES.computeIfAbsent(key, k -> new Entry());
+      evict();
+    }
+    synchronized (e) {
+      NativeSnapshot old = e.snap;
+      if (old == null) {
+        e.snap = NativeSnapshot.open(path, -1, null);
+        count(2);
+      } else {
+        e.snap = old.update();
+        count(e.snap == old ? 0 : 1);
+        if (e.snap != old) old.close();
+      }
+      return e.snap.ref();
+    }
+  }
+
+  private static void evict() {
+    while (ENTRIES.size() > MAX_TABLES) {
+      Map.Entry<String, Entry> eldest = ENTRIES.entrySet().iterator().next();
+      ENTRIES.remove(eldest.getKey());
+      Entry old = eldest.getValue();
+      synchronized (old) {
+        if (old.snap != null) old.snap.close();
+        old.snap = null;
+      }
+    }
+  }
+
+  private static synchronized void count(int what) {
+    if (what == 0) hits++;
+    else if (what == 1) refreshes++;
+    else loads++;
+  }
+
+  /** {cached tables, refreshes that found nothing new, incremental refreshes, full loads}. */
+  public static synchronized long[] stats() {
+    int n;
+    synchronized (ENTRIES) { n = ENTRIES.size(); }
+    return new long[] {n, hits, refreshes, loads};
+  }
+
+  /** Drops every entry (tests). */
+  public static void clear() {
+    synchronized (ENTRIES) {
+      for (Entry e : ENTRIES.values()) {
+        synchronized (e) {
+          if (e.snap != null) e.snap.close();
+          e.snap = null;
+        }
+      }
+      ENTRIES.clear();
+    }
+  }
+}

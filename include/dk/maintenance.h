@@ -1,0 +1,118 @@
+/**
+ * @file dk/maintenance.h
+ * @brief Table maintenance: VACUUM (delete files no version within the retention needs),
+ *        RESTORE (a commit that makes the table equal to an older version) and metadata
+ *        cleanup (old log files past delta.logRetentionDuration).
+ *
+ * All of them check the table's writer protocol first (vacuumProtocolCheck asks exactly
+ * that of VACUUM): a writer feature dk does not support is DK_UNSUPPORTED and nothing is
+ * touched.
+ */
+#ifndef DK_MAINTENANCE_H
+#define DK_MAINTENANCE_H
+
+#include <stdint.h>
+
+#include "dk/common.h"
+#include "dk/snapshot.h"
+#include "dk/txn.h"
+
+DK_BEGIN_DECL
+
+#define DK_VACUUM_OPTIONS_VERSION 1
+typedef struct dk_vacuum_options {
+  unsigned version;            /**< DK_VACUUM_OPTIONS_VERSION */
+  double retention_hours;      /**< < 0 (or 0 with use_table_retention) = the table's
+                                    delta.deletedFileRetentionDuration (default 7 days) */
+  int use_table_retention;     /**< 1: ignore retention_hours */
+  int dry_run;                 /**< 1: list what would be deleted, delete nothing */
+  int skip_retention_check;    /**< 1: allow a retention shorter than the table's (delta-spark's
+                                    retentionDurationCheck.enabled=false) */
+  int64_t now_ms;              /**< clock; 0 = the wall clock */
+  /** Called once per file deleted (or, in a dry run, to be deleted): its path relative to the
+   *  root and its size. Return non-OK to stop (the status is returned). May be NULL. */
+  dk_status (*on_file)(void *payload, const char *path, int64_t size);
+  void *payload;
+} dk_vacuum_options;
+
+#define DK_VACUUM_RESULT_VERSION 1
+typedef struct dk_vacuum_result {
+  unsigned version;            /**< DK_VACUUM_RESULT_VERSION (set by the caller) */
+  int64_t files;               /**< files deleted (dry run: that would be) */
+  int64_t bytes;               /**< their bytes */
+  int64_t cutoff_ms;           /**< files older than this and unreferenced were eligible */
+} dk_vacuum_result;
+
+/** VACUUM: deletes files under the table root that neither the latest snapshot's files nor
+ *  its unexpired tombstones (nor their deletion-vector files) reference and that are older
+ *  than the retention. Names starting with '_' or '.' are skipped (except `_change_data`
+ *  and partition directories), so `_delta_log` is never touched.
+ *  @return DK_OK; DK_INVALID (retention shorter than the table's without
+ *  skip_retention_check); DK_UNSUPPORTED (writer protocol); DK_IO. */
+DK_API dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,
+                                 const dk_vacuum_options *opts, dk_error *err);
+
+/** RESTORE TABLE ... TO VERSION AS OF `version`: one commit (operation RESTORE) that re-adds
+ *  the files of that version the latest lacks (dataChange=true) and removes the ones it does
+ *  not have, with that version's metadata (the protocol is never downgraded). Fails with
+ *  DK_NOT_FOUND naming a data file of that version that no longer exists (vacuumed).
+ *  `out` may be NULL. */
+DK_API dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
+                                  const dk_txn_options *opts, dk_error *err);
+
+/* ---- checkpoints and log cleanup ------------------------------------------------------------ */
+
+typedef enum dk_checkpoint_kind {
+  DK_CHECKPOINT_CLASSIC = 1,     /**< <v>.checkpoint.parquet */
+  DK_CHECKPOINT_V2_JSON = 2,     /**< <v>.checkpoint.<uuid>.json (v2Checkpoint tables) */
+  DK_CHECKPOINT_V2_PARQUET = 3   /**< <v>.checkpoint.<uuid>.parquet + sidecars */
+} dk_checkpoint_kind;
+
+#define DK_CHECKPOINT_OPTIONS_VERSION 1
+typedef struct dk_checkpoint_options {
+  unsigned version;              /**< DK_CHECKPOINT_OPTIONS_VERSION */
+  int64_t at_version;            /**< the version to checkpoint; < 0 = the latest */
+  dk_checkpoint_kind kind;       /**< 0 = the table's: V2 when delta.checkpointPolicy=v2 (JSON
+                                      top level with the actions inline), else classic */
+  int64_t now_ms;                /**< clock (tombstone expiry); 0 = the wall clock */
+} dk_checkpoint_options;
+
+#define DK_CHECKPOINT_RESULT_VERSION 1
+typedef struct dk_checkpoint_result {
+  unsigned version;              /**< DK_CHECKPOINT_RESULT_VERSION (set by the caller) */
+  int64_t checkpoint_version;
+  dk_checkpoint_kind kind;
+  char file_name[96];            /**< inside _delta_log */
+  int64_t num_actions;           /**< actions written (`size` in _last_checkpoint) */
+  int64_t num_add_files;
+  int64_t size_in_bytes;
+} dk_checkpoint_result;
+
+/** Writes a checkpoint of a version (PROTOCOL.md "Checkpoints"): protocol, metadata, app
+ *  transactions, live domains, every live file and the tombstones younger than
+ *  delta.deletedFileRetentionDuration; then `_last_checkpoint` (written last). The checkpoint
+ *  file is published atomically (nothing partial is ever visible under its name).
+ *  @return DK_OK; DK_UNSUPPORTED (classic Parquet checkpoints need the Parquet writer in this
+ *  build, or the writer protocol); DK_IO. */
+DK_API dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
+                                     const dk_checkpoint_options *opts, dk_error *err);
+
+#define DK_CLEANUP_OPTIONS_VERSION 1
+typedef struct dk_cleanup_options {
+  unsigned version;              /**< DK_CLEANUP_OPTIONS_VERSION */
+  int64_t retention_ms;          /**< < 0 or 0 = delta.logRetentionDuration (30 days) */
+  int64_t now_ms;                /**< clock; 0 = the wall clock */
+  int dry_run;                   /**< 1: count, delete nothing */
+} dk_cleanup_options;
+
+/** Metadata cleanup (PROTOCOL.md "Metadata Cleanup", delta-spark MetadataCleanup): with the
+ *  cutoff at now - delta.logRetentionDuration truncated to a UTC day, keeps the newest
+ *  checkpoint at or before the last commit older than the cutoff and everything after it, and
+ *  deletes older commits, checkpoints, checksum and compaction files. *deleted counts them.
+ *  Without such a checkpoint nothing is deleted. */
+DK_API dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t,
+                                           const dk_cleanup_options *opts, dk_error *err);
+
+DK_END_DECL
+
+#endif /* DK_MAINTENANCE_H */

@@ -1,0 +1,16 @@
+/*
+** expr.h — library-internal entry points of the expression module for the modules above it
+** (scan, changes, txn); the public API is include/dk/expr.h, the statistics evaluator
+** expr/skip.h.
+*/
+#ifndef DK_EXPR_EXPR_H
+#define DK_EXPR_EXPR_H
+
+#include "dk/expr.h"
+
+/* dk_expr_bind with every node of the bound tree allocated with alloc (NULL: libc); the
+** evaluator's scratch for that tree (dk_expr_eval_filter, dk_expr_eval) uses it too. */
+dk_status dk_expr__bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
+                        const dk_allocator *alloc, dk_error *err);
+
+#endif /* DK_EXPR_EXPR_H */

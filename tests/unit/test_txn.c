@@ -1,0 +1,421 @@
+/* test_txn.c — transactions: create, append, the commit file's shape, conflict checks and
+ * rebase for pairs that start on one snapshot, lost-response self-detection, writer-feature
+ * refusal. (The full pair matrix is checked against delta-spark in
+ * tests/python/test_txn_conflict_matrix.py.) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dk/history.h"
+#include "dk/txn.h"
+#include "test.h"
+#include "util/util.h"
+
+static const char *SCHEMA =
+    "{\"type\":\"struct\",\"fields\":[{\"name\":\"x\",\"type\":\"long\",\"nullable\":true,"
+    "\"metadata\":{}},{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
+
+static char g_dir[1024];
+
+static const char *new_table_dir(const char *name) {
+  snprintf(g_dir, sizeof g_dir, "%s/%s", dk_test_tmpdir(), name);
+  mkdir(g_dir, 0777);
+  return g_dir;
+}
+
+static dk_status create_part_table(dk_table *t, const char *const *conf, size_t n_conf,
+                                   dk_error *err) {
+  dk_txn *x;
+  DK_RETURN_NOT_OK(dk_txn_begin_create(&x, t, NULL, err));
+  const char *pcols[] = {"p"};
+  dk_metadata_spec m = {.version = DK_METADATA_SPEC_VERSION, .schema_string = SCHEMA,
+                        .n_partition_columns = 1, .partition_columns = pcols,
+                        .n_configuration = n_conf, .configuration = conf, .created_time = -1};
+  dk_status st = dk_txn_set_metadata(x, &m, err);
+  if (st) {
+    dk_txn_abort(x);
+    return st;
+  }
+  return dk_txn_commit(x, NULL, err);
+}
+
+static dk_status stage_add(dk_txn *x, const char *part, int n, dk_error *err) {
+  char path[128];
+  static int seq;
+  snprintf(path, sizeof path, "p=%s/part-%05d.parquet", part, seq++);
+  const char *kv[] = {"p", part};
+  char stats[64];
+  snprintf(stats, sizeof stats, "{\"numRecords\":%d}", n);
+  dk_add_file f = {.version = DK_ADD_FILE_VERSION, .path = path, .n_partition_values = 1,
+                   .partition_kv = kv, .size = 100, .modification_time = 1, .data_change = 1,
+                   .stats = stats};
+  return dk_txn_add_file(x, &f, err);
+}
+
+static dk_status begin_latest(dk_txn **x, dk_table *t, dk_snapshot **snap, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_snapshot_open(snap, t, NULL, err));
+  return dk_txn_begin(x, *snap, NULL, err);
+}
+
+static dk_status append_one(dk_table *t, const char *part, dk_error *err) {
+  dk_snapshot *s;
+  dk_txn *x;
+  DK_RETURN_NOT_OK(begin_latest(&x, t, &s, err));
+  dk_snapshot_free(s);
+  dk_status st = stage_add(x, part, 2, err);
+  if (st) {
+    dk_txn_abort(x);
+    return st;
+  }
+  return dk_txn_commit(x, NULL, err);
+}
+
+DK_TEST(txn__create_and_append) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, new_table_dir("create"), NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  CHECK_OK(append_one(t, "a", &err), &err);
+  CHECK_OK(append_one(t, "b", &err), &err);
+  dk_snapshot *s;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), 2);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 2);
+  CHECK_EQ_INT(dk_snapshot_protocol(s)->min_writer_version, 2);
+  dk_history *h;
+  CHECK_OK(dk_history_open(&h, t, 0, &err), &err);
+  int64_t v, ts;
+  const char *ci;
+  dk_history_entry(&v, &ts, &ci, h, 0);
+  CHECK(strstr(ci, "\"isBlindAppend\":true") != NULL);
+  CHECK(strstr(ci, "\"readVersion\":1") != NULL);
+  CHECK(strstr(ci, "\"engineInfo\":\"dk/") != NULL);
+  CHECK(strstr(ci, "\"isolationLevel\":\"Serializable\"") != NULL);
+  dk_history_free(h);
+  dk_snapshot_free(s);
+  /* creating again: version 0 exists -> ProtocolChangedException */
+  dk_error_init(&err);
+  CHECK_STATUS(create_part_table(t, NULL, 0, &err), DK_CONFLICT);
+  CHECK(strstr(err.message, "ProtocolChangedException") != NULL);
+  dk_table_free(t);
+}
+
+/* Two transactions on one snapshot; the first commits, the second's outcome is returned. */
+typedef dk_status (*stage_fn)(dk_txn *x, dk_error *err);
+
+static dk_status st_append_a(dk_txn *x, dk_error *err) { return stage_add(x, "a", 1, err); }
+static dk_status st_append_b(dk_txn *x, dk_error *err) { return stage_add(x, "b", 1, err); }
+static dk_status st_replace_where(dk_txn *x, const char *pred, const char *part, dk_error *err) {
+  dk_expr *e;
+  DK_RETURN_NOT_OK(dk_expr_parse(&e, pred, err));
+  int64_t *idx, n;
+  dk_status st = dk_txn_read_files(x, e, &idx, &n, err);
+  dk_expr_free(e);
+  DK_RETURN_NOT_OK(st);
+  for (int64_t i = 0; i < n && !st; i++) st = dk_txn_remove_file(x, idx[i], 1, err);
+  dk_free(idx);
+  if (!st && part) st = stage_add(x, part, 1, err);
+  return st;
+}
+static dk_status st_rw_a(dk_txn *x, dk_error *err) { return st_replace_where(x, "p = 'a'", "a", err); }
+static dk_status st_rw_b(dk_txn *x, dk_error *err) { return st_replace_where(x, "p = 'b'", "b", err); }
+static dk_status st_overwrite(dk_txn *x, dk_error *err) { return st_replace_where(x, "true", "a", err); }
+static dk_status st_delete_a(dk_txn *x, dk_error *err) { return st_replace_where(x, "p = 'a'", NULL, err); }
+
+static dk_status race(const char *name, stage_fn winner, stage_fn loser, dk_commit_result *res,
+                     dk_error *err) {
+  dk_table *t;
+  DK_RETURN_NOT_OK(dk_table_open(&t, new_table_dir(name), NULL, err));
+  dk_status st = create_part_table(t, NULL, 0, err);
+  if (!st) st = append_one(t, "a", err);
+  if (!st) st = append_one(t, "b", err);
+  dk_snapshot *s = NULL;
+  dk_txn *w = NULL, *l = NULL;
+  if (!st) st = dk_snapshot_open(&s, t, NULL, err);
+  if (!st) st = dk_txn_begin(&w, s, NULL, err);
+  if (!st) st = dk_txn_begin(&l, s, NULL, err);
+  if (!st) st = winner(w, err);
+  if (!st) st = loser(l, err);
+  if (!st) {
+    st = dk_txn_commit(w, NULL, err);
+    w = NULL;
+  }
+  if (!st) {
+    res->version = DK_COMMIT_RESULT_VERSION;
+    st = dk_txn_commit(l, res, err);
+    l = NULL;
+  }
+  dk_txn_abort(w);
+  dk_txn_abort(l);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  return st;
+}
+
+DK_TEST(txn__conflict_pairs) {
+  dk_error err;
+  dk_commit_result r;
+  dk_error_init(&err);
+  CHECK_OK(race("r1", st_append_a, st_append_a, &r, &err), &err);
+  CHECK_EQ_INT(r.committed_version, 4);
+  CHECK_EQ_INT(r.attempts, 2);
+  dk_error_init(&err);
+  CHECK_OK(race("r2", st_append_a, st_rw_b, &r, &err), &err);
+  dk_error_init(&err);
+  CHECK_STATUS(race("r3", st_append_a, st_rw_a, &r, &err), DK_CONFLICT);
+  CHECK_EQ_INT(r.conflict, DK_CONFLICT_CONCURRENT_APPEND);
+  CHECK_EQ_INT(r.conflict_version, 3);
+  CHECK(strstr(err.message, "ConcurrentAppendException") && strstr(err.message, "[p=a]") &&
+        strstr(err.message, "version 3"));
+  dk_error_init(&err);
+  CHECK_STATUS(race("r4", st_delete_a, st_rw_a, &r, &err), DK_CONFLICT);
+  CHECK_EQ_INT(r.conflict, DK_CONFLICT_CONCURRENT_DELETE_READ);
+  dk_error_init(&err);
+  CHECK_STATUS(race("r5", st_append_b, st_overwrite, &r, &err), DK_CONFLICT);
+  CHECK_EQ_INT(r.conflict, DK_CONFLICT_CONCURRENT_APPEND);
+  dk_error_init(&err);
+  CHECK_OK(race("r6", st_rw_b, st_append_a, &r, &err), &err);
+}
+
+/* A committer whose write lands but reports an I/O error (a lost response). */
+static dk_status lossy_commit(dk_committer *c, dk_storage *sto, const char *root, int64_t v,
+                              const char *actions, size_t len, dk_error *err) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/_delta_log/%020lld.json", root, (long long)v);
+  int *calls = c->ctx;
+  (*calls)++;
+  dk_status st = sto->put_if_absent(sto, path, actions, len, err);
+  if (st) return st;
+  return dk__error_set(err, DK_IO, "connection reset (simulated)");
+}
+
+DK_TEST(txn__lost_response_self_detected) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, new_table_dir("lossy"), NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  int calls = 0;
+  dk_committer c = {1, &calls, lossy_commit};
+  dk_txn_options o = {.version = DK_TXN_OPTIONS_VERSION, .committer = &c};
+  dk_snapshot *s;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  dk_txn *x;
+  CHECK_OK(dk_txn_begin(&x, s, &o, &err), &err);
+  CHECK_OK(stage_add(x, "a", 1, &err), &err);
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  CHECK_OK(dk_txn_commit(x, &r, &err), &err);
+  CHECK_EQ_INT(r.committed_version, 1);
+  CHECK_EQ_INT(r.self_detected, 1);
+  CHECK_EQ_INT(calls, 1);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), 1);
+  CHECK_EQ_INT(dk_snapshot_num_files(s), 1);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(txn__writer_features) {
+  dk_error err;
+  dk_error_init(&err);
+  const char *dir = new_table_dir("feat");
+  char p[2048];
+  snprintf(p, sizeof p, "%s/_delta_log", dir);
+  mkdir(p, 0777);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000000.json", dir);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  fprintf(f, "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":7,"
+             "\"writerFeatures\":[\"appendOnly\",\"futureFeature\"]}}\n"
+             "{\"metaData\":{\"id\":\"x\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+             "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\","
+             "\"partitionColumns\":[],\"configuration\":{},\"createdTime\":1}}\n");
+  fclose(f);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, dir, NULL, &err), &err);
+  dk_snapshot *s;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  dk_txn *x = NULL;
+  CHECK_STATUS(dk_txn_begin(&x, s, NULL, &err), DK_UNSUPPORTED);
+  CHECK(strstr(err.message, "futureFeature") != NULL);
+  CHECK(x == NULL);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(txn__append_only_and_bad_input) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, new_table_dir("ao"), NULL, &err), &err);
+  const char *conf[] = {"delta.appendOnly", "true"};
+  CHECK_OK(create_part_table(t, conf, 1, &err), &err);
+  CHECK_OK(append_one(t, "a", &err), &err);
+  dk_snapshot *s;
+  dk_txn *x;
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  CHECK_STATUS(dk_txn_remove_file(x, 0, 1, &err), DK_UNSUPPORTED);
+  CHECK(strstr(err.message, "delta.appendOnly") != NULL);
+  dk_error_init(&err);
+  CHECK_OK(dk_txn_remove_file(x, 0, 0, &err), &err); /* rearrangement is allowed */
+  /* a partition column missing */
+  dk_add_file f = {.version = DK_ADD_FILE_VERSION, .path = "x.parquet", .size = 1};
+  dk_error_init(&err);
+  CHECK_STATUS(dk_txn_add_file(x, &f, &err), DK_INVALID);
+  CHECK(strstr(err.message, "DELTA_INVALID_PARTITIONING_SCHEMA") != NULL);
+  dk_txn_abort(x);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_INT(dk_snapshot_version(s), 1);
+  CHECK(!strcmp(dk_snapshot_property(s, "delta.appendOnly"), "true"));
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+DK_TEST(txn__row_tracking_rebase) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, new_table_dir("rt"), NULL, &err), &err);
+  const char *conf[] = {"delta.enableRowTracking", "true"};
+  CHECK_OK(create_part_table(t, conf, 1, &err), &err);
+  dk_snapshot *s;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK(dk_snapshot_has_feature(s, "rowTracking"));
+  CHECK(dk_snapshot_has_feature(s, "domainMetadata"));
+  dk_txn *w, *l;
+  CHECK_OK(dk_txn_begin(&w, s, NULL, &err), &err);
+  CHECK_OK(dk_txn_begin(&l, s, NULL, &err), &err);
+  CHECK_OK(stage_add(w, "a", 5, &err), &err);
+  CHECK_OK(stage_add(l, "b", 3, &err), &err);
+  CHECK_OK(dk_txn_commit(w, NULL, &err), &err);
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  CHECK_OK(dk_txn_commit(l, &r, &err), &err);
+  CHECK_EQ_INT(r.committed_version, 2);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_STR(dk_snapshot_domain_metadata(s, "delta.rowTracking"), "{\"rowIdHighWaterMark\":7}");
+  int seen = 0;
+  for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
+    dk_file_entry fe;
+    CHECK_OK(dk_snapshot_file(&fe, s, i, &err), &err);
+    CHECK(fe.has_base_row_id && fe.has_default_row_commit_version);
+    if (fe.default_row_commit_version == 2) {
+      CHECK_EQ_INT(fe.base_row_id, 5);
+      seen++;
+    } else {
+      CHECK_EQ_INT(fe.base_row_id, 0);
+    }
+  }
+  CHECK_EQ_INT(seen, 1);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
+
+#include "dk/maintenance.h"
+
+static void touch(const char *root, const char *rel) {
+  char p[2048];
+  snprintf(p, sizeof p, "%s/%s", root, rel);
+  char *slash = strrchr(p, '/');
+  *slash = 0;
+  mkdir(p, 0777);
+  *slash = '/';
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs("0123456789", f);
+    fclose(f);
+  }
+}
+
+static dk_status count_file(void *payload, const char *path, int64_t size) {
+  (void)size;
+  dk_buf *b = payload;
+  dk__buf_puts(b, path, NULL);
+  return dk__buf_putc(b, ';', NULL);
+}
+
+DK_TEST(txn__vacuum_and_restore) {
+  dk_error err;
+  dk_error_init(&err);
+  const char *dir = new_table_dir("vac");
+  char root[1024];
+  snprintf(root, sizeof root, "%s", dir);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, root, NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  /* v1: two files in a; v2: replaceWhere p = 'a' (both removed, one added) */
+  dk_snapshot *s;
+  dk_txn *x;
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  dk_snapshot_free(s);
+  const char *kv[] = {"p", "a"};
+  const char *names[] = {"p=a/f1.parquet", "p=a/f2.parquet", "p=a/f3.parquet"};
+  for (int i = 0; i < 3; i++) touch(root, names[i]);
+  touch(root, "orphan.parquet");
+  touch(root, "_hidden/keep.parquet");
+  for (int i = 0; i < 2; i++) {
+    dk_add_file f = {.version = DK_ADD_FILE_VERSION, .path = names[i], .n_partition_values = 1,
+                     .partition_kv = kv, .size = 10, .data_change = 1,
+                     .stats = "{\"numRecords\":1}"};
+    CHECK_OK(dk_txn_add_file(x, &f, &err), &err);
+  }
+  CHECK_OK(dk_txn_commit(x, NULL, &err), &err);
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  dk_snapshot_free(s);
+  CHECK_OK(st_rw_a(x, &err), &err); /* removes f1, f2; adds a synthetic file */
+  CHECK_OK(dk_txn_commit(x, NULL, &err), &err);
+  /* default retention (7 days): nothing is old enough */
+  dk_vacuum_result r = {.version = DK_VACUUM_RESULT_VERSION};
+  dk_vacuum_options vo = {.version = DK_VACUUM_OPTIONS_VERSION, .retention_hours = -1,
+                          .dry_run = 1};
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 0);
+  /* retention 0 without the check disabled: refused */
+  vo.retention_hours = 0;
+  CHECK_STATUS(dk_table_vacuum(&r, t, &vo, &err), DK_INVALID);
+  CHECK(strstr(err.message, "deletedFileRetentionDuration") != NULL);
+  /* retention 0, check off, clock an hour ahead: f1 and f2 are expired tombstones only if
+   * their deletion time is before the cutoff — they are (cutoff = now) — so they, f3 (never
+   * added) and the orphan go; the hidden directory stays */
+  dk_error_init(&err);
+  dk_buf seen;
+  dk__buf_init(&seen, NULL);
+  vo.skip_retention_check = 1;
+  vo.now_ms = (int64_t)time(NULL) * 1000 + 3600 * 1000;
+  vo.on_file = count_file;
+  vo.payload = &seen;
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 4);
+  CHECK(strstr(seen.data, "orphan.parquet") && strstr(seen.data, "p=a/f1.parquet") &&
+        !strstr(seen.data, "_hidden"));
+  dk__buf_dispose(&seen);
+  /* restore to version 1 (before the replaceWhere) while the files are still there */
+  dk_commit_result cr = {.version = DK_COMMIT_RESULT_VERSION};
+  CHECK_OK(dk_table_restore(&cr, t, 1, NULL, &err), &err);
+  CHECK_EQ_INT(cr.committed_version, 3);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  char paths[512];
+  dk_test_snapshot_paths(s, ",", paths, sizeof paths);
+  CHECK_EQ_STR(paths, "p=a/f1.parquet,p=a/f2.parquet");
+  dk_snapshot_free(s);
+  /* now really vacuum: the restored files are live again, only the orphan, f3 and the
+   * replaceWhere's synthetic add (never written) ... the orphan and f3 go */
+  vo.dry_run = 0;
+  vo.on_file = NULL;
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 2);
+  char p[2048];
+  snprintf(p, sizeof p, "%s/p=a/f1.parquet", root);
+  struct stat sb;
+  CHECK(stat(p, &sb) == 0);
+  snprintf(p, sizeof p, "%s/orphan.parquet", root);
+  CHECK(stat(p, &sb) != 0);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000000.json", root);
+  CHECK(stat(p, &sb) == 0);
+  dk_table_free(t);
+}
