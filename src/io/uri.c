@@ -205,7 +205,6 @@ void dk_io__root_init(dk__root *r, const char *canonical_uri, dk_storage *sto) {
   dk__uri u;
   if (dk__uri_split(&u, canonical_uri, r->len) && !dk__scheme_is(u.scheme, "file")) {
     r->scheme_len = u.scheme.len;
-    r->path_off = (size_t)(u.path.ptr - canonical_uri);
   }
 }
 
@@ -271,8 +270,14 @@ dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const cha
     DK_RETURN_NOT_OK(dk_io__join(key, r->uri, rel_dir && *rel_dir ? rel_dir : "", NULL, err));
     if (rel_dir && *rel_dir) DK_RETURN_NOT_OK(dk__buf_putc(key, '/', err));
     DK_RETURN_NOT_OK(dk__buf_append(key, path, n, err));
-  } else if (!has_scheme) { /* an absolute path: on the root's own store */
-    if (!root_local) DK_RETURN_NOT_OK(dk__buf_append(key, r->uri, r->path_off, err));
+  } else if (!has_scheme) {
+    /* an absolute path without a scheme is a local file: Delta qualifies it against the
+     * default filesystem (canonicalizePath), not the table's, and log replay folds file:/x
+     * into /x */
+    DK_RETURN_IF(!root_local, DK_UNSUPPORTED, err,
+                 "'%.*s' is a local file, but the table lives on %.*s:// and its storage "
+                 "backend serves only that", (int)DK_MIN(n, 512), path, (int)r->scheme_len,
+                 r->uri);
     DK_RETURN_NOT_OK(dk__buf_append(key, path, n, err));
   } else if (dk__scheme_is(u.scheme, "file")) {
     DK_RETURN_IF(!local_authority(u.authority), DK_UNSUPPORTED, err,

@@ -58,7 +58,6 @@ typedef struct dk__root {
                            "scheme://authority/decoded/path" (scheme lowercased) */
   size_t len;           /* strlen(uri) */
   size_t scheme_len;    /* 0 for a local root */
-  size_t path_off;      /* offset in uri of the path (after the authority); 0 when local */
   dk_storage *sto;      /* the backend serving the root's scheme */
 } dk__root;
 
@@ -86,7 +85,8 @@ typedef struct dk__loc {
 } dk__loc;
 
 /* Resolves a *decoded* path as the log stores it (dk__file.path: relative to the root, an
-** absolute local path, or a URI) to a key, written into key (cleared first). A path relative
+** absolute local path, or a URI) to a key, written into key (cleared first). A scheme-less
+** absolute path is a local file, also in a table on an object store (DK_UNSUPPORTED there). A path relative
 ** to a directory below the root (sidecars) passes that directory in `rel_dir` ("" or NULL for
 ** the root itself). A URI whose scheme the root's backend does not serve, or a file URI
 ** naming another host, is DK_UNSUPPORTED naming the scheme. */

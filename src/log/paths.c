@@ -147,9 +147,7 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   if (!d) return DK_NOMEM;
   size_t len = dk__pct_decode_into(d, p, n);
   const char *s = d;
-  dk__uri ru;
-  bool root_local = !dk__uri_split(&ru, root, root_len); /* (canonical roots: no file:) */
-  if (root_local && len >= 5 && (s[0] | 0x20) == 'f' && s[4] == ':') {
+  if (len >= 5 && (s[0] | 0x20) == 'f' && s[4] == ':') {
     dk__uri u;
     if (dk__uri_split(&u, s, len) && dk__scheme_is(u.scheme, "file")) {
       bool here = !u.authority.ptr || u.authority.len == 0 ||

@@ -52,8 +52,9 @@ dk_status dk_log__data_key(dk__loc *out, dk_buf *key, const dk__root *r, const c
 /* ---- canonical paths ------------------------------------------------------------------------ */
 
 /* Percent-decodes a log path (add.path, remove.path) and canonicalises it: a file URI on this
-** machine becomes a local path when the root is local (an object-store table keeps it as a
-** URI, which reading then refuses); a path under the table root (root[0..root_len), the canonical
+** machine becomes a local path (so file:/x and /x meet, as in Delta, whose canonicalizePath
+** qualifies a scheme-less absolute path against the default filesystem: local); a path under
+** the table root (root[0..root_len), the canonical
 ** root of io/uri.h, local or URI) becomes relative to it. Anything else stays absolute (a
 ** file URI naming another host is kept whole; reading it is refused later). The result lives
 ** in `ar`. */

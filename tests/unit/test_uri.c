@@ -256,9 +256,9 @@ DK_TEST(uri__resolve_object_store_root) {
   CHECK_OK(r.st, NULL);
   CHECK_EQ_STR(r.key, "s3a://other/x.parquet");
   CHECK(!r.under);
-  r = resolve("s3://bucket/pre/t", NULL, "/pre/t/y.parquet"); /* absolute on the same bucket */
-  CHECK_EQ_STR(r.key, "s3://bucket/pre/t/y.parquet");
-  CHECK(r.under);
+  /* a scheme-less absolute path is local (Delta qualifies it against the default filesystem) */
+  r = resolve("s3://bucket/pre/t", NULL, "/pre/t/y.parquet");
+  CHECK_EQ_INT(r.st, DK_UNSUPPORTED);
   r = resolve("s3://bucket/pre/t", NULL, "file:///tmp/x.parquet");
   CHECK_EQ_INT(r.st, DK_UNSUPPORTED);
   r = resolve("s3://bucket/pre/t", NULL, "gs://bucket/x.parquet");
@@ -414,6 +414,7 @@ DK_TEST(uri__corpus_special_characters_and_canonical_spellings) {
       {"/t", "file://host/t/a", "file://host/t/a"}, /* kept: reading it is refused */
       {"s3://b/t", "s3://b/t/p%3D1/x.parquet", "p=1/x.parquet"},
       {"s3://b/t", "s3://b/other/x", "s3://b/other/x"},
+      {"s3://b/t", "file:///x%20y", "/x y"}, /* local on any table: meets "/x y" */
       {"/t", "/tt/x", "/tt/x"},
   };
   for (size_t i = 0; i < DK_ARRAY_LEN(cases); i++) {
