@@ -9,7 +9,9 @@ import os
 import pyarrow as pa
 import pytest
 
-import dk
+from test_py_support import import_dk
+
+dk = import_dk()  # skips this module under an ASan build without LD_PRELOAD
 from test_txn_ops import append, rows_dk
 
 deltalake = pytest.importorskip("deltalake")

@@ -14,7 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dk
+from test_py_support import import_dk
+
+dk = import_dk()  # skips this module under an ASan build without LD_PRELOAD
 
 APPENDS = int(os.environ.get("DK_TXN_RACE_APPENDS", "50"))
 SCHEMA = json.dumps({"type": "struct", "fields": [

@@ -14,7 +14,9 @@ import sys
 
 import pytest
 
-import dk
+from test_py_support import import_dk
+
+dk = import_dk()  # skips this module under an ASan build without LD_PRELOAD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INTEROP = os.path.join(HERE, "..", "interop")
