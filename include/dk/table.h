@@ -22,8 +22,11 @@ typedef struct dk_table_options {
   const dk_allocator *alloc; /**< NULL = libc */
   dk_storage *storage;       /**< NULL = a local-filesystem backend owned by the table;
                                   otherwise borrowed and must outlive the table */
-  int threads;               /**< threads replaying the log (reading commit files, decoding a
-                                  checkpoint beside applying it); 0 = automatic, 1 = none */
+  int threads;               /**< size of the table's executor, the threads dk runs for it
+                                  (the caller's included): parsing commits and decoding a
+                                  checkpoint beside applying it, file iterators' stats
+                                  read-ahead; 0 = automatic (the online CPUs, at most 8),
+                                  1 = no thread at all. Threads start on first use. */
 } dk_table_options;
 
 /** Opens a table by its root: a local path (absolute or relative), a `file:` URI
