@@ -17,9 +17,6 @@
 ** overwrite (all rows, a partition replaceWhere, or dynamic partition overwrite), mergeSchema /
 ** overwriteSchema, idempotent app transactions, one WRITE commit with Spark's
 ** operationParameters and metrics.
-**
-** The Parquet writer arrives with the parquet module's writer (include/dk/parquet.h
-** DK_PARQUET_WRITE_OPTIONS_VERSION); a build without it reports DK_UNSUPPORTED here.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +28,6 @@
 #include "protocol/values.h"
 #include "scan/scan_int.h"
 #include "txn/txn_int.h"
-
-#ifdef DK_PARQUET_WRITE_OPTIONS_VERSION
 
 static int64_t wall_ms(void) {
   struct timespec ts;
@@ -361,7 +356,7 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
   dk_txn *x = c->x;
   DK_RETURN_NOT_OK(dk_schema__parse(&c->schema, &x->ar, x->meta.schema_string,
                                     strlen(x->meta.schema_string), err));
-  DK_RETURN_NOT_OK(dk_schema__to_arrow(&c->phys, c->schema, 1, err));
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&c->phys, c->schema, 1, c->alloc, err));
   c->n_cols = c->schema->n_fields;
   c->n_part = x->meta.n_part;
   c->in_col = dk__calloc(c->alloc, c->n_cols + 1, sizeof *c->in_col);
@@ -701,19 +696,6 @@ cleanup:
   return st;
 }
 
-#else /* no Parquet writer in this build */
-
-dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
-                       const dk_write_options *o, dk_error *err) {
-  (void)out;
-  (void)x;
-  (void)data;
-  (void)o;
-  return dk__error_set(err, DK_UNSUPPORTED,
-                       "writing data needs dk's Parquet writer, which this build lacks");
-}
-
-#endif
 
 /* ---- DataFrameWriter ---------------------------------------------------------------------- */
 

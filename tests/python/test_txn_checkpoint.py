@@ -64,7 +64,6 @@ def test_v2_checkpoint_replaces_the_commits(tmp_path):
     assert rs_rows(root) == rows_dk(root)
 
 
-@pytest.mark.skipif(not dk.HAVE_WRITE, reason="classic checkpoints need dk's Parquet writer")
 def test_classic_checkpoint_replaces_the_commits(tmp_path):
     root = str(tmp_path / "c")
     for i in range(12):
@@ -88,21 +87,6 @@ def test_classic_checkpoint_replaces_the_commits(tmp_path):
     assert sorted(zip(t["x"].to_pylist(), t["p"].to_pylist())) == want
     # the tombstones of the replaceWhere are in the checkpoint
     assert cp.column("remove").drop_null().__len__() == 6
-
-
-@pytest.mark.skipif(dk.HAVE_WRITE, reason="this build has the Parquet writer")
-def test_classic_checkpoint_needs_the_parquet_writer(tmp_path):
-    root = str(tmp_path / "c")
-    t = dk.Table.create(root, "x long")
-    with pytest.raises(dk.UnsupportedFeature, match="Parquet writer"):
-        t.checkpoint()
-    # the automatic checkpoint is skipped, the commit stands
-    for i in range(10):
-        x = t.transaction()
-        x.set_metric("n", i)
-        x.commit()
-    assert t.snapshot().version == 10
-    assert not [n for n in os.listdir(os.path.join(root, "_delta_log")) if "checkpoint" in n]
 
 
 def test_metadata_cleanup(tmp_path):

@@ -11,14 +11,12 @@ import pytest
 import dk
 
 deltalake = pytest.importorskip("deltalake")
-needs_write = pytest.mark.skipif(not dk.HAVE_WRITE, reason="no Parquet writer in this build")
 
 
 def rs_rows(root):
     return sorted(deltalake.DeltaTable(root).to_pyarrow_table().to_pylist(), key=lambda r: r["a"])
 
 
-@needs_write
 def test_sqlite_insert_one_commit_per_transaction(dk, tmp_path):
     root = str(tmp_path / "sq")
     sql = ("CREATE VIRTUAL TABLE t USING delta('%s', schema='a long, b string, d date', "
@@ -58,7 +56,6 @@ def test_cli_create_vacuum_restore(dk, tmp_path):
     assert deltalake.DeltaTable(root).history(1)[0]["operation"] == "RESTORE"
 
 
-@needs_write
 def test_cli_write_and_checkpoint(dk, tmp_path):
     root = str(tmp_path / "w")
     src1, src2 = str(tmp_path / "1.parquet"), str(tmp_path / "2.parquet")
