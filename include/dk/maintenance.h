@@ -35,18 +35,23 @@ typedef struct dk_vacuum_options {
   void *payload;
 } dk_vacuum_options;
 
-#define DK_VACUUM_RESULT_VERSION 1
+/** 1: files .. cutoff_ms. 2: appends dirs. */
+#define DK_VACUUM_RESULT_VERSION 2
 typedef struct dk_vacuum_result {
   unsigned version;            /**< DK_VACUUM_RESULT_VERSION (set by the caller) */
   int64_t files;               /**< files deleted (dry run: that would be) */
   int64_t bytes;               /**< their bytes */
   int64_t cutoff_ms;           /**< files older than this and unreferenced were eligible */
+  int64_t dirs;                /**< (version 2) directories left empty and deleted */
 } dk_vacuum_result;
 
 /** VACUUM: deletes files under the table root that neither the latest snapshot's files nor
  *  its unexpired tombstones (nor their deletion-vector files) reference and that are older
- *  than the retention. Names starting with '_' or '.' are skipped (except `_change_data`
- *  and partition directories), so `_delta_log` is never touched.
+ *  than the retention, with their Hadoop checksum files (".<name>.crc"), then the
+ *  directories that are left empty (as delta-spark's VacuumCommand; a backend removes a
+ *  directory only if it lists directories). Names starting with '_' or '.' are skipped
+ *  (except `_change_data`, `_delta_index` and partition directories), so `_delta_log` is
+ *  never touched; so is `metadata` on UniForm Iceberg tables.
  *  @return DK_OK; DK_INVALID (retention shorter than the table's without
  *  skip_retention_check); DK_UNSUPPORTED (writer protocol); DK_IO. */
 DK_API DK_WARN_UNUSED dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t,

@@ -524,6 +524,45 @@ dk_status dk_txn_remove_file(dk_txn *x, int64_t i, int data_change, dk_error *er
   return DK_OK;
 }
 
+/* delta-spark MaterializedRowTrackingColumn.updateMaterializedColumnName: on a table whose
+ * protocol supports rowTracking, the new metadata names the columns row ids and row commit
+ * versions would be materialized in — the table's current names, else fresh
+ * "_row-id-col-<uuid>" ones (a name in the new metadata is never taken: it may come from
+ * another table); without rowTracking the names are dropped. Spark resolves
+ * _metadata.row_id through them. */
+static dk_status materialize_row_tracking_names(dk_txn *x, dk_error *err) {
+  static const char *const key[2] = {"delta.rowTracking.materializedRowIdColumnName",
+                                     "delta.rowTracking.materializedRowCommitVersionColumnName"};
+  static const char *const prefix[2] = {"_row-id-col-", "_row-commit-version-col-"};
+  const char **conf = dk__arena_alloc(&x->ar, (2 * x->meta.n_conf + 4) * sizeof *conf, err);
+  if (!conf) return DK_NOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < x->meta.n_conf; i++) {
+    if (!strcmp(x->meta.conf[2 * i], key[0]) || !strcmp(x->meta.conf[2 * i], key[1])) continue;
+    conf[2 * n] = x->meta.conf[2 * i];
+    conf[2 * n + 1] = x->meta.conf[2 * i + 1];
+    n++;
+  }
+  if (dk_txn__protocol_supports(&x->protocol, "rowTracking")) {
+    for (int k = 0; k < 2; k++) {
+      const char *cur = x->snap ? dk_snapshot_property(x->snap, key[k]) : NULL;
+      char fresh[64];
+      if (!cur) {
+        char id[37];
+        dk_txn__uuid(id);
+        snprintf(fresh, sizeof fresh, "%s%s", prefix[k], id);
+      }
+      conf[2 * n] = key[k];
+      conf[2 * n + 1] = ar_dup(&x->ar, cur ? cur : fresh, err);
+      if (!conf[2 * n + 1]) return DK_NOMEM;
+      n++;
+    }
+  }
+  x->meta.conf = conf;
+  x->meta.n_conf = n;
+  return DK_OK;
+}
+
 dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *err) {
   DK_RETURN_IF(!x || !m || !m->schema_string, DK_INVALID, err,
                "dk_txn_set_metadata: no schema");
@@ -605,7 +644,7 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
     w++;
   }
   x->meta.n_conf = w;
-  return DK_OK;
+  return materialize_row_tracking_names(x, err);
 }
 
 dk_status dk_txn_set_protocol(dk_txn *x, const dk_protocol *p, dk_error *err) {
@@ -618,7 +657,7 @@ dk_status dk_txn_set_protocol(dk_txn *x, const dk_protocol *p, dk_error *err) {
                          x->table->root);
   DK_RETURN_NOT_OK(protocol_copy(&x->protocol, &x->ar, p, err));
   x->has_new_protocol = 1;
-  return DK_OK;
+  return x->has_new_meta ? materialize_row_tracking_names(x, err) : DK_OK;
 }
 
 dk_status dk_txn_set_app_version(dk_txn *x, const char *app_id, int64_t version,

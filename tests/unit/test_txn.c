@@ -287,6 +287,12 @@ DK_TEST(txn__row_tracking_rebase) {
   CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
   CHECK(dk_snapshot_has_feature(s, "rowTracking"));
   CHECK(dk_snapshot_has_feature(s, "domainMetadata"));
+  /* the materialized column names delta-spark resolves _metadata.row_id through */
+  const char *rid = dk_snapshot_property(s, "delta.rowTracking.materializedRowIdColumnName");
+  const char *rcv =
+      dk_snapshot_property(s, "delta.rowTracking.materializedRowCommitVersionColumnName");
+  CHECK(rid && !strncmp(rid, "_row-id-col-", 12) && strlen(rid) == 12 + 36);
+  CHECK(rcv && !strncmp(rcv, "_row-commit-version-col-", 24));
   dk_txn *w, *l;
   CHECK_OK(dk_txn_begin(&w, s, NULL, &err), &err);
   CHECK_OK(dk_txn_begin(&l, s, NULL, &err), &err);
@@ -299,6 +305,23 @@ DK_TEST(txn__row_tracking_rebase) {
   dk_snapshot_free(s);
   CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
   CHECK_EQ_STR(dk_snapshot_domain_metadata(s, "delta.rowTracking"), "{\"rowIdHighWaterMark\":7}");
+  /* a metadata change keeps the names (a name in the new metadata is not taken) */
+  char keep_rid[64];
+  snprintf(keep_rid, sizeof keep_rid, "%s",
+           dk_snapshot_property(s, "delta.rowTracking.materializedRowIdColumnName"));
+  CHECK_OK(dk_txn_begin(&w, s, NULL, &err), &err);
+  const char *conf2[] = {"delta.enableRowTracking", "true",
+                         "delta.rowTracking.materializedRowIdColumnName", "other"};
+  const dk_metadata *md = dk_snapshot_metadata(s);
+  dk_metadata_spec ms = {.version = DK_METADATA_SPEC_VERSION, .schema_string = md->schema_string,
+                         .n_partition_columns = md->n_partition_columns,
+                         .partition_columns = md->partition_columns, .n_configuration = 2,
+                         .configuration = conf2, .created_time = -1};
+  CHECK_OK(dk_txn_set_metadata(w, &ms, &err), &err);
+  CHECK_OK(dk_txn_commit(w, NULL, &err), &err);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_STR(dk_snapshot_property(s, "delta.rowTracking.materializedRowIdColumnName"), keep_rid);
   int seen = 0;
   for (int64_t i = 0; i < dk_snapshot_num_files(s); i++) {
     dk_file_entry fe;
@@ -407,11 +430,23 @@ DK_TEST(txn__vacuum_and_restore) {
    * replaceWhere's synthetic add (never written) ... the orphan and f3 go */
   vo.dry_run = 0;
   vo.on_file = NULL;
-  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
-  CHECK_EQ_INT(r.files, 2);
+  /* a directory VACUUM empties goes too (with the Hadoop checksum of its file), as with
+   * delta-spark; one holding only a hidden file stays */
+  touch(root, "p=z/gone.parquet");
+  touch(root, "p=z/.gone.parquet.crc");
+  touch(root, "p=y/.keep");
   char p[2048];
-  snprintf(p, sizeof p, "%s/p=a/f1.parquet", root);
   struct stat sb;
+  snprintf(p, sizeof p, "%s/p=z/q=1", root);
+  CHECK(mkdir(p, 0777) == 0);
+  CHECK_OK(dk_table_vacuum(&r, t, &vo, &err), &err);
+  CHECK_EQ_INT(r.files, 3);
+  CHECK_EQ_INT(r.dirs, 2);
+  snprintf(p, sizeof p, "%s/p=z", root);
+  CHECK(stat(p, &sb) != 0);
+  snprintf(p, sizeof p, "%s/p=y/.keep", root);
+  CHECK(stat(p, &sb) == 0);
+  snprintf(p, sizeof p, "%s/p=a/f1.parquet", root);
   CHECK(stat(p, &sb) == 0);
   snprintf(p, sizeof p, "%s/orphan.parquet", root);
   CHECK(stat(p, &sb) != 0);
