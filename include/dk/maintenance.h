@@ -1,8 +1,9 @@
 /**
  * @file dk/maintenance.h
  * @brief Table maintenance: VACUUM (delete files no version within the retention needs),
- *        RESTORE (a commit that makes the table equal to an older version) and metadata
- *        cleanup (old log files past delta.logRetentionDuration).
+ *        RESTORE (a commit that makes the table equal to an older version), OPTIMIZE
+ *        (compaction of small files), checkpoints and metadata cleanup (old log files past
+ *        delta.logRetentionDuration).
  *
  * All of them check the table's writer protocol first (vacuumProtocolCheck asks exactly
  * that of VACUUM): a writer feature dk does not support is DK_UNSUPPORTED and nothing is
@@ -64,6 +65,52 @@ DK_API DK_WARN_UNUSED dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table 
  *  `out` may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
                                   const dk_txn_options *opts, dk_error *err);
+
+/* ---- OPTIMIZE ----------------------------------------------------------------------------- */
+
+#define DK_OPTIMIZE_OPTIONS_VERSION 1
+typedef struct dk_optimize_options {
+  unsigned version;              /**< DK_OPTIMIZE_OPTIONS_VERSION */
+  /** OPTIMIZE ... WHERE: a predicate over partition columns only (SQL text), or NULL = the
+   *  whole table. */
+  const char *predicate;
+  int64_t min_file_size;         /**< files smaller are compacted; 0 = 1 GiB (delta-spark's
+                                      optimize.minFileSize) */
+  int64_t max_file_size;         /**< bin (output file) size; 0 = 1 GiB (optimize.maxFileSize) */
+  double max_deleted_rows_ratio; /**< a file whose deletion vector removes more than this share
+                                      of its rows is compacted too; 0 = 0.05 */
+  int threads;                   /**< Parquet encoding threads; 0 = the CPUs, at most 2 */
+  int max_attempts;              /**< commits tried when concurrent commits get in the way
+                                      while every compacted file is still live; 0 = 100 */
+  dk_txn_options txn;            /**< commit options (operation is set by dk: OPTIMIZE) */
+} dk_optimize_options;
+
+#define DK_OPTIMIZE_RESULT_VERSION 1
+typedef struct dk_optimize_result {
+  unsigned version;              /**< DK_OPTIMIZE_RESULT_VERSION (set by the caller) */
+  int64_t committed_version;     /**< -1 when there was nothing to compact (no commit) */
+  int64_t files_added, files_removed;
+  int64_t bytes_added, bytes_removed;
+  int64_t partitions_optimized;
+  int64_t bins;
+  int64_t files_considered;      /**< files the predicate selected */
+  int attempts;                  /**< commits tried */
+} dk_optimize_result;
+
+/** OPTIMIZE (bin-packing compaction, delta-spark OptimizeExecutor): in every partition the
+ *  predicate selects, the files smaller than min_file_size (or with too many rows deleted by
+ *  their deletion vector), smallest first, are packed into bins of at most max_file_size
+ *  bytes; each bin of two or more files is rewritten as one new file (deletion vectors
+ *  applied) and the commit (operation OPTIMIZE, SnapshotIsolation) adds the new files and
+ *  removes the old ones, all with dataChange=false, with delta-spark's operationMetrics.
+ *  A concurrent commit that removes a compacted file makes it fail (DK_CONFLICT,
+ *  ConcurrentDeleteReadException); after any other concurrent commit it commits the same
+ *  files again on the newer version, as delta-spark does. Tables with delta.enableRowTracking
+ *  are refused (DK_UNSUPPORTED: the row ids would have to be materialized in the new files),
+ *  as are those dk cannot write data into (generated or identity columns). `out` may be NULL.
+ */
+DK_API DK_WARN_UNUSED dk_status dk_table_optimize(dk_optimize_result *out, dk_table *t,
+                                   const dk_optimize_options *opts, dk_error *err);
 
 /* ---- checkpoints and log cleanup ------------------------------------------------------------ */
 

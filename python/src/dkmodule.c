@@ -1230,6 +1230,43 @@ static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) 
                        r.attempts);
 }
 
+static PyObject *table_optimize(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("predicate"), K("min_file_size"), K("max_file_size"),
+                           K("max_deleted_rows_ratio"), K("threads"), K("max_attempts"), NULL};
+  const char *pred = NULL;
+  long long minsz = 0, maxsz = 0;
+  double ratio = 0;
+  int threads = 0, attempts = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zLLdii:optimize", kwlist, &pred, &minsz, &maxsz,
+                                   &ratio, &threads, &attempts))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_optimize_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_OPTIMIZE_OPTIONS_VERSION;
+  o.predicate = pred;
+  o.min_file_size = minsz;
+  o.max_file_size = maxsz;
+  o.max_deleted_rows_ratio = ratio;
+  o.threads = threads;
+  o.max_attempts = attempts;
+  dk_optimize_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_OPTIMIZE_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_optimize(&r, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i}", "version",
+                       (long long)r.committed_version, "files_added", (long long)r.files_added,
+                       "files_removed", (long long)r.files_removed, "bytes_added",
+                       (long long)r.bytes_added, "bytes_removed", (long long)r.bytes_removed,
+                       "partitions_optimized", (long long)r.partitions_optimized, "bins",
+                       (long long)r.bins, "files_considered", (long long)r.files_considered,
+                       "attempts", r.attempts);
+}
+
 /* ---- dk.write_table ---------------------------------------------------------------------- */
 
 static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
@@ -1395,6 +1432,14 @@ static PyMethodDef table_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "cleanup_metadata(retention_hours=None, dry_run=False) -> int: deletes log files older "
      "than delta.logRetentionDuration that the newest old checkpoint makes unnecessary."},
+    {"optimize", (PyCFunction)(void (*)(void))table_optimize, METH_VARARGS | METH_KEYWORDS,
+     "optimize(predicate=None, min_file_size=0, max_file_size=0, "
+     "max_deleted_rows_ratio=0, threads=0, max_attempts=0) -> dict\n\nOPTIMIZE (bin-packing "
+     "compaction; 0 = delta-spark's defaults): files smaller than min_file_size (1 GiB) in the partitions `predicate` (over "
+     "partition columns) selects are rewritten into files of up to max_file_size (1 GiB), "
+     "dataChange=false. The dict: version (-1: nothing to compact), files_added, "
+     "files_removed, bytes_added, bytes_removed, partitions_optimized, bins, "
+     "files_considered, attempts."},
     {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
      "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,

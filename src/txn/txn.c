@@ -242,13 +242,13 @@ static dk_status grow(void **p, size_t *cap, size_t n, size_t elem, const dk_all
   return DK_OK;
 }
 
-static dk_status mark_read(dk_txn *x, const char *path, dk_error *err) {
+dk_status dk_txn__read_path(dk_txn *x, const char *path, dk_error *err) {
   uint64_t *v;
   bool ins;
   return dk__hmap_upsert(&x->read_paths, path, strlen(path), &v, &ins, err);
 }
 
-static dk_status add_pred(dk_txn *x, dk_expr *partition, dk_error *err) {
+dk_status dk_txn__read_predicate(dk_txn *x, dk_expr *partition, dk_error *err) {
   dk_status st = grow((void **)&x->preds, &x->cap_preds, x->n_preds, sizeof *x->preds,
                       x->alloc, err);
   if (st) {
@@ -293,7 +293,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_expr_free(ponly);
     return st0;
   }
-  DK_RETURN_NOT_OK(add_pred(x, ponly, err)); /* takes ponly */
+  DK_RETURN_NOT_OK(dk_txn__read_predicate(x, ponly, err)); /* takes ponly */
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
@@ -307,7 +307,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_scan_file sf;
     st = dk_scan_file_get(&sf, scan, i, err);
     if (st) break;
-    st = mark_read(x, sf.entry.path, err);
+    st = dk_txn__read_path(x, sf.entry.path, err);
     if (st || !idx) continue;
     for (; j < total; j++) {
       dk_file_entry fe;
@@ -384,7 +384,7 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
 void dk_txn_read_whole_table(dk_txn *x) {
   if (!x) return;
   x->read_whole = 1;
-  (void)add_pred(x, NULL, NULL);
+  (void)dk_txn__read_predicate(x, NULL, NULL);
 }
 
 int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
@@ -731,6 +731,34 @@ dk_status dk_txn__put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_erro
     DK_RETURN_NOT_OK(dk_txn__put_str(b, kv[2 * i + 1], err));
   }
   return dk__buf_putc(b, '}', err);
+}
+
+dk_status dk_txn__put_json_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {
+  dk_buf in;
+  dk__buf_init(&in, b->alloc);
+  dk_status st = dk__buf_putc(&in, '[', err);
+  for (size_t i = 0; i < n && !st; i++) {
+    if (i) st = dk__buf_putc(&in, ',', err);
+    if (!st) st = dk_txn__put_str(&in, l[i], err);
+  }
+  if (!st) st = dk__buf_putc(&in, ']', err);
+  if (!st) st = dk_txn__put_str(b, in.data, err);
+  dk__buf_dispose(&in);
+  return st;
+}
+
+/* A file's identity in a snapshot: its path and deletion vector (delta-spark's
+ * UniqueFileActionTuple of pathAsUri and the DV's unique id). */
+dk_status dk_txn__file_key(dk_buf *b, const dk_file_entry *f, dk_error *err) {
+  dk__buf_clear(b);
+  DK_RETURN_NOT_OK(dk__buf_puts(b, f->path, err));
+  if (f->dv) {
+    DK_RETURN_NOT_OK(dk__buf_putc(b, '\n', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, f->dv->storage_type, err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, f->dv->path_or_inline_dv, err));
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, "@%d", (int)f->dv->offset));
+  }
+  return DK_OK;
 }
 
 static dk_status put_str_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {

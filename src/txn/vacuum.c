@@ -319,18 +319,6 @@ dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_op
 
 /* ---- RESTORE ------------------------------------------------------------------------------ */
 
-static dk_status file_key(dk_buf *b, const dk_file_entry *f, dk_error *err) {
-  dk__buf_clear(b);
-  DK_RETURN_NOT_OK(dk__buf_puts(b, f->path, err));
-  if (f->dv) {
-    DK_RETURN_NOT_OK(dk__buf_putc(b, '\n', err));
-    DK_RETURN_NOT_OK(dk__buf_putc(b, f->dv->storage_type, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, f->dv->path_or_inline_dv, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, "@%d", (int)f->dv->offset));
-  }
-  return DK_OK;
-}
-
 dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
                            const dk_txn_options *opts, dk_error *err) {
   DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_restore: NULL table");
@@ -366,7 +354,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     uint64_t *slot;
     bool ins;
     DK_CHECK_GOTO(dk_snapshot_file(&f, old, i, err));
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     DK_CHECK_GOTO(dk__hmap_upsert(&in_old, key.data, key.len, &slot, &ins, err));
   }
   int64_t removed = 0, removed_bytes = 0, restored = 0, restored_bytes = 0, after_bytes = 0;
@@ -375,7 +363,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     uint64_t *slot;
     bool ins;
     DK_CHECK_GOTO(dk_snapshot_file(&f, latest, i, err));
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     DK_CHECK_GOTO(dk__hmap_upsert(&in_latest, key.data, key.len, &slot, &ins, err));
     if (!dk__hmap_get(&in_old, key.data, key.len)) {
       DK_CHECK_GOTO(dk_txn_remove_file(x, i, 1, err));
@@ -389,7 +377,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     DK_CHECK_GOTO(dk_file_iter_next(&fe, it, err));
     dk_file_entry f = *fe; /* stats valid until the next call on it */
     after_bytes += f.size;
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     if (dk__hmap_get(&in_latest, key.data, key.len)) continue;
     /* the file must still exist (not vacuumed) */
     size_t fl = dk_snapshot_file_path(NULL, 0, old, &f);

@@ -15,8 +15,10 @@ int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
 int dk_cli_scan(int argc, char **argv);
-/* Writing commands (cmd_txn.c): create, vacuum, restore. Exit 4 on a commit conflict. */
+/* Writing commands (cmd_txn.c): create, vacuum, restore, optimize, checkpoint, write. Exit 4
+ * on a commit conflict. */
 int dk_cli_create(int argc, char **argv);
+int dk_cli_optimize(int argc, char **argv);
 int dk_cli_vacuum(int argc, char **argv);
 int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);

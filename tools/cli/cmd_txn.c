@@ -4,6 +4,7 @@
 **            [--replace | --if-not-exists]
 **   dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]
 **   dk restore TABLE --version N
+**   dk optimize TABLE [--where EXPR] [--min-file-size N] [--max-file-size N]
 **   dk checkpoint TABLE [--version N]
 **   dk write TABLE FILE... [--mode M] [--partition-by a,b] [--replace-where EXPR] [--dynamic]
 */
@@ -148,6 +149,50 @@ int dk_cli_vacuum(int argc, char **argv) {
   else
     fprintf(stderr, "%s %lld files (%lld bytes)\n", o.dry_run ? "would delete" : "deleted",
             (long long)r.files, (long long)r.bytes);
+  dk_table_free(t);
+  return rc;
+}
+
+int dk_cli_optimize(int argc, char **argv) {
+  const char *uri = NULL;
+  dk_optimize_options o = {.version = DK_OPTIMIZE_OPTIONS_VERSION};
+  for (int i = 0; i < argc; i++) {
+    int64_t *sz = !strcmp(argv[i], "--min-file-size")   ? &o.min_file_size
+                  : !strcmp(argv[i], "--max-file-size") ? &o.max_file_size
+                                                        : NULL;
+    if (sz && i + 1 < argc) {
+      char *end;
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || v <= 0) {
+        fprintf(stderr, "dk optimize: bad %s '%s'\n", argv[i - 1], argv[i]);
+        return 2;
+      }
+      *sz = v;
+    } else if (!strcmp(argv[i], "--where") && i + 1 < argc) o.predicate = argv[++i];
+    else if (!uri && argv[i][0] != '-') uri = argv[i];
+    else {
+      uri = NULL;
+      break;
+    }
+  }
+  if (!uri) return dk_cli_usage("optimize");
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = NULL;
+  dk_optimize_result r = {.version = DK_OPTIMIZE_RESULT_VERSION};
+  int rc = 0;
+  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+      dk_table_optimize(&r, t, &o, &err) != DK_OK)
+    rc = fail("optimize", &err);
+  else if (r.committed_version < 0)
+    fprintf(stderr, "nothing to compact (%lld files considered)\n",
+            (long long)r.files_considered);
+  else
+    printf("version %lld: %lld files (%lld bytes) compacted into %lld (%lld bytes) in %lld "
+           "partitions\n",
+           (long long)r.committed_version, (long long)r.files_removed,
+           (long long)r.bytes_removed, (long long)r.files_added, (long long)r.bytes_added,
+           (long long)r.partitions_optimized);
   dk_table_free(t);
   return rc;
 }

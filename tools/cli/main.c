@@ -129,6 +129,15 @@ static const cli_command commands[] = {
      "  --no-retention-check  allow a retention shorter than the table's\n"},
     {"restore", dk_cli_restore, "RESTORE the table to a version (a new commit)",
      "usage: dk restore TABLE --version N\n"},
+    {"optimize", dk_cli_optimize, "OPTIMIZE: compact small files (bin-packing)",
+     "usage: dk optimize TABLE [--where EXPR] [--min-file-size N] [--max-file-size N]\n"
+     "\n"
+     "Rewrites the small files of each partition into larger ones in one OPTIMIZE commit\n"
+     "(dataChange=false), as delta-spark's OPTIMIZE does.\n"
+     "\n"
+     "  --where EXPR       only the partitions matching EXPR (partition columns only)\n"
+     "  --min-file-size N  files smaller than N bytes are compacted (default 1 GiB)\n"
+     "  --max-file-size N  the size of the files written (default 1 GiB)\n"},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
      "usage: dk checkpoint TABLE [--version N]\n"},
     {"write", dk_cli_write, "write files' rows to a table in one commit",
