@@ -23,6 +23,12 @@ int dk_cli_vacuum(int argc, char **argv);
 int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);
 int dk_cli_write(int argc, char **argv);
+/* A CSV (csv = 1; a header row) or JSON-lines file as an Arrow stream (text_input.c): types
+ * inferred, or those of the same-named columns of `target` (may be NULL). */
+struct ArrowArrayStream;
+struct ArrowSchema;
+dk_status dk_cli_text_stream(struct ArrowArrayStream *out, const char *path, int csv,
+                             const struct ArrowSchema *target, dk_error *err);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
 /* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */

@@ -7,6 +7,7 @@
 **   dk optimize TABLE [--where EXPR] [--min-file-size N] [--max-file-size N]
 **   dk checkpoint TABLE [--version N]
 **   dk write TABLE FILE... [--mode M] [--partition-by a,b] [--replace-where EXPR] [--dynamic]
+**            (FILE: Parquet, CSV with a header row, or JSON lines)
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,14 +259,26 @@ int dk_cli_checkpoint(int argc, char **argv) {
 
 /* ---- dk write ------------------------------------------------------------------------------ */
 
-/* The files given, read one after the other as one stream. */
+/* The files given, read one after the other as one stream: Parquet, CSV (.csv) or JSON lines
+ * (.jsonl, .json, .ndjson). CSV and JSON columns take the types of the table's columns of the
+ * same name, or (a new table) those inferred from the first file. */
 typedef struct chain {
   char **paths;
   int n, cur;
   struct ArrowArrayStream s;   /* the current file's stream (release NULL: none) */
   dk_parquet_file *f;
+  struct ArrowSchema target;   /* the table's schema, else the first file's (release NULL) */
   char msg[1200];
 } chain;
+
+static int text_format(const char *path) { /* 1 CSV, 2 JSON lines, 0 Parquet */
+  const char *dot = strrchr(path, '.');
+  if (!dot) return 0;
+  if (!strcasecmp(dot, ".csv")) return 1;
+  return !strcasecmp(dot, ".jsonl") || !strcasecmp(dot, ".json") || !strcasecmp(dot, ".ndjson")
+             ? 2
+             : 0;
+}
 
 static int chain_open(chain *c) {
   dk_error err;
@@ -274,9 +287,19 @@ static int chain_open(chain *c) {
   dk_parquet_file_free(c->f);
   c->f = NULL;
   memset(&c->s, 0, sizeof c->s);
-  if (dk_parquet_open(&c->f, c->paths[c->cur], NULL, &err) != DK_OK ||
-      dk_parquet_read(&c->s, c->f, NULL, &err) != DK_OK) {
-    snprintf(c->msg, sizeof c->msg, "%s: %s", c->paths[c->cur], err.message);
+  const char *path = c->paths[c->cur];
+  int fmt = text_format(path);
+  dk_status st = fmt ? dk_cli_text_stream(&c->s, path, fmt == 1, c->target.release ? &c->target
+                                                                                     : NULL,
+                                          &err)
+                     : dk_parquet_open(&c->f, path, NULL, &err);
+  if (!st && !fmt) st = dk_parquet_read(&c->s, c->f, NULL, &err);
+  if (!st && !c->target.release && c->s.get_schema(&c->s, &c->target) != 0) {
+    st = DK_CALLBACK;
+    snprintf(err.message, sizeof err.message, "%s", c->s.get_last_error(&c->s));
+  }
+  if (st) {
+    snprintf(c->msg, sizeof c->msg, "%s: %s", path, err.message);
     return EIO;
   }
   return 0;
@@ -310,6 +333,7 @@ static void chain_release(struct ArrowArrayStream *s) {
   chain *c = s->private_data;
   if (c->s.release) c->s.release(&c->s);
   dk_parquet_file_free(c->f);
+  if (c->target.release) c->target.release(&c->target);
   s->release = NULL;
 }
 
@@ -339,17 +363,9 @@ int dk_cli_write(int argc, char **argv) {
     else if (nf < 256) files[nf++] = argv[i];
   }
   if (!uri || !nf) {
-    fprintf(stderr, "usage: dk write TABLE FILE.parquet... [--mode append|overwrite|error|ignore] "
+    fprintf(stderr, "usage: dk write TABLE FILE... [--mode append|overwrite|error|ignore] "
                     "[--partition-by a,b] [--replace-where EXPR] [--dynamic]\n");
     return 2;
-  }
-  for (int i = 0; i < nf; i++) {
-    const char *dot = strrchr(files[i], '.');
-    if (dot && (!strcmp(dot, ".csv") || !strcmp(dot, ".jsonl") || !strcmp(dot, ".json"))) {
-      fprintf(stderr, "dk write: %s: only Parquet input is read so far (CSV and JSON lines "
-                      "come with the Parquet writer's readers)\n", files[i]);
-      return 2;
-    }
   }
   dk_write_table_options o = {.version = DK_WRITE_TABLE_OPTIONS_VERSION};
   if (!strcmp(mode, "append")) o.mode = DK_WRITE_APPEND;
@@ -380,20 +396,29 @@ int dk_cli_write(int argc, char **argv) {
   dk_error err;
   dk_error_init(&err);
   int rc = 0;
-  if (chain_open(&c)) {
-    fprintf(stderr, "dk write: %s\n", c.msg);
+  if (mkdir_p(uri) != 0 && errno != EEXIST) {
+    fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
     free(pbuf);
     return 1;
   }
-  if (mkdir_p(uri) != 0 && errno != EEXIST) {
-    fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
+  dk_table *t = NULL;
+  dk_snapshot *snap = NULL;
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  if (dk_table_open(&t, uri, NULL, &err) != DK_OK) rc = fail("write", &err);
+  /* an existing table: CSV and JSON columns take its types */
+  if (!rc && dk_snapshot_open(&snap, t, NULL, &err) == DK_OK &&
+      dk_snapshot_arrow_schema(&c.target, snap, 0, &err) != DK_OK)
+    rc = fail("write", &err);
+  dk_snapshot_free(snap);
+  dk_error_init(&err);
+  if (!rc && chain_open(&c)) {
+    fprintf(stderr, "dk write: %s\n", c.msg);
     rc = 1;
   }
-  dk_table *t = NULL;
-  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
-              dk_write_table(&r, t, &st, &o, &err) != DK_OK))
+  if (!rc && dk_write_table(&r, t, &st, &o, &err) != DK_OK) {
+    if (c.msg[0]) snprintf(err.message, sizeof err.message, "%s", c.msg); /* the input's error */
     rc = fail("write", &err);
+  }
   if (g_tty) fputc('\n', stderr);
   if (!rc) {
     if (r.committed_version < 0) printf("%s: nothing written\n", uri);
