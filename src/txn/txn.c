@@ -398,8 +398,10 @@ int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
 /* ---- staging ------------------------------------------------------------------------------ */
 
 static const char *physical_name(const dk_txn *x, const char *logical) {
-  if (!x->snap) return logical;
-  const dk_field *f = dk_schema_find(dk_snapshot_schema(x->snap), logical);
+  const dk_type *s = x->has_new_meta ? x->meta_schema : x->snap ? dk_snapshot_schema(x->snap)
+                                                                : NULL;
+  if (!s) return logical;
+  const dk_field *f = dk_schema_find(s, logical);
   return f && f->physical_name ? f->physical_name : logical;
 }
 
@@ -570,9 +572,17 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
                "dk_metadata_spec version %u is newer than dk's", m->version);
   DK_RETURN_IF(x->has_new_meta, DK_INVALID, err,
                "cannot change the metadata more than once in a transaction");
+  /* column mapping: ids and physical names for the fields that have none */
+  const char *schema_string = m->schema_string, *cm_mode = NULL;
+  for (size_t i = 0; i < m->n_configuration; i++)
+    if (m->configuration[2 * i] && !strcmp(m->configuration[2 * i], "delta.columnMapping.mode"))
+      cm_mode = m->configuration[2 * i + 1];
+  int64_t max_column_id;
+  DK_RETURN_NOT_OK(dk_txn__assign_column_mapping(&schema_string, &max_column_id, x, cm_mode,
+                                                 err));
   /* the schema must parse, and partition columns must be in it */
   const dk_type *schema = NULL;
-  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &x->ar, m->schema_string, strlen(m->schema_string),
+  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &x->ar, schema_string, strlen(schema_string),
                                     err));
   for (size_t i = 0; i < m->n_partition_columns; i++)
     DK_RETURN_IF(!dk_schema_find(schema, m->partition_columns[i]), DK_INVALID, err,
@@ -588,29 +598,37 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
   nm.name = ar_dup(&x->ar, m->name, err);
   nm.description = ar_dup(&x->ar, m->description, err);
   nm.provider = "parquet";
-  nm.schema_string = ar_dup(&x->ar, m->schema_string, err);
+  nm.schema_string = ar_dup(&x->ar, schema_string, err);
   nm.created_time = m->created_time >= 0 ? m->created_time
                                          : (x->snap ? x->meta.created_time : txn_now(x));
   nm.n_part = m->n_partition_columns;
   DK_RETURN_NOT_OK(dup_list(&nm.part, &x->ar, m->partition_columns, m->n_partition_columns, err));
   /* delta.minReaderVersion / minWriterVersion / delta.feature.* are consumed, not stored */
-  const char **conf = m->n_configuration
-                          ? dk__arena_alloc(&x->ar, 2 * m->n_configuration * sizeof *conf, err)
-                          : NULL;
-  if (m->n_configuration && !conf) return DK_NOMEM;
+  const char **conf = dk__arena_alloc(&x->ar, 2 * (m->n_configuration + 1) * sizeof *conf, err);
+  if (!conf) return DK_NOMEM;
   size_t nc = 0;
   for (size_t i = 0; i < m->n_configuration; i++) {
     const char *k = m->configuration[2 * i], *v = m->configuration[2 * i + 1];
     DK_RETURN_IF(!k || !v, DK_INVALID, err, "table property %zu has a NULL key or value", i);
+    if (max_column_id >= 0 && !strcmp(k, "delta.columnMapping.maxColumnId")) continue;
     conf[2 * nc] = ar_dup(&x->ar, k, err);
     conf[2 * nc + 1] = ar_dup(&x->ar, v, err);
     if (!conf[2 * nc] || !conf[2 * nc + 1]) return DK_NOMEM;
+    nc++;
+  }
+  if (max_column_id >= 0) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%lld", (long long)max_column_id);
+    conf[2 * nc] = "delta.columnMapping.maxColumnId";
+    conf[2 * nc + 1] = ar_dup(&x->ar, buf, err);
+    if (!conf[2 * nc + 1]) return DK_NOMEM;
     nc++;
   }
   nm.conf = conf;
   nm.n_conf = nc;
   if (!nm.id || !nm.schema_string) return DK_NOMEM;
   x->meta = nm;
+  x->meta_schema = schema;
   x->has_new_meta = 1;
   /* a new table gets the protocol its properties need; an existing one is upgraded when a
    * property needs a feature its protocol lacks */

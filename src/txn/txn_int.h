@@ -71,6 +71,7 @@ struct dk_txn {
   /* current protocol and metadata (the read snapshot's, adopted winners', or staged) */
   dk_protocol protocol;
   txn_meta meta;
+  const dk_type *meta_schema;      /* the staged metadata's schema, parsed (arena) */
   int has_new_meta, has_new_protocol;
   /* staged actions */
   txn_add *adds;
@@ -138,6 +139,12 @@ int dk_txn__is_blind_append(const dk_txn *txn);
  * partition). */
 dk_status dk_txn__read_path(dk_txn *x, const char *path, dk_error *err);
 dk_status dk_txn__read_predicate(dk_txn *x, dk_expr *partition, dk_error *err);
+
+/* Column mapping (colmap.c): with mode "name" or "id", gives every field of *schema_string
+ * without one an id and physical name (*schema_string then points into x's arena) and sets
+ * *max_column_id; else leaves both (-1). */
+dk_status dk_txn__assign_column_mapping(const char **schema_string, int64_t *max_column_id,
+                                        dk_txn *x, const char *mode, dk_error *err);
 
 /* Stages an add of an existing entry as it is (physical partition keys, stats, DV, row ids). */
 dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err);

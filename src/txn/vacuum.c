@@ -3,12 +3,17 @@
 ** commands/VacuumCommand.scala and RestoreTableCommand.scala; write-path.md §2.6).
 **
 ** VACUUM lists the table directory (through dk_storage), keeps every path the latest snapshot
-** references — live files, tombstones not yet past delta.deletedFileRetentionDuration, and
-** the deletion-vector files of both — and deletes the rest that is older than the retention
-** cutoff. Directories whose name starts with '_' or '.' are not entered (so `_delta_log` is
-** never listed), except `_change_data` and partition directories ("col=..."); hidden files
-** are never deleted. The retention may only be shortened below the table's with
-** skip_retention_check (delta-spark's spark.databricks.delta.retentionDurationCheck).
+** references — live files, tombstones deleted at or after the cutoff (now minus
+** delta.deletedFileRetentionDuration), and the deletion-vector files of both — and deletes
+** the rest that is older than the cutoff, each with the Hadoop checksum file Spark's local
+** filesystem writes beside it (".<name>.crc"), then the directories left empty, deepest first
+** (delta-spark's VacuumCommand deletes empty directories too; deleting the ones this run
+** empties in the same run leaves nothing for Spark's next VACUUM to find). Names are hidden as
+** DeltaTableUtils.isHiddenDirectory says: '_' or '.' first (so `_delta_log` is never listed),
+** except `_change_data`, `_delta_index` and partition directories ("col=..."), and `metadata`
+** on UniForm Iceberg tables; hidden files are never deleted. The retention may only be
+** shortened below the table's with skip_retention_check (delta-spark's
+** spark.databricks.delta.retentionDurationCheck).
 **
 ** RESTORE is one transaction on the latest snapshot that reads the whole table, removes the
 ** files the target version lacks and re-adds the target's files the latest lacks, as they were

@@ -810,3 +810,56 @@ DK_TEST(txn__full_disk_leaves_the_table_unchanged) {
   dk__buf_dispose(&before);
   dk__buf_dispose(&after);
 }
+
+/* ---- column mapping ids and physical names ---------------------------------------------------- */
+
+DK_TEST(txn__column_mapping_assigns_ids_and_physical_names) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, new_table_dir("cmap"), NULL, &err), &err);
+  /* a new table in name mode: every field, nested ones too, gets an id and a col-<uuid> name */
+  const char *conf[] = {"delta.columnMapping.mode", "name"};
+  CHECK_OK(create_part_table(t, conf, 1, &err), &err);
+  dk_snapshot *s;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_STR(dk_snapshot_property(s, "delta.columnMapping.maxColumnId"), "2");
+  const dk_field *x = dk_schema_find(dk_snapshot_schema(s), "x");
+  const dk_field *p = dk_schema_find(dk_snapshot_schema(s), "p");
+  CHECK(x && x->physical_name && !strncmp(x->physical_name, "col-", 4));
+  CHECK(p && p->physical_name && strcmp(x->physical_name, p->physical_name));
+  /* partition values are keyed by the physical name */
+  dk_txn *w;
+  CHECK_OK(dk_txn_begin(&w, s, NULL, &err), &err);
+  CHECK_OK(stage_add(w, "a", 1, &err), &err);
+  CHECK_OK(dk_txn_commit(w, NULL, &err), &err);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  dk_file_entry f;
+  CHECK_OK(dk_snapshot_file(&f, s, 0, &err), &err);
+  CHECK_EQ_STR(f.partition_kv[0], p->physical_name ? dk_schema_find(dk_snapshot_schema(s), "p")
+                                                          ->physical_name
+                                                    : "");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  /* an existing table moving from none to name: the columns keep their names as physical
+   * names (its files already use them); maxColumnId counts them */
+  CHECK_OK(dk_table_open(&t, new_table_dir("cmap2"), NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_OK(dk_txn_begin(&w, s, NULL, &err), &err);
+  dk_protocol pr = {.min_reader_version = 2, .min_writer_version = 5};
+  CHECK_OK(dk_txn_set_protocol(w, &pr, &err), &err);
+  const dk_metadata *md = dk_snapshot_metadata(s);
+  dk_metadata_spec ms = {.version = DK_METADATA_SPEC_VERSION, .schema_string = md->schema_string,
+                         .n_partition_columns = 1, .partition_columns = md->partition_columns,
+                         .n_configuration = 1, .configuration = conf, .created_time = -1};
+  CHECK_OK(dk_txn_set_metadata(w, &ms, &err), &err);
+  CHECK_OK(dk_txn_commit(w, NULL, &err), &err);
+  dk_snapshot_free(s);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_EQ_STR(dk_snapshot_property(s, "delta.columnMapping.maxColumnId"), "2");
+  CHECK_EQ_STR(dk_schema_find(dk_snapshot_schema(s), "x")->physical_name, "x");
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
