@@ -172,3 +172,28 @@ def test_dk_optimize_in_spark(spark, tmp_path):
     spark.createDataFrame([(99, "a")], "x long, p string").write.format("delta") \
         .mode("append").save(root)
     assert spark_rows(spark, root) == dk_rows(root)
+
+
+def test_dk_column_mapped_table_in_spark(spark, tmp_path):
+    """A table dk creates with delta.columnMapping.mode=name (ids and physical names assigned
+    as delta-spark assigns them, nested fields too) and evolves with mergeSchema: Spark reads
+    dk's rows, appends, and dk reads Spark's."""
+    root = str(tmp_path / "cm")
+    st = pa.struct([("u", pa.int64())])
+    dk.write_table(root, pa.table({"x": pa.array([1, 2], pa.int64()), "p": ["a", "b"],
+                                   "s": pa.array([{"u": 1}, {"u": 2}], st)}),
+                   partition_by=["p"], properties={"delta.columnMapping.mode": "name"})
+    dk.write_table(root, pa.table({"x": pa.array([3], pa.int64()), "p": ["a"],
+                                   "s": pa.array([{"u": 3}], st), "y": ["new"]}),
+                   mode="append", schema_mode="merge")
+    meta = dk.Table(root).snapshot().metadata
+    assert meta["configuration"]["delta.columnMapping.maxColumnId"] == "5"
+    cols = ("x", "p", "y")
+    got = sorted(tuple(r[c] for c in cols) + (r["s"]["u"],) for r in
+                 spark.read.format("delta").load(root).collect())
+    assert got == [(1, "a", None, 1), (2, "b", None, 2), (3, "a", "new", 3)]
+    assert spark_rows(spark, root, cols=cols) == dk_rows(root, cols=cols)
+    spark.sql("INSERT INTO delta.`%s` (x, p, s, y) VALUES (4, 'c', named_struct('u', 4), 'z')"
+              % root)
+    assert spark_rows(spark, root, cols=cols) == dk_rows(root, cols=cols)
+    assert (4, "c", "z") in dk_rows(root, cols=cols)
