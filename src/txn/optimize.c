@@ -186,6 +186,21 @@ static dk_status choose_bins(opt *p, const char *predicate) {
 
 /* ---- the commit ----------------------------------------------------------------------------- */
 
+/* live: file key (path and DV) -> index, of every file of s. */
+static dk_status live_files(dk_hmap *live, dk_buf *key, dk_snapshot *s, dk_error *err) {
+  dk_status st = DK_OK;
+  for (int64_t i = 0; i < dk_snapshot_num_files(s) && !st; i++) {
+    dk_file_entry f;
+    uint64_t *slot;
+    bool ins;
+    st = dk_snapshot_file(&f, s, i, err);
+    if (!st) st = dk_txn__file_key(key, &f, err);
+    if (!st) st = dk__hmap_upsert(live, key->data, key->len, &slot, &ins, err);
+    if (!st) *slot = (uint64_t)i;
+  }
+  return st;
+}
+
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
@@ -210,17 +225,7 @@ static dk_status stage_rest(opt *p, dk_txn *x, dk_snapshot *s, dk_optimize_resul
   dk__hmap_init(&live, p->t->alloc);
   dk_buf key;
   dk__buf_init(&key, p->t->alloc);
-  dk_status st = DK_OK;
-  int64_t nf = dk_snapshot_num_files(s);
-  for (int64_t i = 0; i < nf && !st; i++) {
-    dk_file_entry f;
-    uint64_t *slot;
-    bool ins;
-    st = dk_snapshot_file(&f, s, i, err);
-    if (!st) st = dk_txn__file_key(&key, &f, err);
-    if (!st) st = dk__hmap_upsert(&live, key.data, key.len, &slot, &ins, err);
-    if (!st) *slot = (uint64_t)i;
-  }
+  dk_status st = live_files(&live, &key, s, err);
   int64_t removed_bytes = 0, dv_rows = 0, dv_bytes = 0, n_dv = 0;
   for (size_t i = 0; i < p->n && !st; i++) {
     const dk_file_entry *f = &p->c[i].e;
@@ -331,14 +336,7 @@ static int still_valid(opt *p, dk_snapshot *s) {
   dk__hmap_init(&live, p->t->alloc);
   dk_buf key;
   dk__buf_init(&key, p->t->alloc);
-  int ok = 1;
-  for (int64_t i = 0; i < dk_snapshot_num_files(s) && ok; i++) {
-    dk_file_entry f;
-    uint64_t *slot;
-    bool ins;
-    ok = !dk_snapshot_file(&f, s, i, NULL) && !dk_txn__file_key(&key, &f, NULL) &&
-         !dk__hmap_upsert(&live, key.data, key.len, &slot, &ins, NULL);
-  }
+  int ok = !live_files(&live, &key, s, NULL);
   for (size_t i = 0; i < p->n && ok; i++)
     ok = !dk_txn__file_key(&key, &p->c[i].e, NULL) && dk__hmap_get(&live, key.data, key.len);
   dk__buf_dispose(&key);
