@@ -697,7 +697,9 @@ static PyObject *txn_read_files(TxnObject *self, PyObject *args, PyObject *kw) {
   dk_error err;
   dk_error_init(&err);
   dk_expr *e = NULL;
-  if (filter && dk_expr_parse(&e, filter, &err) != DK_OK) return raise_dk(InvalidArgument, &err);
+  dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
+  if (filter && dk_expr_parse_v2(&e, filter, strlen(filter), &po, &err) != DK_OK)
+    return raise_dk(InvalidArgument, &err);
   int64_t *idx = NULL, n = 0;
   dk_status st;
   LOCKED_CALL(self->table, st = dk_txn_read_files(self->x, e, &idx, &n, &err));
@@ -2163,7 +2165,8 @@ static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *fil
     Py_ssize_t len;
     const char *text = PyUnicode_AsUTF8AndSize(filter, &len);
     if (!text) goto done;
-    if (dk_expr_parsen(&expr, text, (size_t)len, &err) != DK_OK) {
+    dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
+    if (dk_expr_parse_v2(&expr, text, (size_t)len, &po, &err) != DK_OK) {
       raise_dk(err.code == DK_UNSUPPORTED ? UnsupportedFeature : InvalidArgument, &err);
       goto done;
     }

@@ -40,6 +40,8 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
   if (st == DK_OK) {
     h = dk__calloc(t->alloc, 1, sizeof *h);
     size_t want = limit > 0 && (size_t)limit < n ? (size_t)limit : n;
+    /* DESCRIBE HISTORY LIMIT n monotonizes over the n commits it lists, not the whole log */
+    dk_log__commit_times_monotonize(&ct, n - want);
     if (h) h->e = dk__calloc(t->alloc, want ? want : 1, sizeof *h->e);
     if (!h || !h->e) {
       st = dk__error_set(err, DK_NOMEM, "out of memory");

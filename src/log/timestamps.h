@@ -5,8 +5,10 @@
 ** The commit time of version v is its commitInfo.inCommitTimestamp when in-commit timestamps
 ** are on at v, else its commit file's modification time made strictly increasing over the
 ** table's commits from the oldest one listed (a time not after its predecessor's becomes the
-** predecessor's + 1 ms, as delta-spark's DeltaHistoryManager does). Snapshots report the
-** unadjusted modification time of their version's commit (as delta-spark's Snapshot does):
+** predecessor's + 1 ms, as delta-spark's DeltaHistoryManager does). History with a limit of
+** n makes them increasing from the oldest of the n newest commits instead, as DESCRIBE HISTORY
+** LIMIT n does (it lists no older commit). Snapshots report the unadjusted modification time
+** of their version's commit (as delta-spark's Snapshot does):
 ** it needs no listing of older commits; it differs only where mtimes go backwards.
 **
 ** Follows PROTOCOL.md "In-Commit Timestamps".
@@ -36,6 +38,11 @@ typedef struct dk__commit_times {
 dk_status dk_log__commit_times_open(dk__commit_times *ct, const dk__log *lg, int64_t ict_from,
                                     dk_error *err);
 void dk_log__commit_times_dispose(dk__commit_times *ct);
+/* Recomputes the adjusted modification times of ct->c[from..] as if c[from] were the oldest
+ * commit listed (c[from] keeps its own mtime): delta-spark monotonizes over the commits it
+ * lists, and DESCRIBE HISTORY LIMIT n lists only the newest n. Earlier entries are left as
+ * they were. */
+void dk_log__commit_times_monotonize(dk__commit_times *ct, size_t from);
 /* The index of version v among ct->c, or ct->n when it has no commit file. */
 size_t dk_log__commit_index(const dk__commit_times *ct, int64_t v);
 /* The commit time of ct->c[i]. `ict` is its inCommitTimestamp when the caller has read its
