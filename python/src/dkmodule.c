@@ -203,55 +203,47 @@ static PyTypeObject TableType, SnapshotType, SchemaType;
  * dk_s3_options_set) over the AWS_* environment and profiles. Options on a local path are
  * UnsupportedFeature. Returns 0, or -1 with an exception set. */
 static int open_object_storage(TableObject *self, const char *uri, PyObject *storage) {
-  int is_s3 = !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
   Py_ssize_t nopt = storage != Py_None ? PyDict_Size(storage) : 0;
-  if (!is_s3) {
+  if (!dk_storage_s3_is_uri(uri)) {
     if (nopt == 0) return 0;
     raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
               "storage_options apply to object-store tables (s3://bucket/prefix); this table "
               "is a local path");
     return -1;
   }
-  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
-  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
-  char bucket[256];
-  if (bl == 0 || bl >= sizeof bucket) {
-    raise_msg(InvalidArgument, DK_INVALID, "the table URI names no bucket");
-    return -1;
-  }
-  memcpy(bucket, b, bl);
-  bucket[bl] = 0;
-  dk_s3_options o;
-  memset(&o, 0, sizeof o);
-  o.version = DK_S3_OPTIONS_VERSION;
   dk_error err;
   dk_error_init(&err);
-  PyObject *keep = PyList_New(0); /* the option strings stay alive until the backend copies them */
-  if (!keep) return -1;
+  /* the option strings stay alive (in keep) until the backend has copied them */
+  PyObject *keep = PyList_New(0);
+  const char **kv = PyMem_Calloc((size_t)nopt * 2 + 1, sizeof *kv);
+  if (!keep || !kv) {
+    Py_XDECREF(keep);
+    PyMem_Free(kv);
+    PyErr_NoMemory();
+    return -1;
+  }
   PyObject *key, *val;
-  Py_ssize_t pos = 0;
+  Py_ssize_t pos = 0, n = 0;
   int rc = 0;
   while (rc == 0 && nopt && PyDict_Next(storage, &pos, &key, &val)) {
     PyObject *ks = PyObject_Str(key), *vs = PyObject_Str(val);
     const char *k = ks ? PyUnicode_AsUTF8(ks) : NULL, *v = vs ? PyUnicode_AsUTF8(vs) : NULL;
     if (!k || !v || PyList_Append(keep, ks) || PyList_Append(keep, vs)) rc = -1;
-    else if (dk_s3_options_set(&o, k, v, &err) != DK_OK) {
-      raise_dk(NULL, &err);
-      rc = -1;
-    }
+    else kv[n] = k, kv[nopt + n] = v, n++;
     Py_XDECREF(ks);
     Py_XDECREF(vs);
   }
   if (rc == 0) {
-    o.bucket = bucket; /* the URI's bucket wins */
     dk_status st;
-    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_new(&self->sto, &o, &g_alloc, &err);
+    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_for_uri(&self->sto, uri, (size_t)n, kv, kv + nopt,
+                                                     &g_alloc, &err);
     Py_END_ALLOW_THREADS
     if (st != DK_OK) {
       raise_dk(NULL, &err);
       rc = -1;
     }
   }
+  PyMem_Free(kv);
   Py_DECREF(keep);
   return rc;
 }

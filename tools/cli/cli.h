@@ -37,6 +37,8 @@ void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
 ** process's S3 backend for them (*out = NULL for a local path). */
 struct dk_storage;
 int dk_cli_storage_option(const char *kv);
+/* The options given so far (their count; the arrays live until exit). */
+int dk_cli_storage_options(const char *const **keys, const char *const **values);
 int dk_cli_is_object_uri(const char *uri);
 dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
 /* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with

@@ -101,15 +101,19 @@ static const cli_command commands[] = {
      "  --no-page-checksums  do not verify page CRCs (verified when present)\n"},
     {"sql", dk_cli_sql, "SQLite over Delta tables",
      "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats] [--allow-attach]\n"
+     "              [--storage-option KEY=VALUE]...\n"
      "\n"
      "Runs SQL in an in-memory SQLite database with dk's connector: delta_scan('path'\n"
      "[, version]), delta_files('path' [, version]), delta_history('path'), and\n"
-     "CREATE VIRTUAL TABLE t USING delta('path' [, version=N] [, timestamp='...']).\n"
+     "CREATE VIRTUAL TABLE t USING delta('path' [, version=N] [, timestamp='...']\n"
+     "[, aws_...='...']). Paths may be s3://bucket/prefix URIs.\n"
      "\n"
      "  --format F         table (default), jsonl or csv\n"
      "  --stats            after each statement, what pushdown did, on stderr\n"
      "  --allow-attach     allow ATTACH and VACUUM INTO (refused by default: they open or\n"
-     "                     create database files)\n"},
+     "                     create database files)\n"
+     "  --storage-option KEY=VALUE   for s3:// tables: aws_endpoint_url, aws_region, ...\n"
+     "                     (default: the AWS_* environment)\n"},
     {"create", dk_cli_create, "CREATE TABLE (a new Delta table, or replace one)",
      "usage: dk create TABLE --schema \"a long, b string\" [--partition-by b,c]\n"
      "                 [--property k=v]... [--replace | --if-not-exists]\n"
