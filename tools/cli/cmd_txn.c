@@ -6,6 +6,7 @@
 **   dk restore TABLE --version N
 **   dk checkpoint TABLE [--version N]
 **   dk write TABLE FILE... [--mode M] [--partition-by a,b] [--replace-where EXPR] [--dynamic]
+** TABLE may be an s3:// URI; each command takes --storage-option KEY=VALUE (storage_opts.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,8 @@ int dk_cli_create(int argc, char **argv) {
       props[2 * n_props++ + 1] = eq + 1;
     } else if (!strcmp(argv[i], "--replace")) mode = DK_CREATE_OR_REPLACE;
     else if (!strcmp(argv[i], "--if-not-exists")) mode = DK_CREATE_IGNORE;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       fprintf(stderr, "dk create: unexpected argument '%s'\n", argv[i]);
@@ -86,13 +89,13 @@ int dk_cli_create(int argc, char **argv) {
   char *pbuf = parts ? strdup(parts) : NULL;
   for (char *tok = pbuf ? strtok(pbuf, ",") : NULL; tok && np < 64; tok = strtok(NULL, ","))
     pcols[np++] = tok;
-  if (!strstr(uri, "://") && mkdir_p(uri) != 0) {
+  if (!dk_cli_is_object_uri(uri) && !strstr(uri, "://") && mkdir_p(uri) != 0) {
     fprintf(stderr, "dk create: cannot create directory %s: %s\n", uri, strerror(errno));
     rc = 1;
   }
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && dk_table_open(&t, uri, NULL, &err) != DK_OK) rc = fail("create", &err);
+  if (!rc && dk_cli_table_open(uri, &t, &err) != DK_OK) rc = fail("create", &err);
   if (!rc) {
     dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .schema_string = schema_json,
                            .n_partition_columns = np, .partition_columns = pcols,
@@ -129,6 +132,8 @@ int dk_cli_vacuum(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--dry-run")) o.dry_run = 1;
     else if (!strcmp(argv[i], "--no-retention-check")) o.skip_retention_check = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -143,7 +148,7 @@ int dk_cli_vacuum(int argc, char **argv) {
   dk_table *t = NULL;
   dk_vacuum_result r = {.version = DK_VACUUM_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
     rc = fail("vacuum", &err);
   else
     fprintf(stderr, "%s %lld files (%lld bytes)\n", o.dry_run ? "would delete" : "deleted",
@@ -157,6 +162,8 @@ int dk_cli_restore(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -171,7 +178,7 @@ int dk_cli_restore(int argc, char **argv) {
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
       dk_table_restore(&r, t, version, NULL, &err) != DK_OK)
     rc = fail("restore", &err);
   else
@@ -186,6 +193,8 @@ int dk_cli_checkpoint(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -201,7 +210,7 @@ int dk_cli_checkpoint(int argc, char **argv) {
   dk_checkpoint_options o = {.version = DK_CHECKPOINT_OPTIONS_VERSION, .at_version = version};
   dk_checkpoint_result r = {.version = DK_CHECKPOINT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
     rc = fail("checkpoint", &err);
   else
     printf("%s: checkpoint of version %lld: %s (%lld actions, %lld files, %lld bytes)\n", uri,
@@ -286,6 +295,8 @@ int dk_cli_write(int argc, char **argv) {
     else if (!strcmp(argv[i], "--partition-by") && i + 1 < argc) parts = argv[++i];
     else if (!strcmp(argv[i], "--replace-where") && i + 1 < argc) where = argv[++i];
     else if (!strcmp(argv[i], "--dynamic")) dynamic = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (argv[i][0] == '-') {
       uri = NULL;
       nf = 0;
@@ -340,13 +351,13 @@ int dk_cli_write(int argc, char **argv) {
     free(pbuf);
     return 1;
   }
-  if (mkdir_p(uri) != 0 && errno != EEXIST) {
+  if (!dk_cli_is_object_uri(uri) && mkdir_p(uri) != 0 && errno != EEXIST) {
     fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
     rc = 1;
   }
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (!rc && (dk_cli_table_open(uri, &t, &err) != DK_OK ||
               dk_write_table(&r, t, &st, &o, &err) != DK_OK))
     rc = fail("write", &err);
   if (g_tty) fputc('\n', stderr);

@@ -28,6 +28,10 @@ typedef struct cli_command {
   "  --storage-option KEY=VALUE   for s3://bucket/prefix tables: aws_endpoint_url,\n"     \
   "                     aws_region, ... (default: the AWS_* environment)\n"
 
+#define STORAGE_OPT                                                                  \
+  "  --storage-option KEY=VALUE   for an s3://bucket/prefix TABLE (repeatable):\n"    \
+  "                     aws_endpoint_url, aws_region, ... (default: the AWS_* environment)\n"
+
 static const cli_command commands[] = {
     {"describe", dk_cli_describe, "snapshot summary: version, schema, protocol, properties",
      "usage: dk describe TABLE [--version N | --timestamp TS] [--json] [--threads N]\n"
@@ -44,7 +48,7 @@ static const cli_command commands[] = {
      "\n"
      "  --limit N          at most N versions (0 = all)\n"
      "  --json             one JSON array (docs/cli.md \"dk history --json\")\n"
-     "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n"},
+     "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n" STORAGE_OPT},
     {"files", dk_cli_files, "the active data files of a snapshot",
      "usage: dk files TABLE [--version N | --timestamp TS] [--json] [--threads N]\n"
      "       dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]\n"
@@ -124,17 +128,18 @@ static const cli_command commands[] = {
      "  --schema S         the columns, as \"name type, ...\" (Delta type names)\n"
      "  --partition-by L   partition columns\n"
      "  --property k=v     a table property (repeatable)\n"
-     "  --replace          replace an existing table;  --if-not-exists: do nothing if it exists\n"},
+     "  --replace          replace an existing table;  --if-not-exists: do nothing if it exists\n"
+     STORAGE_OPT},
     {"vacuum", dk_cli_vacuum, "delete files no version within the retention needs",
      "usage: dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]\n"
      "\n"
      "  --retain-hours N   the retention (default: the table's, 168 hours)\n"
      "  --dry-run          list the files, delete nothing\n"
-     "  --no-retention-check  allow a retention shorter than the table's\n"},
+     "  --no-retention-check  allow a retention shorter than the table's\n" STORAGE_OPT},
     {"restore", dk_cli_restore, "RESTORE the table to a version (a new commit)",
-     "usage: dk restore TABLE --version N\n"},
+     "usage: dk restore TABLE --version N\n\n" STORAGE_OPT},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
-     "usage: dk checkpoint TABLE [--version N]\n"},
+     "usage: dk checkpoint TABLE [--version N]\n\n" STORAGE_OPT},
     {"write", dk_cli_write, "write files' rows to a table in one commit",
      "usage: dk write TABLE FILE... [--mode append|overwrite|error|ignore] [--partition-by a,b]\n"
      "                [--replace-where EXPR] [--dynamic]\n"
@@ -148,7 +153,8 @@ static const cli_command commands[] = {
      "  --partition-by L   partition columns of a new table\n"
      "  --replace-where E  with --mode overwrite: replace only the rows matching E (every new\n"
      "                     row must match it)\n"
-     "  --dynamic          with --mode overwrite: replace exactly the partitions written\n"},
+     "  --dynamic          with --mode overwrite: replace exactly the partitions written\n"
+     STORAGE_OPT},
     {"version", NULL, "print dk's version", "usage: dk version   (or dk --version)\n"},
     {"help", NULL, "help on a command", "usage: dk help [COMMAND]   (or dk COMMAND --help)\n"},
 };

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "dk/sys/storage_s3.h"
+#include "dk/table.h"
 
 #define MAX_OPTS 64
 static const char *g_keys[MAX_OPTS], *g_values[MAX_OPTS];
@@ -61,4 +62,11 @@ dk_status dk_cli_storage_for(const char *uri, dk_storage **out, dk_error *err) {
   dk_status st = dk_storage_s3_for_uri(&g_storage, uri, (size_t)g_nopts, g_keys, g_values, NULL, err);
   *out = g_storage;
   return st;
+}
+
+dk_status dk_cli_table_open(const char *uri, dk_table **t, dk_error *err) {
+  *t = NULL;
+  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION};
+  dk_status st = dk_cli_storage_for(uri, &to.storage, err);
+  return st != DK_OK ? st : dk_table_open(t, uri, &to, err);
 }
