@@ -46,8 +46,12 @@ void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
 ** process's S3 backend for them (*out = NULL for a local path). */
 struct dk_storage;
 int dk_cli_storage_option(const char *kv);
+/* The options given so far (their count; the arrays live until exit). */
+int dk_cli_storage_options(const char *const **keys, const char *const **values);
 int dk_cli_is_object_uri(const char *uri);
 dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
+/* dk_table_open of uri on dk_cli_storage_for's backend (the writing commands). */
+dk_status dk_cli_table_open(const char *uri, struct dk_table **t, dk_error *err);
 /* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with
 ** CLI_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
 ** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */

@@ -8,6 +8,7 @@
 **   dk checkpoint TABLE [--version N]
 **   dk write TABLE FILE... [--mode M] [--partition-by a,b] [--replace-where EXPR] [--dynamic]
 **            (FILE: Parquet, CSV with a header row, or JSON lines)
+** TABLE may be an s3:// URI; each command takes --storage-option KEY=VALUE (storage_opts.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,8 @@ int dk_cli_create(int argc, char **argv) {
       props[2 * n_props++ + 1] = eq + 1;
     } else if (!strcmp(argv[i], "--replace")) mode = DK_CREATE_OR_REPLACE;
     else if (!strcmp(argv[i], "--if-not-exists")) mode = DK_CREATE_IGNORE;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       fprintf(stderr, "dk create: unexpected argument '%s'\n", argv[i]);
@@ -88,13 +91,13 @@ int dk_cli_create(int argc, char **argv) {
   char *pbuf = parts ? strdup(parts) : NULL;
   for (char *tok = pbuf ? strtok(pbuf, ",") : NULL; tok && np < 64; tok = strtok(NULL, ","))
     pcols[np++] = tok;
-  if (!strstr(uri, "://") && mkdir_p(uri) != 0) {
+  if (!dk_cli_is_object_uri(uri) && !strstr(uri, "://") && mkdir_p(uri) != 0) {
     fprintf(stderr, "dk create: cannot create directory %s: %s\n", uri, strerror(errno));
     rc = 1;
   }
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && dk_table_open(&t, uri, NULL, &err) != DK_OK) rc = fail("create", &err);
+  if (!rc && dk_cli_table_open(uri, &t, &err) != DK_OK) rc = fail("create", &err);
   if (!rc) {
     dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .schema_string = schema_json,
                            .n_partition_columns = np, .partition_columns = pcols,
@@ -131,6 +134,8 @@ int dk_cli_vacuum(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--dry-run")) o.dry_run = 1;
     else if (!strcmp(argv[i], "--no-retention-check")) o.skip_retention_check = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -145,7 +150,7 @@ int dk_cli_vacuum(int argc, char **argv) {
   dk_table *t = NULL;
   dk_vacuum_result r = {.version = DK_VACUUM_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
     rc = fail("vacuum", &err);
   else
     fprintf(stderr, "%s %lld files (%lld bytes)\n", o.dry_run ? "would delete" : "deleted",
@@ -170,6 +175,8 @@ int dk_cli_optimize(int argc, char **argv) {
       }
       *sz = v;
     } else if (!strcmp(argv[i], "--where") && i + 1 < argc) o.predicate = argv[++i];
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -182,7 +189,7 @@ int dk_cli_optimize(int argc, char **argv) {
   dk_table *t = NULL;
   dk_optimize_result r = {.version = DK_OPTIMIZE_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
       dk_table_optimize(&r, t, &o, &err) != DK_OK)
     rc = fail("optimize", &err);
   else if (r.committed_version < 0)
@@ -203,6 +210,8 @@ int dk_cli_restore(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -217,7 +226,7 @@ int dk_cli_restore(int argc, char **argv) {
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
       dk_table_restore(&r, t, version, NULL, &err) != DK_OK)
     rc = fail("restore", &err);
   else
@@ -232,6 +241,8 @@ int dk_cli_checkpoint(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -247,7 +258,7 @@ int dk_cli_checkpoint(int argc, char **argv) {
   dk_checkpoint_options o = {.version = DK_CHECKPOINT_OPTIONS_VERSION, .at_version = version};
   dk_checkpoint_result r = {.version = DK_CHECKPOINT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
     rc = fail("checkpoint", &err);
   else
     printf("%s: checkpoint of version %lld: %s (%lld actions, %lld files, %lld bytes)\n", uri,
@@ -355,6 +366,8 @@ int dk_cli_write(int argc, char **argv) {
     else if (!strcmp(argv[i], "--partition-by") && i + 1 < argc) parts = argv[++i];
     else if (!strcmp(argv[i], "--replace-where") && i + 1 < argc) where = argv[++i];
     else if (!strcmp(argv[i], "--dynamic")) dynamic = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (argv[i][0] == '-') {
       uri = NULL;
       nf = 0;
@@ -401,10 +414,14 @@ int dk_cli_write(int argc, char **argv) {
     free(pbuf);
     return 1;
   }
+  if (!dk_cli_is_object_uri(uri) && mkdir_p(uri) != 0 && errno != EEXIST) {
+    fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
+    rc = 1;
+  }
   dk_table *t = NULL;
   dk_snapshot *snap = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK) rc = fail("write", &err);
+  if (!rc && dk_cli_table_open(uri, &t, &err) != DK_OK) rc = fail("write", &err);
   /* an existing table: CSV and JSON columns take its types */
   if (!rc && dk_snapshot_open(&snap, t, NULL, &err) == DK_OK &&
       dk_snapshot_arrow_schema(&c.target, snap, 0, &err) != DK_OK)
