@@ -7,6 +7,9 @@
 ** "size": <bytes of OUT>}.
 **
 ** usage: bench_parquet_write IN OUT [--threads N] [--codec snappy|zstd|none] [--repeat N]
+**                            [--columns a,b,...] [--keep]
+** --columns writes only those top-level columns (profiling one column at a time); --keep
+** leaves OUT in place.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +24,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s IN OUT [--threads N] [--codec C] [--repeat N]\n", argv[0]);
     return 2;
   }
-  int threads = 1, repeat = 1;
+  int threads = 1, repeat = 1, keep = 0;
+  const char *columns = NULL;
   dk_parquet_codec codec = DK_PARQUET_SNAPPY;
   for (int i = 3; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--columns") && i + 1 < argc) columns = argv[++i];
+    else if (!strcmp(argv[i], "--keep")) keep = 1;
     else if (!strcmp(argv[i], "--codec") && i + 1 < argc) {
       const char *c = argv[++i];
       codec = !strcmp(c, "zstd") ? DK_PARQUET_ZSTD : !strcmp(c, "none") ? DK_PARQUET_UNCOMPRESSED
@@ -36,8 +42,18 @@ int main(int argc, char **argv) {
   dk_error_init(&err);
   dk_parquet_file *f = NULL;
   if (dk_parquet_open(&f, argv[1], NULL, &err) != DK_OK) return bench_fail(argv[0], "open", &err);
+  const char *names[64];
+  size_t n_names = 0;
+  char *list = columns ? strdup(columns) : NULL;
+  for (char *t = list ? strtok(list, ",") : NULL; t && n_names < 64; t = strtok(NULL, ","))
+    names[n_names++] = t;
+  dk_parquet_read_options ro;
+  memset(&ro, 0, sizeof ro);
+  ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
+  ro.columns = n_names ? names : NULL;
+  ro.n_columns = n_names;
   struct ArrowArrayStream s;
-  if (dk_parquet_read(&s, f, NULL, &err) != DK_OK) return bench_fail(argv[0], "read", &err);
+  if (dk_parquet_read(&s, f, &ro, &err) != DK_OK) return bench_fail(argv[0], "read", &err);
   struct ArrowSchema schema;
   if (s.get_schema(&s, &schema) != 0) return 1;
   size_t n = 0, cap = 256;
@@ -75,11 +91,12 @@ int main(int argc, char **argv) {
   }
   printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": %lld, \"size\": %lld}\n", best,
          best_cpu, (long long)rows, (long long)size);
-  unlink(argv[2]);
+  if (!keep) unlink(argv[2]);
   for (size_t i = 0; i < n; i++) batches[i].release(&batches[i]);
   free(batches);
   schema.release(&schema);
   s.release(&s);
   dk_parquet_file_free(f);
+  free(list);
   return 0;
 }

@@ -83,6 +83,15 @@ static size_t varint(uint8_t *p, uint64_t v) {
 DEFINE_RLE(rle16, uint16_t)
 DEFINE_RLE(rle32, uint32_t)
 
+dk_status dk_pqw__rle_run(dk_buf *out, uint32_t v, int64_t n, int bit_width, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_reserve(out, 16, err));
+  uint8_t *p = (uint8_t *)out->data + out->len, *p0 = p;
+  p += varint(p, (uint64_t)n << 1);
+  for (int b = 0; b < (bit_width + 7) / 8; b++) *p++ = (uint8_t)(v >> (8 * b));
+  out->len += (size_t)(p - p0);
+  return DK_OK;
+}
+
 dk_status dk_pqw__rle_encode_u16(dk_buf *out, const uint16_t *v, int64_t n, int bit_width,
                                  dk_error *err) {
   return rle16(out, v, n, bit_width, err);

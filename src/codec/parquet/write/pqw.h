@@ -127,14 +127,14 @@ dk_status dk_pqw__rle_encode_u16(dk_buf *out, const uint16_t *v, int64_t n, int 
                                  dk_error *err);
 dk_status dk_pqw__rle_encode_u32(dk_buf *out, const uint32_t *v, int64_t n, int bit_width,
                                  dk_error *err);
+/* One RLE run: n (>= 1) copies of v (bit_width bits), appended to out. */
+dk_status dk_pqw__rle_run(dk_buf *out, uint32_t v, int64_t n, int bit_width, dk_error *err);
 /* Bits needed for values 0..max. */
 static inline int dk_pqw__bit_width(uint64_t max) {
   int w = 0;
   while (max) w++, max >>= 1;
   return w;
 }
-
-/* ---- column chunk writer (column.c) ------------------------------------------------------ */
 
 typedef struct pqw_opts {
   int codec, level;
@@ -174,22 +174,45 @@ typedef struct pqw_chunk_meta {
   int float_nan_count;               /* write nan_count (FLOAT/DOUBLE) */
 } pqw_chunk_meta;
 
-/* One hash slot: the value's first 8 bytes (all of a 4- or 8-byte value), its hash and its
-** index + 1 (0 = empty), so most probes touch one cache line. */
-typedef struct pqw_slot {
-  uint64_t key;
-  uint32_t hash;
-  uint32_t idx1;
-} pqw_slot;
+/* ---- dictionary (dict.c) ---------------------------------------------------------------- */
+
+enum { PQW_DICT_4 = 0, PQW_DICT_8, PQW_DICT_FIXED, PQW_DICT_BYTES };
 
 typedef struct pqw_dict {
-  pqw_slot *slots;
-  size_t cap;              /* power of two */
+  void *slots;             /* hash table (dict.c's slot layout for the kind) */
+  size_t cap;              /* slots, a power of two (0 before the first value) */
+  int bits;                /* log2(cap) */
+  int kind;                /* PQW_DICT_* */
+  int width;               /* fixed-width values: bytes */
   uint32_t n;              /* entries */
   dk_buf vals;             /* PLAIN-encoded dictionary page body */
   dk_buf starts;           /* BYTE_ARRAY: uint32 offset of each entry's bytes in vals */
   dk_buf stamp;            /* BYTE_ARRAY: uint32 per entry, the last page that used it */
+  const dk_allocator *alloc;
 } pqw_dict;
+
+/* A byte string of the input (BYTE_ARRAY values are handed around as these). */
+typedef struct pqw_sv {
+  const uint8_t *p;
+  uint32_t n;
+} pqw_sv;
+
+void dk_pqw__dict_init(pqw_dict *d, int ptype, int width, const dk_allocator *alloc);
+void dk_pqw__dict_dispose(pqw_dict *d);
+/* Empties the dictionary (keeps its memory for the next chunk). */
+void dk_pqw__dict_reset(pqw_dict *d);
+/* Indices of n fixed-width values (PLAIN bytes, d->width each, contiguous) into out,
+** inserting the new ones. */
+dk_status dk_pqw__dict_put_fixed(pqw_dict *d, const uint8_t *v, int64_t n, uint32_t *out,
+                                 dk_error *err);
+/* The same for n byte strings. */
+dk_status dk_pqw__dict_put_bytes(pqw_dict *d, const pqw_sv *v, int64_t n, uint32_t *out,
+                                 dk_error *err);
+/* Appends the PLAIN encoding of entries idx[0..n) to out. */
+dk_status dk_pqw__dict_plain(const pqw_dict *d, const uint32_t *idx, int64_t n, dk_buf *out,
+                             dk_error *err);
+
+/* ---- column chunk writer (column.c) ------------------------------------------------------ */
 
 typedef struct pqw_col pqw_col;
 struct pqw_col {
@@ -199,11 +222,14 @@ struct pqw_col {
   const pqw_opts *o;
   const dk_allocator *alloc;
   int ptype, width;        /* physical type, value bytes (0 BYTE_ARRAY; BOOLEAN 1) */
+  int kind;                /* statistics sort order (column.c SK_*) */
   int16_t max_def, max_rep;
   dk_pq_compressor comp;
   /* current page */
-  dk_buf def, rep;         /* uint16 levels */
+  dk_buf def, rep;         /* uint16 levels (def only once pg_def_full is 0) */
+  int pg_def_full;         /* every definition level of the page so far is max_def */
   int64_t pg_levels, pg_rows, pg_values, pg_nulls;
+  int64_t pg_plain_bytes;  /* PLAIN size of the page's values (the dictionary test) */
   dk_buf pg_plain;         /* PLAIN values (booleans: one byte each until the page closes) */
   dk_buf pg_idx;           /* uint32 dictionary indices */
   pqw_bound pg_min, pg_max;
@@ -212,9 +238,11 @@ struct pqw_col {
   dk_buf pg_uniq;          /* BYTE_ARRAY under a dictionary: uint32 entries the page used;
                               its min/max are computed from them when the page closes */
   /* scratch */
+  dk_buf stage;            /* converted values or string views of one run; compression input */
   dk_buf body, cbuf, hdr, lv;
   /* chunk */
   int dict_on;             /* still dictionary-encoding this chunk */
+  int dict_checked;        /* the first-page test of the dictionary ran */
   pqw_dict dict;
   dk_buf pages;            /* data pages (header + body) */
   dk_buf index_vals;       /* page min/max bytes for the ColumnIndex */
