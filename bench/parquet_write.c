@@ -9,11 +9,13 @@
 ** usage: bench_parquet_write IN OUT [--threads N] [--codec snappy|zstd|none] [--repeat N]
 **                            [--columns a,b,...] [--keep]
 ** --columns writes only those top-level columns (profiling one column at a time); --keep
-** leaves OUT in place.
+** leaves OUT in place. With DK_BENCH_PERF_CTL=<fifo> the writes alone are profiled:
+**   mkfifo /tmp/ctl; DK_BENCH_PERF_CTL=/tmp/ctl perf record -D -1 --control fifo:/tmp/ctl ...
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "dk/parquet.h"
@@ -67,6 +69,10 @@ int main(int argc, char **argv) {
     rows += batches[n].length;
     n++;
   }
+  /* perf's control fifo (see the banner): events on for the writes only */
+  const char *ctl = getenv("DK_BENCH_PERF_CTL");
+  int ctl_fd = ctl ? open(ctl, O_WRONLY) : -1;
+  if (ctl_fd >= 0 && write(ctl_fd, "enable\n", 7) != 7) return 1;
   double best = 1e30, best_cpu = 0;
   int64_t size = 0;
   for (int r = 0; r < repeat; r++) {
@@ -88,6 +94,10 @@ int main(int argc, char **argv) {
     double dt = bench_wall() - t0, dc = bench_cpu() - c0;
     if (dt < best) best = dt, best_cpu = dc;
     size = res.file_size;
+  }
+  if (ctl_fd >= 0) {
+    if (write(ctl_fd, "disable\n", 8) != 8) return 1;
+    close(ctl_fd);
   }
   printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": %lld, \"size\": %lld}\n", best,
          best_cpu, (long long)rows, (long long)size);

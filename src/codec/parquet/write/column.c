@@ -259,14 +259,17 @@ static dk_status convert(const pqw_col *c, const struct ArrowArray *a, const int
 #undef SLOT
 }
 
-/* Views of the BYTE_ARRAY values at Arrow slots idx[k] (or first + k); *total = their bytes. */
+/* Views of the BYTE_ARRAY values at Arrow slots idx[k] (or first + k); *total = their bytes,
+** *end = the end of the one data buffer they lie in (NULL for string views). */
 static void views(const pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
-                  int64_t first, int64_t n, pqw_sv *out, uint64_t *total) {
+                  int64_t first, int64_t n, pqw_sv *out, uint64_t *total, const uint8_t **end) {
   uint64_t t = 0;
   const uint8_t *data = a->buffers[2];
+  *end = NULL;
   switch (c->leaf->conv) {
     case PQW_CV_BIN32: {
       const int32_t *o = a->buffers[1];
+      *end = data + o[a->offset + a->length];
       if (!idx) {
         o += first;
         for (int64_t k = 0; k < n; k++) {
@@ -286,6 +289,7 @@ static void views(const pqw_col *c, const struct ArrowArray *a, const int64_t *i
     }
     case PQW_CV_BIN64: {
       const int64_t *o = a->buffers[1];
+      *end = data + o[a->offset + a->length];
       for (int64_t k = 0; k < n; k++) {
         int64_t i = idx ? idx[k] : first + k;
         uint32_t len = (uint32_t)(o[i + 1] - o[i]);
@@ -343,25 +347,40 @@ static inline dk_status page_stat(pqw_col *c, int kind, const uint8_t *p, size_t
   return DK_OK;
 }
 
-/* Min/max of n integers of type T at v, merged into the page bounds. */
+/* Min/max of n integers of type T at v, merged into the page bounds (two independent
+** chains, so the compares do not wait on each other). */
 #define DEFINE_MINMAX_INT(NAME, T)                                                            \
+  static inline T NAME##_at(const uint8_t *v, int64_t k) {                                    \
+    T x;                                                                                      \
+    memcpy(&x, v + sizeof(T) * (size_t)k, sizeof(T));                                         \
+    return x;                                                                                 \
+  }                                                                                           \
   static dk_status NAME(pqw_col *c, const uint8_t *v, int64_t n, dk_error *err) {             \
-    T mn, mx;                                                                                 \
+    T mn0, mx0;                                                                               \
     if (c->pg_min.set) {                                                                      \
-      memcpy(&mn, c->pg_min.v.data, sizeof(T));                                               \
-      memcpy(&mx, c->pg_max.v.data, sizeof(T));                                               \
+      memcpy(&mn0, c->pg_min.v.data, sizeof(T));                                              \
+      memcpy(&mx0, c->pg_max.v.data, sizeof(T));                                              \
     } else {                                                                                  \
-      memcpy(&mn, v, sizeof(T));                                                              \
-      mx = mn;                                                                                \
+      mn0 = mx0 = NAME##_at(v, 0);                                                            \
     }                                                                                         \
-    for (int64_t k = 0; k < n; k++) {                                                         \
-      T x;                                                                                    \
-      memcpy(&x, v + sizeof(T) * (size_t)k, sizeof(T));                                       \
-      mn = x < mn ? x : mn;                                                                   \
-      mx = x > mx ? x : mx;                                                                   \
+    T mn1 = mn0, mx1 = mx0;                                                                   \
+    int64_t k = 0;                                                                            \
+    for (; k + 2 <= n; k += 2) {                                                              \
+      T x0 = NAME##_at(v, k), x1 = NAME##_at(v, k + 1);                                       \
+      mn0 = x0 < mn0 ? x0 : mn0;                                                              \
+      mx0 = x0 > mx0 ? x0 : mx0;                                                              \
+      mn1 = x1 < mn1 ? x1 : mn1;                                                              \
+      mx1 = x1 > mx1 ? x1 : mx1;                                                              \
     }                                                                                         \
-    DK_RETURN_NOT_OK(bound_set(&c->pg_min, &mn, sizeof(T), err));                             \
-    return bound_set(&c->pg_max, &mx, sizeof(T), err);                                        \
+    if (k < n) {                                                                              \
+      T x0 = NAME##_at(v, k);                                                                 \
+      mn0 = x0 < mn0 ? x0 : mn0;                                                              \
+      mx0 = x0 > mx0 ? x0 : mx0;                                                              \
+    }                                                                                         \
+    mn0 = mn1 < mn0 ? mn1 : mn0;                                                              \
+    mx0 = mx1 > mx0 ? mx1 : mx0;                                                              \
+    DK_RETURN_NOT_OK(bound_set(&c->pg_min, &mn0, sizeof(T), err));                            \
+    return bound_set(&c->pg_max, &mx0, sizeof(T), err);                                       \
   }
 
 DEFINE_MINMAX_INT(minmax_i32, int32_t)
@@ -522,12 +541,13 @@ static dk_status put_bytes(pqw_col *c, const struct ArrowArray *a, const int64_t
   DK_RETURN_NOT_OK(dk__buf_reserve(&c->stage, sizeof(pqw_sv) * (size_t)n, err));
   pqw_sv *v = (pqw_sv *)(void *)c->stage.data;
   uint64_t total;
-  views(c, a, idx, first, n, v, &total);
+  const uint8_t *end;
+  views(c, a, idx, first, n, v, &total, &end);
   int stats = c->o->statistics;
   if (c->dict_on) {
     DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_idx, 4 * (size_t)n, err));
     uint32_t *ix = (uint32_t *)(void *)(c->pg_idx.data + c->pg_idx.len);
-    DK_RETURN_NOT_OK(dk_pqw__dict_put_bytes(&c->dict, v, n, ix, err));
+    DK_RETURN_NOT_OK(dk_pqw__dict_put_bytes(&c->dict, v, n, end, ix, err));
     c->pg_idx.len += 4 * (size_t)n;
     if (stats) { /* entries this page uses for the first time: its min/max at close */
       uint32_t *stamp = (uint32_t *)(void *)c->dict.stamp.data;

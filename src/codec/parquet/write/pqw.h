@@ -205,9 +205,10 @@ void dk_pqw__dict_reset(pqw_dict *d);
 ** inserting the new ones. */
 dk_status dk_pqw__dict_put_fixed(pqw_dict *d, const uint8_t *v, int64_t n, uint32_t *out,
                                  dk_error *err);
-/* The same for n byte strings. */
-dk_status dk_pqw__dict_put_bytes(pqw_dict *d, const pqw_sv *v, int64_t n, uint32_t *out,
-                                 dk_error *err);
+/* The same for n byte strings; `end` (or NULL) bounds the buffer they lie in, which may be
+** read past a string's end up to there. */
+dk_status dk_pqw__dict_put_bytes(pqw_dict *d, const pqw_sv *v, int64_t n, const uint8_t *end,
+                                 uint32_t *out, dk_error *err);
 /* Appends the PLAIN encoding of entries idx[0..n) to out. */
 dk_status dk_pqw__dict_plain(const pqw_dict *d, const uint32_t *idx, int64_t n, dk_buf *out,
                              dk_error *err);
@@ -262,8 +263,9 @@ dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
                            const dk_allocator *alloc, dk_error *err);
 void dk_pqw__col_dispose(pqw_col *c);
 
-/* One batch of a leaf for column.c: n levels (def/rep NULL when the max level is 0) and the
-** leaf array's physical slots of the non-null values (idx NULL: slots first, first+1, ...). */
+/* One batch of a leaf for column.c: n levels (def NULL: every one is the max definition
+** level; rep NULL: all 0) and the leaf array's physical slots of the non-null values (idx
+** NULL: slots first, first+1, ...). */
 typedef struct pqw_input {
   const struct ArrowArray *arr;  /* the leaf's Arrow array */
   const uint16_t *def, *rep;

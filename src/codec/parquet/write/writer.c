@@ -98,17 +98,20 @@ static dk_status check_array(const pqw_field *f, const struct ArrowArray *a, int
   int wide = f->format[1] == 'L' || f->conv == PQW_CV_BIN64;
   if (f->kind == PQW_LIST || f->kind == PQW_MAP || f->conv == PQW_CV_BIN32 || f->conv == PQW_CV_BIN64) {
     /* offsets of the array's own slots must be non-decreasing (values under 2 GiB each) */
-    const int64_t *o64 = a->buffers[1];
-    const int32_t *o32 = a->buffers[1];
-    int64_t prev = wide ? o64[a->offset] : o32[a->offset];
-    if (prev < 0) return bad_batch(err, f, "negative offsets");
-    for (int64_t i = a->offset + 1; i <= slots; i++) {
-      int64_t o = wide ? o64[i] : o32[i];
-      if (o < prev || (f->kind == PQW_PRIM && o - prev > INT32_MAX))
-        return bad_batch(err, f, "decreasing offsets or a value over 2 GiB");
-      prev = o;
+    int64_t hi, bad = 0;
+    if (wide) {
+      const int64_t *o = a->buffers[1];
+      if (o[a->offset] < 0) return bad_batch(err, f, "negative offsets");
+      for (int64_t i = a->offset + 1; i <= slots; i++)
+        bad |= (o[i] < o[i - 1]) | (f->kind == PQW_PRIM && (uint64_t)o[i] - (uint64_t)o[i - 1] > INT32_MAX);
+      hi = o[slots];
+    } else { /* 32-bit offsets: a value cannot exceed 2 GiB */
+      const int32_t *o = a->buffers[1];
+      if (o[a->offset] < 0) return bad_batch(err, f, "negative offsets");
+      for (int64_t i = a->offset + 1; i <= slots; i++) bad |= o[i] < o[i - 1];
+      hi = o[slots];
     }
-    int64_t hi = prev;
+    if (bad) return bad_batch(err, f, "decreasing offsets or a value over 2 GiB");
     if (f->kind != PQW_PRIM) return check_array(f->children[0], a->children[0], hi, err);
     if (hi > 0 && !a->buffers[2]) return bad_batch(err, f, "missing data buffer");
     return DK_OK;
