@@ -121,8 +121,8 @@ static void bound_init(pqw_bound *b, const dk_allocator *a) {
 
 #define COL_BUFS(c)                                                                           \
   &(c)->def, &(c)->rep, &(c)->pg_plain, &(c)->pg_idx, &(c)->pg_uniq, &(c)->stage, &(c)->cbuf,  \
-      &(c)->hdr, &(c)->lv, &(c)->body, &(c)->pages, &(c)->index_vals, &(c)->page_entries,      \
-      &(c)->sh_def, &(c)->sh_rep, &(c)->sh_idx
+      &(c)->hdr, &(c)->lv, &(c)->body, &(c)->index_vals, &(c)->ch.dict, &(c)->ch.pages,        \
+      &(c)->ch.entries, &(c)->sh_def, &(c)->sh_rep, &(c)->sh_idx
 
 dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
                            const dk_allocator *alloc, dk_error *err) {
@@ -791,7 +791,7 @@ static dk_status close_page(pqw_col *c, int full, dk_error *err) {
   /* page entry */
   pqw_page_entry e;
   memset(&e, 0, sizeof e);
-  e.offset = (int64_t)c->pages.len;
+  e.offset = (int64_t)c->ch.pages.len;
   e.size = (int32_t)(c->hdr.len + cb->len);
   e.first_row = c->ch_rows;
   e.null_count = c->pg_nulls;
@@ -802,11 +802,11 @@ static dk_status close_page(pqw_col *c, int full, dk_error *err) {
     DK_RETURN_NOT_OK(put_index_min(c, &c->pg_min, &e.min_off, &e.min_len, err));
     DK_RETURN_NOT_OK(put_index_max(c, &c->pg_max, &e.max_off, &e.max_len, err));
   }
-  DK_RETURN_NOT_OK(dk__buf_append(&c->page_entries, &e, sizeof e, err));
-  DK_RETURN_NOT_OK(dk__buf_reserve(&c->pages, c->hdr.len + cb->len, err));
-  memcpy(c->pages.data + c->pages.len, c->hdr.data, c->hdr.len);
-  memcpy(c->pages.data + c->pages.len + c->hdr.len, cb->data, cb->len);
-  c->pages.len += c->hdr.len + cb->len;
+  DK_RETURN_NOT_OK(dk__buf_append(&c->ch.entries, &e, sizeof e, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->ch.pages, c->hdr.len + cb->len, err));
+  memcpy(c->ch.pages.data + c->ch.pages.len, c->hdr.data, c->hdr.len);
+  memcpy(c->ch.pages.data + c->ch.pages.len + c->hdr.len, cb->data, cb->len);
+  c->ch.pages.len += c->hdr.len + cb->len;
   /* chunk accounting */
   c->ch_uncompressed += (int64_t)(c->hdr.len + uncompressed);
   c->ch_rows += c->pg_rows;
@@ -903,7 +903,7 @@ dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err) {
 }
 
 int64_t dk_pqw__col_buffered(const pqw_col *c) {
-  return (int64_t)(c->pages.len + c->dict.vals.len) + page_estimate(c);
+  return (int64_t)(c->ch.pages.len + c->dict.vals.len) + page_estimate(c);
 }
 
 /* ---- finish / emit ----------------------------------------------------------------------- */
@@ -922,8 +922,8 @@ static void fix_zero(int kind, uint8_t *p, int is_max) {
 }
 
 static dk_status column_index(pqw_col *c, dk_buf *out, dk_error *err) {
-  int n = (int)(c->page_entries.len / sizeof(pqw_page_entry));
-  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->page_entries.data;
+  int n = (int)(c->ch.entries.len / sizeof(pqw_page_entry));
+  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->ch.entries.data;
   int kind = c->kind;
   /* boundary order over the non-null pages */
   int asc = 1, desc = 1;
@@ -1000,8 +1000,9 @@ dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err) {
   c->f_nulls += c->ch_nulls;
   c->f_nans += c->ch_nans;
   c->f_values += c->ch_values - c->ch_nulls;
-  /* the dictionary page, compressed, goes into body (emitted before the data pages) */
-  dk__buf_clear(&c->body);
+  /* the dictionary page, compressed (emitted before the data pages) */
+  dk_buf *dp = &c->ch.dict;
+  dk__buf_clear(dp);
   if (c->ch_pages_dict) {
     dk__buf_clear(&c->cbuf);
     size_t n = c->dict.vals.len;
@@ -1018,46 +1019,37 @@ dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err) {
     h.compressed = (int32_t)clen;
     h.num_values = (int32_t)c->dict.n;
     h.encoding = PQ_ENC_PLAIN;
-    DK_RETURN_NOT_OK(dk_pqw__page_header(&c->body, &h, err));
-    c->ch_uncompressed += (int64_t)(c->body.len + n);
-    DK_RETURN_NOT_OK(dk__buf_append(&c->body, c->cbuf.data, clen, err));
+    DK_RETURN_NOT_OK(dk_pqw__page_header(dp, &h, err));
+    c->ch_uncompressed += (int64_t)(dp->len + n);
+    DK_RETURN_NOT_OK(dk__buf_append(dp, c->cbuf.data, clen, err));
     m->n_dict_pages_plain = 1;
   }
   m->total_uncompressed = c->ch_uncompressed;
-  m->total_compressed = (int64_t)(c->body.len + c->pages.len);
+  m->total_compressed = (int64_t)(dp->len + c->ch.pages.len);
   return DK_OK;
 }
 
-dk_status dk_pqw__col_emit(pqw_col *c, pqw_chunk_meta *m, dk__sink *sink, dk_error *err) {
-  m->dict_offset = -1;
-  if (c->body.len) {
-    m->dict_offset = sink->pos;
-    DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->body.data, c->body.len, err));
-  }
-  m->data_offset = sink->pos;
-  DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->pages.data, c->pages.len, err));
-  if (c->o->page_index) {
-    int n = (int)(c->page_entries.len / sizeof(pqw_page_entry));
-    const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->page_entries.data;
-    dk_tpw w;
-    dk_pqw__tp_init(&w, &m->offset_index, err);
-    dk_pqw__tp_struct_begin(&w, 0);
-    dk_pqw__tp_list(&w, 1, DK_TP_STRUCT, (size_t)n);
-    for (int i = 0; i < n; i++) {
-      dk_pqw__tp_struct_begin(&w, 0);
-      dk_pqw__tp_i64(&w, 1, m->data_offset + pe[i].offset);
-      dk_pqw__tp_i32(&w, 2, pe[i].size);
-      dk_pqw__tp_i64(&w, 3, pe[i].first_row);
-      dk_pqw__tp_struct_end(&w);
-    }
-    dk_pqw__tp_struct_end(&w);
-    DK_RETURN_NOT_OK(w.st);
-  }
+void dk_pqw__chunk_out_init(pqw_chunk_out *o, const dk_allocator *alloc) {
+  dk__buf_init(&o->dict, alloc);
+  dk__buf_init(&o->pages, alloc);
+  dk__buf_init(&o->entries, alloc);
+}
+
+void dk_pqw__chunk_out_dispose(pqw_chunk_out *o) {
+  dk__buf_dispose(&o->dict);
+  dk__buf_dispose(&o->pages);
+  dk__buf_dispose(&o->entries);
+}
+
+void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out) {
+  pqw_chunk_out t = *out;
+  *out = c->ch;
+  c->ch = t;
+  dk__buf_clear(&c->ch.dict);
+  dk__buf_clear(&c->ch.pages);
+  dk__buf_clear(&c->ch.entries);
   /* reset for the next row group */
-  dk__buf_clear(&c->pages);
-  dk__buf_clear(&c->body);
   dk__buf_clear(&c->index_vals);
-  dk__buf_clear(&c->page_entries);
   dk_pqw__dict_reset(&c->dict);
   c->dict_on = c->o->dictionary && c->ptype != PQ_BOOLEAN;
   c->dict_checked = 0;
@@ -1065,5 +1057,31 @@ dk_status dk_pqw__col_emit(pqw_col *c, pqw_chunk_meta *m, dk__sink *sink, dk_err
   c->ch_pages_dict = c->ch_pages_plain = 0;
   c->ch_min.set = c->ch_max.set = 0;
   c->ch_index_ok = 1;
-  return DK_OK;
+}
+
+dk_status dk_pqw__chunk_emit(const pqw_chunk_out *c, pqw_chunk_meta *m, int page_index,
+                             dk__sink *sink, dk_error *err) {
+  m->dict_offset = -1;
+  if (c->dict.len) {
+    m->dict_offset = sink->pos;
+    DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->dict.data, c->dict.len, err));
+  }
+  m->data_offset = sink->pos;
+  DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->pages.data, c->pages.len, err));
+  if (!page_index) return DK_OK;
+  int n = (int)(c->entries.len / sizeof(pqw_page_entry));
+  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->entries.data;
+  dk_tpw w;
+  dk_pqw__tp_init(&w, &m->offset_index, err);
+  dk_pqw__tp_struct_begin(&w, 0);
+  dk_pqw__tp_list(&w, 1, DK_TP_STRUCT, (size_t)n);
+  for (int i = 0; i < n; i++) {
+    dk_pqw__tp_struct_begin(&w, 0);
+    dk_pqw__tp_i64(&w, 1, m->data_offset + pe[i].offset);
+    dk_pqw__tp_i32(&w, 2, pe[i].size);
+    dk_pqw__tp_i64(&w, 3, pe[i].first_row);
+    dk_pqw__tp_struct_end(&w);
+  }
+  dk_pqw__tp_struct_end(&w);
+  return w.st;
 }

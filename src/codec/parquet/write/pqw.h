@@ -215,6 +215,17 @@ dk_status dk_pqw__dict_plain(const pqw_dict *d, const uint32_t *idx, int64_t n, 
 
 /* ---- column chunk writer (column.c) ------------------------------------------------------ */
 
+/* A column chunk's bytes: written by the column, then taken (dk_pqw__col_take) and handed to
+** the sink (dk_pqw__chunk_emit), possibly while the column writes the next row group. */
+typedef struct pqw_chunk_out {
+  dk_buf dict;             /* the dictionary page (header + body), empty when none */
+  dk_buf pages;            /* the data pages (header + body each) */
+  dk_buf entries;          /* pqw_page_entry of each data page */
+} pqw_chunk_out;
+
+void dk_pqw__chunk_out_init(pqw_chunk_out *o, const dk_allocator *alloc);
+void dk_pqw__chunk_out_dispose(pqw_chunk_out *o);
+
 typedef struct pqw_col pqw_col;
 struct pqw_col {
   const pqw_field *leaf;
@@ -245,9 +256,8 @@ struct pqw_col {
   int dict_on;             /* still dictionary-encoding this chunk */
   int dict_checked;        /* the first-page test of the dictionary ran */
   pqw_dict dict;
-  dk_buf pages;            /* data pages (header + body) */
+  pqw_chunk_out ch;        /* the chunk's pages so far */
   dk_buf index_vals;       /* page min/max bytes for the ColumnIndex */
-  dk_buf page_entries;     /* pqw_page_entry */
   int64_t ch_rows, ch_values, ch_uncompressed, ch_nulls, ch_nans;
   int64_t ch_pages_dict, ch_pages_plain;
   pqw_bound ch_min, ch_max;
@@ -277,11 +287,15 @@ typedef struct pqw_input {
 
 dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err);
 /* Closes the chunk: flushes the last page, builds the dictionary page, statistics and page
-** index; the chunk's bytes are dict (if any) then pages, handed out by dk_pqw__col_emit. */
+** index; the chunk's bytes are then taken with dk_pqw__col_take. */
 dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err);
-/* Writes the finished chunk at the sink's position (filling the chunk's offsets and its
-** OffsetIndex) and resets the column for the next row group. */
-dk_status dk_pqw__col_emit(pqw_col *c, pqw_chunk_meta *m, dk__sink *sink, dk_error *err);
+/* Swaps the finished chunk's bytes with *out (whose buffers, emitted before, the column
+** reuses) and resets the column for the next row group. */
+void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out);
+/* Writes a taken chunk at the sink's position, filling m's offsets and (page_index) its
+** OffsetIndex. */
+dk_status dk_pqw__chunk_emit(const pqw_chunk_out *c, pqw_chunk_meta *m, int page_index,
+                             dk__sink *sink, dk_error *err);
 /* Bytes the column buffers for its open row group (for the row-group size target). */
 int64_t dk_pqw__col_buffered(const pqw_col *c);
 
@@ -338,5 +352,7 @@ typedef struct pqw_par pqw_par;
 dk_status dk_pqw__par_new(pqw_par **out, int threads, const dk_allocator *alloc, dk_error *err);
 void dk_pqw__par_free(pqw_par *p);
 void dk_pqw__par_run(pqw_par *p, int n, void (*fn)(void *ctx, int i), void *ctx);
+/* The executor (NULL for NULL: dk__exec_* then run everything on the caller). */
+struct dk__exec *dk_pqw__par_exec(pqw_par *p);
 
 #endif /* DK_PARQUET_PQW_H */

@@ -5,16 +5,20 @@
 ** FileMetaData, its length and "PAR1").
 **
 ** Batches are cut into slices of at most SLICE_ROWS rows; each slice is shredded and encoded
-** column by column (in parallel when threads > 1: columns are independent). A row group is
-** flushed once its buffered bytes reach the target or its rows the limit, so memory is bounded
-** by one row group, never by the file. Bytes go through the byte sink (io/sink.h), so the file
-** appears under its name only at close.
+** column by column (in parallel when threads > 1: columns are independent, handed out longest
+** first by their cost in the previous slice). A row group is flushed once its buffered bytes
+** reach the target or its rows the limit: its chunks are finished (in parallel) and then
+** written to the sink — with threads > 1 by a background task on the executor while the next
+** row group is encoded, so memory is bounded by two row groups, never by the file. Bytes go
+** through the byte sink (io/sink.h), so the file appears under its name only at close.
 */
 #include <stdio.h>
+#include <time.h>
 
 #include "arrow/array.h"
 #include "codec/parquet/write/pqw.h"
 #include "codec/parquet/write/writer.h"
+#include "util/exec.h"
 
 #define SLICE_ROWS 65536
 
@@ -46,6 +50,15 @@ struct dk_parquet_writer {
   pqw_chunk_meta *job_meta;
   dk_status *job_st;
   dk_error *job_err;
+  int64_t *job_ns;         /* threads > 1: nanoseconds of each column's last task */
+  int *job_order;          /* threads > 1: columns by job_ns, longest first */
+  /* the row group on its way to the sink */
+  pqw_chunk_out *outs;     /* each column's taken chunk */
+  int emit_rg;             /* its index in rgs */
+  int emit_busy;           /* submitted to the executor, not joined */
+  dk__task emit_task;
+  dk_status emit_st;
+  dk_error emit_err;
 };
 
 static dk_status fail(dk_parquet_writer *w, dk_status st) {
@@ -251,12 +264,19 @@ dk_status dk_parquet_writer_open(dk_parquet_writer **out, dk_storage *storage,
   w->job_st = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_st);
   w->job_err = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_err);
   w->job_meta = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_meta);
-  if (!w->cols || !w->job_st || !w->job_err || !w->job_meta) {
+  w->job_ns = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_ns);
+  w->job_order = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_order);
+  w->outs = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->outs);
+  if (!w->cols || !w->job_st || !w->job_err || !w->job_meta || !w->job_ns || !w->job_order ||
+      !w->outs) {
     st = dk__error_set(err, DK_NOMEM, "out of memory");
     goto cleanup;
   }
-  for (int i = 0; i < w->schema.n_leaves; i++)
+  for (int i = 0; i < w->schema.n_leaves; i++) {
+    w->job_order[i] = i;
+    dk_pqw__chunk_out_init(&w->outs[i], alloc);
     DK_CHECK_GOTO(dk_pqw__col_init(&w->cols[i], w->schema.leaves[i], &w->o, alloc, err));
+  }
   if (opts->threads > 1) DK_CHECK_GOTO(dk_pqw__par_new(&w->par, opts->threads, alloc, err));
   w->result.version = DK_PARQUET_WRITE_RESULT_VERSION;
   if (!storage) {
@@ -277,11 +297,19 @@ cleanup:
 
 /* ---- row groups -------------------------------------------------------------------------- */
 
-static void task(void *ctx, int i) {
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void task(void *ctx, int k) {
   dk_parquet_writer *w = ctx;
+  int i = w->job_order[k];
   pqw_col *c = &w->cols[i];
   dk_error *e = &w->job_err[i];
   if (w->job_st[i] != DK_OK) return;
+  int64_t t0 = w->par ? now_ns() : 0;
   if (w->job_kind == 0) {
     const pqw_field *top = c->path[0];
     const struct ArrowArray *col = w->job_batch->children[top->child_index];
@@ -294,6 +322,7 @@ static void task(void *ctx, int i) {
   } else {
     w->job_st[i] = dk_pqw__col_finish(c, &w->job_meta[i], e);
   }
+  if (w->par) w->job_ns[i] = now_ns() - t0;
 }
 
 static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
@@ -301,6 +330,16 @@ static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
   for (int i = 0; i < n; i++) {
     w->job_st[i] = DK_OK;
     dk_error_init(&w->job_err[i]);
+  }
+  if (w->par) { /* longest first (the last slice's times), so no thread is left with the
+                ** longest column at the end */
+    int *o = w->job_order;
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && w->job_ns[o[j]] > w->job_ns[o[j - 1]]; j--) {
+        int t = o[j];
+        o[j] = o[j - 1];
+        o[j - 1] = t;
+      }
   }
   w->job_kind = kind;
   dk_pqw__par_run(w->par, n, task, w);
@@ -312,9 +351,31 @@ static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
   return DK_OK;
 }
 
+/* Writes the taken chunks of row group emit_rg to the sink (a task when threads > 1). */
+static void emit_run(void *arg) {
+  dk_parquet_writer *w = arg;
+  pqw_rg_meta *rg = &w->rgs[w->emit_rg];
+  rg->file_offset = w->sink.pos;
+  dk_error_init(&w->emit_err);
+  w->emit_st = DK_OK;
+  for (int i = 0; i < w->schema.n_leaves && w->emit_st == DK_OK; i++)
+    w->emit_st = dk_pqw__chunk_emit(&w->outs[i], &rg->chunks[i], w->o.page_index, &w->sink,
+                                    &w->emit_err);
+}
+
+/* Waits for the row group on its way to the sink; its failure is the writer's. */
+static dk_status emit_join(dk_parquet_writer *w, dk_error *err) {
+  if (!w->emit_busy) return DK_OK;
+  dk__exec_join(dk_pqw__par_exec(w->par), &w->emit_task);
+  w->emit_busy = 0;
+  if (w->emit_st != DK_OK && err && !err->code) *err = w->emit_err;
+  return w->emit_st;
+}
+
 static dk_status flush_row_group(dk_parquet_writer *w, dk_error *err) {
   if (w->rg_rows == 0) return DK_OK;
   DK_RETURN_NOT_OK(run_columns(w, 1, err));
+  DK_RETURN_NOT_OK(emit_join(w, err)); /* the previous row group is out: its buffers are free */
   if (w->n_rgs == w->cap_rgs) {
     int cap = w->cap_rgs ? w->cap_rgs * 2 : 8;
     pqw_rg_meta *r = dk__realloc(w->alloc, w->rgs, sizeof *r * (size_t)cap);
@@ -329,17 +390,24 @@ static dk_status flush_row_group(dk_parquet_writer *w, dk_error *err) {
   if (!rg->chunks) return dk__error_set(err, DK_NOMEM, "out of memory");
   w->n_rgs++;
   rg->num_rows = w->rg_rows;
-  rg->file_offset = w->sink.pos;
   for (int i = 0; i < n; i++) {
     rg->chunks[i] = w->job_meta[i];
     memset(&w->job_meta[i], 0, sizeof w->job_meta[i]);
-    DK_RETURN_NOT_OK(dk_pqw__col_emit(&w->cols[i], &rg->chunks[i], &w->sink, err));
     rg->total_byte_size += rg->chunks[i].total_uncompressed;
     rg->total_compressed += rg->chunks[i].total_compressed;
+    dk_pqw__col_take(&w->cols[i], &w->outs[i]);
   }
   w->num_rows += w->rg_rows;
   w->rg_rows = 0;
-  return DK_OK;
+  w->emit_rg = w->n_rgs - 1;
+  if (dk__exec_threads(dk_pqw__par_exec(w->par)) > 1) {
+    dk__exec_submit(dk_pqw__par_exec(w->par), &w->emit_task, emit_run, w);
+    w->emit_busy = 1;
+    return DK_OK;
+  }
+  emit_run(w);
+  if (w->emit_st != DK_OK && err && !err->code) *err = w->emit_err;
+  return w->emit_st;
 }
 
 static int64_t buffered(const dk_parquet_writer *w) {
@@ -430,6 +498,7 @@ dk_status dk_parquet_writer_write_stream(dk_parquet_writer *w, struct ArrowArray
 
 static dk_status finish_file(dk_parquet_writer *w, dk_error *err) {
   DK_RETURN_NOT_OK(flush_row_group(w, err));
+  DK_RETURN_NOT_OK(emit_join(w, err));
   int n = w->schema.n_leaves;
   /* page index: every ColumnIndex, then every OffsetIndex */
   for (int pass = 0; pass < 2; pass++)
@@ -487,6 +556,7 @@ dk_status dk_parquet_writer_close(dk_parquet_writer *w, dk_parquet_write_result 
 void dk_parquet_writer_free(dk_parquet_writer *w) {
   if (!w) return;
   const dk_allocator *a = w->alloc;
+  if (w->emit_busy) dk__exec_join(dk_pqw__par_exec(w->par), &w->emit_task);
   if (w->sink_open) dk_io__sink_abort(&w->sink);
   dk_pqw__par_free(w->par);
   for (int r = 0; r < w->n_rgs; r++) {
@@ -510,6 +580,11 @@ void dk_parquet_writer_free(dk_parquet_writer *w) {
       dk__buf_dispose(&w->job_meta[i].column_index);
       dk__buf_dispose(&w->job_meta[i].offset_index);
     }
+  if (w->outs)
+    for (int i = 0; i < w->schema.n_leaves; i++) dk_pqw__chunk_out_dispose(&w->outs[i]);
+  dk__free(a, w->outs);
+  dk__free(a, w->job_ns);
+  dk__free(a, w->job_order);
   dk__free(a, w->cols);
   dk__free(a, w->job_st);
   dk__free(a, w->job_err);
