@@ -9,7 +9,13 @@
 ** usage: bench_parquet_write IN OUT [--threads N] [--codec snappy|zstd|none] [--repeat N]
 **                            [--columns a,b,...] [--keep]
 ** --columns writes only those top-level columns (profiling one column at a time); --keep
-** leaves OUT in place. With DK_BENCH_PERF_CTL=<fifo> the writes alone are profiled:
+** leaves OUT in place.
+**
+** bench_parquet_write --spin [--threads N] is the run's control: a fixed amount of integer work
+** split evenly over N threads that never wait for each other (no memory traffic, no locks), so
+** its 1- vs 2-thread ratio is the most any program gets from a second thread on the machine as
+** loaded during the run (on a shared box the scheduler's per-session groups can give a
+** process one core's share whatever its thread count). With DK_BENCH_PERF_CTL=<fifo> the writes alone are profiled:
 **   mkfifo /tmp/ctl; DK_BENCH_PERF_CTL=/tmp/ctl perf record -D -1 --control fifo:/tmp/ctl ...
 */
 #include <stdio.h>
@@ -18,10 +24,47 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "dk/parquet.h"
 #include "driver.h"
 
+#define SPIN_STEPS 600000000ull /* about a second of one core (here) */
+
+static void *spin(void *arg) {
+  uint64_t n = *(const uint64_t *)arg, x = 88172645463325252ull;
+  for (uint64_t i = 0; i < n; i++) { /* xorshift64: a dependent chain the compiler keeps */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  *(uint64_t *)arg = x;
+  return NULL;
+}
+
+static int spin_main(int threads) {
+  if (threads < 1 || threads > 64) threads = 1;
+  pthread_t t[64];
+  uint64_t work[64];
+  double t0 = bench_wall(), c0 = bench_cpu();
+  for (int i = 0; i < threads; i++) {
+    work[i] = SPIN_STEPS / (uint64_t)threads;
+    if (i > 0 && pthread_create(&t[i], NULL, spin, &work[i]) != 0) return 1;
+  }
+  spin(&work[0]);
+  uint64_t sum = work[0];
+  for (int i = 1; i < threads; i++) {
+    pthread_join(t[i], NULL);
+    sum ^= work[i];
+  }
+  printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"rows\": 0, \"check\": %llu}\n",
+         bench_wall() - t0, bench_cpu() - c0, (unsigned long long)(sum & 0xff));
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--spin"))
+    return spin_main(argc >= 4 && !strcmp(argv[2], "--threads") ? atoi(argv[3]) : 1);
   if (argc < 3) {
     fprintf(stderr, "usage: %s IN OUT [--threads N] [--codec C] [--repeat N]\n", argv[0]);
     return 2;

@@ -1041,13 +1041,20 @@ void dk_pqw__chunk_out_dispose(pqw_chunk_out *o) {
   dk__buf_dispose(&o->entries);
 }
 
-void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out) {
+/* Swaps the column's chunk buffers with *out and empties the column's. */
+static void swap_out(pqw_col *c, pqw_chunk_out *out) {
   pqw_chunk_out t = *out;
   *out = c->ch;
   c->ch = t;
   dk__buf_clear(&c->ch.dict);
   dk__buf_clear(&c->ch.pages);
   dk__buf_clear(&c->ch.entries);
+}
+
+void dk_pqw__col_give_back(pqw_col *c, pqw_chunk_out *out) { swap_out(c, out); }
+
+void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out) {
+  swap_out(c, out);
   /* reset for the next row group */
   dk__buf_clear(&c->index_vals);
   dk_pqw__dict_reset(&c->dict);

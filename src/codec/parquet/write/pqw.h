@@ -292,6 +292,9 @@ dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err);
 /* Swaps the finished chunk's bytes with *out (whose buffers, emitted before, the column
 ** reuses) and resets the column for the next row group. */
 void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out);
+/* Hands an emitted chunk's buffers back to the column (swapped with its empty ones), so the
+** next row group grows into memory already touched instead of new pages. */
+void dk_pqw__col_give_back(pqw_col *c, pqw_chunk_out *out);
 /* Writes a taken chunk at the sink's position, filling m's offsets and (page_index) its
 ** OffsetIndex. */
 dk_status dk_pqw__chunk_emit(const pqw_chunk_out *c, pqw_chunk_meta *m, int page_index,

@@ -407,6 +407,7 @@ static dk_status flush_row_group(dk_parquet_writer *w, dk_error *err) {
   }
   emit_run(w);
   if (w->emit_st != DK_OK && err && !err->code) *err = w->emit_err;
+  for (int i = 0; i < n; i++) dk_pqw__col_give_back(&w->cols[i], &w->outs[i]);
   return w->emit_st;
 }
 
