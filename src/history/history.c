@@ -408,6 +408,11 @@ dk_status dk_commit_range_open(dk_commit_range **out, dk_table *t, int64_t first
     }
   }
   if (st == DK_OK) {
+    /* delta-spark's change data feed makes mtimes increasing from 100 commits before the
+     * range (CDCReaderBase.getNonICTTimestampsByVersion: POTENTIALLY_UNMONOTONIZED_TIMESTAMPS) */
+    size_t from = start;
+    while (from > 0 && c[from - 1]->version >= first - DK__MONOTONIZE_LOOKBACK) from--;
+    dk_log__commit_times_monotonize(&ct, from);
     r = dk__calloc(t->alloc, 1, sizeof *r);
     if (r) r->ts = dk__calloc(t->alloc, (size_t)(last - first + 1), sizeof *r->ts);
     if (!r || !r->ts) st = dk__error_set(err, DK_NOMEM, "out of memory");

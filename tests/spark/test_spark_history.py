@@ -18,6 +18,7 @@ import dk
 from conftest import interop_dir
 
 BASE = 1704067200000  # 2024-01-01T00:00:00Z in ms
+SKEW = 10_000_000  # ms ahead of the rest of the log (_cdf_table)
 
 # commit-file mtimes (ms) of versions 0..5
 MTIMES = {
@@ -81,3 +82,64 @@ def test_timestamp_travel_like_spark(spark, tmp_path, kind):
                 t.snapshot(timestamp=ms)
             continue
         assert t.snapshot(timestamp=ms).version == want, f"{kind} at {ms}"
+
+
+def _cdf_table(tmp_path, base, n=105):
+    """n commits of one single-row file each, change data feed on; the first three commits'
+    mtimes lie SKEW ms ahead (a skewed clock), the rest increase from base (recent: Spark
+    reads no change feed past delta.deletedFileRetentionDuration)."""
+    import json
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    root = tmp_path / "cdf"
+    log = root / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {"type": "struct",
+              "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]}
+    for v in range(n):
+        name = "part-%05d.parquet" % v
+        pq.write_table(pa.table({"id": pa.array([v], pa.int64())}), root / name)
+        lines = [{"commitInfo": {"timestamp": base + v, "operation": "WRITE",
+                                 "operationParameters": {"mode": "Append"}}}]
+        if v == 0:
+            lines += [{"protocol": {"minReaderVersion": 1, "minWriterVersion": 4}},
+                      {"metaData": {"id": "cdf-lookback", "format": {"provider": "parquet",
+                                                                     "options": {}},
+                                    "schemaString": json.dumps(schema), "partitionColumns": [],
+                                    "configuration": {"delta.enableChangeDataFeed": "true"},
+                                    "createdTime": base}}]
+        lines.append({"add": {"path": name, "partitionValues": {},
+                              "size": (root / name).stat().st_size,
+                              "modificationTime": base + v, "dataChange": True}})
+        p = log / ("%020d.json" % v)
+        p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        ms = base + SKEW + v if v < 3 else base + 10 * v
+        os.utime(p, ns=(ms * 1000000,) * 2)
+    return str(root)
+
+
+def test_change_feed_commit_timestamps_like_spark(spark, tmp_path):
+    """_commit_timestamp of readChangeFeed: delta-spark makes mtimes increasing from 100
+    commits before the range's start (CDCReaderBase.getNonICTTimestampsByVersion), so a
+    skewed clock at v0..v2 shows in a range starting at 50 and not in one starting at 104.
+    dk's commit ranges (dk_commit_range_timestamp, via tests/tools/commit_times.c) agree."""
+    import json
+    import subprocess
+    tool = os.path.join(os.path.dirname(__file__), "..", "..",
+                        os.environ.get("DK_BUILD", "build"), "dk_test_commit_times")
+    if not os.path.exists(tool):
+        pytest.skip("dk_test_commit_times not built")
+    import time
+    base = int(time.time() * 1000) - 3_600_000
+    p = _cdf_table(tmp_path, base)
+    seen = set()
+    for a, b in ((0, 2), (50, 52), (102, 104), (104, 104)):
+        rows = spark.read.format("delta").option("readChangeFeed", "true") \
+            .option("startingVersion", a).option("endingVersion", b).load(p) \
+            .select("_commit_version", "_commit_timestamp").distinct().collect()
+        want = {str(r[0]): _ms(r[1]) for r in rows}
+        out = subprocess.run([tool, p, str(a), str(b)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == want, (a, b)
+        seen.add(want[str(b)] > base + SKEW)
+    assert seen == {True, False}  # the skew shows in some ranges and not in others
