@@ -667,7 +667,7 @@ dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream 
   DK_CHECK_GOTO(load_constraints(&c, &in, err));
   if (o && o->replace_where) {
     char *txt = NULL;
-    (void)dk_expr_to_string(&txt, o->replace_where, NULL);
+    if (dk_expr_to_string(&txt, o->replace_where, NULL) != DK_OK) txt = NULL; /* name only */
     char name[600];
     snprintf(name, sizeof name, "replaceWhere:%s", txt ? txt : "");
     dk_expr_string_free(txt);

@@ -8,7 +8,8 @@
     bare 200 (``ok``: a server ignoring If-None-Match), close the connection with a reset
     before (``reset``) or after (``reset_after``) forwarding, forward and cut the body in half
     (``truncate``), send one byte then go quiet (``slow_body``), or wait and close (``stall``). Every request is logged (method, path, query,
-    headers) for assertions.
+    headers, request and response body sizes) for assertions and for counting what a client
+    fetched.
   * ``run_tool(...)``: runs ``build/dk_s3_tool`` (tests/storage/s3_tool.c) with storage options
     and returns its JSON; a sanitizer report or a crash fails the test.
 
@@ -237,9 +238,10 @@ class FaultProxy:
                 body = self.rfile.read(n) if n else b""
                 target = self.path
                 lower = {k.lower(): v for k, v in self.headers.items()}
+                entry = {"method": self.command, "target": target, "headers": lower,
+                         "body_len": len(body), "resp_len": 0}
                 with proxy.lock:
-                    proxy.log.append({"method": self.command, "target": target,
-                                      "headers": lower, "body_len": len(body)})
+                    proxy.log.append(entry)
                     rule = next((r for r in proxy.rules
                                  if r.applies(self.command, target, lower)), None)
                 act = rule.action if rule else "pass"
@@ -272,6 +274,7 @@ class FaultProxy:
                                                "content-length")]
                     length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
                     status = resp.status
+                    entry["resp_len"] = len(data)
                     conn.close()
                 except OSError:
                     return self._hard_close()  # upstream gone: the client sees a reset

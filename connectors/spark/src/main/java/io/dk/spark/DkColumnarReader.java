@@ -31,7 +31,8 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final int[] keep;
   private final StructType schema;
 
-  DkColumnarReader(byte[] split, int[] keep, StructType schema) {
+  DkColumnarReader(byte[] split, String root, String[] storageOptions, int[] keep,
+      StructType schema) {
     this.keep = keep;
     this.schema = schema;
     DkNative.ensureLoaded();
@@ -39,7 +40,8 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
     ArrowArrayStream s = null;
     try {
       s = ArrowArrayStream.allocateNew(a);
-      DkNative.splitRead(split, s.memoryAddress());
+      if (storageOptions != null) DkNative.splitReadWith(split, s.memoryAddress(), root, storageOptions);
+      else DkNative.splitRead(split, s.memoryAddress());
       this.reader = Data.importArrayStream(a, s);
     } catch (RuntimeException | Error e) {
       if (s != null) s.close();
