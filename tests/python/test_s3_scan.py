@@ -24,6 +24,7 @@ import subprocess
 import pytest
 
 import dkharness as h
+import test_sqlite_manifest as sqlm
 import variant_decode
 from test_py_support import import_dk, read_cases
 
@@ -146,26 +147,15 @@ def test_error_cases_fail_on_s3_as_locally(s3_server, s3_corpus, case):
 
 # ---- SQLite: dk sql and the loadable extension ------------------------------------------------
 
-NESTED = ("array", "struct", "map", "variant")
-
-
 def _sqlite_rows(rows, schema, blobs_hex=False):
-    """SQLite rows -> dk's JSONL encoding (as test_sqlite_manifest.from_sqlite)."""
-    fields = dict(schema[1])
-    out = []
-    for r in rows:
-        o = {}
-        for k, v in r.items():
-            t = fields[k]
-            if v is not None and blobs_hex and t == ("prim", "binary"):
-                v = base64.b64encode(bytes.fromhex(v)).decode()
-            elif v is not None and t[0] in NESTED and isinstance(v, str):
-                v = json.loads(v)
-            elif v is not None and t == ("prim", "boolean") and isinstance(v, int):
-                v = bool(v)
-            o[k] = v
-        out.append(o)
-    return h.canon_dk_jsonl(out, schema)
+    """SQLite rows -> dk's JSONL encoding (test_sqlite_manifest.from_sqlite); the extension's
+    BLOBs arrive as hex and are re-encoded as base64 first."""
+    if blobs_hex:
+        fields = dict(schema[1])
+        rows = [{k: (base64.b64encode(bytes.fromhex(v)).decode()
+                     if v is not None and fields[k] == ("prim", "binary") else v)
+                 for k, v in r.items()} for r in rows]
+    return sqlm.from_sqlite(rows, schema)
 
 
 def _quote(s):
@@ -224,33 +214,7 @@ def test_dk_sql_storage_options_and_meta_functions(s3_server, s3_corpus):
     assert r.returncode != 0 and "object-store tables" in r.stderr, r.stderr
 
 
-SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's build has enable_load_extension (the venv's lacks it)
-
-EXT_SCRIPT = r"""
-import json, sqlite3, sys
-ext, cases = sys.argv[1], json.load(sys.stdin)
-con = sqlite3.connect(":memory:")
-con.enable_load_extension(True)
-con.load_extension(ext)
-res = {}
-for i, (cid, path, version, extra) in enumerate(cases):
-    opt = ("" if version is None else f", version={int(version)}") + extra
-    q = "'" + path.replace("'", "''") + "'"
-    try:
-        con.execute(f'CREATE VIRTUAL TABLE "t{i}" USING delta({q}{opt})')
-        cur = con.execute(f'SELECT * FROM "t{i}"')
-        names = [d[0] for d in cur.description]
-        rows = [dict(zip(names, [v.hex() if isinstance(v, bytes) else v for v in r]))
-                for r in cur.fetchall()]
-        res[cid] = {"rows": rows}
-    except sqlite3.Error as e:
-        res[cid] = {"error": str(e)}
-json.dump(res, sys.stdout)
-"""
-
-
 def test_sqlite_extension_reads_every_case_over_s3(s3_server, s3_corpus):
-    import test_sqlite_manifest as sqlm
     ext = sqlm._ext_path()
     if not sqlm._have_system_python():
         pytest.skip("no Python with sqlite3 extension loading")
@@ -261,7 +225,7 @@ def test_sqlite_extension_reads_every_case_over_s3(s3_server, s3_corpus):
     todo.append(("args", f"{s3_corpus}/{full[0]['table']}", full[0].get("version"), opts))
     env = sqlm._ext_env()
     env.update(_env(s3_server))
-    r = subprocess.run([SYSTEM_PYTHON, "-c", EXT_SCRIPT, str(ext)], input=json.dumps(todo),
+    r = subprocess.run([sqlm.SYSTEM_PYTHON, "-c", sqlm.EXT_SCRIPT, str(ext)], input=json.dumps(todo),
                        capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     res = json.loads(r.stdout)

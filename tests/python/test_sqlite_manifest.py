@@ -97,8 +97,8 @@ con = sqlite3.connect(":memory:")
 con.enable_load_extension(True)
 con.load_extension(ext)
 res = {}
-for i, (cid, path, version) in enumerate(cases):
-    opt = "" if version is None else f", version={int(version)}"
+for i, (cid, path, version, *extra) in enumerate(cases):  # extra: more delta() arguments
+    opt = ("" if version is None else f", version={int(version)}") + "".join(extra)
     q = "'" + path.replace("'", "''") + "'"
     try:
         con.execute(f'CREATE VIRTUAL TABLE "t{i}" USING delta({q}{opt})')
