@@ -27,6 +27,7 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/dml.h"
 #include "dk/expr.h"
 #include "dk/history.h"
 #include "dk/parquet.h"
@@ -1230,6 +1231,83 @@ static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) 
                        r.attempts);
 }
 
+/* ---- row-level DML ---------------------------------------------------------------------- */
+
+static PyObject *dml_result(const dk_dml_metrics *m, const dk_commit_result *r) {
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  struct {
+    const char *k;
+    long long v;
+  } kv[] = {{"version", r->committed_version},
+            {"num_deleted_rows", m->num_deleted_rows},
+            {"num_updated_rows", m->num_updated_rows},
+            {"num_inserted_rows", m->num_inserted_rows},
+            {"num_copied_rows", m->num_copied_rows},
+            {"num_source_rows", m->num_source_rows},
+            {"num_added_files", m->num_added_files},
+            {"num_removed_files", m->num_removed_files},
+            {"num_added_bytes", m->num_added_bytes},
+            {"num_removed_bytes", m->num_removed_bytes},
+            {"num_deletion_vectors_added", m->num_deletion_vectors_added},
+            {"num_deletion_vectors_removed", m->num_deletion_vectors_removed},
+            {"num_deletion_vectors_updated", m->num_deletion_vectors_updated},
+            {"num_added_change_files", m->num_added_change_files},
+            {"change_file_bytes", m->change_file_bytes},
+            {"num_files_before_skipping", m->num_files_before_skipping},
+            {"num_files_after_skipping", m->num_files_after_skipping},
+            {"num_dv_files", m->num_dv_files},
+            {"dv_bytes", m->dv_bytes},
+            {"scan_time_ms", m->scan_time_ms},
+            {"rewrite_time_ms", m->rewrite_time_ms},
+            {"execution_time_ms", m->execution_time_ms}};
+  for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
+    PyObject *v = PyLong_FromLongLong(kv[i].v);
+    if (!v || PyDict_SetItemString(d, kv[i].k, v) < 0) {
+      Py_XDECREF(v);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(v);
+  }
+  return d;
+}
+
+/* deletion_vectors: True = as the table allows (delta-spark), False = copy-on-write. */
+static int dml_options(dk_dml_options *o, int dvs, long long inline_max) {
+  memset(o, 0, sizeof *o);
+  o->version = DK_DML_OPTIONS_VERSION;
+  o->deletion_vectors = dvs ? DK_DML_DV_TABLE : DK_DML_DV_NEVER;
+  if (inline_max < 0 || inline_max > 0x7fffffff) {
+    PyErr_SetString(PyExc_ValueError, "dv_inline_max_bytes must be in [0, 2^31)");
+    return -1;
+  }
+  o->dv_inline_max_bytes = (int32_t)inline_max;
+  return 0;
+}
+
+static PyObject *table_delete(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("predicate"), K("deletion_vectors"), K("dv_inline_max_bytes"), NULL};
+  const char *pred = NULL;
+  int dvs = 1;
+  long long inline_max = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pL:delete", kwlist, &pred, &dvs, &inline_max))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_dml_options o;
+  if (dml_options(&o, dvs, inline_max) < 0) return NULL;
+  dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_delete(&m, &r, self->t, pred, &o, NULL, &err));
+  if (st) return raise_dk(NULL, &err);
+  return dml_result(&m, &r);
+}
+
 static PyObject *table_create_cls(PyObject *cls, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("schema"), K("partition_by"), K("properties"), K("mode"),
                            K("name"), K("description"), NULL};
@@ -1307,6 +1385,10 @@ static PyMethodDef table_methods[] = {
      "than delta.logRetentionDuration that the newest old checkpoint makes unnecessary."},
     {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
      "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
+    {"delete", (PyCFunction)(void (*)(void))table_delete, METH_VARARGS | METH_KEYWORDS,
+     "delete(predicate=None, *, deletion_vectors=True, dv_inline_max_bytes=0) -> metrics: "
+     "DELETE FROM the table [WHERE predicate] as one commit (deletion vectors when the table "
+     "allows them, else copy-on-write); 'version' is -1 when no row matched"},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
      "transaction(version=None, create=False, operation=None, operation_parameters=None, "
      "max_attempts=0, isolation=None, engine_info=None, user_metadata=None) -> Transaction\n\n"

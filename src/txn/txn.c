@@ -860,6 +860,10 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"%lld\"", (long long)x->metric_v[i]));
   }
   DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
+  if (x->commit_tags) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, x->commit_tags, err));
+  }
   if (x->user_metadata) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"userMetadata\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_str(b, x->user_metadata, err));

@@ -95,6 +95,7 @@ struct dk_txn {
   int read_whole;
   int64_t read_hwm;                /* row-id high-water mark at read (-1 = none) */
   int64_t last_ict;                /* ICT (or commit time) of the newest version seen */
+  const char *commit_tags;         /* commitInfo.tags as a JSON object text, or NULL (arena) */
 };
 
 /* One winning commit, parsed (arena-owned strings). */

@@ -1,0 +1,85 @@
+/**
+ * @file dk/dml.h
+ * @brief Row-level DML on a Delta table: DELETE (and, as they land, UPDATE and MERGE), as
+ *        delta-spark's DeleteCommand / UpdateCommand / MergeIntoCommand write them.
+ *
+ * Merge-on-read first: when the table allows deletion vectors (protocol feature
+ * `deletionVectors` and `delta.enableDeletionVectors=true`), the rows a DELETE removes are
+ * marked in a deletion vector of their data file (a `remove` of the file and an `add` of the
+ * same path with the new DV; stats copied with `tightBounds:false`), so a DELETE of 1% of a
+ * table writes kilobytes. Files whose every row goes are removed. Otherwise the touched files
+ * are rewritten without the deleted rows (copy-on-write), as Spark does. A predicate on
+ * partition columns only removes whole files without reading any data.
+ *
+ * Two levels: dk_txn_delete stages the changes into a transaction (recording what it read, so
+ * the conflict checker decides as delta-spark does against concurrent writers; the caller
+ * commits), dk_table_delete runs one DELETE commit on the table's latest version.
+ */
+#ifndef DK_DML_H
+#define DK_DML_H
+
+#include <stdint.h>
+
+#include "dk/common.h"
+#include "dk/expr.h"
+#include "dk/txn.h"
+
+DK_BEGIN_DECL
+
+/** How row-level changes are written. */
+typedef enum dk_dml_dv_mode {
+  DK_DML_DV_TABLE = 0,  /**< deletion vectors when the table allows them (delta-spark) */
+  DK_DML_DV_NEVER = 1   /**< always copy-on-write */
+} dk_dml_dv_mode;
+
+#define DK_DML_OPTIONS_VERSION 1
+typedef struct dk_dml_options {
+  unsigned version;             /**< DK_DML_OPTIONS_VERSION */
+  dk_dml_dv_mode deletion_vectors;
+  /** Serialized DVs of at most this many bytes are stored inline in the log (storage type
+   *  'i'); 0 = never (delta-spark always writes DV files). */
+  int32_t dv_inline_max_bytes;
+  int64_t now_ms;               /**< deletionTimestamp clock; 0 = the wall clock */
+} dk_dml_options;
+
+/** What a DML statement did (delta-spark's SQL metrics of the same names). */
+#define DK_DML_METRICS_VERSION 1
+typedef struct dk_dml_metrics {
+  unsigned version;                  /**< DK_DML_METRICS_VERSION (set by the caller) */
+  int64_t num_deleted_rows;          /**< -1: unknown (whole files removed without stats) */
+  int64_t num_updated_rows;
+  int64_t num_inserted_rows;
+  int64_t num_copied_rows;           /**< unchanged rows rewritten (copy-on-write) */
+  int64_t num_source_rows;           /**< MERGE */
+  int64_t num_added_files;           /**< new data files */
+  int64_t num_removed_files;         /**< files removed entirely (not just given a new DV) */
+  int64_t num_added_bytes, num_removed_bytes;
+  int64_t num_deletion_vectors_added;   /**< files that had no DV and got one */
+  int64_t num_deletion_vectors_removed; /**< files whose DV went (file removed or rewritten) */
+  int64_t num_deletion_vectors_updated; /**< files whose DV was replaced by a larger one */
+  int64_t num_added_change_files, change_file_bytes;
+  int64_t num_files_before_skipping, num_files_after_skipping;
+  int64_t num_dv_files, dv_bytes;    /**< DV files written and their bytes */
+  int64_t scan_time_ms, rewrite_time_ms, execution_time_ms;
+} dk_dml_metrics;
+
+/** DELETE FROM table [WHERE predicate] staged into txn (read version's files), with the
+ *  operation set to "DELETE" with Spark's operationParameters and operationMetrics.
+ *  predicate: unbound, logical names (NULL = every row). Errors: DK_NOT_FOUND / DK_INVALID
+ *  for a bad predicate (nothing staged), DK_UNSUPPORTED for an append-only table, I/O and
+ *  corruption errors of the files read. out may be NULL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_delete(dk_dml_metrics *out, dk_txn *txn,
+                                              const dk_expr *predicate,
+                                              const dk_dml_options *opts, dk_error *err);
+
+/** One DELETE commit on the table's latest version. predicate: text in dk_expr_parse's
+ *  grammar, or NULL. commit may be NULL; commit->committed_version is -1 when no row matched
+ *  (nothing is committed, as Spark). txn_opts may be NULL (operation is set by dk). */
+DK_API DK_WARN_UNUSED dk_status dk_table_delete(dk_dml_metrics *out, dk_commit_result *commit,
+                                                dk_table *t, const char *predicate,
+                                                const dk_dml_options *opts,
+                                                const dk_txn_options *txn_opts, dk_error *err);
+
+DK_END_DECL
+
+#endif /* DK_DML_H */
