@@ -129,6 +129,17 @@ static const cli_command commands[] = {
      "  --no-retention-check  allow a retention shorter than the table's\n"},
     {"restore", dk_cli_restore, "RESTORE the table to a version (a new commit)",
      "usage: dk restore TABLE --version N\n"},
+    {"delete", dk_cli_delete, "DELETE rows (deletion vectors where the table allows them)",
+     "usage: dk delete TABLE [--where EXPR] [--no-deletion-vectors] [--json]\n"
+     "\n"
+     "DELETE FROM TABLE [WHERE EXPR] as one commit (none when no row matches). A predicate\n"
+     "on partition columns only removes whole files; otherwise the matching rows are marked\n"
+     "in deletion vectors when the table allows them (delta.enableDeletionVectors), else\n"
+     "their files are rewritten.\n"
+     "\n"
+     "  --where EXPR       the rows to delete (dk's predicate grammar); default: all\n"
+     "  --no-deletion-vectors  rewrite the files instead (copy-on-write)\n"
+     "  --json             print the metrics as one JSON object\n"},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
      "usage: dk checkpoint TABLE [--version N]\n"},
     {"version", NULL, "print dk's version", "usage: dk version   (or dk --version)\n"},

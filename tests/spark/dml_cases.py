@@ -1,0 +1,88 @@
+"""Random row-level DML cases for test_spark_dml.py: a table (partitioned or not, deletion vectors
+on or off, column mapping, row tracking, change data feed) written by Spark, then a sequence of
+DELETE / UPDATE / MERGE statements that Spark runs on one copy and dk on another.
+
+Everything here is deterministic (seeded), so Spark's side can be generated once and cached
+(test_spark_dml.py fingerprints this file). Predicates and expressions are written in the
+common subset of Spark SQL and dk's grammar."""
+import random
+
+N_CASES = 24          # the full matrix (DK_DML_CASES=all)
+SAMPLE = 6            # what `make test` runs (the first SAMPLE cases cover every feature)
+SEED = 20261201
+
+COLUMNS = [("id", "long"), ("k", "int"), ("s", "string"), ("d", "double"), ("p", "string")]
+
+
+def _rows(rng, first, n):
+    out = []
+    for i in range(first, first + n):
+        s = None if rng.random() < 0.1 else "s%d" % rng.randrange(100)
+        d = None if rng.random() < 0.05 else round(rng.uniform(-100, 100), 3)
+        p = rng.choice(["a", "b", "c", None]) if rng.random() < 0.97 else None
+        out.append((i, i % 7, s, d, p))
+    return out
+
+
+def _pred(rng, n_rows, partitioned):
+    x = rng.randrange(n_rows)
+    choices = [
+        "id < %d" % (x // 4),
+        "k = %d" % rng.randrange(7),
+        "s IS NULL",
+        "id >= %d AND id < %d" % (x, x + rng.randrange(1, 200)),
+        "d > %d OR k IN (1, 2)" % rng.randrange(-50, 90),
+        "s LIKE 's1%'",
+        "id = %d" % x,
+        "id > %d AND d IS NOT NULL" % (n_rows - rng.randrange(1, 300)),
+        "id < 0",  # matches nothing: no commit on either side
+    ]
+    if partitioned:
+        choices += ["p = 'b'", "p IS NULL", "p = 'a' AND id > %d" % x, "p IN ('a', 'c') AND k = 3"]
+    return rng.choice(choices)
+
+
+def cases():
+    rng = random.Random(SEED)
+    out = []
+    # the first cases pin every feature at least once (the sampled run); the rest are random
+    pinned = [
+        dict(partitioned=True, dvs=True, colmap=None, row_tracking=False, cdf=False),
+        dict(partitioned=False, dvs=True, colmap="name", row_tracking=True, cdf=False),
+        dict(partitioned=True, dvs=True, colmap=None, row_tracking=True, cdf=True),
+        dict(partitioned=False, dvs=True, colmap="id", row_tracking=False, cdf=True),
+        dict(partitioned=True, dvs=True, colmap="name", row_tracking=True, cdf=True),
+        dict(partitioned=False, dvs=True, colmap=None, row_tracking=False, cdf=False),
+    ]
+    for i in range(N_CASES):
+        f = pinned[i] if i < len(pinned) else dict(
+            partitioned=rng.random() < 0.5, dvs=True,
+            colmap=rng.choice([None, None, "name", "id"]), row_tracking=rng.random() < 0.4,
+            cdf=rng.random() < 0.4)
+        n_rows = rng.choice([300, 1000, 3000])
+        appends = [_rows(rng, k * n_rows, n_rows) for k in range(rng.randint(2, 3))]
+        total = n_rows * len(appends)
+        ops = [("delete", _pred(rng, total, f["partitioned"])) for _ in range(rng.randint(2, 4))]
+        name = "c%02d_%s%s%s%s%s" % (i, "part_" if f["partitioned"] else "", "dv_" if f["dvs"] else "cow_",
+                                     ("cm%s_" % f["colmap"]) if f["colmap"] else "",
+                                     "rt_" if f["row_tracking"] else "", "cdf" if f["cdf"] else "")
+        out.append(dict(name=name.rstrip("_"), appends=appends, ops=ops, **f))
+    return out
+
+
+def properties(c):
+    props = {"delta.enableDeletionVectors": "true" if c["dvs"] else "false"}
+    if c["colmap"]:
+        props["delta.columnMapping.mode"] = c["colmap"]
+    if c["row_tracking"]:
+        props["delta.enableRowTracking"] = "true"
+    if c["cdf"]:
+        props["delta.enableChangeDataFeed"] = "true"
+    return props
+
+
+def spark_sql(op, target):
+    kind = op[0]
+    if kind == "delete":
+        return "DELETE FROM %s WHERE %s" % (target, op[1])
+    raise ValueError(kind)
