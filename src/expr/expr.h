@@ -13,4 +13,17 @@
 dk_status dk_expr__bind(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
                         const dk_allocator *alloc, dk_error *err);
 
+/* Value expressions (value.c): binds any expression as a value (arithmetic, CASE, CAST,
+** functions, columns, literals; predicates are BOOL values) against a struct schema. */
+dk_status dk_expr__bind_value(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
+                              const dk_allocator *alloc, dk_error *err);
+/* Evaluates a bound value over a batch of that schema into an Arrow array of type `as` (NULL:
+** the value's own type), cast as Spark's ANSI store assignment does (overflow and invalid input
+** are DK_INVALID, prefixed with `target`, e.g. the column assigned). */
+struct dk_atype;
+dk_status dk_expr__eval_value(struct ArrowArray *out, const dk_expr *bound,
+                              const struct dk_atype *as, const char *target,
+                              const struct ArrowArray *batch, const dk_allocator *alloc,
+                              dk_error *err);
+
 #endif /* DK_EXPR_EXPR_H */
