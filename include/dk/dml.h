@@ -1,6 +1,6 @@
 /**
  * @file dk/dml.h
- * @brief Row-level DML on a Delta table: DELETE (and, as they land, UPDATE and MERGE), as
+ * @brief Row-level DML on a Delta table: DELETE, UPDATE (and, as it lands, MERGE), as
  *        delta-spark's DeleteCommand / UpdateCommand / MergeIntoCommand write them.
  *
  * Merge-on-read first: when the table allows deletion vectors (protocol feature
@@ -77,6 +77,34 @@ DK_API DK_WARN_UNUSED dk_status dk_txn_delete(dk_dml_metrics *out, dk_txn *txn,
  *  (nothing is committed, as Spark). txn_opts may be NULL (operation is set by dk). */
 DK_API DK_WARN_UNUSED dk_status dk_table_delete(dk_dml_metrics *out, dk_commit_result *commit,
                                                 dk_table *t, const char *predicate,
+                                                const dk_dml_options *opts,
+                                                const dk_txn_options *txn_opts, dk_error *err);
+
+/** One assignment of UPDATE (and MERGE's UPDATE SET): `column = value`. */
+typedef struct dk_dml_assignment {
+  const char *column;     /**< a top-level column, by logical name (case-insensitive) */
+  const dk_expr *value;   /**< unbound value expression over the table's columns (dk/expr.h:
+                               arithmetic, CASE, CAST, functions; Spark's ANSI typing) */
+} dk_dml_assignment;
+
+/** UPDATE table SET assignments [WHERE predicate] staged into txn, as delta-spark's
+ *  UpdateCommand: with deletion vectors the updated rows are marked deleted in their files'
+ *  DVs and written, updated, to new files; without them the touched files are rewritten.
+ *  Values are stored with an ANSI cast to the column's type (overflow and invalid input are
+ *  DK_INVALID naming the column). Errors: DK_NOT_FOUND (unknown column), DK_INVALID (a bad
+ *  predicate or value, a column assigned twice), DK_UNSUPPORTED (row tracking or the change
+ *  data feed on: not yet). out may be NULL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *txn,
+                                              const dk_dml_assignment *set, size_t n_set,
+                                              const dk_expr *predicate,
+                                              const dk_dml_options *opts, dk_error *err);
+
+/** One UPDATE commit on the table's latest version. set: 2 * n_set strings, column name then
+ *  value expression text; predicate text or NULL. commit->committed_version is -1 when no
+ *  row matched (nothing committed). */
+DK_API DK_WARN_UNUSED dk_status dk_table_update(dk_dml_metrics *out, dk_commit_result *commit,
+                                                dk_table *t, const char *const *set,
+                                                size_t n_set, const char *predicate,
                                                 const dk_dml_options *opts,
                                                 const dk_txn_options *txn_opts, dk_error *err);
 

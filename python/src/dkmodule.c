@@ -1308,6 +1308,46 @@ static PyObject *table_delete(TableObject *self, PyObject *args, PyObject *kw) {
   return dml_result(&m, &r);
 }
 
+static PyObject *table_update(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("updates"), K("predicate"), K("deletion_vectors"),
+                           K("dv_inline_max_bytes"), NULL};
+  PyObject *updates;
+  const char *pred = NULL;
+  int dvs = 1;
+  long long inline_max = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|z$pL:update", kwlist, &updates, &pred, &dvs,
+                                   &inline_max))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  if (!PyDict_Check(updates) || PyDict_Size(updates) == 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "updates must be a non-empty dict of column name -> expression text");
+    return NULL;
+  }
+  dk_dml_options o;
+  if (dml_options(&o, dvs, inline_max) < 0) return NULL;
+  PyObject *keep = PyList_New(0);
+  if (!keep) return NULL;
+  Py_ssize_t n = 0;
+  const char **kv = kv_array_of(updates, &n, keep);
+  if (!kv) {
+    Py_DECREF(keep);
+    return NULL;
+  }
+  dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_update(&m, &r, self->t, kv, (size_t)n, pred, &o, NULL, &err));
+  PyMem_Free(kv);
+  Py_DECREF(keep);
+  if (st) return raise_dk(NULL, &err);
+  return dml_result(&m, &r);
+}
+
 /* ---- dk.write_table ---------------------------------------------------------------------- */
 
 static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
@@ -1479,6 +1519,12 @@ static PyMethodDef table_methods[] = {
      "delete(predicate=None, *, deletion_vectors=True, dv_inline_max_bytes=0) -> metrics: "
      "DELETE FROM the table [WHERE predicate] as one commit (deletion vectors when the table "
      "allows them, else copy-on-write); 'version' is -1 when no row matched"},
+    {"update", (PyCFunction)(void (*)(void))table_update, METH_VARARGS | METH_KEYWORDS,
+     "update(updates, predicate=None, *, deletion_vectors=True, dv_inline_max_bytes=0) -> "
+     "metrics: UPDATE the table SET column = expression (updates: {column: expression text}) "
+     "[WHERE predicate] as one commit (deletion vectors on the old rows and new files with the "
+     "updated ones when the table allows DVs, else the touched files rewritten); 'version' is "
+     "-1 when no row matched"},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
      "transaction(version=None, create=False, operation=None, operation_parameters=None, "
      "max_attempts=0, isolation=None, engine_info=None, user_metadata=None) -> Transaction\n\n"

@@ -26,4 +26,8 @@ dk_status dk_expr__eval_value(struct ArrowArray *out, const dk_expr *bound,
                               const struct ArrowArray *batch, const dk_allocator *alloc,
                               dk_error *err);
 
+/* Prints the SQL name of a value type ("BIGINT", "DECIMAL(10,2)", "TIMESTAMP_NTZ"; "?" for
+** types values cannot have): CAST text, messages. */
+void dk_expr__type_sql(char *buf, size_t cap, const struct dk_atype *t);
+
 #endif /* DK_EXPR_EXPR_H */

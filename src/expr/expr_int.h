@@ -197,7 +197,5 @@ dk_fn dk_expr__fn_lookup(const char *name, size_t len, int *min_args, int *max_a
 const char *dk_expr__fn_name(dk_fn f);
 /* A SQL or Delta type name ("bigint", "decimal(10,2)", "string", ...) as an Arrow type. */
 dk_status dk_expr__type_from_name(dk_atype *out, const char *name, size_t len, dk_error *err);
-/* Prints the SQL name of a value type (for CAST text and messages). */
-void dk_expr__type_sql(char *buf, size_t cap, const dk_atype *t);
 
 #endif /* DK_EXPR_INT_H */

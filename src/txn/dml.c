@@ -14,7 +14,8 @@
 **      (feature + delta.enableDeletionVectors) each touched file gets remove(path, oldDV) +
 **      add(path, oldDV ∪ matched) with its stats copied at tightBounds:false, one DV file per
 **      commit holding every new DV; a file whose every row is gone is just removed. Without
-**      DVs the touched files are rewritten (copy-on-write; dml_rewrite.c).
+**      DVs the touched files are rewritten with the rows the predicate does not make TRUE
+**      (copy-on-write; dml_rewrite.c).
 ** The commit's operation is DELETE with {"predicate": "[\"<sql>\"]"} and DeleteCommand's
 ** operationMetrics as DeltaOperations.Delete.transformMetrics leaves them. Nothing matched: no
 ** commit (Spark's commitIfNeeded).
@@ -373,58 +374,27 @@ static dk_status delete_files(dml_ctx *c, const dk_expr *pred, dk_error *err) {
   return st;
 }
 
-static int64_t stats_records(const char *stats) {
-  if (!stats) return -1;
-  const char *p = strstr(stats, "\"numRecords\"");
-  if (!p || !(p = strchr(p + 12, ':'))) return -1;
-  return strtoll(p + 1, NULL, 10);
-}
-
-/* Case 2: find the matching rows of every candidate file. */
+/* Case 2: find the matching rows of every candidate file; DVs, or the files rewritten. */
 static dk_status delete_rows(dml_ctx *c, const dk_expr *pred, dk_error *err) {
-  dk_txn *x = c->x;
-  int64_t *idx = NULL, n = 0;
-  DK_RETURN_NOT_OK(dk_txn_read_files(x, pred, &idx, &n, err));
-  c->m->num_files_after_skipping = n;
-  static const char *const none[1] = {NULL};
-  dk_scan__file_reader_options ro = {.columns = none, .n_columns = 0, .predicate = pred};
-  dk_scan__file_reader *rd = NULL;
-  dk_file_iter *it = NULL;
-  dk_status st = dk_scan__file_reader_new(&rd, x->snap, &ro, err);
-  if (!st) st = dk_snapshot_files_open(&it, x->snap, NULL, err);
-  for (int64_t k = 0; k < n && !st; k++) {
-    const dk_file_entry *fe = NULL;
-    st = dk_file_iter_seek(it, idx[k], err);
-    if (!st) st = dk_file_iter_next(&fe, it, err);
-    if (st) break;
-    int64_t nrec = stats_records(fe->stats);
-    dk_scan__file *f = NULL;
-    st = dk_scan__file_open(&f, rd, fe, err);
-    if (st) break;
-    if (nrec < 0) nrec = dk_scan__file_num_rows(f);
-    const int64_t *rows = NULL;
-    int64_t m = 0;
-    st = dk_scan__file_rows(&rows, &m, f, err);
-    if (!st && m > 0) {
-      st = dk_txn__dml_touch(c, idx[k], nrec, rows, m, err);
-      c->m->num_deleted_rows += m;
-    }
-    dk_scan__file_close(f);
-  }
-  dk_file_iter_free(it);
-  dk_scan__file_reader_free(rd);
-  dk_free(idx);
+  dk_status st = dk_txn__dml_match(c, pred, &c->m->num_deleted_rows, err);
   c->m->scan_time_ms = dk_txn__dml_now_ms() - c->t0_ms;
-  if (st) return st;
-  if (!c->n_files) return DK_OK;
-  if (!c->use_dvs)
-    return dk__error_set(err, DK_UNSUPPORTED,
-                         "DELETE on %s: the table does not allow deletion vectors "
-                         "(delta.enableDeletionVectors) and copy-on-write is not available in "
-                         "this build",
-                         x->table->root);
+  if (st || !c->n_files) return st;
   int64_t t1 = dk_txn__dml_now_ms();
-  st = dk_txn__dml_apply_dvs(c, err);
+  if (!c->use_dvs) { /* copy-on-write: the rows the predicate does not make TRUE stay */
+    dk_expr *f = NULL, *keep = NULL, *coalesce = NULL;
+    dk_expr *args[2] = {dk_expr_ref((dk_expr *)pred), NULL};
+    st = dk_expr_literal_bool(&f, false, err);
+    args[1] = f;
+    if (st) dk_expr_free(args[0]);
+    else st = dk_expr_function(&coalesce, "coalesce", args, 2, err);
+    if (!st) st = dk_expr_not(&keep, coalesce, err);
+    dml_rewrite r = {.keep = keep, .what = "DELETE"};
+    if (!st) st = dk_txn__dml_rewrite(c, &r, err);
+    dk_expr_free(keep);
+    c->m->num_copied_rows = c->touched_live - c->m->num_deleted_rows;
+    dk_txn__dml_remove_touched(c);
+  }
+  if (!st) st = dk_txn__dml_apply_dvs(c, err);
   c->m->rewrite_time_ms = dk_txn__dml_now_ms() - t1;
   return st;
 }

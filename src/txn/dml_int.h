@@ -31,6 +31,7 @@ typedef struct dml_ctx {
   size_t n_files, cap_files;
   int64_t t0_ms;
   dk_buf scratch;
+  int64_t touched_live;   /* live rows of the touched files (dk_txn__dml_match) */
 } dml_ctx;
 
 int64_t dk_txn__dml_now_ms(void);
@@ -44,6 +45,28 @@ int dk_txn__dv_writable(const dk_txn *x);
 ** (physical indexes, ascending, not deleted already). */
 dk_status dk_txn__dml_touch(dml_ctx *c, int64_t idx, int64_t num_records, const int64_t *rows,
                             int64_t n, dk_error *err);
+/* Reads the candidate files of `pred` (recorded as read: txn.filterFiles) for the physical
+** indexes of the rows it makes TRUE and touches each file with any; *matched receives their
+** number. Fills num_files_after_skipping and touched_live. */
+dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, dk_error *err);
+
+/* What dk_txn__dml_rewrite writes of the touched files. */
+typedef struct dml_rewrite {
+  const dk_expr *keep;          /* the rows written (NULL: every live row) */
+  const dk_dml_assignment *set; /* new values of these columns (none: rows as they are) */
+  size_t n_set;
+  const dk_expr *when;          /* the values apply where this is TRUE (NULL: every row) */
+  const char *what;             /* statement name for messages ("UPDATE") */
+} dml_rewrite;
+/* Checks r's expressions against the table's columns (nothing read): call before matching. */
+dk_status dk_txn__dml_rewrite_check(dml_ctx *c, const dml_rewrite *r, dk_error *err);
+/* Writes the selected rows of every touched file, with the assigned columns' values (stored
+** with an ANSI cast to the column type), as new data files through dk_txn_write (pulled file by
+** file: one batch in memory). Fills num_added_files / num_added_bytes. */
+dk_status dk_txn__dml_rewrite(dml_ctx *c, const dml_rewrite *r, dk_error *err);
+/* Turns every touched file into a removal (copy-on-write: its rows were rewritten). */
+void dk_txn__dml_remove_touched(dml_ctx *c);
+
 /* Writes the DVs of every touched file (one DV file, or inline) and stages the removes and
 ** adds; files whose every row is gone are only removed. Fills the DV metrics. */
 dk_status dk_txn__dml_apply_dvs(dml_ctx *c, dk_error *err);

@@ -37,6 +37,8 @@ def run_dk(root, op):
     t = dk.Table(root)
     if op[0] == "delete":
         return t.delete(op[1])
+    if op[0] == "update":
+        return t.update(updates=op[1], predicate=op[2])
     raise ValueError(op[0])
 
 

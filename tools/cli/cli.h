@@ -22,6 +22,7 @@ int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);
 /* Row-level DML (cmd_dml.c): delete, update. Exit 4 on a commit conflict. */
 int dk_cli_delete(int argc, char **argv);
+int dk_cli_update(int argc, char **argv);
 int dk_cli_write(int argc, char **argv);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
