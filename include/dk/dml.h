@@ -1,6 +1,6 @@
 /**
  * @file dk/dml.h
- * @brief Row-level DML on a Delta table: DELETE, UPDATE (and, as it lands, MERGE), as
+ * @brief Row-level DML on a Delta table: DELETE, UPDATE and MERGE, as
  *        delta-spark's DeleteCommand / UpdateCommand / MergeIntoCommand write them.
  *
  * Merge-on-read first: when the table allows deletion vectors (protocol feature
@@ -107,6 +107,67 @@ DK_API DK_WARN_UNUSED dk_status dk_table_update(dk_dml_metrics *out, dk_commit_r
                                                 size_t n_set, const char *predicate,
                                                 const dk_dml_options *opts,
                                                 const dk_txn_options *txn_opts, dk_error *err);
+
+/* ---- MERGE ------------------------------------------------------------------------------- */
+
+/** Which rows a MERGE clause is for. */
+typedef enum dk_merge_when {
+  DK_MERGE_MATCHED = 1,               /**< WHEN MATCHED: a target row with a source row */
+  DK_MERGE_NOT_MATCHED = 2,           /**< WHEN NOT MATCHED [BY TARGET]: a source row alone */
+  DK_MERGE_NOT_MATCHED_BY_SOURCE = 3  /**< WHEN NOT MATCHED BY SOURCE: a target row alone */
+} dk_merge_when;
+
+typedef enum dk_merge_action {
+  DK_MERGE_UPDATE = 1,  /**< MATCHED / NOT MATCHED BY SOURCE */
+  DK_MERGE_DELETE = 2,  /**< MATCHED / NOT MATCHED BY SOURCE */
+  DK_MERGE_INSERT = 3   /**< NOT MATCHED */
+} dk_merge_action;
+
+/** One WHEN clause. Expressions name columns through the aliases (`t.id`, `s.value`); in
+ *  NOT MATCHED clauses only source columns have values. The first clause of a kind whose
+ *  condition is TRUE applies to a row (Spark's order). */
+typedef struct dk_merge_clause {
+  dk_merge_when when;
+  dk_merge_action action;
+  const dk_expr *condition;       /**< the AND condition, or NULL */
+  const dk_dml_assignment *set;   /**< UPDATE SET / INSERT (columns) VALUES: target column =
+                                       value; target columns not named keep their value
+                                       (UPDATE) or are NULL (INSERT) */
+  size_t n_set;
+  int all;                        /**< UPDATE SET * / INSERT *: every target column from the
+                                       source column of its name (set ignored) */
+} dk_merge_clause;
+
+#define DK_MERGE_SPEC_VERSION 1
+typedef struct dk_merge_spec {
+  unsigned version;                  /**< DK_MERGE_SPEC_VERSION */
+  struct ArrowArrayStream *source;   /**< read to its end (not released) */
+  /** The merge condition: equalities `t.a = s.b` joined by AND (the hash join's keys; a NULL
+   *  key matches nothing). */
+  const dk_expr *on;
+  const char *target_alias;          /**< NULL = "t" */
+  const char *source_alias;          /**< NULL = "s" */
+  const dk_merge_clause *clauses;
+  size_t n_clauses;
+} dk_merge_spec;
+
+/** MERGE INTO table USING source ON ... WHEN ... staged into txn, as delta-spark's
+ *  MergeIntoCommand with deletion vectors: the source is materialized and hashed on its keys,
+ *  every target file is read once and joined; updated and deleted target rows are marked in
+ *  their files' DVs, updated and inserted rows written to new files. A target row matched by
+ *  more than one source row is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_
+ *  MERGE], as Spark) unless the only MATCHED clause is an unconditional DELETE. Refused
+ *  (DK_UNSUPPORTED) for now: tables without deletion vectors, with row tracking or with the
+ *  change data feed on. out may be NULL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *txn,
+                                             const dk_merge_spec *spec,
+                                             const dk_dml_options *opts, dk_error *err);
+
+/** One MERGE commit on the table's latest version (committed_version -1: nothing changed). */
+DK_API DK_WARN_UNUSED dk_status dk_table_merge(dk_dml_metrics *out, dk_commit_result *commit,
+                                               dk_table *t, const dk_merge_spec *spec,
+                                               const dk_dml_options *opts,
+                                               const dk_txn_options *txn_opts, dk_error *err);
 
 DK_END_DECL
 

@@ -26,6 +26,10 @@ dk_status dk_expr__eval_value(struct ArrowArray *out, const dk_expr *bound,
                               const struct ArrowArray *batch, const dk_allocator *alloc,
                               dk_error *err);
 
+/* The type of a bound value (b NULL), or the type a and b are compared as (Spark's wider type;
+** DK_INVALID when they do not meet). */
+dk_status dk_expr__value_type(struct dk_atype *out, const dk_expr *a, const dk_expr *b,
+                              dk_error *err);
 /* Prints the SQL name of a value type ("BIGINT", "DECIMAL(10,2)", "TIMESTAMP_NTZ"; "?" for
 ** types values cannot have): CAST text, messages. */
 void dk_expr__type_sql(char *buf, size_t cap, const struct dk_atype *t);

@@ -1782,6 +1782,14 @@ dk_status dk_expr__eval_value_pred(ectx *c, const dk_expr *e, uint8_t *val, uint
 
 /* ---- to Arrow ------------------------------------------------------------------------------- */
 
+dk_status dk_expr__value_type(dk_atype *out, const dk_expr *a, const dk_expr *b, dk_error *err) {
+  DK_RETURN_IF(!a || !a->bound || (b && !b->bound), DK_INVALID, err,
+               "the type of a value needs bound expressions");
+  if (!b) return *out = a->vtype, DK_OK;
+  dk_expr__binder bd = {.err = err};
+  return common_type(&bd, out, a, b, "comparison");
+}
+
 dk_status dk_expr__bind_value(dk_expr **out, const dk_expr *e, const struct ArrowSchema *schema,
                               const dk_allocator *alloc, dk_error *err) {
   *out = NULL;

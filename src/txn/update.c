@@ -37,7 +37,8 @@ static dk_status update_metrics(dml_ctx *c, dk_error *err) {
     const char *k;
     int64_t v;
   } kv[] = {
-      {"numRemovedFiles", m->num_removed_files},
+      /* every touched file has a remove (a DV update is remove + add of the path) */
+      {"numRemovedFiles", (int64_t)c->n_files},
       {"numRemovedBytes", m->num_removed_bytes},
       {"numCopiedRows", m->num_copied_rows},
       {"numDeletionVectorsAdded", m->num_deletion_vectors_added + m->num_deletion_vectors_updated},
