@@ -1286,6 +1286,12 @@ static int dml_options(dk_dml_options *o, int dvs, long long inline_max) {
   return 0;
 }
 
+/* DK_NOT_FOUND of a DML statement on an open table is an unknown column unless it says
+ * otherwise (a missing data file names the file). */
+static PyObject *dml_exc(dk_status st, const dk_error *err) {
+  return st == DK_NOT_FOUND && strstr(err->message, "column") ? ColumnNotFound : NULL;
+}
+
 static PyObject *table_delete(TableObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("predicate"), K("deletion_vectors"), K("dv_inline_max_bytes"), NULL};
   const char *pred = NULL;
@@ -1304,7 +1310,7 @@ static PyObject *table_delete(TableObject *self, PyObject *args, PyObject *kw) {
   dk_error_init(&err);
   dk_status st;
   LOCKED_CALL(self, st = dk_table_delete(&m, &r, self->t, pred, &o, NULL, &err));
-  if (st) return raise_dk(NULL, &err);
+  if (st) return raise_dk(dml_exc(st, &err), &err);
   return dml_result(&m, &r);
 }
 
@@ -1344,7 +1350,7 @@ static PyObject *table_update(TableObject *self, PyObject *args, PyObject *kw) {
   LOCKED_CALL(self, st = dk_table_update(&m, &r, self->t, kv, (size_t)n, pred, &o, NULL, &err));
   PyMem_Free(kv);
   Py_DECREF(keep);
-  if (st) return raise_dk(NULL, &err);
+  if (st) return raise_dk(dml_exc(st, &err), &err);
   return dml_result(&m, &r);
 }
 
@@ -1456,7 +1462,7 @@ static PyObject *table_merge_impl(TableObject *self, PyObject *args, PyObject *k
     r.version = DK_COMMIT_RESULT_VERSION;
     dk_status st;
     LOCKED_CALL(self, st = dk_table_merge(&m, &r, self->t, &sp, &o, NULL, &err));
-    if (st) raise_dk(NULL, &err);
+    if (st) raise_dk(dml_exc(st, &err), &err);
     else res = dml_result(&m, &r);
   }
 out:

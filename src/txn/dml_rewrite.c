@@ -293,8 +293,10 @@ dk_status dk_txn__dml_rewrite(dml_ctx *c, const dml_rewrite *r, dk_error *err) {
     dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
     dk_write_options wo = {.version = DK_WRITE_OPTIONS_VERSION};
     st = dk_txn_write(&wr, c->x, &s, &wo, err);
-    if (st && u.st) /* the stream's own failure is the one to tell */
+    if (st && u.st) { /* the stream's own failure is the one to tell */
+      dk_error_init(err);
       st = dk__error_set(err, u.st, "%s", u.err.message);
+    }
     c->m->num_added_files += wr.files;
     c->m->num_added_bytes += wr.bytes;
   }

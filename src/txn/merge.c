@@ -981,7 +981,10 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
     dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
     dk_write_options wo = {.version = DK_WRITE_OPTIONS_VERSION};
     st = dk_txn_write(&wr, x, &s, &wo, err);
-    if (st && g->st) st = dk__error_set(err, g->st, "%s", g->err.message);
+    if (st && g->st) { /* the stream's own failure is the one to tell */
+      dk_error_init(err);
+      st = dk__error_set(err, g->st, "%s", g->err.message);
+    }
     c.m->num_added_files = wr.files;
     c.m->num_added_bytes = wr.bytes;
   }

@@ -1,6 +1,7 @@
 """Random row-level DML cases for test_spark_dml.py: a table (partitioned or not, deletion vectors
 on or off, column mapping, row tracking, change data feed) written by Spark, then a sequence of
-DELETE / UPDATE statements that Spark runs on one copy and dk on another.
+DELETE / UPDATE / MERGE statements (MERGE with a source of distinct ids, half of them in the
+table, registered in Spark as the view dk_merge_source) that Spark runs on one copy and dk on another.
 
 Everything here is deterministic (seeded), so Spark's side can be generated once and cached
 (test_spark_dml.py fingerprints this file). Predicates and expressions are written in the
@@ -58,12 +59,46 @@ def _update(rng, partitioned):
     return rng.choice(choices)
 
 
+# MERGE clause lists: (when, action, condition, {column: expression} or None, all)
+_MERGES = [
+    [("matched", "update", None, {"d": "s.d", "s": "s.s"}, False),
+     ("not_matched", "insert", None, None, True)],
+    [("matched", "delete", "s.d > 0", None, False),
+     ("matched", "update", None, {"k": "t.k + s.k"}, False)],
+    [("matched", "update", "t.k < 3", None, True),
+     ("not_matched", "insert", "s.d IS NOT NULL",
+      {"id": "s.id", "k": "s.k", "d": "s.d * 10", "p": "s.p"}, False)],
+    [("not_matched", "insert", None, None, True)],
+    [("matched", "update", None, {"s": "concat(t.s, s.s)"}, False),
+     ("nmbs", "delete", "t.k = 4", None, False)],
+    [("matched", "delete", None, None, False),
+     ("nmbs", "update", "t.id < 100", {"s": "'gone'"}, False),
+     ("not_matched", "insert", None, None, True)],
+]
+
+
+def _merge(rng, total, which=None):
+    """A source of distinct ids, half of them in the table, and a clause list."""
+    n = rng.choice([20, 100, 400])
+    first_new = 10 ** 6 + rng.randrange(10 ** 6)
+    ids = rng.sample(range(total), n // 2) + list(range(first_new, first_new + n - n // 2))
+    rows = []
+    for i in ids:
+        s = None if rng.random() < 0.1 else "m%d" % rng.randrange(50)
+        d = None if rng.random() < 0.05 else round(rng.uniform(-100, 100), 3)
+        rows.append((i, i % 5, s, d, rng.choice(["a", "b", "c", None])))
+    return ("merge", rows, _MERGES[which] if which is not None else rng.choice(_MERGES))
+
+
 def _ops(rng, total, f):
     # UPDATE does not support row tracking / the change data feed yet: DELETE only there
     can_update = not f["row_tracking"] and not f["cdf"]
     out = []
     for _ in range(rng.randint(2, 4)):
-        if can_update and rng.random() < 0.6:
+        r = rng.random()
+        if can_update and f["dvs"] and r < 0.35:
+            out.append(_merge(rng, total))
+        elif can_update and r < 0.7:
             out.append(("update", _update(rng, f["partitioned"]), _pred(rng, total, f["partitioned"])))
         else:
             out.append(("delete", _pred(rng, total, f["partitioned"])))
@@ -93,6 +128,9 @@ def cases():
         appends = [_rows(rng, k * n_rows, n_rows) for k in range(rng.randint(2, 3))]
         total = n_rows * len(appends)
         ops = _ops(rng, total, f)
+        # the sampled cases run every MERGE clause list at least once
+        ops += {0: [_merge(rng, total, 0), _merge(rng, total, 3), _merge(rng, total, 4)],
+                5: [_merge(rng, total, 5), _merge(rng, total, 2)]}.get(i, [])
         name = "c%02d_%s%s%s%s%s" % (i, "part_" if f["partitioned"] else "", "dv_" if f["dvs"] else "cow_",
                                      ("cm%s_" % f["colmap"]) if f["colmap"] else "",
                                      "rt_" if f["row_tracking"] else "", "cdf" if f["cdf"] else "")
@@ -115,7 +153,28 @@ def spark_sql(op, target):
     kind = op[0]
     if kind == "delete":
         return "DELETE FROM %s WHERE %s" % (target, op[1])
+    if kind == "merge":
+        sql = ["MERGE INTO %s t USING dk_merge_source s ON t.id = s.id" % target]
+        for when, action, cond, sets, all_ in op[2]:
+            w = {"matched": "WHEN MATCHED", "not_matched": "WHEN NOT MATCHED",
+                 "nmbs": "WHEN NOT MATCHED BY SOURCE"}[when]
+            if cond:
+                w += " AND " + cond
+            if action == "delete":
+                w += " THEN DELETE"
+            elif action == "update":
+                w += " THEN UPDATE SET " + ("*" if all_ else ", ".join(
+                    "%s = %s" % kv for kv in sets.items()))
+            elif all_:
+                w += " THEN INSERT *"
+            else:
+                w += " THEN INSERT (%s) VALUES (%s)" % (", ".join(sets), ", ".join(sets.values()))
+            sql.append(w)
+        return " ".join(sql)
     if kind == "update":
         sets = ", ".join("%s = %s" % (c, e) for c, e in op[1].items())
         return "UPDATE %s SET %s WHERE %s" % (target, sets, op[2])
     raise ValueError(kind)
+
+
+SOURCE_DDL = "id long, k int, s string, d double, p string"

@@ -118,6 +118,9 @@ def build_case(spark, c, out):
     shutil.copytree(base, sp)
     versions = []
     for op in c["ops"]:
+        if op[0] == "merge":
+            spark.createDataFrame(op[1], dml_cases.SOURCE_DDL).createOrReplaceTempView(
+                "dk_merge_source")
         spark.sql(dml_cases.spark_sql(op, "delta.`%s`" % sp))
         versions.append(latest_version(sp))
     cols = [n for n, _ in dml_cases.COLUMNS]

@@ -39,6 +39,18 @@ def run_dk(root, op):
         return t.delete(op[1])
     if op[0] == "update":
         return t.update(updates=op[1], predicate=op[2])
+    if op[0] == "merge":
+        src = pa.table({n: [r[i] for r in op[1]] for i, (n, _) in enumerate(dml_cases.COLUMNS)},
+                       schema=pa.schema([("id", pa.int64()), ("k", pa.int32()),
+                                         ("s", pa.string()), ("d", pa.float64()),
+                                         ("p", pa.string())]))
+        m = t.merge(src, on="t.id = s.id", source_alias="s", target_alias="t")
+        for when, action, cond, sets, all_ in op[2]:
+            name = {"matched": "when_matched_", "not_matched": "when_not_matched_",
+                    "nmbs": "when_not_matched_by_source_"}[when] + action + ("_all" if all_ else "")
+            fn = getattr(m, name)
+            m = fn(predicate=cond) if all_ or action == "delete" else fn(sets, predicate=cond)
+        return m.execute()
     raise ValueError(op[0])
 
 
