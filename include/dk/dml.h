@@ -92,8 +92,9 @@ typedef struct dk_dml_assignment {
  *  DVs and written, updated, to new files; without them the touched files are rewritten.
  *  Values are stored with an ANSI cast to the column's type (overflow and invalid input are
  *  DK_INVALID naming the column). Errors: DK_NOT_FOUND (unknown column), DK_INVALID (a bad
- *  predicate or value, a column assigned twice), DK_UNSUPPORTED (row tracking or the change
- *  data feed on: not yet). out may be NULL. */
+ *  predicate or value, a column assigned twice), DK_UNSUPPORTED (row tracking: not yet).
+ *  With the change data feed on, the rows' old and new values are written as change data
+ *  (update_preimage / update_postimage). out may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *txn,
                                               const dk_dml_assignment *set, size_t n_set,
                                               const dk_expr *predicate,
@@ -156,9 +157,9 @@ typedef struct dk_merge_spec {
  *  every target file is read once and joined; updated and deleted target rows are marked in
  *  their files' DVs, updated and inserted rows written to new files. A target row matched by
  *  more than one source row is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_
- *  MERGE], as Spark) unless the only MATCHED clause is an unconditional DELETE. Refused
- *  (DK_UNSUPPORTED) for now: tables without deletion vectors, with row tracking or with the
- *  change data feed on. out may be NULL. */
+ *  MERGE], as Spark) unless the only MATCHED clause is an unconditional DELETE. With the
+ *  change data feed on every change is also written as change data. Refused (DK_UNSUPPORTED)
+ *  for now: tables without deletion vectors, with row tracking. out may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *txn,
                                              const dk_merge_spec *spec,
                                              const dk_dml_options *opts, dk_error *err);

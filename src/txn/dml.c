@@ -389,6 +389,10 @@ static dk_status delete_rows(dml_ctx *c, const dk_expr *pred, dk_error *err) {
     else st = dk_expr_function(&coalesce, "coalesce", args, 2, err);
     if (!st) st = dk_expr_not(&keep, coalesce, err);
     dml_rewrite r = {.keep = keep, .what = "DELETE"};
+    /* with the change data feed on, the deleted rows are change data (a DV DELETE has none:
+     * readers take them from the DVs) */
+    dml_rewrite cd = {.keep = pred, .what = "DELETE", .change_type = "delete"};
+    if (!st && dk_txn__cdf_on(c->x)) st = dk_txn__dml_rewrite(c, &cd, err);
     if (!st) st = dk_txn__dml_rewrite(c, &r, err);
     dk_expr_free(keep);
     c->m->num_copied_rows = c->touched_live - c->m->num_deleted_rows;

@@ -57,7 +57,11 @@ typedef struct dml_rewrite {
   size_t n_set;
   const dk_expr *when;          /* the values apply where this is TRUE (NULL: every row) */
   const char *what;             /* statement name for messages ("UPDATE") */
+  const char *change_type;      /* non-NULL: change data rows of this _change_type
+                                   ("update_preimage", ...) written as cdc files instead */
 } dml_rewrite;
+/* Whether the table's change data feed is on (delta.enableChangeDataFeed). */
+int dk_txn__cdf_on(const dk_txn *x);
 /* Checks r's expressions against the table's columns (nothing read): call before matching. */
 dk_status dk_txn__dml_rewrite_check(dml_ctx *c, const dml_rewrite *r, dk_error *err);
 /* Writes the selected rows of every touched file, with the assigned columns' values (stored

@@ -83,6 +83,8 @@ typedef struct rw {
   dk_scan__file_reader *rd;       /* every column, the keep predicate */
   struct ArrowSchema schema;      /* rd's batches (the table's logical columns) */
   dk_expr **bound;                /* per column: its new value (NULL: kept) */
+  dk_expr *change_type;           /* bound literal of the _change_type column, or NULL */
+  struct ArrowSchema out_schema;  /* the stream's: schema (+ _change_type) */
   dk_atype *types;                /* per column */
   size_t next;                    /* next touched file */
   dk_file_iter *it;
@@ -117,7 +119,7 @@ static void held_release(struct ArrowArray *a) {
 static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *in,
                              dk_error *err) {
   const dk_allocator *al = u->c->alloc;
-  int64_t n = u->schema.n_children;
+  int64_t nt = u->schema.n_children, n = nt + (u->change_type ? 1 : 0);
   size_t nn = (size_t)(n ? n : 1);
   held *h = dk__calloc(al, 1, sizeof *h);
   struct ArrowArray *kids = h ? dk__calloc(al, nn, sizeof *kids) : NULL;
@@ -145,9 +147,11 @@ static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *i
   out->release = held_release;
   for (int64_t j = 0; j < n; j++) {
     kp[j] = &kids[j];
-    if (u->bound[j]) {
-      dk_status st = dk_expr__eval_value(&kids[j], u->bound[j], &u->types[j],
-                                         u->schema.children[j]->name, &h->in, al, err);
+    if (j == nt || u->bound[j]) {
+      dk_status st = j == nt ? dk_expr__eval_value(&kids[j], u->change_type, NULL, NULL, &h->in,
+                                                   al, err)
+                             : dk_expr__eval_value(&kids[j], u->bound[j], &u->types[j],
+                                                   u->schema.children[j]->name, &h->in, al, err);
       if (st) {
         out->release(out);
         return st;
@@ -167,7 +171,7 @@ static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *i
 
 static int s_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   rw *u = s->private_data;
-  return dk__schema_copy(out, &u->schema, &u->err) ? EIO : 0;
+  return dk__schema_copy(out, &u->out_schema, &u->err) ? EIO : 0;
 }
 
 static int s_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -212,7 +216,9 @@ static void rw_dispose(rw *u) {
   for (int64_t j = 0; u->bound && j < u->schema.n_children; j++) dk_expr_free(u->bound[j]);
   dk__free(u->c->alloc, u->bound);
   dk__free(u->c->alloc, u->types);
-  if (u->schema.release) u->schema.release(&u->schema);
+  dk_expr_free(u->change_type);
+  dk__schema_release(&u->schema);
+  dk__schema_release(&u->out_schema);
 }
 
 /* Binds every assignment against the table's columns: u->bound[j] for column j. */
@@ -269,7 +275,28 @@ static dk_status rw_setup(rw *u, dml_ctx *c, const dml_rewrite *r, dk_error *err
   dk_scan__file_reader_options ro = {.predicate = r->keep};
   DK_RETURN_NOT_OK(dk_scan__file_reader_new(&u->rd, c->x->snap, &ro, err));
   DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&u->schema, u->rd, err));
-  return bind_assignments(u, r, err);
+  DK_RETURN_NOT_OK(bind_assignments(u, r, err));
+  /* the stream's schema: the table's columns (+ _change_type for change data) */
+  int64_t n = u->schema.n_children;
+  dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
+  DK_RETURN_NOT_OK(dk__schema_init(&u->out_schema, &sty, "", 0, n + (r->change_type ? 1 : 0),
+                                   err));
+  for (int64_t j = 0; j < n; j++)
+    DK_RETURN_NOT_OK(dk__schema_copy(u->out_schema.children[j], u->schema.children[j], err));
+  if (r->change_type) {
+    DK_RETURN_NOT_OK(dk__schema_init(u->out_schema.children[n], &str, "_change_type",
+                                     ARROW_FLAG_NULLABLE, 0, err));
+    dk_expr *lit = NULL;
+    DK_RETURN_NOT_OK(dk_expr_literal_string(&lit, r->change_type, strlen(r->change_type), err));
+    dk_status st = dk_expr__bind_value(&u->change_type, lit, &u->schema, c->alloc, err);
+    dk_expr_free(lit);
+    if (st) return st;
+  }
+  return DK_OK;
+}
+
+int dk_txn__cdf_on(const dk_txn *x) {
+  return dk_txn__conf_true(&x->meta, "delta.enableChangeDataFeed");
 }
 
 dk_status dk_txn__dml_rewrite_check(dml_ctx *c, const dml_rewrite *r, dk_error *err) {
@@ -292,13 +319,19 @@ dk_status dk_txn__dml_rewrite(dml_ctx *c, const dml_rewrite *r, dk_error *err) {
                                  .private_data = &u};
     dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
     dk_write_options wo = {.version = DK_WRITE_OPTIONS_VERSION};
-    st = dk_txn_write(&wr, c->x, &s, &wo, err);
+    st = r->change_type ? dk_txn__write_cdc(&wr, c->x, &s, err)
+                        : dk_txn_write(&wr, c->x, &s, &wo, err);
     if (st && u.st) { /* the stream's own failure is the one to tell */
       dk_error_init(err);
       st = dk__error_set(err, u.st, "%s", u.err.message);
     }
-    c->m->num_added_files += wr.files;
-    c->m->num_added_bytes += wr.bytes;
+    if (r->change_type) {
+      c->m->num_added_change_files += wr.files;
+      c->m->change_file_bytes += wr.bytes;
+    } else {
+      c->m->num_added_files += wr.files;
+      c->m->num_added_bytes += wr.bytes;
+    }
   }
   rw_dispose(&u);
   return st;

@@ -21,8 +21,12 @@
 ** are dml.c's (one DV file per commit, wide-bound stats, files with no row left removed).
 ** The commit is MERGE with Spark's operationParameters and operationMetrics.
 **
-** Not yet: copy-on-write (tables without deletion vectors), row tracking, the change data
-** feed (refused, DK_UNSUPPORTED); target files are not pruned by the source keys' range.
+** With the change data feed on, every change is also change data (update_preimage /
+** update_postimage, delete, insert rows), kept in memory until the new files are written, then
+** written as cdc files (MergeIntoCommand with CDC).
+**
+** Not yet: copy-on-write (tables without deletion vectors), row tracking (refused,
+** DK_UNSUPPORTED); target files are not pruned by the source keys' range.
 */
 #include <errno.h>
 #include <math.h>
@@ -81,6 +85,11 @@ typedef struct mg {
   /* output queue */
   struct ArrowArray *q;
   size_t q_head, q_len, q_cap;
+  /* change data (delta.enableChangeDataFeed): batches of the table's columns + _change_type */
+  int cdf;
+  struct ArrowSchema cdc_schema;
+  struct ArrowArray *cq;
+  size_t cq_len, cq_cap, cq_next;
   dk_buf kb;
   dk_error err;
   dk_status st;
@@ -353,6 +362,73 @@ static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
   return DK_OK;
 }
 
+/* A struct of the first n children of `cols` (a struct array of m rows whose first n children
+** are the table's columns, as g->out describes them) plus a constant _change_type: queued as
+** change data. */
+static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct ArrowSchema *cs,
+                           const char *type, int64_t m, dk_error *err) {
+  (void)cs;
+  size_t n = g->n_cols;
+  int64_t *ident = malloc((size_t)(m ? m : 1) * sizeof *ident);
+  struct ArrowArray *kids = calloc(n + 1, sizeof *kids);
+  struct ArrowArray **kp = calloc(n + 1, sizeof *kp);
+  many *h = malloc(sizeof *h);
+  struct ArrowArray taken;
+  memset(&taken, 0, sizeof taken);
+  dk_status st = ident && kids && kp && h ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  for (int64_t r = 0; r < m && !st; r++) ident[r] = r;
+  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, g->c->alloc, err);
+  dk_arr a;
+  dk_atype str = dk__atype_make(DK_AT_STRING);
+  bool a_init = false;
+  if (!st) st = dk__arr_init(&a, &str, g->c->alloc, err);
+  if (!st) a_init = true;
+  for (int64_t r = 0; r < m && !st; r++)
+    st = dk__arr_append_bytes(&a, type, (int64_t)strlen(type), err);
+  if (!st) st = dk__arr_finish(&a, &kids[n], err);
+  if (a_init) dk__arr_reset(&a);
+  free(ident);
+  if (st) {
+    dk__array_release(&taken);
+    free(kids);
+    free(kp);
+    free(h);
+    return st;
+  }
+  /* the taken columns move into the new struct */
+  for (size_t c = 0; c < n; c++) {
+    kids[c] = *taken.children[c];
+    taken.children[c]->release = NULL;
+  }
+  taken.release(&taken);
+  for (size_t c = 0; c <= n; c++) kp[c] = &kids[c];
+  h->kids = kids;
+  h->kp = kp;
+  h->n = n + 1;
+  struct ArrowArray out;
+  memset(&out, 0, sizeof out);
+  static const void *no_buffers[1] = {NULL};
+  out.length = m;
+  out.n_buffers = 1;
+  out.buffers = no_buffers;
+  out.n_children = (int64_t)n + 1;
+  out.children = kp;
+  out.private_data = h;
+  out.release = many_release;
+  if (g->cq_len == g->cq_cap) {
+    size_t nc = g->cq_cap ? 2 * g->cq_cap : 8;
+    struct ArrowArray *q = realloc(g->cq, nc * sizeof *q);
+    if (!q) {
+      out.release(&out);
+      return dk__error_set(err, DK_NOMEM, "out of memory (MERGE change data)");
+    }
+    g->cq = q;
+    g->cq_cap = nc;
+  }
+  dk__array_move(&out, &g->cq[g->cq_len++]);
+  return DK_OK;
+}
+
 /* The rows written for clause cl over joined batch j (rows sel[0..m)). */
 static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, const int64_t *sel,
                       int64_t m, dk_error *err) {
@@ -395,6 +471,14 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
   out.children = kp;
   out.private_data = h;
   out.release = many_release;
+  if (g->cdf) {
+    st = queue_cdc(g, &out, &g->out,
+                   cl->c->action == DK_MERGE_INSERT ? "insert" : "update_postimage", m, err);
+    if (st) {
+      out.release(&out);
+      return st;
+    }
+  }
   return queue_push(g, &out, err);
 }
 
@@ -421,6 +505,15 @@ static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, co
     if (st || !n) continue;
     if (cl->c->action != DK_MERGE_INSERT)
       for (int64_t i = 0; i < n && !st; i++) st = note_dv(g, trow[sel[i]], err);
+    if (!st && g->cdf && cl->c->action != DK_MERGE_INSERT) { /* the target rows as they were */
+      struct ArrowArray tv;
+      st = dk_scan__take(&tv, g->joined.children[0], j->children[0], sel, n, g->c->alloc, err);
+      if (!st) {
+        st = queue_cdc(g, &tv, g->joined.children[0],
+                       cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage", n, err);
+        tv.release(&tv);
+      }
+    }
     if (!st && cl->c->action != DK_MERGE_DELETE) st = emit(g, cl, j, sel, n, err);
     int64_t *cnt = cl->c->action == DK_MERGE_INSERT ? &g->m_ins
                    : cl->c->action == DK_MERGE_DELETE
@@ -641,6 +734,18 @@ static const char *s_last_error(struct ArrowArrayStream *s) {
 
 static void s_release(struct ArrowArrayStream *s) { s->release = NULL; }
 
+static int c_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  mg *g = s->private_data;
+  return dk__schema_copy(out, &g->cdc_schema, &g->err) ? EIO : 0;
+}
+
+static int c_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  mg *g = s->private_data;
+  memset(out, 0, sizeof *out);
+  if (g->cq_next < g->cq_len) dk__array_move(&g->cq[g->cq_next++], out);
+  return 0;
+}
+
 /* ---- setup ----------------------------------------------------------------------------------- */
 
 static void mg_dispose(mg *g) {
@@ -665,6 +770,9 @@ static void mg_dispose(mg *g) {
   free(g->smatched);
   for (size_t i = 0; i < g->q_len; i++) dk__array_release(&g->q[g->q_head + i]);
   free(g->q);
+  for (size_t i = g->cq_next; i < g->cq_len; i++) dk__array_release(&g->cq[i]);
+  free(g->cq);
+  dk__schema_release(&g->cdc_schema);
   free(g->dv);
   free(g->types);
   dk__hmap_dispose(&g->keys);
@@ -792,9 +900,6 @@ static dk_status setup(mg *g, dk_error *err) {
                    dk_txn__conf_true(&x->meta, "delta.enableRowTracking"),
                DK_UNSUPPORTED, err,
                "MERGE on %s: tables with row tracking are not supported yet", x->table->root);
-  DK_RETURN_IF(dk_txn__conf_true(&x->meta, "delta.enableChangeDataFeed"), DK_UNSUPPORTED, err,
-               "MERGE on %s: tables with the change data feed on are not supported yet",
-               x->table->root);
   DK_RETURN_IF(!strcasecmp(g->ta, g->sa), DK_INVALID, err,
                "MERGE: the target and source aliases are both '%s'", g->ta);
   if (sp->source->get_schema(sp->source, &g->src) != 0) {
@@ -813,6 +918,15 @@ static dk_status setup(mg *g, dk_error *err) {
   for (size_t i = 0; i < g->n_cols; i++)
     DK_RETURN_NOT_OK(dk__atype_parse(&g->types[i], g->tgt.children[i]->format, err));
   DK_RETURN_NOT_OK(side_schema(&g->out, &g->tgt, "", (int64_t)g->n_cols, err));
+  g->cdf = dk_txn__cdf_on(x);
+  if (g->cdf) { /* the change data rows: the table's columns, then _change_type */
+    dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
+    DK_RETURN_NOT_OK(dk__schema_init(&g->cdc_schema, &sty, "", 0, (int64_t)g->n_cols + 1, err));
+    for (size_t i = 0; i < g->n_cols; i++)
+      DK_RETURN_NOT_OK(dk__schema_copy(g->cdc_schema.children[i], g->tgt.children[i], err));
+    DK_RETURN_NOT_OK(dk__schema_init(g->cdc_schema.children[g->n_cols], &str, "_change_type",
+                                     ARROW_FLAG_NULLABLE, 0, err));
+  }
   struct ArrowSchema ts, ss;
   memset(&ts, 0, sizeof ts);
   memset(&ss, 0, sizeof ss);
@@ -987,6 +1101,17 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
     }
     c.m->num_added_files = wr.files;
     c.m->num_added_bytes = wr.bytes;
+  }
+  if (!st && g->cdf && g->cq_len) {
+    struct ArrowArrayStream cs = {.get_schema = c_get_schema,
+                                  .get_next = c_get_next,
+                                  .get_last_error = s_last_error,
+                                  .release = s_release,
+                                  .private_data = g};
+    dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+    st = dk_txn__write_cdc(&wr, x, &cs, err);
+    c.m->num_added_change_files = wr.files;
+    c.m->change_file_bytes = wr.bytes;
   }
   c.m->scan_time_ms = dk_txn__dml_now_ms() - c.t0_ms;
   int64_t t1 = dk_txn__dml_now_ms();

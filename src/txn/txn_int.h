@@ -37,6 +37,7 @@ typedef struct txn_add {
   int64_t base_row_id;             /* assigned per attempt (row tracking), -1 = none */
   int fixed_row_id;                /* re-added entry: keeps base_row_id / drcv as they were */
   int64_t drcv;                    /* its defaultRowCommitVersion, -1 = none */
+  int cdc;                         /* a `cdc` action (a change data file), not an add */
 } txn_add;
 
 typedef struct txn_remove {
@@ -134,6 +135,14 @@ dk_isolation dk_txn__isolation(const dk_txn *txn);
 /* Whether the staged commit is a blind append (only adds, nothing read). */
 int dk_txn__is_blind_append(const dk_txn *txn);
 
+/* Stages a `cdc` action (a file under _change_data/; f's stats, tags, DV are ignored). */
+dk_status dk_txn__add_cdc(dk_txn *x, const dk_add_file *f, dk_error *err);
+/* Writes the batches of `data` (the table's columns plus a string column `_change_type`) as
+** change data files under _change_data/ (partition directories as data files), named
+** cdc-<n>-<uuid>.c000.<codec>.parquet, with the data columns and _change_type, and stages a
+** cdc action per file (write.c). */
+dk_status dk_txn__write_cdc(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                            dk_error *err);
 /* Stages an add of an existing entry as it is (physical partition keys, stats, DV, row ids). */
 dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err);
 dk_status dk_txn__parse_interval_ms(int64_t *out, const char *s, dk_error *err);

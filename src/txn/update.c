@@ -21,8 +21,11 @@
 ** UPDATE with {"predicate": "[\"<sql>\"]"} and UpdateCommand's operationMetrics. Nothing
 ** matched: no commit.
 **
+** With the change data feed on, the updated rows' old and new values are written as change data
+** (update_preimage / update_postimage cdc files), as UpdateCommand.shouldOutputCdc.
+**
 ** Not yet: tables with row tracking (the updated rows' materialized row ids are not written)
-** and with the change data feed on (no _change_data files yet) are refused (DK_UNSUPPORTED).
+** are refused (DK_UNSUPPORTED).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +76,6 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
                        "UPDATE on %s: tables with row tracking (delta.enableRowTracking) are not "
                        "supported yet (the updated rows' row ids would not be preserved)",
                        x->table->root);
-  else if (dk_txn__conf_true(&x->meta, "delta.enableChangeDataFeed"))
-    st = dk__error_set(err, DK_UNSUPPORTED,
-                       "UPDATE on %s: tables with the change data feed on "
-                       "(delta.enableChangeDataFeed) are not supported yet (no _change_data "
-                       "files are written)",
-                       x->table->root);
   /* with DVs only the matched rows are written, updated; without, every row of the touched
    * files, updated where the predicate holds */
   dml_rewrite r = {.keep = c.use_dvs ? pred : NULL, .set = set, .n_set = n_set,
@@ -99,6 +96,13 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
   if (!st) st = dk_txn__dml_match(&c, pred, &c.m->num_updated_rows, err);
   c.m->scan_time_ms = dk_txn__dml_now_ms() - c.t0_ms;
   int64_t t1 = dk_txn__dml_now_ms();
+  if (!st && dk_txn__cdf_on(x)) { /* the change data: old and new values of the rows updated */
+    dml_rewrite pre = {.keep = pred, .what = "UPDATE", .change_type = "update_preimage"};
+    dml_rewrite post = {.keep = pred, .set = set, .n_set = n_set, .what = "UPDATE",
+                        .change_type = "update_postimage"};
+    st = dk_txn__dml_rewrite(&c, &pre, err);
+    if (!st) st = dk_txn__dml_rewrite(&c, &post, err);
+  }
   if (!st) st = dk_txn__dml_rewrite(&c, &r, err);
   if (!st && !c.use_dvs) {
     c.m->num_copied_rows = c.touched_live - c.m->num_updated_rows;

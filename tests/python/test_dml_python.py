@@ -157,3 +157,38 @@ def test_merge_without_dvs_is_refused(tmp_path):
     root = make(tmp_path, dvs=False)
     with pytest.raises(dk.UnsupportedFeature, match="deletion vectors"):
         dk.Table(root).merge(src([1], [1]), on="t.id = s.id").when_matched_delete().execute()
+
+
+def cdf_rows(root, start):
+    got = pa.table(deltalake.DeltaTable(root).load_cdf(starting_version=start).read_all())
+    return sorted((r["id"], r["v"], r["p"], r["_change_type"], r["_commit_version"])
+                  for r in got.to_pylist())
+
+
+def test_change_data_of_update_delete_merge_as_delta_rs_reads_it(tmp_path):
+    """UPDATE and MERGE write update_pre/postimage, delete and insert change data; a DV DELETE
+    writes none (readers take its rows from the DVs): delta-rs's load_cdf over dk's commits."""
+    root = str(tmp_path / "cdf")
+    t = pa.table({"id": pa.array(range(100), pa.int64()), "v": pa.array([i * 1.5 for i in range(100)]),
+                  "p": pa.array(["a" if i % 2 else "b" for i in range(100)])})
+    dk.write_table(root, t, partition_by=["p"], properties={
+        "delta.enableDeletionVectors": "true", "delta.enableChangeDataFeed": "true",
+        "delta.minReaderVersion": "3", "delta.minWriterVersion": "7"})
+    assert dk.Table(root).update({"v": "v * 10"}, predicate="id < 3")["num_added_change_files"] > 0
+    assert dk.Table(root).delete("id >= 98")["num_added_change_files"] == 0
+    src = pa.table({"id": pa.array([1, 2, 50, 200], pa.int64()), "v": pa.array([-1.0, -2.0, -3.0, -4.0]),
+                    "p": pa.array(["a", "b", "b", "c"])})
+    (dk.Table(root).merge(src, on="t.id = s.id").when_matched_update({"v": "s.v"}, predicate="s.v < -1.5")
+     .when_matched_delete().when_not_matched_insert_all().execute())
+    pa_ = lambda i: "a" if i % 2 else "b"  # noqa: E731
+    want = []
+    for i in range(3):
+        want += [(i, i * 1.5, pa_(i), "update_preimage", 1), (i, i * 15.0, pa_(i), "update_postimage", 1)]
+    want += [(i, i * 1.5, pa_(i), "delete", 2) for i in (98, 99)]
+    want += [(1, 15.0, "a", "delete", 3), (2, 30.0, "b", "update_preimage", 3),
+             (2, -2.0, "b", "update_postimage", 3), (50, 75.0, "b", "update_preimage", 3),
+             (50, -3.0, "b", "update_postimage", 3), (200, -4.0, "c", "insert", 3)]
+    assert cdf_rows(root, 1) == sorted(want)
+    log = os.path.join(root, "_delta_log", "%020d.json" % 1)
+    cdcs = [json.loads(x)["cdc"] for x in open(log) if '"cdc"' in x]
+    assert cdcs and all(c["path"].startswith("_change_data/") and not c["dataChange"] for c in cdcs)
