@@ -72,6 +72,18 @@ DK_API DK_WARN_UNUSED dk_status dk_txn_delete(dk_dml_metrics *out, dk_txn *txn,
                                               const dk_expr *predicate,
                                               const dk_dml_options *opts, dk_error *err);
 
+/** Deletes rows named by (data file, physical row index): `file_uris[i]` as a scan's
+ *  `_metadata.file_path` gives it, `row_indexes[i]` as its `_metadata.row_index` (an embedded
+ *  engine's rowids: SQLite's DELETE), staged into txn as a DELETE commit's deletion vectors
+ *  (files left with no row are removed); the commit's operation is DELETE unless the
+ *  transaction was begun as another. The table must allow deletion vectors
+ *  (DK_UNSUPPORTED otherwise); a file that is not active in the read snapshot is DK_NOT_FOUND;
+ *  repeated rows count once. out may be NULL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *txn,
+                                                   const char *const *file_uris,
+                                                   const int64_t *row_indexes, size_t n,
+                                                   const dk_dml_options *opts, dk_error *err);
+
 /** One DELETE commit on the table's latest version. predicate: text in dk_expr_parse's
  *  grammar, or NULL. commit may be NULL; commit->committed_version is -1 when no row matched
  *  (nothing is committed, as Spark). txn_opts may be NULL (operation is set by dk). */

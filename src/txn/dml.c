@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "io/uri.h"
+#include "log/paths.h"
 #include "txn/dml_int.h"
 
 int64_t dk_txn__dml_now_ms(void) {
@@ -472,6 +474,117 @@ dk_status dk_txn_delete(dk_dml_metrics *out, dk_txn *x, const dk_expr *pred,
     dk__buf_dispose(&params);
   }
   if (!st) st = delete_metrics(&c, err);
+  dk_txn__dml_dispose(&c);
+  return st;
+}
+
+/* ---- DELETE of rows by (file, row index) ---------------------------------------------------- */
+
+typedef struct frow {
+  int64_t file, row;  /* snapshot file index, physical row index */
+} frow;
+
+static int frow_cmp(const void *a, const void *b) {
+  const frow *x = a, *y = b;
+  if (x->file != y->file) return x->file < y->file ? -1 : 1;
+  return x->row < y->row ? -1 : x->row > y->row;
+}
+
+dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *uris,
+                             const int64_t *rows, size_t n, const dk_dml_options *o,
+                             dk_error *err) {
+  dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
+  dml_ctx c;
+  DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
+  dk_status st = DK_OK;
+  if (!c.use_dvs)
+    st = dk__error_set(err, DK_UNSUPPORTED,
+                       "DELETE of rows on %s: the table does not allow deletion vectors "
+                       "(delta.enableDeletionVectors)",
+                       x->table->root);
+  /* the URIs of the snapshot's files, as the scan names them */
+  dk_hmap by_uri;
+  dk__hmap_init(&by_uri, x->alloc);
+  dk__root root;
+  dk_io__root_init(&root, dk_snapshot_table_root(x->snap), x->table->sto);
+  dk_buf key, uri;
+  dk__buf_init(&key, x->alloc);
+  dk__buf_init(&uri, x->alloc);
+  dk_file_iter *it = NULL;
+  frow *fr = NULL;
+  int64_t *nrec = NULL;
+  if (!st && n) st = dk_snapshot_files_open(&it, x->snap, NULL, err);
+  int64_t nf = dk_snapshot_num_files(x->snap);
+  if (!st && n) {
+    nrec = dk__calloc(x->alloc, (size_t)(nf ? nf : 1), sizeof *nrec);
+    if (!nrec) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
+  }
+  for (int64_t i = 0; i < nf && !st && n; i++) {
+    const dk_file_entry *fe = NULL;
+    dk__loc loc;
+    st = dk_file_iter_next(&fe, it, err);
+    if (!st && !fe) break;
+    if (!st) st = dk_log__data_key(&loc, &key, &root, fe->path, err);
+    if (!st) {
+      dk__buf_clear(&uri);
+      st = dk_io__key_uri(&uri, key.data, err);
+    }
+    uint64_t *v;
+    bool ins;
+    if (!st) st = dk__hmap_upsert(&by_uri, uri.data, uri.len, &v, &ins, err);
+    if (!st) *v = (uint64_t)i;
+    nrec[i] = dk_txn__stats_records(fe->stats);
+  }
+  if (!st && n) {
+    fr = dk__calloc(x->alloc, n, sizeof *fr);
+    if (!fr) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
+  }
+  for (size_t i = 0; i < n && !st; i++) {
+    uint64_t *v = uris[i] ? dk__hmap_get(&by_uri, uris[i], strlen(uris[i])) : NULL;
+    if (!v)
+      st = dk__error_set(err, DK_NOT_FOUND,
+                         "DELETE: data file '%s' is not in version %lld of the table",
+                         uris[i] ? uris[i] : "(null)", (long long)x->read_version);
+    else if (rows[i] < 0 || (nrec[*v] >= 0 && rows[i] >= nrec[*v]))
+      st = dk__error_set(err, DK_INVALID, "DELETE: row %lld is not in data file '%s'",
+                         (long long)rows[i], uris[i]);
+    else
+      fr[i] = (frow){(int64_t)*v, rows[i]};
+  }
+  if (!st && n) {
+    /* every file of the table is recorded as read: rows were chosen by the engine */
+    int64_t *all = NULL, na = 0;
+    st = dk_txn_read_files(x, NULL, &all, &na, err);
+    dk_free(all);
+    qsort(fr, n, sizeof *fr, frow_cmp);
+  }
+  int64_t *buf = !st && n ? dk__calloc(x->alloc, n, sizeof *buf) : NULL;
+  if (!st && n && !buf) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
+  c.m->num_files_before_skipping = nf;
+  for (size_t i = 0; i < n && !st;) {
+    size_t j = i, m = 0;
+    while (j < n && fr[j].file == fr[i].file) {
+      if (!m || buf[m - 1] != fr[j].row) buf[m++] = fr[j].row;
+      j++;
+    }
+    st = dk_txn__dml_touch(&c, fr[i].file, nrec[fr[i].file], buf, (int64_t)m, err);
+    c.m->num_deleted_rows += (int64_t)m;
+    c.m->num_files_after_skipping++;
+    i = j;
+  }
+  if (!st) st = dk_txn__dml_apply_dvs(&c, err);
+  /* DELETE, unless the transaction was begun as another operation (SQLite's UPDATE: these
+   * deletes and new rows written next) */
+  if (!st && (!x->operation || !strcmp(x->operation, "WRITE")))
+    st = dk_txn__set_operation(x, "DELETE", "{\"predicate\":\"[]\"}", err);
+  if (!st) st = delete_metrics(&c, err);
+  dk__free(x->alloc, buf);
+  dk__free(x->alloc, fr);
+  dk__free(x->alloc, nrec);
+  dk_file_iter_free(it);
+  dk__buf_dispose(&key);
+  dk__buf_dispose(&uri);
+  dk__hmap_dispose(&by_uri);
   dk_txn__dml_dispose(&c);
   return st;
 }

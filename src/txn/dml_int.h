@@ -35,6 +35,8 @@ typedef struct dml_ctx {
 } dml_ctx;
 
 int64_t dk_txn__dml_now_ms(void);
+/* numRecords of a stats JSON text (-1: none). */
+int64_t dk_txn__stats_records(const char *stats);
 dk_status dk_txn__dml_init(dml_ctx *c, dk_txn *x, const dk_dml_options *o, dk_dml_metrics *m,
                            dk_dml_metrics *own, dk_error *err);
 void dk_txn__dml_dispose(dml_ctx *c);

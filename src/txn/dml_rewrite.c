@@ -21,7 +21,7 @@
 #include "expr/expr.h"
 #include "txn/dml_int.h"
 
-static int64_t stats_records(const char *stats) {
+int64_t dk_txn__stats_records(const char *stats) {
   if (!stats) return -1;
   const char *p = strstr(stats, "\"numRecords\"");
   if (!p || !(p = strchr(p + 12, ':'))) return -1;
@@ -47,7 +47,7 @@ dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, d
     st = dk_file_iter_seek(it, idx[k], err);
     if (!st) st = dk_file_iter_next(&fe, it, err);
     if (st) break;
-    int64_t nrec = stats_records(fe->stats);
+    int64_t nrec = dk_txn__stats_records(fe->stats);
     dk_scan__file *f = NULL;
     st = dk_scan__file_open(&f, rd, fe, err);
     if (st) break;

@@ -628,13 +628,6 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static int64_t stats_records(const char *stats) {
-  if (!stats) return -1;
-  const char *p = strstr(stats, "\"numRecords\"");
-  if (!p || !(p = strchr(p + 12, ':'))) return -1;
-  return strtoll(p + 1, NULL, 10);
-}
-
 /* Finishes the current target file: its rows that go become a DV (or its removal). */
 static dk_status close_target(mg *g, dk_error *err) {
   dk_status st = DK_OK;
@@ -696,7 +689,7 @@ static dk_status step(mg *g, dk_error *err) {
       DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->cur_idx, err));
       DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
       DK_RETURN_NOT_OK(dk_scan__file_open(&g->cur, g->rd, fe, err));
-      g->cur_nrec = stats_records(fe->stats);
+      g->cur_nrec = dk_txn__stats_records(fe->stats);
       if (g->cur_nrec < 0) g->cur_nrec = dk_scan__file_num_rows(g->cur);
       continue;
     }

@@ -192,3 +192,29 @@ def test_change_data_of_update_delete_merge_as_delta_rs_reads_it(tmp_path):
     log = os.path.join(root, "_delta_log", "%020d.json" % 1)
     cdcs = [json.loads(x)["cdc"] for x in open(log) if '"cdc"' in x]
     assert cdcs and all(c["path"].startswith("_change_data/") and not c["dataChange"] for c in cdcs)
+
+
+def dk_sql(sql):
+    import subprocess
+    import dkharness as h
+    return subprocess.run([str(h.dk_binary()), "sql", sql], capture_output=True, text=True)
+
+
+def test_sqlite_delete_update_rollback_as_delta_rs_reads_them(tmp_path):
+    """DELETE / UPDATE on a `delta` virtual table (xUpdate: rowid = file ordinal and row index,
+    straight into DV bits), one commit at the SQLite transaction's end; ROLLBACK leaves the
+    table as it was."""
+    root = make(tmp_path)
+    before = rs(root)
+    q = "'" + root + "'"
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); DELETE FROM t WHERE k = 2 OR id < 10; "
+               "UPDATE t SET d = d + 1000, s = 'u' WHERE id BETWEEN 500 AND 520;" % q)
+    assert r.returncode == 0, r.stderr
+    want = [dict(r_, d=r_["d"] + 1000, s="u") if 500 <= r_["id"] <= 520 else r_
+            for r_ in before if not (r_["k"] == 2 or r_["id"] < 10)]
+    assert rs(root) == want and has_dv(root)
+    v = version(root)
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); BEGIN; DELETE FROM t WHERE id < 1000; "
+               "ROLLBACK;" % q)
+    assert r.returncode == 0, r.stderr
+    assert version(root) == v and rs(root) == want
