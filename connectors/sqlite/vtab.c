@@ -26,6 +26,12 @@
 ** of another type are not pushed. LIKE (case-insensitive in SQLite) and GLOB with a literal
 ** prefix push a range/prefix for pruning and are always re-checked. LIMIT (+OFFSET) is pushed
 ** only when every WHERE constraint is omitted and there is no ORDER BY.
+**
+** Writes (xUpdate, one Delta commit per SQLite transaction, at xSync; ROLLBACK drops them):
+** INSERT rows are appended (dk_write_table); DELETE and UPDATE name rows by rowid =
+** (file ordinal << 40) | row index, which become deletion-vector bits (dk_txn_delete_rows),
+** UPDATE's new rows written in the same commit. Changes are not visible to reads inside the
+** SQLite transaction that makes them.
 */
 #include <ctype.h>
 #include <errno.h>
