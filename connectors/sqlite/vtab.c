@@ -26,6 +26,12 @@
 ** of another type are not pushed. LIKE (case-insensitive in SQLite) and GLOB with a literal
 ** prefix push a range/prefix for pruning and are always re-checked. LIMIT (+OFFSET) is pushed
 ** only when every WHERE constraint is omitted and there is no ORDER BY.
+**
+** Writes (xUpdate, one Delta commit per SQLite transaction, at xSync; ROLLBACK drops them):
+** INSERT rows are appended (dk_write_table); DELETE and UPDATE name rows by rowid =
+** (file ordinal << 40) | row index, which become deletion-vector bits (dk_txn_delete_rows),
+** UPDATE's new rows written in the same commit. Changes are not visible to reads inside the
+** SQLite transaction that makes them.
 */
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dk/dml.h"
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
@@ -134,6 +141,10 @@ typedef struct dks_vtab {
   /* INSERT: rows of this SQLite transaction (ndata values each), committed at xSync */
   sqlite3_value **pending;
   int64_t npending, cappending;
+  /* DELETE / UPDATE: rowids of the rows that go (UPDATE's new rows are in pending) */
+  int64_t *gone;
+  int64_t ngone, capgone;
+  int nupdates;
 } dks_vtab;
 
 typedef struct dks_cursor {
@@ -171,6 +182,10 @@ static void pending_clear(dks_vtab *t) {
   sqlite3_free(t->pending);
   t->pending = NULL;
   t->npending = t->cappending = 0;
+  sqlite3_free(t->gone);
+  t->gone = NULL;
+  t->ngone = t->capgone = 0;
+  t->nupdates = 0;
 }
 
 static void vtab_free(dks_vtab *t) {
@@ -1498,14 +1513,45 @@ static const char *ins_error(struct ArrowArrayStream *s) {
 
 static void ins_stream_release(struct ArrowArrayStream *s) { s->release = NULL; }
 
+static int vt_fail(sqlite3_vtab *vt, const char *msg) {
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = sqlite3_mprintf("delta: %s", msg);
+  return SQLITE_ERROR;
+}
+
+/* xUpdate: INSERT (argv[0] NULL) collects the new row; DELETE (argc 1) and UPDATE collect the
+** old row's rowid ((file ordinal << 40) | row index: a deletion vector bit) and, for UPDATE, the
+** new row. Everything is one Delta commit at xSync. */
 static int delta_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
   dks_vtab *t = (dks_vtab *)vt;
   (void)rowid;
-  if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) {
-    sqlite3_free(vt->zErrMsg);
-    vt->zErrMsg = sqlite3_mprintf("delta: only INSERT is supported on a delta table (DELETE and "
-                                  "UPDATE come with row-level DML)");
-    return SQLITE_ERROR;
+  if (sqlite3_value_type(argv[0]) != SQLITE_NULL) { /* DELETE or UPDATE of a row */
+    if (argc > 1 && sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0]))
+      return vt_fail(vt, "UPDATE cannot change a row's rowid (the row's place in its file)");
+    if (argc > 1) {
+      const char *rt = dk_snapshot_property(t->snap, "delta.enableRowTracking");
+      if (rt && !sqlite3_stricmp(rt, "true"))
+        return vt_fail(vt, "UPDATE of a table with row tracking is not supported yet (the "
+                           "rows' ids would not be preserved)");
+      const char *cdf = dk_snapshot_property(t->snap, "delta.enableChangeDataFeed");
+      if (cdf && !sqlite3_stricmp(cdf, "true"))
+        return vt_fail(vt, "UPDATE of a table with the change data feed on is not supported "
+                           "yet from SQLite (its update_preimage rows are not written); use "
+                           "dk update");
+    }
+    int64_t id = sqlite3_value_int64(argv[0]);
+    if ((id >> 40) >= t->npaths || id < 0)
+      return vt_fail(vt, "internal: a rowid that names no file of the table");
+    if (t->ngone == t->capgone) {
+      int64_t nc = t->capgone ? 2 * t->capgone : 256;
+      int64_t *g = sqlite3_realloc64(t->gone, (sqlite3_uint64)nc * sizeof *g);
+      if (!g) return SQLITE_NOMEM;
+      t->gone = g;
+      t->capgone = nc;
+    }
+    t->gone[t->ngone++] = id;
+    if (argc == 1) return SQLITE_OK;
+    t->nupdates++;
   }
   if (t->npending == t->cappending) {
     int64_t nc = t->cappending ? t->cappending * 2 : 64;
@@ -1532,8 +1578,69 @@ static int delta_begin(sqlite3_vtab *vt) {
 }
 
 /* xSync: the commit itself, so a failure makes SQLite roll the transaction back. */
+/* DELETE / UPDATE (and INSERTs of the same transaction): one commit on the snapshot the rows
+** were read from: DVs for the rows that go, new files for the new rows. */
+static int sync_dml(dks_vtab *t) {
+  sqlite3_vtab *vt = &t->base;
+  dk_error err;
+  dk_error_init(&err);
+  const char **uris = sqlite3_malloc64((sqlite3_uint64)t->ngone * sizeof *uris);
+  int64_t *rows = sqlite3_malloc64((sqlite3_uint64)t->ngone * sizeof *rows);
+  if (!uris || !rows) {
+    sqlite3_free(uris);
+    sqlite3_free(rows);
+    return SQLITE_NOMEM;
+  }
+  for (int64_t i = 0; i < t->ngone; i++) {
+    uris[i] = t->paths[t->gone[i] >> 40];
+    rows[i] = t->gone[i] & ((1LL << 40) - 1);
+  }
+  dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION,
+                       .operation = t->nupdates ? "UPDATE" : NULL, /* NULL: dk's DELETE */
+                       .operation_parameters = t->nupdates ? "{\"predicate\":\"[]\"}" : NULL};
+  dk_txn *x = NULL;
+  dk_status st = dk_txn_begin(&x, t->snap, &to, &err);
+  if (!st) st = dk_txn_delete_rows(NULL, x, uris, rows, (size_t)t->ngone, NULL, &err);
+  sqlite3_free(uris);
+  sqlite3_free(rows);
+  if (!st && t->npending) {
+    ins_stream is = {.t = t};
+    struct ArrowArrayStream ds = {.get_schema = ins_schema, .get_next = ins_next,
+                                  .get_last_error = ins_error, .release = ins_stream_release,
+                                  .private_data = &is};
+    dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+    st = dk_txn_write(&wr, x, &ds, NULL, &err);
+  }
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  if (!st) {
+    st = dk_txn_commit(x, &r, &err);
+  } else {
+    dk_txn_abort(x);
+  }
+  if (st) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("delta: %s: %s: %s", t->nupdates ? "UPDATE" : "DELETE",
+                                  dk_status_str(err.code), err.message);
+    return err.code == DK_CONFLICT ? SQLITE_BUSY : SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
 static int delta_sync(sqlite3_vtab *vt) {
   dks_vtab *t = (dks_vtab *)vt;
+  if (t->ngone) {
+    int rc = sync_dml(t);
+    if (rc != SQLITE_OK) return rc;
+    pending_clear(t);
+    dk_error err;
+    dk_error_init(&err);
+    dk_snapshot *s2 = NULL;
+    if (dk_snapshot_update(&s2, t->snap, &err) == DK_OK) {
+      dk_snapshot_free(t->snap);
+      t->snap = s2;
+    }
+    return SQLITE_OK;
+  }
   if (!t->npending) return SQLITE_OK;
   ins_stream is = {.t = t};
   struct ArrowArrayStream st = {.get_schema = ins_schema, .get_next = ins_next,

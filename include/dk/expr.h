@@ -20,8 +20,14 @@
  *   pred      := operand [ cmpop operand | IS [NOT] NULL | [NOT] IN '(' operand, ... ')'
  *                         | [NOT] LIKE 'pattern' | [NOT] BETWEEN operand AND operand ]
  *   cmpop     := = | == | != | <> | <=> | < | <= | > | >=
- *   operand   := '(' expr ')' | column | literal | STARTS_WITH '(' operand ',' 'text' ')'
- *              | ISNAN '(' operand ')'
+ *   operand   := term (('+' | '-' | '||') term)*      term := unary (('*' | '/' | '%') unary)*
+ *   unary     := '-' unary | primary
+ *   primary   := '(' expr ')' | column | literal | STARTS_WITH '(' operand ',' 'text' ')'
+ *              | ISNAN '(' operand ')' | CAST '(' expr AS type ')'
+ *              | CASE [expr] WHEN expr THEN expr ... [ELSE expr] END | function '(' expr, ... ')'
+ *   function  := coalesce | if | nullif | ifnull | nvl | abs | upper | lower | length
+ *              | substring | substr | trim | ltrim | rtrim | concat | round | floor | ceil
+ *              | greatest | least | date_add | date_sub
  *   column    := name ('.' name)*   name := [A-Za-z_][A-Za-z0-9_]* | `any text, `` escapes`
  *   literal   := NULL | TRUE | FALSE | 'text' (with '' escape) | X'0a0b' | [-]digits (int64)
  *              | [-]digits.digits (decimal, coerced to the column) | digits[.digits]e[-]digits
@@ -35,6 +41,14 @@
  * `a >= lo AND a <= hi` and NOT BETWEEN as its negation (Spark's definition); `isnan(x)` as
  * `x <=> DOUBLE 'NaN'`, which is TRUE for NaN and FALSE otherwise, NULL included (Spark's
  * isnan). TIMESTAMP text without a zone means UTC.
+ *
+ * Value expressions (arithmetic, CASE, CAST, functions) follow Spark SQL's typing with ANSI
+ * mode on (Spark 4's default): integer literals are INT when they fit, else BIGINT; integer
+ * arithmetic keeps the wider operand type and fails on overflow; `/` of integers is DOUBLE;
+ * decimal results take Spark's precision and scale (capped at 38 digits, scale kept >= 6 when
+ * precision is lost); a float or double operand makes the result floating; division by zero
+ * and decimal overflow are errors (DK_INVALID naming the operator). A predicate may use them
+ * anywhere an operand goes: `a + 1 > b * 2`, `coalesce(s, '') = ''`, `CASE WHEN ... END`.
  */
 #ifndef DK_EXPR_H
 #define DK_EXPR_H
@@ -63,8 +77,23 @@ typedef enum dk_expr_kind {
   DK_EXPR_IS_NOT_NULL = 8,  /**< one child */
   DK_EXPR_IN = 9,           /**< child 0 is the value, children 1.. the list */
   DK_EXPR_STARTS_WITH = 10, /**< child 0 is the value, child 1 a string literal */
-  DK_EXPR_LIKE = 11         /**< child 0 is the value, child 1 the pattern (string literal) */
+  DK_EXPR_LIKE = 11,        /**< child 0 is the value, child 1 the pattern (string literal) */
+  DK_EXPR_ARITH = 12,       /**< value: two children, dk_expr_get_arith_op() */
+  DK_EXPR_CASE = 13,        /**< value: (condition, result) pairs, then the ELSE result if any */
+  DK_EXPR_CALL = 14,        /**< value: a function (dk_expr_function_name()) of its children */
+  DK_EXPR_CAST = 15         /**< value: one child cast to dk_expr_cast_type() */
 } dk_expr_kind;
+
+/** Arithmetic operators of DK_EXPR_ARITH (Spark SQL semantics with ANSI mode on: integer and
+ *  decimal overflow and division by zero are errors, `/` of integers is a double). */
+typedef enum dk_arith_op {
+  DK_ARITH_ADD = 1,
+  DK_ARITH_SUB = 2,
+  DK_ARITH_MUL = 3,
+  DK_ARITH_DIV = 4,
+  DK_ARITH_MOD = 5,
+  DK_ARITH_CONCAT = 6       /**< `||`: string concatenation (NULL when either side is) */
+} dk_arith_op;
 
 /** Comparison operators. */
 typedef enum dk_cmp_op {
@@ -160,6 +189,25 @@ DK_API DK_WARN_UNUSED dk_status dk_expr_starts_with(dk_expr **out, dk_expr *valu
 DK_API DK_WARN_UNUSED dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_t len,
                               dk_error *err);
 
+/* ---- value expressions ------------------------------------------------------------------ */
+
+/** `a op b`; consumes a and b. */
+DK_API DK_WARN_UNUSED dk_status dk_expr_arith(dk_expr **out, dk_arith_op op, dk_expr *a, dk_expr *b,
+                                              dk_error *err);
+/** `CASE WHEN conds[0] THEN results[0] ... [ELSE else_result] END` (n >= 1; else_result may be
+ *  NULL = ELSE NULL); consumes every item. */
+DK_API DK_WARN_UNUSED dk_status dk_expr_case(dk_expr **out, dk_expr *const *conds,
+                                             dk_expr *const *results, size_t n,
+                                             dk_expr *else_result, dk_error *err);
+/** A function call by name (case-insensitive; the grammar's list below); consumes the args.
+ *  Unknown names and wrong argument counts are DK_INVALID. */
+DK_API DK_WARN_UNUSED dk_status dk_expr_function(dk_expr **out, const char *name,
+                                                 dk_expr *const *args, size_t n, dk_error *err);
+/** `CAST(value AS type)`, type a Delta primitive type name ("long", "decimal(10,2)", ...) or
+ *  its SQL spelling ("bigint", "int", "varchar"...); consumes value. */
+DK_API DK_WARN_UNUSED dk_status dk_expr_cast(dk_expr **out, dk_expr *value, const char *type,
+                                             dk_error *err);
+
 /* ---- introspection -------------------------------------------------------------------- */
 
 DK_API dk_expr_kind dk_expr_get_kind(const dk_expr *e);
@@ -174,6 +222,10 @@ DK_API size_t dk_expr_column_depth(const dk_expr *e);
 DK_API const char *dk_expr_column_name(const dk_expr *e, size_t i);
 /** Literal type (DK_LIT_NULL for non-literals too). */
 DK_API dk_lit_type dk_expr_literal_type(const dk_expr *e);
+/** Operator of a DK_EXPR_ARITH node (0 otherwise). */
+DK_API dk_arith_op dk_expr_get_arith_op(const dk_expr *e);
+/** Lower-case name of a DK_EXPR_CALL node's function (NULL otherwise). */
+DK_API const char *dk_expr_function_name(const dk_expr *e);
 
 /* ---- text ----------------------------------------------------------------------------- */
 

@@ -57,7 +57,7 @@ def open_table(path, storage_options=None):
 
 
 __all__ = [
-    "Table", "Snapshot", "Schema", "Scan", "open_table",
+    "Table", "TableMerger", "Snapshot", "Schema", "Scan", "open_table",
     "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
     "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
     "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
@@ -65,6 +65,56 @@ __all__ = [
     "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
     "MaxCommitRetriesExceeded", "write_table",
 ]
+
+
+class TableMerger:
+    """A MERGE INTO statement under construction (``Table.merge(...)``), delta-rs's builder:
+    add WHEN clauses in order, then ``execute()`` runs it as one commit and returns the metrics
+    (``version`` is -1 when nothing changed). Expressions are dk expression text naming columns
+    through the aliases (``"t.v + s.delta"``); ``updates`` map target columns to expressions.
+    Duplicate source matches of one target row raise, as in Spark."""
+
+    _MATCHED, _NOT_MATCHED, _NOT_MATCHED_BY_SOURCE = 1, 2, 3
+    _UPDATE, _DELETE, _INSERT = 1, 2, 3
+
+    def __init__(self, table, source, on, source_alias="s", target_alias="t"):
+        if not hasattr(source, "__arrow_c_stream__"):
+            raise TypeError("source must have __arrow_c_stream__ (pyarrow Table, "
+                            "RecordBatchReader, polars/DuckDB results, ...)")
+        self._table, self._source, self._on = table, source, on
+        self._sa, self._ta = source_alias, target_alias
+        self._clauses = []
+
+    def _add(self, when, action, predicate, updates=None, all_=False):
+        if updates is not None and not isinstance(updates, dict):
+            raise TypeError("updates must be a dict of column -> expression text")
+        self._clauses.append((when, action, predicate, updates, all_))
+        return self
+
+    def when_matched_update(self, updates, predicate=None):
+        return self._add(self._MATCHED, self._UPDATE, predicate, updates)
+
+    def when_matched_update_all(self, predicate=None):
+        return self._add(self._MATCHED, self._UPDATE, predicate, None, True)
+
+    def when_matched_delete(self, predicate=None):
+        return self._add(self._MATCHED, self._DELETE, predicate)
+
+    def when_not_matched_insert(self, updates, predicate=None):
+        return self._add(self._NOT_MATCHED, self._INSERT, predicate, updates)
+
+    def when_not_matched_insert_all(self, predicate=None):
+        return self._add(self._NOT_MATCHED, self._INSERT, predicate, None, True)
+
+    def when_not_matched_by_source_update(self, updates, predicate=None):
+        return self._add(self._NOT_MATCHED_BY_SOURCE, self._UPDATE, predicate, updates)
+
+    def when_not_matched_by_source_delete(self, predicate=None):
+        return self._add(self._NOT_MATCHED_BY_SOURCE, self._DELETE, predicate)
+
+    def execute(self):
+        cap = self._source.__arrow_c_stream__()
+        return self._table._merge(cap, self._on, self._ta, self._sa, self._clauses)
 
 
 def write_table(path, data, *, mode="error", partition_by=None, predicate=None,

@@ -27,6 +27,7 @@
 
 #include "dk/arrow.h"
 #include "dk/common.h"
+#include "dk/dml.h"
 #include "dk/expr.h"
 #include "dk/history.h"
 #include "dk/parquet.h"
@@ -1261,6 +1262,275 @@ static PyObject *table_optimize(TableObject *self, PyObject *args, PyObject *kw)
                        "partitions_optimized", (long long)r.partitions_optimized, "bins",
                        (long long)r.bins, "files_considered", (long long)r.files_considered,
                        "attempts", r.attempts);
+/* ---- row-level DML ---------------------------------------------------------------------- */
+
+static PyObject *dml_result(const dk_dml_metrics *m, const dk_commit_result *r) {
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  struct {
+    const char *k;
+    long long v;
+  } kv[] = {{"version", r->committed_version},
+            {"num_deleted_rows", m->num_deleted_rows},
+            {"num_updated_rows", m->num_updated_rows},
+            {"num_inserted_rows", m->num_inserted_rows},
+            {"num_copied_rows", m->num_copied_rows},
+            {"num_source_rows", m->num_source_rows},
+            {"num_added_files", m->num_added_files},
+            {"num_removed_files", m->num_removed_files},
+            {"num_added_bytes", m->num_added_bytes},
+            {"num_removed_bytes", m->num_removed_bytes},
+            {"num_deletion_vectors_added", m->num_deletion_vectors_added},
+            {"num_deletion_vectors_removed", m->num_deletion_vectors_removed},
+            {"num_deletion_vectors_updated", m->num_deletion_vectors_updated},
+            {"num_added_change_files", m->num_added_change_files},
+            {"change_file_bytes", m->change_file_bytes},
+            {"num_files_before_skipping", m->num_files_before_skipping},
+            {"num_files_after_skipping", m->num_files_after_skipping},
+            {"num_dv_files", m->num_dv_files},
+            {"dv_bytes", m->dv_bytes},
+            {"scan_time_ms", m->scan_time_ms},
+            {"rewrite_time_ms", m->rewrite_time_ms},
+            {"execution_time_ms", m->execution_time_ms}};
+  for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
+    PyObject *v = PyLong_FromLongLong(kv[i].v);
+    if (!v || PyDict_SetItemString(d, kv[i].k, v) < 0) {
+      Py_XDECREF(v);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(v);
+  }
+  return d;
+}
+
+/* deletion_vectors: True = as the table allows (delta-spark), False = copy-on-write. */
+static int dml_options(dk_dml_options *o, int dvs, long long inline_max) {
+  memset(o, 0, sizeof *o);
+  o->version = DK_DML_OPTIONS_VERSION;
+  o->deletion_vectors = dvs ? DK_DML_DV_TABLE : DK_DML_DV_NEVER;
+  if (inline_max < 0 || inline_max > 0x7fffffff) {
+    PyErr_SetString(PyExc_ValueError, "dv_inline_max_bytes must be in [0, 2^31)");
+    return -1;
+  }
+  o->dv_inline_max_bytes = (int32_t)inline_max;
+  return 0;
+}
+
+/* DK_NOT_FOUND of a DML statement on an open table is an unknown column unless it says
+ * otherwise (a missing data file names the file). */
+static PyObject *dml_exc(dk_status st, const dk_error *err) {
+  return st == DK_NOT_FOUND && strstr(err->message, "column") ? ColumnNotFound : NULL;
+}
+
+static PyObject *table_delete(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("predicate"), K("deletion_vectors"), K("dv_inline_max_bytes"), NULL};
+  const char *pred = NULL;
+  int dvs = 1;
+  long long inline_max = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z$pL:delete", kwlist, &pred, &dvs, &inline_max))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_dml_options o;
+  if (dml_options(&o, dvs, inline_max) < 0) return NULL;
+  dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_delete(&m, &r, self->t, pred, &o, NULL, &err));
+  if (st) return raise_dk(dml_exc(st, &err), &err);
+  return dml_result(&m, &r);
+}
+
+static PyObject *table_update(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("updates"), K("predicate"), K("deletion_vectors"),
+                           K("dv_inline_max_bytes"), NULL};
+  PyObject *updates;
+  const char *pred = NULL;
+  int dvs = 1;
+  long long inline_max = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|z$pL:update", kwlist, &updates, &pred, &dvs,
+                                   &inline_max))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  if (!PyDict_Check(updates) || PyDict_Size(updates) == 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "updates must be a non-empty dict of column name -> expression text");
+    return NULL;
+  }
+  dk_dml_options o;
+  if (dml_options(&o, dvs, inline_max) < 0) return NULL;
+  PyObject *keep = PyList_New(0);
+  if (!keep) return NULL;
+  Py_ssize_t n = 0;
+  const char **kv = kv_array_of(updates, &n, keep);
+  if (!kv) {
+    Py_DECREF(keep);
+    return NULL;
+  }
+  dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_update(&m, &r, self->t, kv, (size_t)n, pred, &o, NULL, &err));
+  PyMem_Free(kv);
+  Py_DECREF(keep);
+  if (st) return raise_dk(dml_exc(st, &err), &err);
+  return dml_result(&m, &r);
+}
+
+/* Parses {column: expression text} into assignments (texts kept alive by keep). */
+static int parse_assignments(dk_dml_assignment **out, size_t *n_out, PyObject *d,
+                             PyObject *keep) {
+  *out = NULL;
+  *n_out = 0;
+  if (d == Py_None) return 0;
+  Py_ssize_t n = 0;
+  const char **kv = kv_array_of(d, &n, keep);
+  if (!kv) return -1;
+  dk_dml_assignment *a = PyMem_Calloc((size_t)(n ? n : 1), sizeof *a);
+  if (!a) {
+    PyMem_Free(kv);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    dk_error err;
+    dk_error_init(&err);
+    dk_expr *e = NULL;
+    a[i].column = kv[2 * i];
+    if (!kv[2 * i + 1]) {
+      PyErr_Format(PyExc_ValueError, "no expression for column '%s'", kv[2 * i]);
+    } else if (dk_expr_parse(&e, kv[2 * i + 1], &err) != DK_OK) {
+      raise_dk(NULL, &err);
+    }
+    if (!e) {
+      for (Py_ssize_t k = 0; k < i; k++) dk_expr_free((dk_expr *)a[k].value);
+      PyMem_Free(a);
+      PyMem_Free(kv);
+      return -1;
+    }
+    a[i].value = e;
+  }
+  PyMem_Free(kv);
+  *out = a;
+  *n_out = (size_t)n;
+  return 0;
+}
+
+/* Table._merge(stream_capsule, on, target_alias, source_alias, clauses): clauses are tuples
+ * (when, action, condition or None, {column: expression} or None, all). */
+static PyObject *table_merge_impl(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("source"), K("on"), K("target_alias"), K("source_alias"),
+                           K("clauses"), K("dv_inline_max_bytes"), NULL};
+  PyObject *cap, *clauses;
+  const char *on, *ta, *sa;
+  long long inline_max = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OsssO|L:_merge", kwlist, &cap, &on, &ta, &sa,
+                                   &clauses, &inline_max))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  struct ArrowArrayStream *stream = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (!stream) return NULL;
+  PyObject *fast = PySequence_Fast(clauses, "clauses must be a sequence");
+  if (!fast) return NULL;
+  Py_ssize_t nc = PySequence_Fast_GET_SIZE(fast);
+  dk_merge_clause *cl = PyMem_Calloc((size_t)(nc ? nc : 1), sizeof *cl);
+  PyObject *keep = PyList_New(0);
+  PyObject *res = NULL;
+  dk_expr *on_e = NULL;
+  dk_error err;
+  dk_error_init(&err);
+  Py_ssize_t done = 0;
+  if (!cl || !keep) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  if (dk_expr_parse(&on_e, on, &err) != DK_OK) {
+    raise_dk(NULL, &err);
+    goto out;
+  }
+  for (; done < nc; done++) {
+    int when, action, all;
+    PyObject *cond, *upd;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, done), "iiOOp", &when, &action, &cond,
+                          &upd, &all))
+      goto out;
+    cl[done].when = (dk_merge_when)when;
+    cl[done].action = (dk_merge_action)action;
+    cl[done].all = all;
+    if (cond != Py_None) {
+      const char *ct = PyUnicode_AsUTF8(cond);
+      dk_expr *ce = NULL;
+      if (!ct) goto out;
+      if (dk_expr_parse(&ce, ct, &err) != DK_OK) {
+        raise_dk(NULL, &err);
+        goto out;
+      }
+      cl[done].condition = ce;
+    }
+    dk_dml_assignment *a = NULL;
+    size_t na = 0;
+    if (parse_assignments(&a, &na, upd, keep) < 0) goto out;
+    cl[done].set = a;
+    cl[done].n_set = na;
+  }
+  {
+    dk_merge_spec sp = {.version = DK_MERGE_SPEC_VERSION, .source = stream, .on = on_e,
+                        .target_alias = ta, .source_alias = sa, .clauses = cl,
+                        .n_clauses = (size_t)nc};
+    dk_dml_options o;
+    if (dml_options(&o, 1, inline_max) < 0) goto out;
+    dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
+    dk_commit_result r;
+    memset(&r, 0, sizeof r);
+    r.version = DK_COMMIT_RESULT_VERSION;
+    dk_status st;
+    LOCKED_CALL(self, st = dk_table_merge(&m, &r, self->t, &sp, &o, NULL, &err));
+    if (st) raise_dk(dml_exc(st, &err), &err);
+    else res = dml_result(&m, &r);
+  }
+out:
+  for (Py_ssize_t i = 0; cl && i < nc; i++) {
+    dk_expr_free((dk_expr *)cl[i].condition);
+    for (size_t k = 0; k < cl[i].n_set; k++) dk_expr_free((dk_expr *)cl[i].set[k].value);
+    PyMem_Free((void *)cl[i].set);
+  }
+  PyMem_Free(cl);
+  dk_expr_free(on_e);
+  Py_XDECREF(keep);
+  Py_DECREF(fast);
+  return res;
+}
+
+/* Table.merge(source, on, source_alias="s", target_alias="t") -> dk.TableMerger */
+static PyObject *table_merge(TableObject *self, PyObject *args, PyObject *kw) {
+  PyObject *mod = PyImport_ImportModule("dk");
+  PyObject *cls = mod ? PyObject_GetAttrString(mod, "TableMerger") : NULL;
+  Py_XDECREF(mod);
+  if (!cls) return NULL;
+  PyObject *full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+  if (!full) {
+    Py_DECREF(cls);
+    return NULL;
+  }
+  Py_INCREF(self);
+  PyTuple_SET_ITEM(full, 0, (PyObject *)self);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+    PyObject *a = PyTuple_GET_ITEM(args, i);
+    Py_INCREF(a);
+    PyTuple_SET_ITEM(full, i + 1, a);
+  }
+  PyObject *res = PyObject_Call(cls, full, kw);
+  Py_DECREF(full);
+  Py_DECREF(cls);
+  return res;
 }
 
 /* ---- dk.write_table ---------------------------------------------------------------------- */
@@ -1446,6 +1716,23 @@ static PyMethodDef table_methods[] = {
      "files_considered, attempts."},
     {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
      "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
+    {"delete", (PyCFunction)(void (*)(void))table_delete, METH_VARARGS | METH_KEYWORDS,
+     "delete(predicate=None, *, deletion_vectors=True, dv_inline_max_bytes=0) -> metrics: "
+     "DELETE FROM the table [WHERE predicate] as one commit (deletion vectors when the table "
+     "allows them, else copy-on-write); 'version' is -1 when no row matched"},
+    {"update", (PyCFunction)(void (*)(void))table_update, METH_VARARGS | METH_KEYWORDS,
+     "update(updates, predicate=None, *, deletion_vectors=True, dv_inline_max_bytes=0) -> "
+     "metrics: UPDATE the table SET column = expression (updates: {column: expression text}) "
+     "[WHERE predicate] as one commit (deletion vectors on the old rows and new files with the "
+     "updated ones when the table allows DVs, else the touched files rewritten); 'version' is "
+     "-1 when no row matched"},
+    {"merge", (PyCFunction)(void (*)(void))table_merge, METH_VARARGS | METH_KEYWORDS,
+     "merge(source, on, source_alias='s', target_alias='t') -> TableMerger: MERGE INTO the "
+     "table USING source (any object with __arrow_c_stream__) ON on (equalities "
+     "t.key = s.key joined by AND); add clauses with when_matched_update(...) etc., then "
+     "execute() -> metrics"},
+    {"_merge", (PyCFunction)(void (*)(void))table_merge_impl, METH_VARARGS | METH_KEYWORDS,
+     "internal: TableMerger.execute()"},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
      "transaction(version=None, create=False, operation=None, operation_parameters=None, "
      "max_attempts=0, isolation=None, engine_info=None, user_metadata=None) -> Transaction\n\n"

@@ -147,4 +147,51 @@ uint64_t dk_dv__fill_selection_bits(const dk_dv *dv, int64_t first_row, int64_t 
 dk_status dk_dv__foreach(const dk_dv *dv, dk_status (*cb)(int64_t row, void *payload),
                         void *payload);
 
+/* ---- writing (write.c) ------------------------------------------------------------------ */
+
+/* A set of row indexes being built (CRoaring buckets of 2^32 rows). Not thread-safe. */
+typedef struct dk_dv_builder dk_dv_builder;
+
+dk_status dk_dv__builder_new(dk_dv_builder **out, const dk_allocator *alloc, dk_error *err);
+void dk_dv__builder_free(dk_dv_builder *b);
+/* Adds rows (any order, duplicates allowed; each in [0, 2^63)). DK_INVALID otherwise. */
+dk_status dk_dv__builder_add(dk_dv_builder *b, const int64_t *rows, size_t n, dk_error *err);
+/* Adds rows [first, first + n). */
+dk_status dk_dv__builder_add_range(dk_dv_builder *b, int64_t first, int64_t n, dk_error *err);
+/* Adds every row an existing DV deletes (merging a new DV with the file's old one). */
+dk_status dk_dv__builder_add_dv(dk_dv_builder *b, const dk_dv *dv, dk_error *err);
+uint64_t dk_dv__builder_cardinality(const dk_dv_builder *b);
+/* Appends the serialized RoaringBitmapArray (magic + 64-bit portable format, run containers
+ * where smaller) to out; its length is the descriptor's sizeInBytes. */
+dk_status dk_dv__builder_serialize(dk_buf *out, dk_dv_builder *b, dk_error *err);
+
+/* One DV file being assembled in memory (delta-spark's DeletionVectorStore.Writer): the
+ * version byte, then per DV size + bitmap + CRC-32. Published by commit under
+ * <root>/[<prefix>/]deletion_vector_<uuid>.bin (never overwriting). */
+typedef struct dk_dv_file_writer {
+  dk_buf bytes;            /* the file so far */
+  dk_buf id;               /* pathOrInlineDv of its 'u' descriptors: prefix + Z85(uuid) */
+  uint8_t uuid[16];
+  char uuid_text[37];
+  char prefix[64];
+  size_t n_dvs;
+  int committed;
+} dk_dv_file_writer;
+
+/* uuid: 36-character text form; prefix: "" / NULL, or a random directory name. */
+dk_status dk_dv__file_writer_init(dk_dv_file_writer *w, const char *uuid, const char *prefix,
+                                  const dk_allocator *alloc, dk_error *err);
+/* Appends one DV's bitmap bytes; *offset receives its descriptor offset. */
+dk_status dk_dv__file_writer_add(dk_dv_file_writer *w, const uint8_t *bitmap, size_t len,
+                                 int32_t *offset, dk_error *err);
+/* The file's storage path under root. */
+dk_status dk_dv__file_writer_path(dk_buf *out, const dk_dv_file_writer *w, const char *root,
+                                  dk_error *err);
+/* Writes the file (nothing when no DV was added). */
+dk_status dk_dv__file_writer_commit(dk_dv_file_writer *w, dk_storage *st, const char *root,
+                                    dk_error *err);
+void dk_dv__file_writer_dispose(dk_dv_file_writer *w);
+/* The pathOrInlineDv text of an inline ('i') DV: the Z85 text of the bitmap, zero-padded. */
+dk_status dk_dv__inline_text(dk_buf *out, const uint8_t *bitmap, size_t len, dk_error *err);
+
 #endif /* DK_DV_DV_H */

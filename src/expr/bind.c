@@ -52,11 +52,7 @@ dk_cmp_op dk_expr__flip(dk_cmp_op op) {
   }
 }
 
-typedef struct binder {
-  const struct ArrowSchema *schema;
-  const dk_allocator *alloc; /* of every node of the bound tree */
-  dk_error *err;
-} binder;
+typedef dk_expr__binder binder;
 
 /* Printable column name for messages. */
 static void col_label(char *buf, size_t cap, const dk_colref *c) {
@@ -76,7 +72,7 @@ static const char *type_label(const dk_atype *t, char *buf, size_t cap) {
 
 /* ---- columns ---------------------------------------------------------------------------- */
 
-static dk_status bind_column(binder *b, dk_expr **out, const dk_expr *e) {
+dk_status dk_expr__bind_column(binder *b, dk_expr **out, const dk_expr *e) {
   const dk_colref *c = &e->col;
   char label[256];
   col_label(label, sizeof label, c);
@@ -466,7 +462,7 @@ static bool is_value(const dk_expr *e) {
 }
 
 static dk_status bind_value(binder *b, dk_expr **out, const dk_expr *e) {
-  if (e->kind == DK_EXPR_COLUMN) return bind_column(b, out, e);
+  if (e->kind == DK_EXPR_COLUMN) return dk_expr__bind_column(b, out, e);
   DK_RETURN_NOT_OK(dk_expr__new_literal_a(out, &e->lit, b->alloc, b->err));
   (*out)->bound = true;
   return DK_OK;
@@ -481,6 +477,8 @@ static dk_status new_bound(binder *b, dk_expr **out, dk_expr_kind k, size_t nkid
 static dk_status bind_cmp(binder *b, dk_expr **out, dk_cmp_op op, const dk_expr *x,
                           const dk_expr *y, int depth) {
   *out = NULL;
+  if (dk_expr__is_value_kind(x->kind) || dk_expr__is_value_kind(y->kind))
+    return dk_expr__bind_cmp_values(b, out, op, x, y, depth);
   /* predicate = TRUE/FALSE (and !=): rewrite to the predicate or its negation */
   if (!is_value(x) || !is_value(y)) {
     const dk_expr *p = is_value(x) ? y : x, *v = is_value(x) ? x : y;
@@ -553,13 +551,9 @@ static dk_status bind_cmp(binder *b, dk_expr **out, dk_cmp_op op, const dk_expr 
                             (a->type.id != DK_AT_TIMESTAMP || a->type.unit == c->type.unit));
     }
     if (same && a->dom == DK_DOM_DEC) same = a->type.scale == c->type.scale;
-    if (!same) {
-      char la[256], lc[256];
-      col_label(la, sizeof la, a);
-      col_label(lc, sizeof lc, c);
-      st = dk__error_set(b->err, DK_UNSUPPORTED, "cannot compare column '%s' with column '%s' "
-                         "(different types)", la, lc);
-      goto fail;
+    if (!same) { /* columns of different types meet in their common type, as Spark's */
+      dk_expr_free(n);
+      return dk_expr__bind_cmp_values(b, out, op, x, y, depth);
     }
     n->ck = DK_CK_COL_COL;
     n->dom = a->dom;
@@ -579,14 +573,29 @@ fail:
 
 /* ---- predicates ----------------------------------------------------------------------------- */
 
+dk_status dk_expr__bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth) {
+  return bind_pred(b, out, e, depth);
+}
+
 static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth) {
   *out = NULL;
   DK_RETURN_IF(depth > DK_EXPR_MAX_DEPTH * 2, DK_INVALID, b->err, "expression nests too deeply");
   dk_status st = DK_OK;
   dk_expr *n = NULL;
+  if (dk_expr__is_value_kind(e->kind)) { /* a value expression used as a predicate */
+    DK_RETURN_NOT_OK(dk_expr__bind_val(b, &n, e, depth + 1));
+    if (n->vtype.id != DK_AT_BOOL && n->vtype.id != DK_AT_NA) {
+      char tl[64];
+      dk_expr__type_sql(tl, sizeof tl, &n->vtype);
+      dk_expr_free(n);
+      return dk__error_set(b->err, DK_INVALID, "an expression of type %s is not a predicate", tl);
+    }
+    *out = n;
+    return DK_OK;
+  }
   switch (e->kind) {
     case DK_EXPR_COLUMN: {
-      DK_RETURN_NOT_OK(bind_column(b, &n, e));
+      DK_RETURN_NOT_OK(dk_expr__bind_column(b, &n, e));
       if (n->col.dom != DK_DOM_BOOL) {
         char label[256], tl[64];
         col_label(label, sizeof label, &n->col);
@@ -615,6 +624,8 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
     case DK_EXPR_IS_NOT_NULL:
       DK_RETURN_NOT_OK(new_bound(b, &n, e->kind, 1));
       if (is_value(e->children[0])) st = bind_value(b, &n->children[0], e->children[0]);
+      else if (dk_expr__is_value_kind(e->children[0]->kind))
+        st = dk_expr__bind_val(b, &n->children[0], e->children[0], depth + 1);
       else st = bind_pred(b, &n->children[0], e->children[0], depth + 1);
       break;
     case DK_EXPR_IN: {
@@ -659,9 +670,10 @@ static dk_status bind_pred(binder *b, dk_expr **out, const dk_expr *e, int depth
         return DK_OK;
       }
       if (v->kind != DK_EXPR_COLUMN)
-        return dk__error_set(b->err, DK_UNSUPPORTED, "STARTS_WITH needs a column or literal");
+        return dk__error_set(b->err, DK_UNSUPPORTED,
+                             "STARTS_WITH/LIKE need a column or literal on the left");
       DK_RETURN_NOT_OK(new_bound(b, &n, e->kind, 2));
-      st = bind_column(b, &n->children[0], v);
+      st = dk_expr__bind_column(b, &n->children[0], v);
       if (!st && n->children[0]->col.dom != DK_DOM_BYTES) {
         char label[256];
         col_label(label, sizeof label, &n->children[0]->col);

@@ -22,19 +22,8 @@ typedef struct tv {
   uint8_t *ok;
 } tv;
 
-typedef struct ectx {
-  dk_arena ar;
-  int64_t n;
-  const struct ArrowArray *batch;
-  dk_error *err;
-} ectx;
-
-/* A resolved leaf column for the current batch. */
-typedef struct colview {
-  const struct ArrowArray *leaf;
-  int64_t off;        /* buffer index of row 0 in the leaf */
-  const uint8_t *ok;  /* per-row validity bytes, or NULL when every row is valid */
-} colview;
+typedef dk_expr__ectx ectx;
+typedef dk_expr__colview colview;
 
 static uint8_t *scratch(ectx *c, dk_error *err) {
   return dk__arena_alloc(&c->ar, (size_t)(c->n ? c->n : 1), err);
@@ -46,7 +35,7 @@ static dk_status new_tv(ectx *c, tv *t) {
   return t->ok ? DK_OK : DK_NOMEM;
 }
 
-static dk_status resolve(ectx *c, const dk_colref *col, colview *cv) {
+dk_status dk_expr__resolve(ectx *c, const dk_colref *col, colview *cv) {
   const struct ArrowArray *arr = c->batch;
   int64_t o = arr->offset, n = c->n;
   uint8_t *ok = NULL;
@@ -306,8 +295,8 @@ static int f64_cmp(double a, double b) {
 static dk_status eval_col_col(ectx *c, const dk_expr *e, tv *out) {
   const dk_colref *ca = &e->children[0]->col, *cb = &e->children[1]->col;
   colview a, b;
-  DK_RETURN_NOT_OK(resolve(c, ca, &a));
-  DK_RETURN_NOT_OK(resolve(c, cb, &b));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, ca, &a));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, cb, &b));
   int64_t n = c->n;
   for (int64_t i = 0; i < n; i++) {
     bool oka = !a.ok || a.ok[i], okb = !b.ok || b.ok[i];
@@ -378,9 +367,11 @@ static dk_status eval_cmp(ectx *c, const dk_expr *e, tv *out) {
       return DK_OK;
     case DK_CK_COL_COL:
       return eval_col_col(c, e, out);
+    case DK_CK_VALUES:
+      return dk_expr__eval_value_pred(c, e, out->val, out->ok, 0);
     case DK_CK_CONST: {
       colview cv;
-      DK_RETURN_NOT_OK(resolve(c, &e->children[0]->col, &cv));
+      DK_RETURN_NOT_OK(dk_expr__resolve(c, &e->children[0]->col, &cv));
       if (e->op == DK_CMP_NULL_SAFE_EQ) {
         memset(out->ok, 1, (size_t)n);
         if (cv.ok && e->cres) memcpy(out->val, cv.ok, (size_t)n);
@@ -397,7 +388,7 @@ static dk_status eval_cmp(ectx *c, const dk_expr *e, tv *out) {
   }
   const dk_colref *col = &e->children[0]->col;
   colview cv;
-  DK_RETURN_NOT_OK(resolve(c, col, &cv));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, col, &cv));
   uint8_t *r = out->val;
   dk_cmp_op op = e->op;
   switch (e->dom) {
@@ -445,7 +436,7 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth);
 
 static dk_status eval_starts_with(ectx *c, const dk_expr *e, tv *out) {
   colview cv;
-  DK_RETURN_NOT_OK(resolve(c, &e->children[0]->col, &cv));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, &e->children[0]->col, &cv));
   const dk_lit *p = &e->children[1]->lit;
   const int32_t *offs = (const int32_t *)cv.leaf->buffers[1] + cv.off;
   const uint8_t *data = cv.leaf->buffers[2];
@@ -514,7 +505,7 @@ bool dk__like_match(const uint8_t *s, size_t n, const int16_t *pat, size_t m) {
 
 static dk_status eval_like(ectx *c, const dk_expr *e, tv *out) {
   colview cv;
-  DK_RETURN_NOT_OK(resolve(c, &e->children[0]->col, &cv));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, &e->children[0]->col, &cv));
   const dk_lit *p = &e->children[1]->lit;
   int16_t *codes = dk__arena_alloc(&c->ar, (p->len ? p->len : 1) * sizeof *codes, c->err);
   if (!codes) return DK_NOMEM;
@@ -556,7 +547,7 @@ static bool is_in_list(const dk_expr *e) {
 static dk_status eval_in_list(ectx *c, const dk_expr *e, tv *out) {
   const dk_colref *col = &e->children[0]->children[0]->col;
   colview cv;
-  DK_RETURN_NOT_OK(resolve(c, col, &cv));
+  DK_RETURN_NOT_OK(dk_expr__resolve(c, col, &cv));
   int64_t n = c->n;
   size_t k = e->n_children;
   uint8_t *r = out->val;
@@ -589,9 +580,16 @@ static dk_status eval_in_list(ectx *c, const dk_expr *e, tv *out) {
   return DK_OK;
 }
 
+dk_status dk_expr__eval_pred(ectx *c, const dk_expr *e, uint8_t *val, uint8_t *ok, int depth) {
+  tv t = {val, ok};
+  return eval_pred(c, e, &t, depth);
+}
+
 static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
   int64_t n = c->n;
   DK_RETURN_IF(depth > DK_EXPR_MAX_DEPTH * 2, DK_INVALID, c->err, "expression nests too deeply");
+  if (dk_expr__is_value_kind(e->kind)) /* a boolean value expression */
+    return dk_expr__eval_value_pred(c, e, out->val, out->ok, depth + 1);
   switch (e->kind) {
     case DK_EXPR_LITERAL:
       memset(out->val, e->lit.type == DK_LIT_BOOL && e->lit.v.b, (size_t)n);
@@ -599,7 +597,7 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
       return DK_OK;
     case DK_EXPR_COLUMN: { /* boolean column */
       colview cv;
-      DK_RETURN_NOT_OK(resolve(c, &e->col, &cv));
+      DK_RETURN_NOT_OK(dk_expr__resolve(c, &e->col, &cv));
       const uint8_t *bits = cv.leaf->buffers[1];
       for (int64_t i = 0; i < n; i++) out->val[i] = dk__bit_get(bits, cv.off + i);
       fill_ok(out->ok, &cv, n);
@@ -649,13 +647,17 @@ static dk_status eval_pred(ectx *c, const dk_expr *e, tv *out, int depth) {
       uint8_t want_null = e->kind == DK_EXPR_IS_NULL;
       if (ch->kind == DK_EXPR_COLUMN) {
         colview cv;
-        DK_RETURN_NOT_OK(resolve(c, &ch->col, &cv));
+        DK_RETURN_NOT_OK(dk_expr__resolve(c, &ch->col, &cv));
         if (cv.ok)
           for (int64_t i = 0; i < n; i++) out->val[i] = (uint8_t)(cv.ok[i] ^ want_null);
         else
           memset(out->val, !want_null, (size_t)n);
       } else if (ch->kind == DK_EXPR_LITERAL) {
         memset(out->val, (ch->lit.type == DK_LIT_NULL) == want_null, (size_t)n);
+      } else if (dk_expr__is_value_kind(ch->kind)) {
+        dk_vv v;
+        DK_RETURN_NOT_OK(dk_expr__eval_val(&v, c, ch, depth + 1));
+        for (int64_t i = 0; i < n; i++) out->val[i] = (uint8_t)(v.ok[i] ^ want_null);
       } else {
         tv t;
         DK_RETURN_NOT_OK(new_tv(c, &t));

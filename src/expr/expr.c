@@ -391,7 +391,101 @@ dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_
   return node_with(out, DK_EXPR_LIKE, k, 2, err);
 }
 
+/* ---- value expressions --------------------------------------------------------------------- */
+
+static void free_items(dk_expr *const *items, size_t n) {
+  for (size_t i = 0; i < n; i++) dk_expr_free(items[i]);
+}
+
+dk_status dk_expr_arith(dk_expr **out, dk_arith_op op, dk_expr *a, dk_expr *b, dk_error *err) {
+  *out = NULL;
+  if (!a || !b || op < DK_ARITH_ADD || op > DK_ARITH_CONCAT) {
+    dk_expr_free(a);
+    dk_expr_free(b);
+    return dk__error_set(err, DK_INVALID, "dk_expr_arith: bad operator or NULL operand");
+  }
+  dk_expr *k[2] = {a, b};
+  DK_RETURN_NOT_OK(node_with(out, DK_EXPR_ARITH, k, 2, err));
+  (*out)->aop = op;
+  return DK_OK;
+}
+
+dk_status dk_expr_case(dk_expr **out, dk_expr *const *conds, dk_expr *const *results, size_t n,
+                       dk_expr *else_result, dk_error *err) {
+  *out = NULL;
+  bool bad = n == 0 || !conds || !results;
+  for (size_t i = 0; i < n && !bad; i++) bad = !conds[i] || !results[i];
+  dk_expr *e = NULL;
+  dk_status st = bad ? dk__error_set(err, DK_INVALID, "dk_expr_case: no WHEN or a NULL item")
+                     : dk_expr__new(&e, DK_EXPR_CASE, 2 * n + (else_result != NULL), err);
+  if (st) {
+    if (conds) free_items(conds, n);
+    if (results) free_items(results, n);
+    dk_expr_free(else_result);
+    return st;
+  }
+  for (size_t i = 0; i < n; i++) {
+    e->children[2 * i] = conds[i];
+    e->children[2 * i + 1] = results[i];
+  }
+  if (else_result) {
+    e->children[2 * n] = else_result;
+    e->has_else = true;
+  }
+  *out = e;
+  return DK_OK;
+}
+
+dk_status dk_expr_function(dk_expr **out, const char *name, dk_expr *const *args, size_t n,
+                           dk_error *err) {
+  *out = NULL;
+  int lo = 0, hi = 0;
+  dk_fn f = name ? dk_expr__fn_lookup(name, strlen(name), &lo, &hi) : DK_FN_NONE;
+  dk_status st = DK_OK;
+  if (f == DK_FN_NONE)
+    st = dk__error_set(err, DK_INVALID, "unknown function '%s'", name ? name : "");
+  else if ((int)n < lo || (hi >= 0 && (int)n > hi))
+    st = dk__error_set(err, DK_INVALID, "function %s takes %d%s%s argument%s, not %zu",
+                       dk_expr__fn_name(f), lo, hi == lo ? "" : " to ",
+                       hi == lo ? "" : hi < 0 ? "any number of" : "", lo == 1 && hi == 1 ? "" : "s",
+                       n);
+  for (size_t i = 0; i < n && !st; i++)
+    if (!args[i]) st = dk__error_set(err, DK_INVALID, "function %s: NULL argument", name);
+  dk_expr *e = NULL;
+  if (!st) st = dk_expr__new(&e, DK_EXPR_CALL, n, err);
+  if (st) {
+    if (args) free_items(args, n);
+    return st;
+  }
+  for (size_t i = 0; i < n; i++) e->children[i] = args[i];
+  e->fn = f;
+  *out = e;
+  return DK_OK;
+}
+
+dk_status dk_expr_cast(dk_expr **out, dk_expr *value, const char *type, dk_error *err) {
+  *out = NULL;
+  dk_atype t;
+  dk_status st = !value || !type ? dk__error_set(err, DK_INVALID, "dk_expr_cast: NULL argument")
+                                 : dk_expr__type_from_name(&t, type, strlen(type), err);
+  if (st) {
+    dk_expr_free(value);
+    return st;
+  }
+  dk_expr *k[1] = {value};
+  DK_RETURN_NOT_OK(node_with(out, DK_EXPR_CAST, k, 1, err));
+  (*out)->vtype = t;
+  return DK_OK;
+}
+
 /* ---- introspection ------------------------------------------------------------------------ */
+
+dk_arith_op dk_expr_get_arith_op(const dk_expr *e) {
+  return e && e->kind == DK_EXPR_ARITH ? e->aop : (dk_arith_op)0;
+}
+const char *dk_expr_function_name(const dk_expr *e) {
+  return e && e->kind == DK_EXPR_CALL ? dk_expr__fn_name(e->fn) : NULL;
+}
 
 dk_expr_kind dk_expr_get_kind(const dk_expr *e) { return e ? e->kind : (dk_expr_kind)0; }
 size_t dk_expr_num_children(const dk_expr *e) { return e ? e->n_children : 0; }
@@ -414,8 +508,9 @@ bool dk_expr_is_bound(const dk_expr *e) { return e && e->bound; }
 
 /* ---- printing ------------------------------------------------------------------------------ */
 
-static const char *const reserved_words[] = {"AND", "OR", "NOT", "IS", "NULL",
-                                             "IN",  "LIKE", "TRUE", "FALSE"};
+static const char *const reserved_words[] = {"AND", "OR",   "NOT",  "IS",   "NULL", "IN",
+                                             "LIKE", "TRUE", "FALSE", "CASE", "WHEN", "THEN",
+                                             "ELSE", "END",  "CAST", "BETWEEN"};
 
 bool dk_expr__ident_is_plain(const char *s, size_t n) {
   if (n == 0 || !(s[0] == '_' || ((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z'))) return false;
@@ -521,7 +616,20 @@ static const char *op_text(dk_cmp_op op) {
 
 static bool is_atom(const dk_expr *e) {
   return e->kind == DK_EXPR_COLUMN || e->kind == DK_EXPR_LITERAL ||
-         e->kind == DK_EXPR_STARTS_WITH;
+         e->kind == DK_EXPR_STARTS_WITH || e->kind == DK_EXPR_CALL || e->kind == DK_EXPR_CAST ||
+         e->kind == DK_EXPR_CASE;
+}
+
+static const char *arith_text(dk_arith_op op) {
+  switch (op) {
+    case DK_ARITH_ADD: return "+";
+    case DK_ARITH_SUB: return "-";
+    case DK_ARITH_MUL: return "*";
+    case DK_ARITH_DIV: return "/";
+    case DK_ARITH_MOD: return "%";
+    case DK_ARITH_CONCAT: return "||";
+  }
+  return "?";
 }
 
 static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *err);
@@ -588,6 +696,39 @@ static dk_status print_expr(dk_buf *b, const dk_expr *e, int depth, dk_error *er
       DK_RETURN_NOT_OK(dk__buf_puts(b, ", ", err));
       DK_RETURN_NOT_OK(print_operand(b, e->children[1], depth + 1, err));
       return dk__buf_putc(b, ')', err);
+    case DK_EXPR_ARITH:
+      DK_RETURN_NOT_OK(print_operand(b, e->children[0], depth + 1, err));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, " %s ", arith_text(e->aop)));
+      return print_operand(b, e->children[1], depth + 1, err);
+    case DK_EXPR_CASE: {
+      size_t pairs = (e->n_children - e->has_else) / 2;
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "CASE", err));
+      for (size_t i = 0; i < pairs; i++) {
+        DK_RETURN_NOT_OK(dk__buf_puts(b, " WHEN ", err));
+        DK_RETURN_NOT_OK(print_expr(b, e->children[2 * i], depth + 1, err));
+        DK_RETURN_NOT_OK(dk__buf_puts(b, " THEN ", err));
+        DK_RETURN_NOT_OK(print_expr(b, e->children[2 * i + 1], depth + 1, err));
+      }
+      if (e->has_else) {
+        DK_RETURN_NOT_OK(dk__buf_puts(b, " ELSE ", err));
+        DK_RETURN_NOT_OK(print_expr(b, e->children[e->n_children - 1], depth + 1, err));
+      }
+      return dk__buf_puts(b, " END", err);
+    }
+    case DK_EXPR_CALL:
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, "%s(", dk_expr__fn_name(e->fn)));
+      for (size_t i = 0; i < e->n_children; i++) {
+        if (i) DK_RETURN_NOT_OK(dk__buf_puts(b, ", ", err));
+        DK_RETURN_NOT_OK(print_expr(b, e->children[i], depth + 1, err));
+      }
+      return dk__buf_putc(b, ')', err);
+    case DK_EXPR_CAST: {
+      char tn[64];
+      dk_expr__type_sql(tn, sizeof tn, &e->vtype);
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "CAST(", err));
+      DK_RETURN_NOT_OK(print_expr(b, e->children[0], depth + 1, err));
+      return dk__buf_printf(b, err, " AS %s)", tn);
+    }
   }
   return dk__error_set(err, DK_INTERNAL, "unknown expression kind %d", (int)e->kind);
 }
@@ -623,6 +764,10 @@ static dk_status unbind_copy(dk_expr **out, const dk_expr *e, const dk_allocator
   dk_expr *n;
   DK_RETURN_NOT_OK(dk_expr__new_a(&n, e->kind, e->n_children, alloc, err));
   n->op = e->op;
+  n->aop = e->aop;
+  n->fn = e->fn;
+  n->has_else = e->has_else;
+  if (e->kind == DK_EXPR_CAST) n->vtype = e->vtype;
   for (size_t i = 0; i < e->n_children; i++) {
     dk_status st = unbind_copy(&n->children[i], e->children[i], alloc, err);
     if (st) {

@@ -48,8 +48,18 @@ typedef enum dk_cmpk {
                         (or for NULL_SAFE_EQ: FALSE/`cres`, never NULL) */
   DK_CK_NULL,        /* at least one side is a NULL literal (non null-safe): all NULL */
   DK_CK_COL_COL,     /* two columns of one domain */
-  DK_CK_LIT_LIT      /* folded at bind time: result in cres/cnull */
+  DK_CK_LIT_LIT,     /* folded at bind time: result in cres/cnull */
+  DK_CK_VALUES       /* both sides are value expressions (value.c), compared as `vtype` */
 } dk_cmpk;
+
+/* Functions of DK_EXPR_CALL (value.c has their names, arities and typing). */
+typedef enum dk_fn {
+  DK_FN_NONE = 0,
+  DK_FN_COALESCE, DK_FN_IF, DK_FN_NULLIF, DK_FN_IFNULL, DK_FN_ABS, DK_FN_NEGATE, DK_FN_UPPER,
+  DK_FN_LOWER, DK_FN_LENGTH, DK_FN_SUBSTRING, DK_FN_TRIM, DK_FN_LTRIM, DK_FN_RTRIM,
+  DK_FN_CONCAT, DK_FN_ROUND, DK_FN_FLOOR, DK_FN_CEIL, DK_FN_GREATEST, DK_FN_LEAST,
+  DK_FN_DATE_ADD, DK_FN_DATE_SUB
+} dk_fn;
 
 typedef struct dk_colref {
   int depth;
@@ -80,6 +90,13 @@ struct dk_expr {
   int64_t li;
   double ld;
   dk_i128 ldec;
+  /* value expressions (value.c) */
+  dk_arith_op aop;    /* ARITH */
+  dk_fn fn;           /* CALL */
+  bool has_else;      /* CASE: the last child is the ELSE result */
+  dk_atype vtype;     /* CAST: the target type; bound value nodes: the result type */
+  dk_atype ctype;     /* CMP DK_CK_VALUES: the type both sides are compared as */
+  bool is_value;      /* bound: a node evaluated by value.c (or a predicate used as a value) */
 };
 
 /* ---- node helpers (expr.c) ------------------------------------------------------------- */
@@ -123,8 +140,67 @@ bool dk__like_compile(const char *pat, size_t len, int16_t *out, size_t *n_out);
 bool dk__like_match(const uint8_t *s, size_t n, const int16_t *pat, size_t m);
 
 /* ---- bind (bind.c) --------------------------------------------------------------------- */
+typedef struct dk_expr__binder {
+  const struct ArrowSchema *schema;
+  const dk_allocator *alloc; /* of every node of the bound tree */
+  dk_error *err;
+} dk_expr__binder;
+dk_status dk_expr__bind_column(dk_expr__binder *b, dk_expr **out, const dk_expr *e);
+dk_status dk_expr__bind_pred(dk_expr__binder *b, dk_expr **out, const dk_expr *e, int depth);
 dk_dom dk_expr__dom_of(const dk_atype *t);
 /* Flips an operator for swapped operands (a < b  <=>  b > a). */
 dk_cmp_op dk_expr__flip(dk_cmp_op op);
+
+/* ---- evaluation context (eval.c) ------------------------------------------------------- */
+typedef struct dk_expr__ectx {
+  dk_arena ar;
+  int64_t n;
+  const struct ArrowArray *batch;
+  dk_error *err;
+} dk_expr__ectx;
+
+/* A resolved leaf column for the current batch. */
+typedef struct dk_expr__colview {
+  const struct ArrowArray *leaf;
+  int64_t off;        /* buffer index of row 0 in the leaf */
+  const uint8_t *ok;  /* per-row validity bytes, or NULL when every row is valid */
+} dk_expr__colview;
+
+dk_status dk_expr__resolve(dk_expr__ectx *c, const dk_colref *col, dk_expr__colview *cv);
+/* Predicate evaluation into val/ok bytes (val[i] == 0 where ok[i] == 0). */
+dk_status dk_expr__eval_pred(dk_expr__ectx *c, const dk_expr *e, uint8_t *val, uint8_t *ok,
+                             int depth);
+
+/* ---- value expressions (value.c) ------------------------------------------------------- */
+
+/* A column of values of one type over the batch rows, in the evaluation arena. Integers of
+** every width, booleans (0/1), dates (days) and timestamps (microseconds) live in i, floats and
+** doubles in d, decimals (unscaled) in q, strings and binaries as n + 1 offsets into data. */
+typedef struct dk_vv {
+  dk_atype t;         /* DK_AT_NA for an untyped NULL */
+  int64_t n;
+  uint8_t *ok;        /* 1 = not NULL */
+  int64_t *i;
+  double *d;
+  dk_i128 *q;
+  int64_t *off;
+  char *data;
+} dk_vv;
+
+bool dk_expr__is_value_kind(dk_expr_kind k);
+/* Binds any expression as a value (predicates become BOOL values); sets vtype. */
+dk_status dk_expr__bind_val(dk_expr__binder *b, dk_expr **out, const dk_expr *e, int depth);
+/* A comparison with a value expression on either side (sets ck = DK_CK_VALUES). */
+dk_status dk_expr__bind_cmp_values(dk_expr__binder *b, dk_expr **out, dk_cmp_op op,
+                                   const dk_expr *x, const dk_expr *y, int depth);
+dk_status dk_expr__eval_val(dk_vv *out, dk_expr__ectx *c, const dk_expr *e, int depth);
+/* val/ok of a DK_CK_VALUES comparison or of a BOOL value node used as a predicate. */
+dk_status dk_expr__eval_value_pred(dk_expr__ectx *c, const dk_expr *e, uint8_t *val,
+                                   uint8_t *ok, int depth);
+/* The function of a name (DK_FN_NONE when unknown) and its argument count range. */
+dk_fn dk_expr__fn_lookup(const char *name, size_t len, int *min_args, int *max_args);
+const char *dk_expr__fn_name(dk_fn f);
+/* A SQL or Delta type name ("bigint", "decimal(10,2)", "string", ...) as an Arrow type. */
+dk_status dk_expr__type_from_name(dk_atype *out, const char *name, size_t len, dk_error *err);
 
 #endif /* DK_EXPR_INT_H */

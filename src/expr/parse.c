@@ -27,7 +27,13 @@ typedef enum tok_kind {
   T_RPAREN,
   T_COMMA,
   T_DOT,
-  T_OP       /* comparison operator; op field */
+  T_OP,      /* comparison operator; op field */
+  T_PLUS,
+  T_MINUS,
+  T_STAR,
+  T_SLASH,
+  T_PERCENT,
+  T_CONCAT   /* || */
 } tok_kind;
 
 typedef struct tok {
@@ -59,6 +65,10 @@ static dk_status lex_error(parser *p, size_t at, const char *what) {
 static dk_status lex(parser *p, size_t pos, tok *t) {
   const char *s = p->s;
   size_t n = p->n;
+  /* after an operand, '-' is the minus operator (a - 1); elsewhere it may start a number */
+  tok_kind prev = p->cur.kind;
+  bool after_operand = prev == T_IDENT || prev == T_QIDENT || prev == T_STRING ||
+                       prev == T_HEX || prev == T_NUMBER || prev == T_RPAREN;
   while (pos < n && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r'))
     pos++;
   memset(t, 0, sizeof *t);
@@ -102,7 +112,7 @@ static dk_status lex(parser *p, size_t pos, tok *t) {
     t->end = i + 1;
     return DK_OK;
   }
-  if (is_digit(c) || ((c == '-' || c == '.') && pos + 1 < n &&
+  if (is_digit(c) || (((c == '-' && !after_operand) || c == '.') && pos + 1 < n &&
                       (is_digit(s[pos + 1]) ||
                        (c == '-' && s[pos + 1] == '.' && pos + 2 < n && is_digit(s[pos + 2]))))) {
     size_t i = pos;
@@ -131,6 +141,18 @@ static dk_status lex(parser *p, size_t pos, tok *t) {
     case ')': t->kind = T_RPAREN; return DK_OK;
     case ',': t->kind = T_COMMA; return DK_OK;
     case '.': t->kind = T_DOT; return DK_OK;
+    case '+': t->kind = T_PLUS; return DK_OK;
+    case '-': t->kind = T_MINUS; return DK_OK;
+    case '*': t->kind = T_STAR; return DK_OK;
+    case '/': t->kind = T_SLASH; return DK_OK;
+    case '%': t->kind = T_PERCENT; return DK_OK;
+    case '|':
+      if (pos + 1 < n && s[pos + 1] == '|') {
+        t->kind = T_CONCAT;
+        t->end++;
+        return DK_OK;
+      }
+      break;
     case '=':
       t->kind = T_OP;
       t->op = DK_CMP_EQ;
@@ -259,17 +281,29 @@ static int hexval(char c) {
   return -1;
 }
 
-static dk_status parse_number(parser *p, dk_expr **out) {
-  const char *s = p->s + p->cur.start;
-  size_t n = p->cur.end - p->cur.start;
-  bool has_dot = memchr(s, '.', n) != NULL;
-  bool has_exp = memchr(s, 'e', n) || memchr(s, 'E', n);
+/* The number token at p->cur (negated: the literal of '-' followed by it). */
+static dk_status parse_number_sign(parser *p, dk_expr **out, bool negate) {
+  const char *s0 = p->s + p->cur.start;
+  size_t n0 = p->cur.end - p->cur.start;
   dk_lit l;
   memset(&l, 0, sizeof l);
   char tmp[512];
-  if (n >= sizeof tmp) return lex_error(p, p->cur.start, "number literal too long");
-  memcpy(tmp, s, n);
+  if (n0 + 2 >= sizeof tmp) return lex_error(p, p->cur.start, "number literal too long");
+  size_t n = 0;
+  if (negate) {
+    if (s0[0] == '-') { /* - -5 */
+      s0++;
+      n0--;
+    } else {
+      tmp[n++] = '-';
+    }
+  }
+  memcpy(tmp + n, s0, n0);
+  n += n0;
   tmp[n] = 0;
+  const char *s = tmp;
+  bool has_dot = memchr(s, '.', n) != NULL;
+  bool has_exp = memchr(s, 'e', n) || memchr(s, 'E', n);
   if (has_exp) {
     l.type = DK_LIT_DOUBLE;
     l.v.d = strtod(tmp, NULL);
@@ -298,6 +332,8 @@ static dk_status parse_number(parser *p, dk_expr **out) {
   DK_RETURN_NOT_OK(advance(p));
   return make_lit(p, out, &l);
 }
+
+static dk_status parse_number(parser *p, dk_expr **out) { return parse_number_sign(p, out, false); }
 
 static dk_status parse_column(parser *p, dk_expr **out) {
   char **names = NULL;
@@ -374,7 +410,11 @@ static dk_status parse_call_operand(parser *p, const tok *name, dk_expr **out) {
   return DK_OK;
 }
 
-static dk_status parse_operand(parser *p, dk_expr **out) {
+static dk_status parse_case(parser *p, dk_expr **out);
+static dk_status parse_cast(parser *p, dk_expr **out);
+static dk_status parse_call(parser *p, const tok *name, dk_expr **out);
+
+static dk_status parse_primary(parser *p, dk_expr **out) {
   *out = NULL;
   tok t = p->cur, nx;
   switch (t.kind) {
@@ -445,8 +485,12 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     return make_lit(p, out, &l);
   }
   if (is_kw(p, &t, "AND") || is_kw(p, &t, "OR") || is_kw(p, &t, "NOT") || is_kw(p, &t, "IS") ||
-      is_kw(p, &t, "IN") || is_kw(p, &t, "LIKE") || is_kw(p, &t, "BETWEEN"))
+      is_kw(p, &t, "IN") || is_kw(p, &t, "LIKE") || is_kw(p, &t, "BETWEEN") ||
+      is_kw(p, &t, "WHEN") || is_kw(p, &t, "THEN") || is_kw(p, &t, "ELSE") ||
+      is_kw(p, &t, "END"))
     return lex_error(p, t.start, "unexpected keyword (quote column names with `)");
+  if (is_kw(p, &t, "CASE")) return parse_case(p, out);
+  if (nx.kind == T_LPAREN && is_kw(p, &t, "CAST")) return parse_cast(p, out);
   if (nx.kind == T_STRING) {
     static const struct {
       const char *kw;
@@ -521,7 +565,203 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     dk__free(p->alloc, txt);
     return st;
   }
+  if (nx.kind == T_LPAREN) return parse_call(p, &t, out);
   return parse_column(p, out);
+}
+
+/* name '(' [expr (',' expr)*] ')' : a function (at name, p->cur). */
+static dk_status parse_call(parser *p, const tok *name, dk_expr **out) {
+  int lo, hi;
+  if (dk_expr__fn_lookup(p->s + name->start, name->end - name->start, &lo, &hi) == DK_FN_NONE)
+    return dk__error_set(p->err, DK_INVALID, "unknown function '%.*s' at offset %zu",
+                         (int)(name->end - name->start), p->s + name->start, name->start);
+  if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, name->start, "expression nests too deeply");
+  DK_RETURN_NOT_OK(advance(p)); /* name */
+  DK_RETURN_NOT_OK(advance(p)); /* ( */
+  dk_expr **args = NULL;
+  size_t n = 0, cap = 0;
+  dk_status st = DK_OK;
+  if (p->cur.kind != T_RPAREN) {
+    for (;;) {
+      if (n == cap) {
+        size_t nc = cap ? 2 * cap : 4;
+        dk_expr **na = dk__realloc(NULL, args, nc * sizeof *na);
+        if (!na) {
+          st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
+          break;
+        }
+        args = na;
+        cap = nc;
+      }
+      st = parse_or(p, &args[n]);
+      if (st) break;
+      n++;
+      if (p->cur.kind != T_COMMA) break;
+      st = advance(p);
+      if (st) break;
+    }
+  }
+  if (!st) st = expect(p, T_RPAREN, "',' or ')'");
+  if (st) {
+    for (size_t i = 0; i < n; i++) dk_expr_free(args[i]);
+    dk__free(NULL, args);
+    return st;
+  }
+  char nm[32];
+  snprintf(nm, sizeof nm, "%.*s", (int)DK_MIN(name->end - name->start, sizeof nm - 1),
+           p->s + name->start);
+  st = dk_expr_function(out, nm, args, n, p->err);
+  dk__free(NULL, args);
+  if (st && p->err && !strstr(p->err->message, "offset"))
+    dk__error_prefix(p->err, "at offset %zu", name->start);
+  p->depth--;
+  return st;
+}
+
+/* CAST '(' expr AS type ')' (at CAST). */
+static dk_status parse_cast(parser *p, dk_expr **out) {
+  size_t at = p->cur.start;
+  DK_RETURN_NOT_OK(advance(p));
+  DK_RETURN_NOT_OK(advance(p));
+  dk_expr *v = NULL;
+  DK_RETURN_NOT_OK(parse_or(p, &v));
+  dk_status st = DK_OK;
+  if (!is_kw(p, &p->cur, "AS")) st = lex_error(p, p->cur.start, "expected AS in CAST");
+  if (!st) st = advance(p);
+  size_t ts = p->cur.start;
+  if (!st && p->cur.kind != T_IDENT) st = lex_error(p, p->cur.start, "expected a type name");
+  if (!st) st = advance(p);
+  if (!st && p->cur.kind == T_LPAREN) { /* decimal(p, s) */
+    while (!st && p->cur.kind != T_RPAREN && p->cur.kind != T_EOF) st = advance(p);
+    if (!st && p->cur.kind != T_RPAREN) st = lex_error(p, p->cur.start, "expected ')'");
+    if (!st) st = advance(p);
+  }
+  size_t te = st ? ts : p->cur.start;
+  if (!st && p->cur.kind != T_RPAREN) st = lex_error(p, p->cur.start, "expected ')' after the type");
+  /* the type's text, trimmed of the spaces before the ')' */
+  while (te > ts && (p->s[te - 1] == ' ' || p->s[te - 1] == '\t')) te--;
+  if (!st) st = advance(p);
+  char tn[64];
+  if (!st && te - ts >= sizeof tn) st = lex_error(p, ts, "type name too long");
+  if (st) {
+    dk_expr_free(v);
+    return st;
+  }
+  memcpy(tn, p->s + ts, te - ts);
+  tn[te - ts] = 0;
+  st = dk_expr_cast(out, v, tn, p->err);
+  if (st && p->err && !strstr(p->err->message, "offset")) dk__error_prefix(p->err, "CAST at offset %zu", at);
+  return st;
+}
+
+/* CASE [value] WHEN a THEN b ... [ELSE c] END (at CASE). The simple form `CASE x WHEN v`
+** compares x = v. */
+static dk_status parse_case(parser *p, dk_expr **out) {
+  size_t at = p->cur.start;
+  if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, at, "expression nests too deeply");
+  DK_RETURN_NOT_OK(advance(p));
+  dk_expr *subject = NULL, *els = NULL, **conds = NULL, **res = NULL;
+  size_t n = 0, cap = 0;
+  dk_status st = DK_OK;
+  if (!is_kw(p, &p->cur, "WHEN")) st = parse_or(p, &subject);
+  while (!st && is_kw(p, &p->cur, "WHEN")) {
+    if (n == cap) {
+      size_t nc = cap ? 2 * cap : 4;
+      dk_expr **a = dk__realloc(NULL, conds, nc * sizeof *a), **b = NULL;
+      if (a) conds = a;
+      b = a ? dk__realloc(NULL, res, nc * sizeof *b) : NULL;
+      if (!a || !b) {
+        st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
+        break;
+      }
+      res = b;
+      cap = nc;
+    }
+    dk_expr *c = NULL, *r = NULL;
+    st = advance(p);
+    if (!st) st = parse_or(p, &c);
+    if (!st && subject) st = dk_expr_cmp(&c, DK_CMP_EQ, dk_expr_ref(subject), c, p->err);
+    if (!st && !is_kw(p, &p->cur, "THEN")) st = lex_error(p, p->cur.start, "expected THEN");
+    if (!st) st = advance(p);
+    if (!st) st = parse_or(p, &r);
+    if (st) {
+      dk_expr_free(c);
+      break;
+    }
+    conds[n] = c;
+    res[n++] = r;
+  }
+  if (!st && n == 0) st = lex_error(p, p->cur.start, "expected WHEN");
+  if (!st && is_kw(p, &p->cur, "ELSE")) {
+    st = advance(p);
+    if (!st) st = parse_or(p, &els);
+  }
+  if (!st && !is_kw(p, &p->cur, "END")) st = lex_error(p, p->cur.start, "expected END");
+  if (!st) st = advance(p);
+  dk_expr_free(subject);
+  if (st) {
+    for (size_t i = 0; i < n; i++) {
+      dk_expr_free(conds[i]);
+      dk_expr_free(res[i]);
+    }
+    dk_expr_free(els);
+  } else {
+    st = dk_expr_case(out, conds, res, n, els, p->err);
+  }
+  dk__free(NULL, conds);
+  dk__free(NULL, res);
+  p->depth--;
+  return st;
+}
+
+/* unary := '-' unary | primary */
+static dk_status parse_unary(parser *p, dk_expr **out) {
+  if (p->cur.kind != T_MINUS) return parse_primary(p, out);
+  if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, p->cur.start, "expression nests too deeply");
+  DK_RETURN_NOT_OK(advance(p));
+  dk_status st;
+  if (p->cur.kind == T_NUMBER) {
+    st = parse_number_sign(p, out, true);
+  } else {
+    dk_expr *v = NULL;
+    st = parse_unary(p, &v);
+    if (!st) st = dk_expr_function(out, "negative", &v, 1, p->err);
+  }
+  p->depth--;
+  return st;
+}
+
+static dk_status parse_binary_level(parser *p, dk_expr **out, int level);
+
+static dk_arith_op arith_of(tok_kind k, int level) {
+  if (level == 0) return k == T_PLUS ? DK_ARITH_ADD : k == T_MINUS ? DK_ARITH_SUB
+                       : k == T_CONCAT ? DK_ARITH_CONCAT : (dk_arith_op)0;
+  return k == T_STAR ? DK_ARITH_MUL : k == T_SLASH ? DK_ARITH_DIV
+         : k == T_PERCENT ? DK_ARITH_MOD : (dk_arith_op)0;
+}
+
+/* level 0: term (('+' | '-' | '||') term)*; level 1: unary (('*' | '/' | '%') unary)* */
+static dk_status parse_binary_level(parser *p, dk_expr **out, int level) {
+  if (++p->depth > DK_EXPR_MAX_DEPTH) return lex_error(p, p->cur.start, "expression nests too deeply");
+  dk_expr *a = NULL;
+  dk_status st = level == 0 ? parse_binary_level(p, &a, 1) : parse_unary(p, &a);
+  dk_arith_op op;
+  while (!st && (op = arith_of(p->cur.kind, level)) != 0) {
+    dk_expr *b = NULL;
+    st = advance(p);
+    if (!st) st = level == 0 ? parse_binary_level(p, &b, 1) : parse_unary(p, &b);
+    if (st) break;
+    st = dk_expr_arith(&a, op, a, b, p->err);
+  }
+  if (st) dk_expr_free(a);
+  else *out = a;
+  p->depth--;
+  return st;
+}
+
+static dk_status parse_operand(parser *p, dk_expr **out) {
+  *out = NULL;
+  return parse_binary_level(p, out, 0);
 }
 
 static dk_status parse_predicate(parser *p, dk_expr **out) {

@@ -239,6 +239,7 @@ static bool skip_cmp(const sctx *c, const dk_expr *e, bool neg) {
     case DK_CK_LIT_LIT:
       return !(e->cres ^ neg);
     case DK_CK_COL_COL:
+    case DK_CK_VALUES:
       return false;
     case DK_CK_CONST: {
       const dk_colref *col = &e->children[0]->col;

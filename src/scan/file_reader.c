@@ -817,3 +817,5 @@ dk_status dk_scan__file_rows(const int64_t **rows, int64_t *n, dk_scan__file *f,
   *n = (int64_t)(f->rows.len / sizeof(int64_t));
   return DK_OK;
 }
+
+int64_t dk_scan__file_num_rows(const dk_scan__file *f) { return dk_parquet_num_rows(f->tr.pf); }

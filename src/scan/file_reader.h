@@ -56,6 +56,8 @@ dk_status dk_scan__file_next(struct ArrowArray *out, dk_scan__file *f, dk_error 
 ** end of the file: rows[0..*n) lives in the file's buffer until the next call on f or its
 ** close (no output columns are built; open a reader with no columns for this alone). */
 dk_status dk_scan__file_rows(const int64_t **rows, int64_t *n, dk_scan__file *f, dk_error *err);
+/* The number of rows physically in the file (its Parquet footer), deleted rows included. */
+int64_t dk_scan__file_num_rows(const dk_scan__file *f);
 void dk_scan__file_close(dk_scan__file *f);
 
 #endif /* DK_SCAN_FILE_READER_H */

@@ -467,6 +467,18 @@ dk_status dk_txn_add_file(dk_txn *x, const dk_add_file *f, dk_error *err) {
   return DK_OK;
 }
 
+dk_status dk_txn__add_cdc(dk_txn *x, const dk_add_file *f, dk_error *err) {
+  dk_add_file c = *f;
+  c.stats = NULL;
+  c.tags_json = NULL;
+  c.dv = NULL;
+  c.clustering_provider = NULL;
+  c.data_change = 0;
+  DK_RETURN_NOT_OK(dk_txn_add_file(x, &c, err));
+  x->adds[x->n_adds - 1].cdc = 1;
+  return DK_OK;
+}
+
 dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err) {
   DK_RETURN_NOT_OK(grow((void **)&x->adds, &x->cap_adds, x->n_adds, sizeof *x->adds, x->alloc,
                         err));
@@ -934,7 +946,7 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
   if (rt) {
     for (size_t i = 0; i < x->n_adds; i++) {
       txn_add *a = &x->adds[i];
-      if (a->fixed_row_id) continue;
+      if (a->fixed_row_id || a->cdc) continue;
       assigned = 1;
       if (a->num_records < 0)
         return dk__error_set(err, DK_INVALID,
@@ -965,6 +977,10 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
     DK_RETURN_NOT_OK(dk__buf_printf(b, err, "\"%lld\"", (long long)x->metric_v[i]));
   }
   DK_RETURN_NOT_OK(dk__buf_putc(b, '}', err));
+  if (x->commit_tags) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, x->commit_tags, err));
+  }
   if (x->user_metadata) {
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"userMetadata\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_str(b, x->user_metadata, err));
@@ -1030,6 +1046,15 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
 
   for (size_t i = 0; i < x->n_adds; i++) {
     const txn_add *a = &x->adds[i];
+    if (a->cdc) { /* PROTOCOL "Add CDC File" */
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"cdc\":{\"path\":", err));
+      DK_RETURN_NOT_OK(dk_txn__put_path(b, a->path, err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));
+      DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, a->pv, a->n_pv, err));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld,\"dataChange\":false}}\n",
+                                      (long long)a->size));
+      continue;
+    }
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"add\":{\"path\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_path(b, a->path, err));
     DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"partitionValues\":", err));

@@ -37,6 +37,7 @@ typedef struct txn_add {
   int64_t base_row_id;             /* assigned per attempt (row tracking), -1 = none */
   int fixed_row_id;                /* re-added entry: keeps base_row_id / drcv as they were */
   int64_t drcv;                    /* its defaultRowCommitVersion, -1 = none */
+  int cdc;                         /* a `cdc` action (a change data file), not an add */
 } txn_add;
 
 typedef struct txn_remove {
@@ -96,6 +97,7 @@ struct dk_txn {
   int read_whole;
   int64_t read_hwm;                /* row-id high-water mark at read (-1 = none) */
   int64_t last_ict;                /* ICT (or commit time) of the newest version seen */
+  const char *commit_tags;         /* commitInfo.tags as a JSON object text, or NULL (arena) */
 };
 
 /* One winning commit, parsed (arena-owned strings). */
@@ -146,6 +148,14 @@ dk_status dk_txn__read_predicate(dk_txn *x, dk_expr *partition, dk_error *err);
 dk_status dk_txn__assign_column_mapping(const char **schema_string, int64_t *max_column_id,
                                         dk_txn *x, const char *mode, dk_error *err);
 
+/* Stages a `cdc` action (a file under _change_data/; f's stats, tags, DV are ignored). */
+dk_status dk_txn__add_cdc(dk_txn *x, const dk_add_file *f, dk_error *err);
+/* Writes the batches of `data` (the table's columns plus a string column `_change_type`) as
+** change data files under _change_data/ (partition directories as data files), named
+** cdc-<n>-<uuid>.c000.<codec>.parquet, with the data columns and _change_type, and stages a
+** cdc action per file (write.c). */
+dk_status dk_txn__write_cdc(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                            dk_error *err);
 /* Stages an add of an existing entry as it is (physical partition keys, stats, DV, row ids). */
 dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err);
 dk_status dk_txn__parse_interval_ms(int64_t *out, const char *s, dk_error *err);

@@ -13,6 +13,9 @@
 ** invariants are evaluated per batch with dk's expression evaluator (a row where one is
 ** FALSE or NULL fails the write, as Spark's); so is replaceWhere's predicate.
 **
+** dk_txn__write_cdc is the same for change data (delta-spark's CDC files: the data columns and
+** `_change_type` under _change_data/, staged as cdc actions, no stats or constraints).
+**
 ** dk_write_table is the DataFrameWriter on top: create (ErrorIfExists/Ignore), append,
 ** overwrite (all rows, a partition replaceWhere, or dynamic partition overwrite), mergeSchema /
 ** overwriteSchema, idempotent app transactions, one WRITE commit with Spark's
@@ -72,6 +75,8 @@ typedef struct wctx {
   dk_write_result *res;
   const char **parts_seen;    /* distinct partitions (rows of n_part), arena */
   size_t n_parts_seen, cap_parts_seen;
+  int cdc;                    /* change data files (dk_txn__write_cdc) */
+  int64_t cdc_col;            /* the stream's _change_type column */
 } wctx;
 
 static const char *codec_ext(dk_parquet_codec c) {
@@ -172,8 +177,15 @@ static dk_status open_file(wctx *c, const char *const *pv, size_t *out, dk_error
     if (!st) st = dk__buf_putc(&rel, '/', err);
   }
   if (!st)
-    st = dk__buf_printf(&rel, err, "part-%05lld-%s.c000.%sparquet", (long long)c->seq++, c->uuid,
-                        codec_ext(c->po.codec));
+    st = dk__buf_printf(&rel, err, "%s-%05lld-%s.c000.%sparquet", c->cdc ? "cdc" : "part",
+                        (long long)c->seq++, c->uuid, codec_ext(c->po.codec));
+  if (!st && c->cdc) { /* change data files live under _change_data/ */
+    dk_buf full_rel;
+    dk__buf_init(&full_rel, c->alloc);
+    st = dk__buf_printf(&full_rel, err, "_change_data/%s", rel.data);
+    dk__buf_dispose(&rel);
+    rel = full_rel;
+  }
   char full[4200];
   if (!st) snprintf(full, sizeof full, "%s/%s", c->x->table->root, rel.data);
   if (!st) st = grow_files(c, err);
@@ -203,7 +215,7 @@ static dk_status close_file(wctx *c, size_t i, dk_error *err) {
   dk_status st = dk_parquet_writer_close(f->w, &r, err);
   char *stats = NULL;
   if (!st) st = dk__buf_append(&c->done_paths, f->rel, strlen(f->rel) + 1, err);
-  if (!st) st = dk_parquet_writer_delta_stats(&stats, f->w, &c->so, err);
+  if (!st && !c->cdc) st = dk_parquet_writer_delta_stats(&stats, f->w, &c->so, err);
   if (!st) {
     const char **kv = c->n_part ? dk__calloc(c->alloc, 2 * c->n_part, sizeof *kv) : NULL;
     for (size_t k = 0; kv && k < c->n_part; k++) {
@@ -216,7 +228,7 @@ static dk_status close_file(wctx *c, size_t i, dk_error *err) {
                      .data_change = !(c->o && c->o->version >= 2 && c->o->rearrange_only),
                      .stats = stats};
     if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
-    else st = dk_txn_add_file(c->x, &a, err);
+    else st = c->cdc ? dk_txn__add_cdc(c->x, &a, err) : dk_txn_add_file(c->x, &a, err);
     dk__free(c->alloc, kv);
     if (!st && c->res) {
       c->res->files++;
@@ -375,8 +387,13 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->is_part[c->part_col[k]] = 1;
   }
   /* every stream column is a table column, and every table column is in the stream */
+  c->cdc_col = -1;
   for (int64_t j = 0; j < in->n_children; j++) {
     const char *nm = in->children[j]->name ? in->children[j]->name : "";
+    if (c->cdc && !strcmp(nm, "_change_type") && !strcmp(in->children[j]->format, "u")) {
+      c->cdc_col = j;
+      continue;
+    }
     if (!dk_schema_find(c->schema, nm))
       return dk__error_set(err, DK_INVALID,
                            "A schema mismatch detected when writing to the Delta table: column "
@@ -401,12 +418,20 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->in_col[i] = j;
     if (!c->is_part[i]) c->data_col[c->n_data++] = (int64_t)i;
   }
-  /* the files' schema: the physical data columns, in table order, the data's types */
+  DK_RETURN_IF(c->cdc && c->cdc_col < 0, DK_INTERNAL, err,
+               "change data without a _change_type string column");
+  /* the files' schema: the physical data columns, in table order, the data's types (change
+   * data: then _change_type) */
   dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data, err));
+  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data + (c->cdc ? 1 : 0),
+                                   err));
   for (size_t d = 0; d < c->n_data; d++) {
     dk__schema_release(c->data.children[d]);
     DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], c->phys.children[c->data_col[d]], err));
+  }
+  if (c->cdc) {
+    dk__schema_release(c->data.children[c->n_data]);
+    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[c->n_data], in->children[c->cdc_col], err));
   }
   return DK_OK;
 }
@@ -415,15 +440,16 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
  * children are moved out of b; b keeps its other children until released). */
 static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b,
                            dk_error *err) {
-  struct ArrowArray *kids = dk__calloc(c->alloc, c->n_data + 1, sizeof *kids);
+  size_t nk = c->n_data + (c->cdc ? 1 : 0);
+  struct ArrowArray *kids = dk__calloc(c->alloc, nk + 1, sizeof *kids);
   if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
-  for (size_t d = 0; d < c->n_data; d++) {
-    struct ArrowArray *src = b->children[c->in_col[c->data_col[d]]];
+  for (size_t d = 0; d < nk; d++) {
+    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]] : c->cdc_col];
     kids[d] = *src;
     src->release = NULL;
   }
   const void *bufs[1] = {NULL};
-  dk_status st = dk__array_wrap(out, b->length, 0, b->offset, 1, bufs, (int64_t)c->n_data, kids,
+  dk_status st = dk__array_wrap(out, b->length, 0, b->offset, 1, bufs, (int64_t)nk, kids,
                                 NULL, NULL, c->alloc, err);
   dk__free(c->alloc, kids);
   return st;
@@ -618,8 +644,21 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
   return st;
 }
 
+static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                              const dk_write_options *o, int cdc, dk_error *err);
+
 dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
                        const dk_write_options *o, dk_error *err) {
+  return write_stream(out, x, data, o, 0, err);
+}
+
+dk_status dk_txn__write_cdc(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                            dk_error *err) {
+  return write_stream(out, x, data, NULL, 1, err);
+}
+
+static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                              const dk_write_options *o, int cdc, dk_error *err) {
   if (out) {
     unsigned v = out->version;
     memset(out, 0, sizeof *out);
@@ -636,6 +675,7 @@ dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream 
   c.alloc = x->alloc;
   c.o = o;
   c.res = out;
+  c.cdc = cdc;
   dk__hmap_init(&c.groups, x->alloc);
   dk__buf_init(&c.done_paths, x->alloc);
   dk_txn__uuid(c.uuid);
@@ -664,7 +704,7 @@ dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream 
     goto cleanup;
   }
   DK_CHECK_GOTO(setup(&c, &in, err));
-  DK_CHECK_GOTO(load_constraints(&c, &in, err));
+  if (!cdc) DK_CHECK_GOTO(load_constraints(&c, &in, err)); /* change data holds old rows too */
   if (o && o->replace_where) {
     char *txt = NULL;
     if (dk_expr_to_string(&txt, o->replace_where, NULL) != DK_OK) txt = NULL; /* name only */

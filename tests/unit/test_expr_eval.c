@@ -116,7 +116,8 @@ DK_TEST(expr__bind_errors) {
   expect_bind_error(&s, "id", DK_INVALID, "not a boolean", __LINE__);
   expect_bind_error(&s, "STARTS_WITH(id, 'a')", DK_INVALID, "'Id'", __LINE__);
   expect_bind_error(&s, "Dup = 1", DK_INVALID, "ambiguous", __LINE__);
-  expect_bind_error(&s, "id = name", DK_UNSUPPORTED, "different types", __LINE__);
+  expect_bind_error(&s, "id = name", DK_INVALID, "INT and STRING do not match", __LINE__);
+  expect_bind_error(&s, "st.day = id", DK_INVALID, "do not match", __LINE__);
   expect_bind_error(&s, "5", DK_INVALID, "not a predicate", __LINE__);
   /* dictionary-encoded columns are refused, not misread */
   struct ArrowSchema dict;

@@ -22,6 +22,9 @@ int dk_cli_optimize(int argc, char **argv);
 int dk_cli_vacuum(int argc, char **argv);
 int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);
+/* Row-level DML (cmd_dml.c): delete, update. Exit 4 on a commit conflict. */
+int dk_cli_delete(int argc, char **argv);
+int dk_cli_update(int argc, char **argv);
 int dk_cli_write(int argc, char **argv);
 /* A CSV (csv = 1; a header row) or JSON-lines file as an Arrow stream (text_input.c): types
  * inferred, or those of the same-named columns of `target` (may be NULL). */

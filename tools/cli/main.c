@@ -147,6 +147,31 @@ static const cli_command commands[] = {
      "  --where EXPR       only the partitions matching EXPR (partition columns only)\n"
      "  --min-file-size N  files smaller than N bytes are compacted (default 1 GiB)\n"
      "  --max-file-size N  the size of the files written (default 1 GiB)\n" STORAGE_OPT},
+    {"delete", dk_cli_delete, "DELETE rows (deletion vectors where the table allows them)",
+     "usage: dk delete TABLE [--where EXPR] [--no-deletion-vectors] [--json]\n"
+     "\n"
+     "DELETE FROM TABLE [WHERE EXPR] as one commit (none when no row matches). A predicate\n"
+     "on partition columns only removes whole files; otherwise the matching rows are marked\n"
+     "in deletion vectors when the table allows them (delta.enableDeletionVectors), else\n"
+     "their files are rewritten.\n"
+     "\n"
+     "  --where EXPR       the rows to delete (dk's predicate grammar); default: all\n"
+     "  --no-deletion-vectors  rewrite the files instead (copy-on-write)\n"
+     "  --json             print the metrics as one JSON object\n"},
+    {"update", dk_cli_update, "UPDATE rows (deletion vectors where the table allows them)",
+     "usage: dk update TABLE --set \"COL = EXPR\" [--set ...] [--where EXPR]\n"
+     "                 [--no-deletion-vectors] [--json]\n"
+     "\n"
+     "UPDATE TABLE SET COL = EXPR, ... [WHERE EXPR] as one commit (none when no row matches).\n"
+     "EXPR is a dk value expression (arithmetic, CASE, CAST, functions; Spark's ANSI typing),\n"
+     "stored with a cast to the column's type. The updated rows are marked in deletion\n"
+     "vectors and written to new files when the table allows DVs, else the touched files are\n"
+     "rewritten.\n"
+     "\n"
+     "  --set \"COL = EXPR\"  an assignment (repeatable; `quote` odd column names)\n"
+     "  --where EXPR       the rows to update (dk's predicate grammar); default: all\n"
+     "  --no-deletion-vectors  rewrite the files instead (copy-on-write)\n"
+     "  --json             print the metrics as one JSON object\n"},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
      "usage: dk checkpoint TABLE [--version N]\n\n" STORAGE_OPT},
     {"write", dk_cli_write, "write files' rows to a table in one commit",

@@ -1,0 +1,1152 @@
+/*
+** merge.c — MERGE INTO (delta-spark commands/MergeIntoCommand.scala, merge/ClassicMergeExecutor
+** with deletion vectors; PROTOCOL.md "Deletion Vectors"; write-path.md §1.5, §4).
+**
+** 1. The source stream is materialized (its batches kept) and hashed on the merge keys: the
+**    `t.a = s.b AND ...` equalities of the condition, both sides cast to the type Spark
+**    compares them as (src/expr/value.c); a NULL key matches nothing.
+** 2. Every target file is read once (all columns + _metadata.row_index; the whole table is
+**    recorded as read). Per batch each row's key is looked up: matched rows are grouped by
+**    source batch and joined into batches `struct<t: target row, s: source row>`, on which the
+**    clauses' conditions and values are evaluated as dk expressions (`t.id`, `s.v`); unmatched
+**    target rows meet the NOT MATCHED BY SOURCE clauses with a NULL source side. The first
+**    clause of a kind whose condition is TRUE applies: UPDATE writes the row with its new
+**    values to a new file and marks the old one in the file's DV; DELETE only marks it.
+**    A target row with two source matches is Spark's
+**    DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE error (unless the only MATCHED
+**    clause is an unconditional DELETE).
+** 3. Source rows no target row matched meet the NOT MATCHED clauses (INSERT), with a NULL
+**    target side.
+** New rows reach dk_txn_write as one Arrow stream (partitioning, stats, constraints); the DVs
+** are dml.c's (one DV file per commit, wide-bound stats, files with no row left removed).
+** The commit is MERGE with Spark's operationParameters and operationMetrics.
+**
+** With the change data feed on, every change is also change data (update_preimage /
+** update_postimage, delete, insert rows), kept in memory until the new files are written, then
+** written as cdc files (MergeIntoCommand with CDC).
+**
+** Not yet: copy-on-write (tables without deletion vectors), row tracking (refused,
+** DK_UNSUPPORTED); target files are not pruned by the source keys' range.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "arrow/array.h"
+#include "expr/expr.h"
+#include "scan/scan_int.h"
+#include "txn/dml_int.h"
+
+#define MAX_KEYS 16
+#define DUP_BIT (1ULL << 63)
+
+typedef struct mclause {
+  const dk_merge_clause *c;
+  dk_expr *cond;          /* bound predicate over the joined schema, or NULL */
+  dk_expr **vals;         /* UPDATE / INSERT: per target column, bound value */
+} mclause;
+
+typedef struct mg {
+  dml_ctx *c;
+  dk_txn *x;
+  const dk_merge_spec *sp;
+  const char *ta, *sa;
+  /* schemas */
+  struct ArrowSchema src;     /* the source's */
+  struct ArrowSchema tgt;     /* reader batches: table columns + _metadata */
+  struct ArrowSchema out;     /* the written rows: table columns */
+  struct ArrowSchema joined;  /* struct<ta: tgt, sa: src> */
+  struct ArrowSchema tonly, sonly;
+  size_t n_cols;              /* table columns */
+  dk_atype *types;            /* per table column */
+  /* keys */
+  size_t n_keys;
+  dk_expr *tkey[MAX_KEYS], *skey[MAX_KEYS];
+  dk_atype ktype[MAX_KEYS];
+  /* clauses */
+  mclause *cl;
+  size_t n_cl;
+  int has_matched, has_nmbs, has_nm, delete_only;
+  /* the source */
+  struct ArrowArray *sb;
+  size_t n_sb, cap_sb;
+  uint8_t **smatched;         /* per source batch, per row */
+  dk_hmap keys;               /* key bytes -> (batch << 32 | row) + 1, DUP_BIT when repeated */
+  /* the target */
+  dk_scan__file_reader *rd;
+  dk_file_iter *it;
+  int64_t *idx, n_idx, next;
+  dk_scan__file *cur;
+  int64_t cur_idx, cur_nrec;
+  int64_t *dv, n_dv, cap_dv;  /* rows of the current file that go */
+  int inserts_done;
+  /* output queue */
+  struct ArrowArray *q;
+  size_t q_head, q_len, q_cap;
+  /* change data (delta.enableChangeDataFeed): batches of the table's columns + _change_type */
+  int cdf;
+  struct ArrowSchema cdc_schema;
+  struct ArrowArray *cq;
+  size_t cq_len, cq_cap, cq_next;
+  dk_buf kb;
+  dk_error err;
+  dk_status st;
+  /* metrics */
+  int64_t m_upd, m_nmbs_upd, m_del, m_nmbs_del, m_ins, m_src;
+} mg;
+
+/* ---- small arrays ---------------------------------------------------------------------------- */
+
+typedef struct two {
+  struct ArrowArray kid[2];
+  struct ArrowArray *kp[2];
+  int n;
+} two;
+
+static void two_release(struct ArrowArray *a) {
+  two *h = a->private_data;
+  for (int i = 0; i < h->n; i++)
+    if (h->kid[i].release) h->kid[i].release(&h->kid[i]);
+  free(h);
+  a->release = NULL;
+}
+
+static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
+
+typedef struct many {
+  struct ArrowArray *kids;
+  struct ArrowArray **kp;
+  size_t n;
+} many;
+
+static void many_release(struct ArrowArray *a) {
+  many *h = a->private_data;
+  for (size_t i = 0; i < h->n; i++) dk__array_release(&h->kids[i]);
+  free(h->kids);
+  free(h->kp);
+  free(h);
+  a->release = NULL;
+}
+
+/* A struct array of n rows over children a (and b), which it takes over. */
+static dk_status make_struct(struct ArrowArray *out, struct ArrowArray *a, struct ArrowArray *b,
+                             int64_t n, dk_error *err) {
+  two *h = calloc(1, sizeof *h);
+  if (!h) {
+    dk__array_release(a);
+    dk__array_release(b);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  h->n = b ? 2 : 1;
+  dk__array_move(a, &h->kid[0]);
+  if (b) dk__array_move(b, &h->kid[1]);
+  static const void *no_buffers[1] = {NULL};
+  memset(out, 0, sizeof *out);
+  out->length = n;
+  out->n_buffers = 1;
+  out->buffers = no_buffers;
+  out->n_children = h->n;
+  for (int i = 0; i < h->n; i++) h->kp[i] = &h->kid[i];
+  out->children = h->kp;
+  out->private_data = h;
+  out->release = two_release;
+  return DK_OK;
+}
+
+/* A borrowed view of batch b (released without freeing b). */
+static struct ArrowArray borrow(const struct ArrowArray *b) {
+  struct ArrowArray v = *b;
+  v.release = borrowed_release;
+  return v;
+}
+
+static dk_status side_schema(struct ArrowSchema *out, const struct ArrowSchema *src,
+                             const char *name, int64_t n, dk_error *err) {
+  dk_atype st = dk__atype_make(DK_AT_STRUCT);
+  DK_RETURN_NOT_OK(dk__schema_init(out, &st, name, ARROW_FLAG_NULLABLE, n, err));
+  for (int64_t i = 0; i < n; i++) {
+    DK_RETURN_NOT_OK(dk__schema_copy(out->children[i], src->children[i], err));
+  }
+  return DK_OK;
+}
+
+static dk_status wrap_schema(struct ArrowSchema *out, const struct ArrowSchema *a,
+                             const struct ArrowSchema *b, dk_error *err) {
+  dk_atype st = dk__atype_make(DK_AT_STRUCT);
+  DK_RETURN_NOT_OK(dk__schema_init(out, &st, "", 0, b ? 2 : 1, err));
+  DK_RETURN_NOT_OK(dk__schema_copy(out->children[0], a, err));
+  if (b) {
+    DK_RETURN_NOT_OK(dk__schema_copy(out->children[1], b, err));
+  }
+  return DK_OK;
+}
+
+/* ---- keys ------------------------------------------------------------------------------------ */
+
+/* Appends row r of a (type t, as dk_expr__eval_value builds it) to the key; false: NULL. */
+static bool key_put(dk_buf *k, const struct ArrowArray *a, const dk_atype *t, int64_t r) {
+  int64_t i = a->offset + r;
+  const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+  if (valid && !dk__bit_get(valid, i)) return false;
+  const uint8_t *v = a->buffers[1];
+  uint8_t tmp[16];
+  size_t w = 0;
+  switch (t->id) {
+    case DK_AT_BOOL: tmp[0] = dk__bit_get(v, i); w = 1; break;
+    case DK_AT_INT8: w = 1; break;
+    case DK_AT_INT16: w = 2; break;
+    case DK_AT_INT32: case DK_AT_DATE32: w = 4; break;
+    case DK_AT_INT64: case DK_AT_TIMESTAMP: w = 8; break;
+    case DK_AT_FLOAT: {
+      float f;
+      memcpy(&f, v + 4 * i, 4);
+      if (f == 0) f = 0; /* -0.0 = 0.0 */
+      if (isnan(f)) f = NAN;
+      memcpy(tmp, &f, 4);
+      w = 4;
+      break;
+    }
+    case DK_AT_DOUBLE: {
+      double d;
+      memcpy(&d, v + 8 * i, 8);
+      if (d == 0) d = 0;
+      if (isnan(d)) d = NAN;
+      memcpy(tmp, &d, 8);
+      w = 8;
+      break;
+    }
+    case DK_AT_DECIMAL128: w = 16; break;
+    case DK_AT_STRING:
+    case DK_AT_BINARY: {
+      const int32_t *o = a->buffers[1];
+      uint32_t len = (uint32_t)(o[i + 1] - o[i]);
+      (void)dk__buf_append(k, &len, 4, NULL);
+      (void)dk__buf_append(k, (const char *)a->buffers[2] + o[i], len, NULL);
+      return true;
+    }
+    default: return false;
+  }
+  if (t->id == DK_AT_BOOL || t->id == DK_AT_FLOAT || t->id == DK_AT_DOUBLE)
+    (void)dk__buf_append(k, tmp, w, NULL);
+  else (void)dk__buf_append(k, v + w * i, w, NULL);
+  return true;
+}
+
+/* The keys of batch `b` (rows 0..n) wrapped as struct<side: b>: per row its key bytes in kb at
+** koff[r] (length klen[r]; -1: a NULL key). */
+typedef struct keys {
+  int64_t *off, *len;
+  dk_buf bytes;
+} keys;
+
+static dk_status eval_keys(mg *g, keys *k, dk_expr *const *bound, const struct ArrowSchema *ws,
+                           const struct ArrowArray *b, int64_t n, dk_error *err) {
+  (void)ws;
+  struct ArrowArray view = borrow(b), w;
+  DK_RETURN_NOT_OK(make_struct(&w, &view, NULL, n, err));
+  struct ArrowArray ka[MAX_KEYS];
+  memset(ka, 0, sizeof ka);
+  dk_status st = DK_OK;
+  for (size_t i = 0; i < g->n_keys && !st; i++)
+    st = dk_expr__eval_value(&ka[i], bound[i], &g->ktype[i], "MERGE key", &w, g->c->alloc, err);
+  k->off = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->off);
+  k->len = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->len);
+  dk__buf_init(&k->bytes, g->c->alloc);
+  if (!st && (!k->off || !k->len)) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (int64_t r = 0; r < n && !st; r++) {
+    size_t start = k->bytes.len;
+    bool ok = true;
+    for (size_t i = 0; i < g->n_keys && ok; i++) ok = key_put(&k->bytes, &ka[i], &g->ktype[i], r);
+    k->off[r] = (int64_t)start;
+    k->len[r] = ok ? (int64_t)(k->bytes.len - start) : -1;
+    if (!ok) k->bytes.len = start;
+  }
+  for (size_t i = 0; i < g->n_keys; i++) dk__array_release(&ka[i]);
+  w.release(&w);
+  return st;
+}
+
+static void keys_dispose(keys *k) {
+  free(k->off);
+  free(k->len);
+  dk__buf_dispose(&k->bytes);
+  memset(k, 0, sizeof *k);
+}
+
+/* ---- source ---------------------------------------------------------------------------------- */
+
+static dk_status load_source(mg *g, dk_error *err) {
+  struct ArrowArrayStream *s = g->sp->source;
+  for (;;) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (s->get_next(s, &b) != 0) {
+      const char *m = s->get_last_error ? s->get_last_error(s) : NULL;
+      return dk__error_set(err, DK_CALLBACK, "MERGE: the source stream failed: %s", m ? m : "");
+    }
+    if (!b.release) break;
+    if (b.length == 0) {
+      b.release(&b);
+      continue;
+    }
+    if (g->n_sb == g->cap_sb) {
+      size_t nc = g->cap_sb ? 2 * g->cap_sb : 8;
+      struct ArrowArray *q = realloc(g->sb, nc * sizeof *q);
+      uint8_t **m = realloc(g->smatched, nc * sizeof *m);
+      if (q) g->sb = q;
+      if (m) g->smatched = m;
+      if (!q || !m) {
+        b.release(&b);
+        return dk__error_set(err, DK_NOMEM, "out of memory (MERGE source)");
+      }
+      g->cap_sb = nc;
+    }
+    DK_RETURN_IF(g->n_sb >= 0x7fffffff, DK_UNSUPPORTED, err, "MERGE: too many source batches");
+    g->smatched[g->n_sb] = calloc((size_t)b.length, 1);
+    dk__array_move(&b, &g->sb[g->n_sb++]);
+    if (!g->smatched[g->n_sb - 1]) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    g->m_src += g->sb[g->n_sb - 1].length;
+  }
+  for (size_t bi = 0; bi < g->n_sb; bi++) {
+    keys k;
+    memset(&k, 0, sizeof k);
+    dk_status st = eval_keys(g, &k, g->skey, &g->sonly, &g->sb[bi], g->sb[bi].length, err);
+    for (int64_t r = 0; r < g->sb[bi].length && !st; r++) {
+      if (k.len[r] < 0) continue;
+      uint64_t *v;
+      bool ins;
+      st = dk__hmap_upsert(&g->keys, k.bytes.data + k.off[r], (size_t)k.len[r], &v, &ins, err);
+      if (st) break;
+      if (ins) *v = (((uint64_t)bi << 32) | (uint64_t)r) + 1;
+      else *v |= DUP_BIT;
+    }
+    keys_dispose(&k);
+    if (st) return st;
+  }
+  return DK_OK;
+}
+
+/* ---- clauses --------------------------------------------------------------------------------- */
+
+static dk_status queue_push(mg *g, struct ArrowArray *a, dk_error *err) {
+  if (g->q_head + g->q_len == g->q_cap) {
+    if (g->q_head) {
+      memmove(g->q, g->q + g->q_head, g->q_len * sizeof *g->q);
+      g->q_head = 0;
+    } else {
+      size_t nc = g->q_cap ? 2 * g->q_cap : 8;
+      struct ArrowArray *q = realloc(g->q, nc * sizeof *q);
+      if (!q) {
+        a->release(a);
+        return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+      }
+      g->q = q;
+      g->q_cap = nc;
+    }
+  }
+  dk__array_move(a, &g->q[g->q_head + g->q_len++]);
+  return DK_OK;
+}
+
+static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
+  if (g->n_dv == g->cap_dv) {
+    size_t nc = g->cap_dv ? 2 * (size_t)g->cap_dv : 256;
+    int64_t *p = realloc(g->dv, nc * sizeof *p);
+    if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    g->dv = p;
+    g->cap_dv = (int64_t)nc;
+  }
+  g->dv[g->n_dv++] = row;
+  return DK_OK;
+}
+
+/* A struct of the first n children of `cols` (a struct array of m rows whose first n children
+** are the table's columns, as g->out describes them) plus a constant _change_type: queued as
+** change data. */
+static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct ArrowSchema *cs,
+                           const char *type, int64_t m, dk_error *err) {
+  (void)cs;
+  size_t n = g->n_cols;
+  int64_t *ident = malloc((size_t)(m ? m : 1) * sizeof *ident);
+  struct ArrowArray *kids = calloc(n + 1, sizeof *kids);
+  struct ArrowArray **kp = calloc(n + 1, sizeof *kp);
+  many *h = malloc(sizeof *h);
+  struct ArrowArray taken;
+  memset(&taken, 0, sizeof taken);
+  dk_status st = ident && kids && kp && h ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  for (int64_t r = 0; r < m && !st; r++) ident[r] = r;
+  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, g->c->alloc, err);
+  dk_arr a;
+  dk_atype str = dk__atype_make(DK_AT_STRING);
+  bool a_init = false;
+  if (!st) st = dk__arr_init(&a, &str, g->c->alloc, err);
+  if (!st) a_init = true;
+  for (int64_t r = 0; r < m && !st; r++)
+    st = dk__arr_append_bytes(&a, type, (int64_t)strlen(type), err);
+  if (!st) st = dk__arr_finish(&a, &kids[n], err);
+  if (a_init) dk__arr_reset(&a);
+  free(ident);
+  if (st) {
+    dk__array_release(&taken);
+    free(kids);
+    free(kp);
+    free(h);
+    return st;
+  }
+  /* the taken columns move into the new struct */
+  for (size_t c = 0; c < n; c++) {
+    kids[c] = *taken.children[c];
+    taken.children[c]->release = NULL;
+  }
+  taken.release(&taken);
+  for (size_t c = 0; c <= n; c++) kp[c] = &kids[c];
+  h->kids = kids;
+  h->kp = kp;
+  h->n = n + 1;
+  struct ArrowArray out;
+  memset(&out, 0, sizeof out);
+  static const void *no_buffers[1] = {NULL};
+  out.length = m;
+  out.n_buffers = 1;
+  out.buffers = no_buffers;
+  out.n_children = (int64_t)n + 1;
+  out.children = kp;
+  out.private_data = h;
+  out.release = many_release;
+  if (g->cq_len == g->cq_cap) {
+    size_t nc = g->cq_cap ? 2 * g->cq_cap : 8;
+    struct ArrowArray *q = realloc(g->cq, nc * sizeof *q);
+    if (!q) {
+      out.release(&out);
+      return dk__error_set(err, DK_NOMEM, "out of memory (MERGE change data)");
+    }
+    g->cq = q;
+    g->cq_cap = nc;
+  }
+  dk__array_move(&out, &g->cq[g->cq_len++]);
+  return DK_OK;
+}
+
+/* The rows written for clause cl over joined batch j (rows sel[0..m)). */
+static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, const int64_t *sel,
+                      int64_t m, dk_error *err) {
+  struct ArrowArray sub;
+  DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, g->c->alloc, err));
+  size_t n = g->n_cols;
+  struct ArrowArray *kids = calloc(n ? n : 1, sizeof *kids);
+  struct ArrowArray **kp = calloc(n ? n : 1, sizeof *kp);
+  dk_status st = kids && kp ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t c = 0; c < n && !st; c++) {
+    kp[c] = &kids[c];
+    st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->out.children[c]->name,
+                             &sub, g->c->alloc, err);
+  }
+  sub.release(&sub);
+  if (st) {
+    for (size_t c = 0; kids && c < n; c++) dk__array_release(&kids[c]);
+    free(kids);
+    free(kp);
+    return st;
+  }
+  /* a struct of n owned children */
+  struct ArrowArray out;
+  memset(&out, 0, sizeof out);
+  many *h = malloc(sizeof *h);
+  if (!h) {
+    for (size_t c = 0; c < n; c++) dk__array_release(&kids[c]);
+    free(kids);
+    free(kp);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  h->kids = kids;
+  h->kp = kp;
+  h->n = n;
+  static const void *no_buffers[1] = {NULL};
+  out.length = m;
+  out.n_buffers = 1;
+  out.buffers = no_buffers;
+  out.n_children = (int64_t)n;
+  out.children = kp;
+  out.private_data = h;
+  out.release = many_release;
+  if (g->cdf) {
+    st = queue_cdc(g, &out, &g->out,
+                   cl->c->action == DK_MERGE_INSERT ? "insert" : "update_postimage", m, err);
+    if (st) {
+      out.release(&out);
+      return st;
+    }
+  }
+  return queue_push(g, &out, err);
+}
+
+/* Applies the clauses of kind `when` to joined batch j (m rows; trow[i]: the target row's
+** physical index, -1 for source-only rows). */
+static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, const int64_t *trow,
+                       int64_t m, dk_error *err) {
+  if (m == 0) return DK_OK;
+  uint8_t *left = malloc((size_t)m), *mask = malloc((size_t)m);
+  int64_t *sel = malloc((size_t)m * sizeof *sel);
+  dk_status st = left && mask && sel ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  if (!st) memset(left, 1, (size_t)m);
+  for (size_t k = 0; k < g->n_cl && !st; k++) {
+    const mclause *cl = &g->cl[k];
+    if (cl->c->when != when) continue;
+    if (cl->cond) st = dk_expr_eval_filter(mask, NULL, cl->cond, &g->joined, j, err);
+    else memset(mask, 1, (size_t)m);
+    int64_t n = 0;
+    for (int64_t r = 0; r < m && !st; r++)
+      if (left[r] && mask[r]) {
+        left[r] = 0;
+        sel[n++] = r;
+      }
+    if (st || !n) continue;
+    if (cl->c->action != DK_MERGE_INSERT)
+      for (int64_t i = 0; i < n && !st; i++) st = note_dv(g, trow[sel[i]], err);
+    if (!st && g->cdf && cl->c->action != DK_MERGE_INSERT) { /* the target rows as they were */
+      struct ArrowArray tv;
+      st = dk_scan__take(&tv, g->joined.children[0], j->children[0], sel, n, g->c->alloc, err);
+      if (!st) {
+        st = queue_cdc(g, &tv, g->joined.children[0],
+                       cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage", n, err);
+        tv.release(&tv);
+      }
+    }
+    if (!st && cl->c->action != DK_MERGE_DELETE) st = emit(g, cl, j, sel, n, err);
+    int64_t *cnt = cl->c->action == DK_MERGE_INSERT ? &g->m_ins
+                   : cl->c->action == DK_MERGE_DELETE
+                       ? (when == DK_MERGE_MATCHED ? &g->m_del : &g->m_nmbs_del)
+                       : (when == DK_MERGE_MATCHED ? &g->m_upd : &g->m_nmbs_upd);
+    *cnt += n;
+  }
+  free(left);
+  free(mask);
+  free(sel);
+  return st;
+}
+
+/* Joins target rows tsel of batch b with source rows ssel of source batch sbi (NULL: a NULL
+** source side; tsel NULL: a NULL target side) into *out. */
+static dk_status join(mg *g, struct ArrowArray *out, const struct ArrowArray *b,
+                      const int64_t *tsel, const struct ArrowArray *s, const int64_t *ssel,
+                      int64_t m, dk_error *err) {
+  struct ArrowArray ta, sa;
+  memset(&ta, 0, sizeof ta);
+  memset(&sa, 0, sizeof sa);
+  dk_status st = tsel ? dk_scan__take(&ta, g->joined.children[0], b, tsel, m, g->c->alloc, err)
+                      : dk_scan__null_array(&ta, g->joined.children[0], m, g->c->alloc, err);
+  if (!st)
+    st = ssel ? dk_scan__take(&sa, g->joined.children[1], s, ssel, m, g->c->alloc, err)
+              : dk_scan__null_array(&sa, g->joined.children[1], m, g->c->alloc, err);
+  if (st) {
+    dk__array_release(&ta);
+    dk__array_release(&sa);
+    return st;
+  }
+  return make_struct(out, &ta, &sa, m, err);
+}
+
+static int64_t row_index_at(const struct ArrowArray *b, int64_t r) {
+  const struct ArrowArray *meta = b->children[b->n_children - 1];
+  const struct ArrowArray *ri = meta->children[0];
+  return ((const int64_t *)ri->buffers[1])[ri->offset + meta->offset + b->offset + r];
+}
+
+/* One target batch: lookups, the MATCHED clauses per source batch, NOT MATCHED BY SOURCE. */
+static dk_status target_batch(mg *g, const struct ArrowArray *b, dk_error *err) {
+  int64_t n = b->length;
+  keys k;
+  memset(&k, 0, sizeof k);
+  DK_RETURN_NOT_OK(eval_keys(g, &k, g->tkey, &g->tonly, b, n, err));
+  uint64_t *hit = calloc((size_t)(n ? n : 1), sizeof *hit);
+  int64_t *tsel = malloc((size_t)(n ? n : 1) * sizeof *tsel);
+  int64_t *ssel = malloc((size_t)(n ? n : 1) * sizeof *ssel);
+  int64_t *trow = malloc((size_t)(n ? n : 1) * sizeof *trow);
+  dk_status st = hit && tsel && ssel && trow ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  int64_t n_hit = 0;
+  for (int64_t r = 0; r < n && !st; r++) {
+    if (k.len[r] < 0) continue;
+    uint64_t *v = dk__hmap_get(&g->keys, k.bytes.data + k.off[r], (size_t)k.len[r]);
+    if (!v) continue;
+    if ((*v & DUP_BIT) && g->has_matched && !g->delete_only)
+      st = dk__error_set(err, DK_INVALID,
+                         "[DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] MERGE: a target "
+                         "row (row %lld of a file) matches more than one source row; the MERGE "
+                         "would update or delete it twice",
+                         (long long)row_index_at(b, r));
+    hit[r] = *v & ~DUP_BIT;
+    n_hit++;
+  }
+  /* MATCHED, per source batch (hits sorted by source batch in one pass per batch seen) */
+  for (size_t bi = 0; bi < g->n_sb && !st && n_hit; bi++) {
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++)
+      if (hit[r] && ((hit[r] - 1) >> 32) == bi) {
+        tsel[m] = r;
+        ssel[m] = (int64_t)((hit[r] - 1) & 0xffffffffu);
+        trow[m] = row_index_at(b, r);
+        g->smatched[bi][ssel[m]] = 1;
+        m++;
+      }
+    if (!m || !g->has_matched) continue;
+    struct ArrowArray j;
+    st = join(g, &j, b, tsel, &g->sb[bi], ssel, m, err);
+    if (!st) {
+      st = apply(g, DK_MERGE_MATCHED, &j, trow, m, err);
+      j.release(&j);
+    }
+  }
+  if (!st && g->has_nmbs) {
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++)
+      if (!hit[r]) {
+        tsel[m] = r;
+        trow[m] = row_index_at(b, r);
+        m++;
+      }
+    if (m) {
+      struct ArrowArray j;
+      st = join(g, &j, b, tsel, NULL, NULL, m, err);
+      if (!st) {
+        st = apply(g, DK_MERGE_NOT_MATCHED_BY_SOURCE, &j, trow, m, err);
+        j.release(&j);
+      }
+    }
+  }
+  free(hit);
+  free(tsel);
+  free(ssel);
+  free(trow);
+  keys_dispose(&k);
+  return st;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Finishes the current target file: its rows that go become a DV (or its removal). */
+static dk_status close_target(mg *g, dk_error *err) {
+  dk_status st = DK_OK;
+  if (g->n_dv) {
+    qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
+    st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->dv, g->n_dv, err);
+  }
+  g->n_dv = 0;
+  dk_scan__file_close(g->cur);
+  g->cur = NULL;
+  return st;
+}
+
+/* The NOT MATCHED clauses over every source row no target row matched. */
+static dk_status inserts(mg *g, dk_error *err) {
+  dk_status st = DK_OK;
+  for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
+    int64_t n = g->sb[bi].length, m = 0;
+    int64_t *ssel = malloc((size_t)n * sizeof *ssel);
+    int64_t *trow = malloc((size_t)n * sizeof *trow);
+    if (!ssel || !trow) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    for (int64_t r = 0; r < n && !st; r++)
+      if (!g->smatched[bi][r]) {
+        trow[m] = -1;
+        ssel[m++] = r;
+      }
+    if (!st && m) {
+      struct ArrowArray j;
+      st = join(g, &j, NULL, NULL, &g->sb[bi], ssel, m, err);
+      if (!st) {
+        st = apply(g, DK_MERGE_NOT_MATCHED, &j, trow, m, err);
+        j.release(&j);
+      }
+    }
+    free(ssel);
+    free(trow);
+  }
+  return st;
+}
+
+/* Produces output until the queue has a batch or everything is done. */
+static dk_status step(mg *g, dk_error *err) {
+  while (!g->q_len) {
+    if (g->cur) {
+      struct ArrowArray b;
+      DK_RETURN_NOT_OK(dk_scan__file_next(&b, g->cur, err));
+      if (!b.release) {
+        DK_RETURN_NOT_OK(close_target(g, err));
+        continue;
+      }
+      dk_status st = target_batch(g, &b, err);
+      b.release(&b);
+      if (st) return st;
+      continue;
+    }
+    if (g->next < g->n_idx && (g->has_matched || g->has_nmbs || g->has_nm)) {
+      const dk_file_entry *fe = NULL;
+      g->cur_idx = g->idx[g->next++];
+      DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->cur_idx, err));
+      DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
+      DK_RETURN_NOT_OK(dk_scan__file_open(&g->cur, g->rd, fe, err));
+      g->cur_nrec = dk_txn__stats_records(fe->stats);
+      if (g->cur_nrec < 0) g->cur_nrec = dk_scan__file_num_rows(g->cur);
+      continue;
+    }
+    if (!g->inserts_done) {
+      g->inserts_done = 1;
+      if (g->has_nm) DK_RETURN_NOT_OK(inserts(g, err));
+      continue;
+    }
+    return DK_OK; /* the end */
+  }
+  return DK_OK;
+}
+
+static int s_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  mg *g = s->private_data;
+  return dk__schema_copy(out, &g->out, &g->err) ? EIO : 0;
+}
+
+static int s_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  mg *g = s->private_data;
+  memset(out, 0, sizeof *out);
+  g->st = step(g, &g->err);
+  if (g->st) return EIO;
+  if (!g->q_len) return 0;
+  dk__array_move(&g->q[g->q_head++], out);
+  g->q_len--;
+  if (!g->q_len) g->q_head = 0;
+  return 0;
+}
+
+static const char *s_last_error(struct ArrowArrayStream *s) {
+  mg *g = s->private_data;
+  return g->err.message;
+}
+
+static void s_release(struct ArrowArrayStream *s) { s->release = NULL; }
+
+static int c_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  mg *g = s->private_data;
+  return dk__schema_copy(out, &g->cdc_schema, &g->err) ? EIO : 0;
+}
+
+static int c_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  mg *g = s->private_data;
+  memset(out, 0, sizeof *out);
+  if (g->cq_next < g->cq_len) dk__array_move(&g->cq[g->cq_next++], out);
+  return 0;
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+static void mg_dispose(mg *g) {
+  if (g->cur) dk_scan__file_close(g->cur);
+  dk_file_iter_free(g->it);
+  dk_scan__file_reader_free(g->rd);
+  for (size_t i = 0; i < g->n_keys; i++) {
+    dk_expr_free(g->tkey[i]);
+    dk_expr_free(g->skey[i]);
+  }
+  for (size_t k = 0; k < g->n_cl; k++) {
+    dk_expr_free(g->cl[k].cond);
+    for (size_t c = 0; g->cl[k].vals && c < g->n_cols; c++) dk_expr_free(g->cl[k].vals[c]);
+    free(g->cl[k].vals);
+  }
+  free(g->cl);
+  for (size_t i = 0; i < g->n_sb; i++) {
+    dk__array_release(&g->sb[i]);
+    free(g->smatched[i]);
+  }
+  free(g->sb);
+  free(g->smatched);
+  for (size_t i = 0; i < g->q_len; i++) dk__array_release(&g->q[g->q_head + i]);
+  free(g->q);
+  for (size_t i = g->cq_next; i < g->cq_len; i++) dk__array_release(&g->cq[i]);
+  free(g->cq);
+  dk__schema_release(&g->cdc_schema);
+  free(g->dv);
+  free(g->types);
+  dk__hmap_dispose(&g->keys);
+  dk__schema_release(&g->src);
+  dk__schema_release(&g->tgt);
+  dk__schema_release(&g->out);
+  dk__schema_release(&g->joined);
+  dk__schema_release(&g->tonly);
+  dk__schema_release(&g->sonly);
+  dk_free(g->idx);
+}
+
+/* The merge keys: `ta.x = sa.y` conjuncts (either order). */
+static dk_status find_keys(mg *g, const dk_expr *e, dk_expr **tk, dk_expr **sk, size_t *n,
+                           dk_error *err) {
+  if (dk_expr_get_kind(e) == DK_EXPR_AND) {
+    for (size_t i = 0; i < dk_expr_num_children(e); i++)
+      DK_RETURN_NOT_OK(find_keys(g, dk_expr_child(e, i), tk, sk, n, err));
+    return DK_OK;
+  }
+  const dk_expr *a = dk_expr_get_kind(e) == DK_EXPR_CMP ? dk_expr_child(e, 0) : NULL;
+  const dk_expr *b = a ? dk_expr_child(e, 1) : NULL;
+  bool cols = a && dk_expr_get_cmp_op(e) == DK_CMP_EQ && dk_expr_get_kind(a) == DK_EXPR_COLUMN &&
+              dk_expr_get_kind(b) == DK_EXPR_COLUMN && dk_expr_column_depth(a) >= 2 &&
+              dk_expr_column_depth(b) >= 2;
+  const char *na = cols ? dk_expr_column_name(a, 0) : "", *nb = cols ? dk_expr_column_name(b, 0) : "";
+  bool at = !strcasecmp(na, g->ta), bs = !strcasecmp(nb, g->sa);
+  bool as = !strcasecmp(na, g->sa), bt = !strcasecmp(nb, g->ta);
+  if (!cols || !((at && bs) || (as && bt))) {
+    char *txt = NULL;
+    (void)dk_expr_to_string(&txt, e, NULL);
+    dk_status st = dk__error_set(err, DK_UNSUPPORTED,
+                                 "MERGE: the condition must be equalities %s.<column> = "
+                                 "%s.<column> joined by AND; not '%s'",
+                                 g->ta, g->sa, txt ? txt : "?");
+    dk_expr_string_free(txt);
+    return st;
+  }
+  DK_RETURN_IF(*n >= MAX_KEYS, DK_UNSUPPORTED, err, "MERGE: more than %d key columns", MAX_KEYS);
+  tk[*n] = dk_expr_ref((dk_expr *)(at ? a : b));
+  sk[*n] = dk_expr_ref((dk_expr *)(at ? b : a));
+  (*n)++;
+  return DK_OK;
+}
+
+static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_error *err) {
+  m->c = c;
+  const char *kind = c->when == DK_MERGE_MATCHED ? "WHEN MATCHED"
+                     : c->when == DK_MERGE_NOT_MATCHED ? "WHEN NOT MATCHED"
+                                                         : "WHEN NOT MATCHED BY SOURCE";
+  bool ok = c->when == DK_MERGE_NOT_MATCHED ? c->action == DK_MERGE_INSERT
+                                            : (c->action == DK_MERGE_UPDATE ||
+                                               c->action == DK_MERGE_DELETE);
+  DK_RETURN_IF(!ok || c->when < DK_MERGE_MATCHED || c->when > DK_MERGE_NOT_MATCHED_BY_SOURCE,
+               DK_INVALID, err, "MERGE: %s cannot %s", kind,
+               c->action == DK_MERGE_INSERT ? "INSERT" : c->action == DK_MERGE_DELETE ? "DELETE"
+                                                                                      : "UPDATE");
+  if (c->condition) {
+    dk_status st = dk_expr_bind(&m->cond, c->condition, &g->joined, err);
+    if (st) return dk__error_prefix(err, "MERGE %s AND condition", kind), st;
+  }
+  if (c->action == DK_MERGE_DELETE) return DK_OK;
+  m->vals = calloc(g->n_cols, sizeof *m->vals);
+  if (!m->vals) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  const dk_expr **given = calloc(g->n_cols ? g->n_cols : 1, sizeof *given);
+  if (!given) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  dk_status st = DK_OK;
+  for (size_t a = 0; a < c->n_set && !c->all && !st; a++) {
+    const char *name = c->set[a].column;
+    size_t j = g->n_cols;
+    for (size_t i = 0; name && i < g->n_cols; i++) {
+      const char *cn = g->out.children[i]->name;
+      /* "t.col" or "col" */
+      size_t tl = strlen(g->ta);
+      const char *nm = !strncasecmp(name, g->ta, tl) && name[tl] == '.' ? name + tl + 1 : name;
+      if (!strcasecmp(cn, nm)) j = i;
+    }
+    if (j == g->n_cols)
+      st = dk__error_set(err, DK_NOT_FOUND, "MERGE %s: no column '%s' in the target table", kind,
+                         name ? name : "?");
+    else if (given[j])
+      st = dk__error_set(err, DK_INVALID, "MERGE %s: column '%s' is assigned twice", kind, name);
+    else
+      given[j] = c->set[a].value;
+  }
+  for (size_t i = 0; i < g->n_cols && !st; i++) {
+    const char *cn = g->out.children[i]->name;
+    char tsql[64];
+    dk_expr__type_sql(tsql, sizeof tsql, &g->types[i]);
+    dk_expr *v = NULL, *e = NULL;
+    if (c->all || given[i]) {
+      if (given[i]) {
+        v = dk_expr_ref((dk_expr *)given[i]);
+      } else {
+        const char *path[2] = {g->sa, cn};
+        st = dk_expr_column(&v, path, 2, err);
+      }
+      if (!st) st = dk_expr_cast(&e, v, tsql, err);
+    } else if (c->action == DK_MERGE_UPDATE) {
+      const char *path[2] = {g->ta, cn};
+      st = dk_expr_column(&e, path, 2, err);
+    } else {
+      st = dk_expr_literal_null(&e, err);
+    }
+    if (!st) st = dk_expr__bind_value(&m->vals[i], e, &g->joined, g->c->alloc, err);
+    dk_expr_free(e);
+    if (st) dk__error_prefix(err, "MERGE %s %s", kind, cn);
+  }
+  free(given);
+  return st;
+}
+
+static dk_status setup(mg *g, dk_error *err) {
+  dk_txn *x = g->x;
+  const dk_merge_spec *sp = g->sp;
+  dk__hmap_init(&g->keys, g->c->alloc);
+  dk__buf_init(&g->kb, g->c->alloc);
+  DK_RETURN_IF(!sp->source || !sp->source->get_schema || !sp->on, DK_INVALID, err,
+               "MERGE needs a source stream and a condition");
+  DK_RETURN_IF(!g->c->use_dvs, DK_UNSUPPORTED, err,
+               "MERGE on %s: the table does not allow deletion vectors "
+               "(delta.enableDeletionVectors) and copy-on-write MERGE is not supported yet",
+               x->table->root);
+  DK_RETURN_IF(dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
+                   dk_txn__conf_true(&x->meta, "delta.enableRowTracking"),
+               DK_UNSUPPORTED, err,
+               "MERGE on %s: tables with row tracking are not supported yet", x->table->root);
+  DK_RETURN_IF(!strcasecmp(g->ta, g->sa), DK_INVALID, err,
+               "MERGE: the target and source aliases are both '%s'", g->ta);
+  if (sp->source->get_schema(sp->source, &g->src) != 0) {
+    const char *m = sp->source->get_last_error ? sp->source->get_last_error(sp->source) : NULL;
+    return dk__error_set(err, DK_CALLBACK, "MERGE: the source's get_schema failed: %s",
+                         m ? m : "");
+  }
+  DK_RETURN_IF(!g->src.format || strcmp(g->src.format, "+s"), DK_INVALID, err,
+               "MERGE: the source stream is not a stream of struct batches");
+  dk_scan__file_reader_options ro = {.metadata_fields = DK_META_ROW_INDEX};
+  DK_RETURN_NOT_OK(dk_scan__file_reader_new(&g->rd, x->snap, &ro, err));
+  DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&g->tgt, g->rd, err));
+  g->n_cols = (size_t)g->tgt.n_children - 1;
+  g->types = calloc(g->n_cols ? g->n_cols : 1, sizeof *g->types);
+  if (!g->types) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t i = 0; i < g->n_cols; i++)
+    DK_RETURN_NOT_OK(dk__atype_parse(&g->types[i], g->tgt.children[i]->format, err));
+  DK_RETURN_NOT_OK(side_schema(&g->out, &g->tgt, "", (int64_t)g->n_cols, err));
+  g->cdf = dk_txn__cdf_on(x);
+  if (g->cdf) { /* the change data rows: the table's columns, then _change_type */
+    dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
+    DK_RETURN_NOT_OK(dk__schema_init(&g->cdc_schema, &sty, "", 0, (int64_t)g->n_cols + 1, err));
+    for (size_t i = 0; i < g->n_cols; i++)
+      DK_RETURN_NOT_OK(dk__schema_copy(g->cdc_schema.children[i], g->tgt.children[i], err));
+    DK_RETURN_NOT_OK(dk__schema_init(g->cdc_schema.children[g->n_cols], &str, "_change_type",
+                                     ARROW_FLAG_NULLABLE, 0, err));
+  }
+  struct ArrowSchema ts, ss;
+  memset(&ts, 0, sizeof ts);
+  memset(&ss, 0, sizeof ss);
+  dk_status st = side_schema(&ts, &g->tgt, g->ta, g->tgt.n_children, err);
+  if (!st) st = side_schema(&ss, &g->src, g->sa, g->src.n_children, err);
+  if (!st) st = wrap_schema(&g->joined, &ts, &ss, err);
+  if (!st) st = wrap_schema(&g->tonly, &ts, NULL, err);
+  if (!st) st = wrap_schema(&g->sonly, &ss, NULL, err);
+  dk__schema_release(&ts);
+  dk__schema_release(&ss);
+  if (st) return st;
+  /* keys */
+  dk_expr *tk[MAX_KEYS], *sk[MAX_KEYS];
+  size_t nk = 0;
+  st = find_keys(g, sp->on, tk, sk, &nk, err);
+  for (size_t i = 0; i < nk; i++) {
+    if (!st) st = dk_expr__bind_value(&g->tkey[i], tk[i], &g->tonly, g->c->alloc, err);
+    if (!st) st = dk_expr__bind_value(&g->skey[i], sk[i], &g->sonly, g->c->alloc, err);
+    if (!st) g->n_keys = i + 1;
+    if (!st) st = dk_expr__value_type(&g->ktype[i], g->tkey[i], g->skey[i], err);
+    if (!st && g->ktype[i].id == DK_AT_TIMESTAMP) g->ktype[i].unit = DK_TU_MICRO;
+    dk_expr_free(tk[i]);
+    dk_expr_free(sk[i]);
+  }
+  if (st) return dk__error_prefix(err, "MERGE condition"), st;
+  DK_RETURN_IF(!nk, DK_UNSUPPORTED, err, "MERGE: the condition has no key equality");
+  /* clauses */
+  g->cl = calloc(sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
+  if (!g->cl) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  int n_matched = 0;
+  for (size_t k = 0; k < sp->n_clauses; k++) {
+    DK_RETURN_NOT_OK(bind_clause(g, &g->cl[k], &sp->clauses[k], err));
+    g->n_cl = k + 1;
+    dk_merge_when w = sp->clauses[k].when;
+    if (w == DK_MERGE_MATCHED) g->has_matched = 1, n_matched++;
+    if (w == DK_MERGE_NOT_MATCHED) g->has_nm = 1;
+    if (w == DK_MERGE_NOT_MATCHED_BY_SOURCE) g->has_nmbs = 1;
+  }
+  DK_RETURN_IF(!sp->n_clauses, DK_INVALID, err, "MERGE needs at least one WHEN clause");
+  g->delete_only = n_matched == 1;
+  for (size_t k = 0; k < sp->n_clauses && g->delete_only; k++)
+    if (sp->clauses[k].when == DK_MERGE_MATCHED)
+      g->delete_only = sp->clauses[k].action == DK_MERGE_DELETE && !sp->clauses[k].condition;
+  return DK_OK;
+}
+
+/* ---- operation ------------------------------------------------------------------------------- */
+
+static dk_status clause_params(dk_buf *b, const dk_merge_spec *sp, dk_merge_when w,
+                               dk_error *err) {
+  dk_buf arr;
+  dk__buf_init(&arr, b->alloc);
+  dk_status st = dk__buf_putc(&arr, '[', err);
+  int first = 1;
+  for (size_t k = 0; k < sp->n_clauses && !st; k++) {
+    const dk_merge_clause *c = &sp->clauses[k];
+    if (c->when != w) continue;
+    if (!first) st = dk__buf_putc(&arr, ',', err);
+    first = 0;
+    if (!st) st = dk__buf_putc(&arr, '{', err);
+    if (!st && c->condition) {
+      char *t = NULL;
+      st = dk_expr_to_string(&t, c->condition, err);
+      if (!st) st = dk__buf_puts(&arr, "\"predicate\":", err);
+      if (!st) st = dk__json_write_str(&arr, t, strlen(t), err);
+      if (!st) st = dk__buf_putc(&arr, ',', err);
+      dk_expr_string_free(t);
+    }
+    const char *act = c->action == DK_MERGE_DELETE ? "delete"
+                      : c->action == DK_MERGE_INSERT ? (c->all ? "insertAll" : "insert")
+                                                     : (c->all ? "updateAll" : "update");
+    if (!st) st = dk__buf_printf(&arr, err, "\"actionType\":\"%s\"}", act);
+  }
+  if (!st) st = dk__buf_putc(&arr, ']', err);
+  if (!st) st = dk__json_write_str(b, arr.data, arr.len, err);
+  dk__buf_dispose(&arr);
+  return st;
+}
+
+static dk_status set_params(dk_txn *x, const dk_merge_spec *sp, dk_error *err) {
+  dk_buf p;
+  dk__buf_init(&p, x->alloc);
+  dk_status st = dk__buf_puts(&p, "{\"predicate\":", err);
+  if (!st) st = dk_txn__predicate_param(&p, sp->on, err);
+  if (!st) st = dk__buf_puts(&p, ",\"matchedPredicates\":", err);
+  if (!st) st = clause_params(&p, sp, DK_MERGE_MATCHED, err);
+  if (!st) st = dk__buf_puts(&p, ",\"notMatchedPredicates\":", err);
+  if (!st) st = clause_params(&p, sp, DK_MERGE_NOT_MATCHED, err);
+  if (!st) st = dk__buf_puts(&p, ",\"notMatchedBySourcePredicates\":", err);
+  if (!st) st = clause_params(&p, sp, DK_MERGE_NOT_MATCHED_BY_SOURCE, err);
+  if (!st) st = dk__buf_putc(&p, '}', err);
+  if (!st) st = dk_txn__set_operation(x, "MERGE", p.data, err);
+  dk__buf_dispose(&p);
+  return st;
+}
+
+static dk_status merge_metrics(mg *g, dk_error *err) {
+  dk_dml_metrics *m = g->c->m;
+  m->execution_time_ms = dk_txn__dml_now_ms() - g->c->t0_ms;
+  struct {
+    const char *k;
+    int64_t v;
+  } kv[] = {
+      {"numTargetRowsCopied", 0},
+      {"numTargetRowsDeleted", m->num_deleted_rows},
+      {"numTargetFilesAdded", m->num_added_files},
+      {"numTargetBytesAdded", m->num_added_bytes},
+      {"numTargetBytesRemoved", m->num_removed_bytes},
+      {"numTargetDeletionVectorsAdded",
+       m->num_deletion_vectors_added + m->num_deletion_vectors_updated},
+      {"numTargetRowsMatchedUpdated", g->m_upd},
+      {"executionTimeMs", m->execution_time_ms},
+      {"materializeSourceTimeMs", 0},
+      {"numTargetRowsInserted", m->num_inserted_rows},
+      {"numTargetRowsMatchedDeleted", g->m_del},
+      {"numTargetDeletionVectorsUpdated", m->num_deletion_vectors_updated},
+      {"scanTimeMs", m->scan_time_ms},
+      {"numTargetRowsUpdated", m->num_updated_rows},
+      {"numOutputRows", m->num_updated_rows + m->num_inserted_rows},
+      {"numTargetDeletionVectorsRemoved",
+       m->num_deletion_vectors_removed + m->num_deletion_vectors_updated},
+      {"numTargetRowsNotMatchedBySourceUpdated", g->m_nmbs_upd},
+      {"numTargetChangeFilesAdded", m->num_added_change_files},
+      {"numSourceRows", m->num_source_rows},
+      {"numTargetFilesRemoved", m->num_removed_files},
+      {"numTargetRowsNotMatchedBySourceDeleted", g->m_nmbs_del},
+      {"rewriteTimeMs", m->rewrite_time_ms},
+  };
+  for (size_t i = 0; i < DK_ARRAY_LEN(kv); i++)
+    DK_RETURN_NOT_OK(dk_txn_set_metric(g->x, kv[i].k, kv[i].v, err));
+  return DK_OK;
+}
+
+dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
+                       const dk_dml_options *o, dk_error *err) {
+  DK_RETURN_IF(!sp, DK_INVALID, err, "dk_txn_merge: no merge spec");
+  DK_RETURN_IF(sp->version > DK_MERGE_SPEC_VERSION, DK_UNSUPPORTED, err,
+               "dk_merge_spec version %u is newer than dk's %u", sp->version,
+               DK_MERGE_SPEC_VERSION);
+  dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
+  dml_ctx c;
+  DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
+  mg *g = calloc(1, sizeof *g);
+  if (!g) {
+    dk_txn__dml_dispose(&c);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  g->c = &c;
+  g->x = x;
+  g->sp = sp;
+  g->ta = sp->target_alias ? sp->target_alias : "t";
+  g->sa = sp->source_alias ? sp->source_alias : "s";
+  dk_error_init(&g->err);
+  dk_status st = setup(g, err);
+  if (!st) st = load_source(g, err);
+  c.m->num_files_before_skipping = dk_snapshot_num_files(x->snap);
+  if (!st) st = dk_txn_read_files(x, NULL, &g->idx, &g->n_idx, err);
+  c.m->num_files_after_skipping = g->n_idx;
+  if (!st) st = dk_snapshot_files_open(&g->it, x->snap, NULL, err);
+  if (!st) {
+    struct ArrowArrayStream s = {.get_schema = s_get_schema,
+                                 .get_next = s_get_next,
+                                 .get_last_error = s_last_error,
+                                 .release = s_release,
+                                 .private_data = g};
+    dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+    dk_write_options wo = {.version = DK_WRITE_OPTIONS_VERSION};
+    st = dk_txn_write(&wr, x, &s, &wo, err);
+    if (st && g->st) { /* the stream's own failure is the one to tell */
+      dk_error_init(err);
+      st = dk__error_set(err, g->st, "%s", g->err.message);
+    }
+    c.m->num_added_files = wr.files;
+    c.m->num_added_bytes = wr.bytes;
+  }
+  if (!st && g->cdf && g->cq_len) {
+    struct ArrowArrayStream cs = {.get_schema = c_get_schema,
+                                  .get_next = c_get_next,
+                                  .get_last_error = s_last_error,
+                                  .release = s_release,
+                                  .private_data = g};
+    dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+    st = dk_txn__write_cdc(&wr, x, &cs, err);
+    c.m->num_added_change_files = wr.files;
+    c.m->change_file_bytes = wr.bytes;
+  }
+  c.m->scan_time_ms = dk_txn__dml_now_ms() - c.t0_ms;
+  int64_t t1 = dk_txn__dml_now_ms();
+  if (!st) st = dk_txn__dml_apply_dvs(&c, err);
+  c.m->rewrite_time_ms = dk_txn__dml_now_ms() - t1;
+  c.m->num_source_rows = g->m_src;
+  c.m->num_updated_rows = g->m_upd + g->m_nmbs_upd;
+  c.m->num_deleted_rows = g->m_del + g->m_nmbs_del;
+  c.m->num_inserted_rows = g->m_ins;
+  if (!st) st = set_params(x, sp, err);
+  if (!st) st = merge_metrics(g, err);
+  mg_dispose(g);
+  free(g);
+  dk_txn__dml_dispose(&c);
+  return st;
+}
+
+dk_status dk_table_merge(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
+                         const dk_merge_spec *spec, const dk_dml_options *o,
+                         const dk_txn_options *txn_opts, dk_error *err) {
+  if (commit) {
+    unsigned v = commit->version;
+    memset(commit, 0, sizeof *commit);
+    commit->version = v;
+    commit->committed_version = -1;
+  }
+  DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_merge: NULL table");
+  dk_snapshot *snap = NULL;
+  dk_txn *x = NULL;
+  dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION};
+  if (txn_opts) to = *txn_opts;
+  to.operation = "MERGE";
+  dk_status st = dk_snapshot_open(&snap, t, NULL, err);
+  if (!st) st = dk_txn_begin(&x, snap, &to, err);
+  if (!st) st = dk_txn_merge(out, x, spec, o, err);
+  if (!st && x->n_adds == 0 && x->n_removes == 0) {
+    dk_txn_abort(x); /* nothing changed: no commit */
+  } else if (!st) {
+    st = dk_txn_commit(x, commit, err);
+  } else {
+    dk_txn_abort(x);
+  }
+  dk_snapshot_free(snap);
+  return st;
+}
