@@ -165,7 +165,8 @@ static int meta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
   }
   dk_error err;
   dk_error_init(&err);
-  if (dk_table_open(&c->table, c->path, NULL, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
+  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION, .confine_paths = 1};
+  if (dk_table_open(&c->table, c->path, &to, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
   if (t->kind == KIND_HISTORY) {
     if (dk_history_open(&c->hist, c->table, 0, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
     c->n = (int64_t)dk_history_count(c->hist);

@@ -120,6 +120,7 @@ typedef struct dks_vtab {
   int64_t rows_total, bytes_total;
   int threads;
   int64_t batch_size;
+  int no_confine; /* confine_paths=0: dk_table_options.confine_paths off (on by default) */
   /* no version/timestamp given: the snapshot follows the table, refreshed incrementally
    * (dk_snapshot_update) when a statement opens the first cursor on this table, so each
    * statement sees every commit finished before it and one version throughout */
@@ -333,6 +334,9 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
                v <= (1 << 24)) {
       t->batch_size = v;
+    } else if (key && !sqlite3_stricmp(key, "confine_paths") && parse_i64(val, &v) &&
+               (v == 0 || v == 1)) {
+      t->no_confine = v == 0;
     } else if (key && !sqlite3_stricmp(key, "schema") && !create_schema) {
       create_schema = val;
       val = NULL;
@@ -346,8 +350,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
       *pzErr = ok < 0 ? NULL
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
-                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, schema='a long, "
-                            "b string', partition_by='b')",
+                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, "
+                            "confine_paths=0|1, schema='a long, b string', partition_by='b')",
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
@@ -364,7 +368,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   if (create_schema && create_table(path, create_schema, create_parts, pzErr) != SQLITE_OK)
     goto fail;
   t->follow_latest = so.at_version < 0 && !so.by_timestamp;
-  if (dk_table_open(&t->table, path, NULL, &err) ||
+  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION, .confine_paths = !t->no_confine};
+  if (dk_table_open(&t->table, path, &to, &err) ||
       dk_snapshot_open(&t->snap, t->table, &so, &err)) {
     *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
     goto fail;
@@ -1122,7 +1127,8 @@ static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_s
   c->names = names;
   c->nnames = nn;
   c->filter = filter;
-  c->limit = limit >= 0 ? limit + offset : -1;
+  /* rows dk must produce: LIMIT + OFFSET, or all when that sum does not fit (no overflow) */
+  c->limit = limit >= 0 && limit <= INT64_MAX - offset ? limit + offset : -1;
   c->meta = meta;
   rc = start_scan(c, t->want_identity || t->threads > 1);
 out:
