@@ -493,9 +493,23 @@ enum { PUSH_NO = 0, PUSH_INEXACT = 1, PUSH_EXACT = 2 };
 
 /* Builds the dk literal for value v against column c; *exact tells whether dk's comparison
 ** then agrees with SQLite's. Returns PUSH_NO (with *lit NULL) when the value is not pushable. */
+/* An integral REAL (2.0) as the INTEGER SQLite compares it equal to: SQLite may hand the same
+** literal to xBestIndex as INTEGER 2 (affinity applied) and to xFilter as REAL 2.0, and a
+** constraint omitted at plan time must translate at filter time too (sql_fuzzer found
+** "col1 > 2." failing with "constraint lost"). */
+static int integral_value(sqlite3_value *v, int t) {
+  if (t != SQLITE_FLOAT) return t;
+  double d = sqlite3_value_double(v);
+  return d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+                 d == (double)(sqlite3_int64)d
+             ? SQLITE_INTEGER
+             : t;
+}
+
 static int make_literal(dk_expr **lit, const dks_col *c, sqlite3_value *v, dk_error *err) {
   *lit = NULL;
   int t = sqlite3_value_type(v);
+  if (c->kind == DKS_INT || c->kind == DKS_BOOL) t = integral_value(v, t);
   switch (c->kind) {
     case DKS_INT:
       if (t != SQLITE_INTEGER) return PUSH_NO;
