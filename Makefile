@@ -10,7 +10,7 @@ endif
 JOBS ?= $(shell nproc)
 PY := .venv/bin/python
 
-.PHONY: all deps build install test test-c test-fuzz test-python test-s3 test-interop \
+.PHONY: all deps build install test test-c test-fuzz fuzz test-python test-s3 test-interop \
         test-cdf-oracle test-spark test-tsan test-packaging demo bench clean
 
 all: build
@@ -50,6 +50,19 @@ test-c:
 
 test-fuzz:
 	@ctest --test-dir $(BUILD) -L fuzz --output-on-failure
+
+# The fuzz campaign (README "Fuzzing"; on demand, not part of make test): libFuzzer targets built
+# with clang in build-fuzz/ (libdk instrumented too), each run FUZZ_SECONDS from its committed
+# corpus, new inputs merged back minimized; crashes land in fuzz/artifacts/.
+FUZZ_SECONDS ?= 3600
+FUZZ_TARGETS ?= split dv checkpoint sql
+fuzz: deps
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DDK_BUILD_FUZZERS=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	  >/dev/null
+	@ninja -C build-fuzz -j $(JOBS) $(FUZZ_TARGETS:%=%_fuzzer)
+	@scripts/fuzz_campaign.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Installs libdk (libdk.so.N, libdk.a), the headers, dk.pc, the CMake package, the dk CLI and
 # its man page under PREFIX (default /usr/local).

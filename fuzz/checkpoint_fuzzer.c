@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dk_status s = dk_log__apply_parquet_checkpoint(&st, &bs.base, "/fuzz/table/_delta_log/"
                                                      "00000000000000000001.checkpoint.parquet",
                                                      0, NULL, &err);
-      dk_log__state_end_checkpoint(&st);
+      if (s == DK_OK) s = dk_log__state_end_checkpoint(&st, &err);
       check_clean(s, &err);
       if (s == DK_OK) {
         s = dk_log__state_finish(&st, &err);

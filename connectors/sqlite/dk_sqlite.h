@@ -75,9 +75,10 @@ struct dk_sqlite_ctx {
 int dks_is_storage_option(const char *key);
 /** Opens the table at path: a local path on dk's built-in backend, an s3:// or s3a:// URI on
  *  the connection's backend for its bucket with the connection's storage options followed by
- *  n more (a table's own; refused on a local path). */
+ *  n more (a table's own; refused on a local path); confine: dk_table_options.confine_paths. */
 dk_status dks_table_open(dk_table **out, dk_sqlite_ctx *ctx, const char *path, int n,
-                         const char *const *keys, const char *const *values, dk_error *err);
+                         const char *const *keys, const char *const *values, int confine,
+                         dk_error *err);
 
 /* values.c */
 

@@ -167,7 +167,7 @@ static int meta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
   }
   dk_error err;
   dk_error_init(&err);
-  if (dks_table_open(&c->table, t->ctx, c->path, 0, NULL, NULL, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
+  if (dks_table_open(&c->table, t->ctx, c->path, 0, NULL, NULL, 1, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
   if (t->kind == KIND_HISTORY) {
     if (dk_history_open(&c->hist, c->table, 0, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
     c->n = (int64_t)dk_history_count(c->hist);

@@ -130,9 +130,10 @@ done:
 }
 
 dk_status dks_table_open(dk_table **out, dk_sqlite_ctx *ctx, const char *path, int n,
-                         const char *const *keys, const char *const *values, dk_error *err) {
+                         const char *const *keys, const char *const *values, int confine,
+                         dk_error *err) {
   *out = NULL;
-  dk_table_options o = {.version = DK_TABLE_OPTIONS_VERSION};
+  dk_table_options o = {.version = DK_TABLE_OPTIONS_VERSION, .confine_paths = confine};
   if (dk_storage_s3_is_uri(path)) {
     dk_status st = backend_for(&o.storage, ctx, path, n, keys, values, err);
     if (st != DK_OK) return st;

@@ -125,6 +125,7 @@ typedef struct dks_vtab {
   int64_t rows_total, bytes_total;
   int threads;
   int64_t batch_size;
+  int no_confine; /* confine_paths=0: dk_table_options.confine_paths off (on by default) */
   /* no version/timestamp given: the snapshot follows the table, refreshed incrementally
    * (dk_snapshot_update) when a statement opens the first cursor on this table, so each
    * statement sees every commit finished before it and one version throughout */
@@ -291,7 +292,7 @@ static int create_table(dk_sqlite_ctx *ctx, const char *path, int nopt, const ch
                          .partition_columns = cols, .mode = DK_CREATE_IGNORE};
   int rc = SQLITE_OK;
   if (dk_schema_from_ddl(&json, schema, &err) ||
-      dks_table_open(&t, ctx, path, nopt, keys, values, &err) ||
+      dks_table_open(&t, ctx, path, nopt, keys, values, 1, &err) ||
       (o.schema_string = json, dk_table_create(NULL, t, &o, &err))) {
     *pzErr = sqlite3_mprintf("delta: creating '%s': %s: %s", path, dk_status_str(err.code),
                              err.message);
@@ -373,6 +374,9 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
                v <= (1 << 24)) {
       t->batch_size = v;
+    } else if (key && !sqlite3_stricmp(key, "confine_paths") && parse_i64(val, &v) &&
+               (v == 0 || v == 1)) {
+      t->no_confine = v == 0;
     } else if (key && !sqlite3_stricmp(key, "schema") && !create_schema) {
       create_schema = val;
       val = NULL;
@@ -390,8 +394,9 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
       *pzErr = ok < 0 ? NULL
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
-                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, schema='a long, "
-                            "b string', partition_by='b', or a storage option aws_...='...')",
+                            "HH:MM:SS' or milliseconds, threads=N, batch_size=N, "
+                            "confine_paths=0|1, schema='a long, b string', partition_by='b', "
+                            "or a storage option aws_...='...')",
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
@@ -411,7 +416,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     goto fail;
   t->follow_latest = so.at_version < 0 && !so.by_timestamp;
   if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
-                     (const char *const *)ovalues, &err) ||
+                     (const char *const *)ovalues, !t->no_confine, &err) ||
       dk_snapshot_open(&t->snap, t->table, &so, &err)) {
     *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
     goto fail;
@@ -522,9 +527,23 @@ enum { PUSH_NO = 0, PUSH_INEXACT = 1, PUSH_EXACT = 2 };
 
 /* Builds the dk literal for value v against column c; *exact tells whether dk's comparison
 ** then agrees with SQLite's. Returns PUSH_NO (with *lit NULL) when the value is not pushable. */
+/* An integral REAL (2.0) as the INTEGER SQLite compares it equal to: SQLite may hand the same
+** literal to xBestIndex as INTEGER 2 (affinity applied) and to xFilter as REAL 2.0, and a
+** constraint omitted at plan time must translate at filter time too (sql_fuzzer found
+** "col1 > 2." failing with "constraint lost"). */
+static int integral_value(sqlite3_value *v, int t) {
+  if (t != SQLITE_FLOAT) return t;
+  double d = sqlite3_value_double(v);
+  return d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+                 d == (double)(sqlite3_int64)d
+             ? SQLITE_INTEGER
+             : t;
+}
+
 static int make_literal(dk_expr **lit, const dks_col *c, sqlite3_value *v, dk_error *err) {
   *lit = NULL;
   int t = sqlite3_value_type(v);
+  if (c->kind == DKS_INT || c->kind == DKS_BOOL) t = integral_value(v, t);
   switch (c->kind) {
     case DKS_INT:
       if (t != SQLITE_INTEGER) return PUSH_NO;
@@ -1173,7 +1192,8 @@ static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_s
   c->names = names;
   c->nnames = nn;
   c->filter = filter;
-  c->limit = limit >= 0 ? limit + offset : -1;
+  /* rows dk must produce: LIMIT + OFFSET, or all when that sum does not fit (no overflow) */
+  c->limit = limit >= 0 && limit <= INT64_MAX - offset ? limit + offset : -1;
   c->meta = meta;
   rc = start_scan(c, t->want_identity || t->threads > 1);
 out:

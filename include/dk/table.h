@@ -16,7 +16,7 @@ DK_BEGIN_DECL
 
 typedef struct dk_table dk_table;
 
-#define DK_TABLE_OPTIONS_VERSION 1
+#define DK_TABLE_OPTIONS_VERSION 2
 typedef struct dk_table_options {
   unsigned version;          /**< DK_TABLE_OPTIONS_VERSION */
   const dk_allocator *alloc; /**< NULL = libc */
@@ -27,6 +27,21 @@ typedef struct dk_table_options {
                                   checkpoint beside applying it, file iterators' stats
                                   read-ahead; 0 = automatic (the online CPUs, at most 8),
                                   1 = no thread at all. Threads start on first use. */
+  /* version 2 */
+  int confine_paths;         /**< path confinement, for tables from untrusted sources: 1 =
+                                  refuse every data file, DV file and sidecar the log names
+                                  outside the table root (`..` segments, `..%2F`, absolute
+                                  paths and URIs elsewhere; absolute paths inside the root
+                                  still work) with DK_UNSUPPORTED "... lies outside the table
+                                  root ...", and require sidecars to live in
+                                  `_delta_log/_sidecars/` (PROTOCOL.md, "V2 Checkpoint"). On
+                                  the built-in local backend every file under the root is
+                                  also opened so that no symlink leads out of it (openat2
+                                  RESOLVE_BENEATH, realpath where that is not available).
+                                  0 = off (the library's default, and Delta's: a shallow
+                                  clone names files of another table). The dk CLI, the
+                                  SQLite connector and the Python binding turn it on by
+                                  default (docs/storage.md, "Path confinement"). */
 } dk_table_options;
 
 /** Opens a table by its root: a local path (absolute or relative), a `file:` URI

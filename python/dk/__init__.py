@@ -51,9 +51,9 @@ __version__ = "%d.%d.%d" % (_dk.DK_VERSION_NUMBER // 10000, _dk.DK_VERSION_NUMBE
                             _dk.DK_VERSION_NUMBER % 100)
 
 
-def open_table(path, storage_options=None):
-    """Same as ``Table(path, storage_options)``."""
-    return Table(path, storage_options)
+def open_table(path, storage_options=None, confine_paths=True):
+    """Same as ``Table(path, storage_options, confine_paths)``."""
+    return Table(path, storage_options, confine_paths)
 
 
 __all__ = [

@@ -252,9 +252,11 @@ static int storage_for(dk_storage **out, const char *uri, PyObject *storage) {
 }
 
 static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {K("path"), K("storage_options"), NULL};
+  static char *kwlist[] = {K("path"), K("storage_options"), K("confine_paths"), NULL};
   PyObject *path_obj = NULL, *storage = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:Table", kwlist, &path_obj, &storage)) return -1;
+  int confine = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Op:Table", kwlist, &path_obj, &storage, &confine))
+    return -1;
   if (self->t) {
     PyErr_SetString(PyExc_RuntimeError, "dk.Table is already initialised");
     return -1;
@@ -276,6 +278,7 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   memset(&opts, 0, sizeof opts);
   opts.version = DK_TABLE_OPTIONS_VERSION;
   opts.alloc = &g_alloc;
+  opts.confine_paths = confine;
   dk_error err;
   dk_error_init(&err);
   dk_status st;
@@ -1749,7 +1752,10 @@ static PyTypeObject TableType = {
     .tp_dealloc = (destructor)table_dealloc,
     .tp_repr = (reprfunc)table_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(path, storage_options=None): a Delta table (a local path, or s3:// with storage_options).",
+    .tp_doc = "Table(path, storage_options=None, confine_paths=True): a Delta table (a local "
+              "path, or s3:// with storage_options). confine_paths: refuse data, DV and sidecar "
+              "files the log names outside the table root (and symlinks leading out); False for "
+              "a shallow clone.",
     .tp_methods = table_methods,
     .tp_getset = table_getset,
     .tp_init = (initproc)table_init,

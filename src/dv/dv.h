@@ -16,6 +16,7 @@
 #define DK_DV_DV_H
 
 #include "dk/sys/storage.h"
+#include "io/uri.h"
 #include "util/util.h"
 
 /* Magic number of a serialized RoaringBitmapArray (PROTOCOL.md § Deletion Vector Format),
@@ -115,6 +116,10 @@ dk_status dk_dv__decode_file_range(dk_dv **out, const uint8_t *bytes, size_t len
  * DK_NOMEM. On failure *out is NULL. st may be NULL for inline DVs. */
 dk_status dk_dv__load(dk_dv **out, dk_storage *st, const char *table_root,
                      const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err);
+/* The same for a table's DV: its root, backend and path confinement (io/uri.h): a 'p' DV
+** outside the root is DK_UNSUPPORTED when table->confine is set. */
+dk_status dk_dv__load_in(dk_dv **out, const dk__root *table, const dk_dv_desc *d,
+                        const dk_allocator *alloc, dk_error *err);
 
 /* An empty DV (deletes no row). */
 dk_status dk_dv__new_empty(dk_dv **out, const dk_allocator *alloc, dk_error *err);

@@ -90,9 +90,10 @@ cleanup:
   return st;
 }
 
-static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_root,
+static dk_status dv_load_file(dk_dv **out, dk_storage *st, const dk__root *root,
                               const dk_dv_desc *d, const dk_allocator *alloc,
                               dk_error *err) {
+  const char *table_root = root ? root->uri : NULL;
   dk_buf path, where;
   dk__buf_init(&path, alloc);
   dk__buf_init(&where, alloc);
@@ -103,16 +104,21 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
     s = dk__error_set(err, DK_INVALID, "DV file %s: no storage to read it with", where.data);
     goto cleanup;
   }
-  if (table_root) { /* the key on the table's backend (a URI scheme it does not serve fails) */
-    dk__root root;
-    dk_io__root_init(&root, table_root, st);
+  if (root) { /* the key on the table's backend (a URI scheme it does not serve fails) */
     dk__loc loc;
-    s = dk_io__resolve(&loc, &path, &root, NULL, where.data, where.len, err);
+    s = dk_io__resolve(&loc, &path, root, NULL, where.data, where.len, err);
     if (s != DK_OK) {
       dk__error_prefix(err, "DV file");
       goto cleanup;
     }
   } else {
+    /* no table: only an absolute path, never one relative to the working directory */
+    dk__uri u;
+    if (!dk__uri_split(&u, where.data, where.len) && where.data[0] != '/') {
+      s = dk__error_set(err, DK_INVALID, "DV file %s: a relative path needs the table root",
+                        where.data);
+      goto cleanup;
+    }
     s = dk__buf_append(&path, where.data, where.len, err);
     if (s != DK_OK) goto cleanup;
   }
@@ -170,11 +176,23 @@ cleanup:
   return s;
 }
 
-dk_status dk_dv__load(dk_dv **out, dk_storage *st, const char *table_root,
-                     const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err) {
+static dk_status dv_load(dk_dv **out, dk_storage *st, const dk__root *root,
+                         const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   /* An empty DV deletes nothing: like Delta's readers, do not read it. */
   if (d->cardinality == 0) return dk_dv__new_empty(out, alloc, err);
   if (d->storage_type == DK_DV_STORAGE_INLINE) return dv_load_inline(out, d, alloc, err);
-  return dv_load_file(out, st, table_root, d, alloc, err);
+  return dv_load_file(out, st, root, d, alloc, err);
+}
+
+dk_status dk_dv__load(dk_dv **out, dk_storage *st, const char *table_root,
+                     const dk_dv_desc *d, const dk_allocator *alloc, dk_error *err) {
+  dk__root root;
+  if (table_root) dk_io__root_init(&root, table_root, st);
+  return dv_load(out, st, table_root ? &root : NULL, d, alloc, err);
+}
+
+dk_status dk_dv__load_in(dk_dv **out, const dk__root *table, const dk_dv_desc *d,
+                        const dk_allocator *alloc, dk_error *err) {
+  return dv_load(out, table->sto, table, d, alloc, err);
 }

@@ -375,13 +375,10 @@ static const dk_json_value *lookup(const dk_json_value *root, const char *sectio
   return v;
 }
 
+/* A count (numRecords, nullCount): a non-negative integer that fits, else no statistic at
+** all (strtoll's clamping would make two huge counts compare equal: "every row is null"). */
 static bool json_i64(const dk_json_value *v, int64_t *out) {
-  if (!v || v->type != DK_JSON_NUMBER) return false;
-  char *end;
-  long long x = strtoll(v->u.num, &end, 10);
-  if (*end || end == v->u.num) return false;
-  *out = x;
-  return true;
+  return dk__json_as_i64(v, out) && *out >= 0;
 }
 
 static bool json_num_rows(const void *ctx, int64_t *out) {

@@ -38,7 +38,7 @@ size_t dk__pct_decode_into(char *dst, const char *s, size_t n) {
   memcpy(dst, s, k);
   for (size_t i = k; i < n; i++) {
     int c = s[i] == '%' ? escape_at(s, n, i) : -1;
-    if (c > 0) {
+    if (c >= 0) {
       dst[k++] = (char)c;
       i += 2;
     } else {
@@ -249,12 +249,36 @@ static bool stays_inside(const char *s, size_t n) {
   return true;
 }
 
-/* Whether key (same form as the root) names something strictly below the root. */
-static bool key_under_root(const dk__root *r, const char *key, size_t kn) {
-  bool slash_root = r->len == 1 && r->uri[0] == '/';
-  size_t off = slash_root ? 1 : r->len + 1; /* where the part below the root starts */
-  return kn > off && !memcmp(key, r->uri, r->len) && (slash_root || key[r->len] == '/') &&
-         stays_inside(key + off, kn - off);
+/* Whether key (same form as the root) names something strictly below the root, and below
+** its subdirectory sub (NULL or "": the root itself). */
+static bool key_under_root(const dk__root *r, const char *sub, const char *key, size_t kn) {
+  const char *ru = r->uri;
+  size_t rl = r->len;
+  if (r->scheme_len) { /* s3a://b/t/x lies under s3://b/t: compare past the scheme (one store) */
+    const char *colon = memchr(key, ':', kn);
+    if (!colon) return false;
+    kn -= (size_t)(colon - key);
+    key = colon;
+    ru += r->scheme_len;
+    rl -= r->scheme_len;
+  }
+  bool slash_root = rl == 1 && ru[0] == '/';
+  size_t off = slash_root ? 1 : rl + 1; /* where the part below the root starts */
+  if (!(kn > off && !memcmp(key, ru, rl) && (slash_root || key[rl] == '/') &&
+        stays_inside(key + off, kn - off)))
+    return false;
+  size_t sl = sub ? strlen(sub) : 0;
+  return sl == 0 || (kn - off > sl + 1 && !memcmp(key + off, sub, sl) && key[off + sl] == '/');
+}
+
+dk_status dk_io__check_path_bytes(const char *s, size_t n, const char *what, dk_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    DK_RETURN_IF(c < 0x20 || c == 0x7f, DK_CORRUPT, err,
+                 "%s '%.*s': control byte 0x%02x at character %zu (a corrupt path, not a "
+                 "shorter one)", what, (int)DK_MIN(i, 256), s, c, i);
+  }
+  return DK_OK;
 }
 
 dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const char *rel_dir,
@@ -263,6 +287,7 @@ dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const cha
   out->under_root = false;
   dk__buf_clear(key);
   DK_RETURN_IF(n == 0, DK_CORRUPT, err, "empty file path");
+  DK_RETURN_NOT_OK(dk_io__check_path_bytes(path, n, "file path", err));
   dk__uri u;
   bool has_scheme = dk__uri_split(&u, path, n);
   bool root_local = r->scheme_len == 0;
@@ -300,7 +325,14 @@ dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const cha
                  (int)r->scheme_len, r->uri);
     DK_RETURN_NOT_OK(dk__buf_append(key, path, n, err));
   }
-  out->under_root = key_under_root(r, key->data, key->len);
+  out->under_root = key_under_root(r, NULL, key->data, key->len);
+  if (r->confine && !(rel_dir && *rel_dir ? key_under_root(r, rel_dir, key->data, key->len)
+                                          : out->under_root))
+    return dk__error_set(err, DK_UNSUPPORTED,
+                         "'%.*s' lies outside the table root %s%s%s (path confinement is on; "
+                         "turn it off only for a table that names files elsewhere, such as a "
+                         "shallow clone)", (int)DK_MIN(n, 512), path, r->uri,
+                         rel_dir && *rel_dir ? "/" : "", rel_dir && *rel_dir ? rel_dir : "");
   return DK_OK;
 }
 

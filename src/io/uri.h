@@ -30,7 +30,8 @@ enum {
 /* Appends s[0..n) with %XX escapes decoded. Lenient mode never fails but on memory. */
 dk_status dk__pct_decode(dk_buf *out, const char *s, size_t n, int flags, dk_error *err);
 /* Lenient decoding into dst (room for n + 1 bytes; NUL-terminated); returns the length. An
-** escape that is not two hex digits, and %00, stay as written. */
+** escape that is not two hex digits stays as written; %00 decodes to a NUL byte inside the
+** length, which dk_io__check_path_bytes then refuses. */
 size_t dk__pct_decode_into(char *dst, const char *s, size_t n);
 /* Appends s[0..n) with every byte that is not unreserved or one of "/!$&'()*+,;=:@" encoded as
 ** %XX (uppercase hex), so that dk__pct_decode gives s back. */
@@ -59,6 +60,8 @@ typedef struct dk__root {
   size_t len;           /* strlen(uri) */
   size_t scheme_len;    /* 0 for a local root */
   dk_storage *sto;      /* the backend serving the root's scheme */
+  int confine;          /* path confinement (dk_table_options.confine_paths): dk_io__resolve
+                           refuses a key outside the root (or outside rel_dir below it) */
 } dk__root;
 
 /* Canonical root string of a table URI given by a user (see dk__root.uri), allocated with a
@@ -66,7 +69,8 @@ typedef struct dk__root {
 ** an empty string is DK_INVALID. *scheme_len receives the scheme's length (0: local). */
 dk_status dk_io__root_canonical(char **out, size_t *scheme_len, const char *uri,
                                 const dk_allocator *a, dk_error *err);
-/* Fills r from a canonical root string (borrowed: it must outlive r) and its backend. */
+/* Fills r from a canonical root string (borrowed: it must outlive r) and its backend;
+** confinement off (set r->confine after). */
 void dk_io__root_init(dk__root *r, const char *canonical_uri, dk_storage *sto);
 /* The root's scheme ("" when local). */
 static inline dk_str dk_io__root_scheme(const dk__root *r) {
@@ -89,7 +93,10 @@ typedef struct dk__loc {
 ** absolute path is a local file, also in a table on an object store (DK_UNSUPPORTED there). A path relative
 ** to a directory below the root (sidecars) passes that directory in `rel_dir` ("" or NULL for
 ** the root itself). A URI whose scheme the root's backend does not serve, or a file URI
-** naming another host, is DK_UNSUPPORTED naming the scheme. */
+** naming another host, is DK_UNSUPPORTED naming the scheme. A control byte (below 0x20, or
+** 0x7f) in the path is DK_CORRUPT. With r->confine, a key outside the root, or outside rel_dir
+** below it when rel_dir is given (sidecars), is DK_UNSUPPORTED ("outside the table root"):
+** "..", absolute paths and URIs elsewhere; absolute paths inside the root stay allowed. */
 dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const char *rel_dir,
                          const char *path, size_t n, dk_error *err);
 /* The same for a %-encoded path as written in the log (add.path, sidecar.path): decoded
@@ -100,6 +107,11 @@ dk_status dk_io__resolve_encoded(dk__loc *out, dk_buf *key, const dk__root *r,
 /* Appends the URI of a key (as _metadata.file_path shows it): "file://" + encoded path for a
 ** local key, "scheme://authority" + encoded path otherwise. */
 dk_status dk_io__key_uri(dk_buf *out, const char *key, dk_error *err);
+
+/* DK_CORRUPT when s[0..n) holds a control byte (below 0x20, or 0x7f: a decoded %00..%1F or
+** a JSON \u0000): a path is corrupt input then, never a shorter path. `what` names the path's
+** role in the message. */
+dk_status dk_io__check_path_bytes(const char *s, size_t n, const char *what, dk_error *err);
 
 /* ---- backends ---------------------------------------------------------------------------- */
 

@@ -323,6 +323,12 @@ dk_status dk_log__apply_add_in(dk__state *st, const dk__add *in, dk_error *err) 
       if (!dv) return DK_NOMEM;
       if (in->dv_type != 'u' && in->dv_type != 'i' && in->dv_type != 'p')
         return dk__error_set(err, DK_CORRUPT, "log: add '%s': unknown deletionVector storageType", path);
+      /* the rows it deletes: without it the DV would pass for an empty one (read as
+       * deleting nothing), so a missing or negative cardinality is corrupt */
+      if (in->dv_card < 0)
+        return dk__error_set(err, DK_CORRUPT,
+                             "log: add '%s' (version %lld): deletionVector without a valid "
+                             "cardinality", path, (long long)st->cur_version);
       dv->storage_type = in->dv_type;
       dv->path_or_inline_dv = arena_str(st, in->dv_path.ptr ? in->dv_path.ptr : "", in->dv_path.len, err);
       if (!dv->path_or_inline_dv) return DK_NOMEM;
@@ -625,11 +631,67 @@ void dk_log__state_begin_checkpoint(dk__state *st) {
   st->defer = 1;
 }
 
-void dk_log__state_end_checkpoint(dk__state *st) {
-  if (!st->defer) return;
+/* A checkpoint is reconciled, so it names each (path, DV) once; a damaged or hostile one
+ * listing a file twice (in one part, across parts or in a sidecar named twice) must not
+ * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, two
+ * 16-bit passes: linear, and sequential next to a hash table's cache misses), and of rows
+ * with an equal key only the last stays live, as a later add of the key would win. */
+static dk_status dedupe_base(dk__state *st, dk_error *err) {
+  size_t n = st->n_files;
+  if (n < 2) return DK_OK;
+  uint64_t *a = dk__malloc(st->alloc, 2 * n * sizeof *a);
+  size_t *cnt = dk__malloc(st->alloc, 65536 * sizeof *cnt);
+  if (!a || !cnt) {
+    dk__free(st->alloc, a);
+    dk__free(st->alloc, cnt);
+    return dk__error_set(err, DK_NOMEM, "log: out of memory checking checkpoint rows");
+  }
+  uint64_t *b = a + n;
+  for (size_t i = 0; i < n; i++) a[i] = (uint64_t)st->files[i].ktag << 32 | i;
+  for (int shift = 32; shift <= 48; shift += 16) { /* stable: equal tags keep row order */
+    memset(cnt, 0, 65536 * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 0xffff]++;
+    size_t sum = 0;
+    for (size_t d = 0; d < 65536; d++) {
+      size_t c = cnt[d];
+      cnt[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
+    uint64_t *t = a;
+    a = b;
+    b = t;
+  }
+  for (size_t i = 0; i + 1 < n; i++) {
+    if ((a[i] >> 32) != (a[i + 1] >> 32)) continue;
+    size_t j = i + 1; /* a[i..j): one tag, positions ascending */
+    while (j < n && (a[j] >> 32) == (a[i] >> 32)) j++;
+    for (size_t x = i; x + 1 < j; x++) {
+      dk__file *f = &st->files[(uint32_t)a[x]];
+      for (size_t y = x + 1; y < j; y++) {
+        const dk__file *g = &st->files[(uint32_t)a[y]];
+        if (!(g->flags & DK__F_LIVE) || strcmp(f->path, g->path) != 0 ||
+            !dv_same(dk__file_dv(f), dk__file_dv(g)))
+          continue;
+        f->flags &= ~(uint32_t)DK__F_LIVE; /* a later row of the same key follows */
+        st->n_live--;
+        break;
+      }
+    }
+    i = j - 1;
+  }
+  dk__free(st->alloc, a < b ? a : b);
+  dk__free(st->alloc, cnt);
+  return DK_OK;
+}
+
+dk_status dk_log__state_end_checkpoint(dk__state *st, dk_error *err) {
+  if (!st->defer) return DK_OK;
+  DK_RETURN_NOT_OK(dedupe_base(st, err));
   st->defer = 0;
   st->n_base_files = st->n_files;
   st->n_base_tombs = st->n_tombs;
+  return DK_OK;
 }
 
 /* Whether a commit action touched key k: its last action is then an add (in file_index) or a

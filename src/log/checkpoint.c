@@ -19,15 +19,26 @@ static dk_status apply_sidecars(const dk__log *lg, dk__state *st, dk_error *err)
   dk__buf_clear(&st->sidecars);
   dk__root root;
   dk_io__root_init(&root, lg->root, lg->sto);
+  root.confine = lg->confine;
+  dk_hmap seen; /* a sidecar named twice is read once (its rows would be listed twice) */
+  dk__hmap_init(&seen, lg->alloc);
   for (size_t off = 0; s == DK_OK && off < names.len;) {
     const char *nm = names.data + off;
     size_t nl = strlen(nm);
     off += nl + 1;
+    uint64_t *v;
+    bool fresh;
+    s = dk__hmap_upsert(&seen, nm, nl, &v, &fresh, err);
+    if (s != DK_OK) break;
+    if (!fresh) continue;
     /* relative sidecar paths are relative to _delta_log/_sidecars, absolute ones stay so */
     dk__loc loc;
     s = dk_log__sidecar_key(&loc, &key, &root, nm, nl, err);
+    if (s != DK_OK) dk__error_prefix(err, "V2 checkpoint of version %lld: sidecar",
+                                     (long long)st->cur_version);
     if (s == DK_OK) s = dk_log__apply_parquet_checkpoint(st, loc.sto, key.data, 0, NULL, err);
   }
+  dk__hmap_dispose(&seen);
   dk__buf_dispose(&key);
   dk__buf_dispose(&names);
   return s;
@@ -62,6 +73,5 @@ dk_status dk_log__apply_checkpoint(const dk__log *lg, dk__state *st, const dk__s
   dk__buf_dispose(&key);
   DK_RETURN_NOT_OK(s);
   DK_RETURN_NOT_OK(apply_sidecars(lg, st, err));
-  dk_log__state_end_checkpoint(st);
-  return DK_OK;
+  return dk_log__state_end_checkpoint(st, err);
 }

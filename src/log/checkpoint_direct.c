@@ -285,7 +285,7 @@ static dk_status dv_row(dv_leaves *d, int64_t r, bool *has, char *type, dk_str *
   *type = t.ptr[0];
   *off = lc_int(&d->off, r, &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
   *size = lc_int(&d->size, r, &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : 0;
-  *card = lc_int(&d->card, r, &x) ? x : 0;
+  *card = lc_int(&d->card, r, &x) ? x : -1; /* absent: refused for adds (log/actions.c) */
   return DK_OK;
 }
 

@@ -315,6 +315,7 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
     if (c->dv_size >= 0 && get_int(ds->children[c->dv_size], da->children[c->dv_size], di, &x) &&
         x >= 0 && x <= INT32_MAX)
       in.dv_size = (int32_t)x;
+    in.dv_card = -1; /* absent: refused (log/actions.c) */
     if (c->dv_card >= 0 && get_int(ds->children[c->dv_card], da->children[c->dv_card], di, &x))
       in.dv_card = x;
   }

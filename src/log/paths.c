@@ -116,6 +116,12 @@ bool dk_log__parse_name(const char *name, dk__logfile *out) {
   return false;
 }
 
+bool dk_log__name_version_overflows(const char *name) {
+  int64_t v;
+  size_t n = strspn(name, "0123456789");
+  return n == 20 && name[20] == '.' && !digits(name, 20, &v);
+}
+
 /* ---- keys ---------------------------------------------------------------------------------- */
 
 dk_status dk_log__dir_key(dk_buf *key, const char *root, dk_error *err) {
@@ -146,14 +152,16 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
   char *d = dk__arena_alloc(ar, n + 1, err);
   if (!d) return DK_NOMEM;
   size_t len = dk__pct_decode_into(d, p, n);
+  DK_RETURN_NOT_OK(dk_io__check_path_bytes(d, len, "log: path", err));
   const char *s = d;
   if (len >= 5 && (s[0] | 0x20) == 'f' && s[4] == ':') {
     dk__uri u;
     if (dk__uri_split(&u, s, len) && dk__scheme_is(u.scheme, "file")) {
       bool here = !u.authority.ptr || u.authority.len == 0 ||
                   (u.authority.len == 9 && !memcmp(u.authority.ptr, "localhost", 9));
-      if (u.authority.ptr && (!u.path.len || u.path.ptr[0] != '/'))
-        return dk__error_set(err, DK_CORRUPT, "log: invalid file URI '%s'", d);
+      /* file:../x, file:x: a file URI has an absolute path (RFC 8089) */
+      if (!u.path.len || u.path.ptr[0] != '/')
+        return dk__error_set(err, DK_CORRUPT, "log: invalid file URI '%s' (not absolute)", d);
       if (here) { /* file:/x, file:///x, file://localhost/x: the local path /x */
         len = u.path.len;
         s = u.path.ptr;

@@ -33,6 +33,9 @@ dk_status dk_log__name_compaction(dk_buf *out, int64_t lo, int64_t hi, dk_error 
 dk_status dk_log__name_crc(dk_buf *out, int64_t version, dk_error *err);
 /* Classifies a _delta_log file name; false for anything else. */
 bool dk_log__parse_name(const char *name, dk__logfile *out);
+/* Whether name starts with 20 digits and a '.' but those digits exceed INT64_MAX (a log
+** file name dk_log__parse_name refuses, which must not pass for an unrelated file). */
+bool dk_log__name_version_overflows(const char *name);
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 

@@ -197,9 +197,10 @@ dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t 
 
 /* Brackets the application of a checkpoint (all parts and sidecars) to an empty state: its
  * rows are appended without per-row index inserts (see dk__state.defer). No-op on a state
- * that already holds files or tombstones. */
+ * that already holds files or tombstones. End keeps one row of a (path, DV) key the
+ * checkpoint lists more than once (the last), so that no file is read twice. */
 void dk_log__state_begin_checkpoint(dk__state *st);
-void dk_log__state_end_checkpoint(dk__state *st);
+dk_status dk_log__state_end_checkpoint(dk__state *st, dk_error *err);
 
 /* Parses the newline-delimited actions of one file and applies them. `name` is for errors. */
 dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, int flags,

@@ -25,11 +25,19 @@ typedef struct list_ctx {
 
 static dk_status on_entry(const dk_file_info *info, void *payload) {
   list_ctx *c = payload;
-  if (info->is_dir) return DK_OK;
   const char *slash = strrchr(info->path, '/');
   const char *name = slash ? slash + 1 : info->path;
   dk__logfile lf;
-  if (!dk_log__parse_name(name, &lf)) return DK_OK;
+  if (!dk_log__parse_name(name, &lf)) {
+    if (dk_log__name_version_overflows(name))
+      return dk__error_set(c->err, DK_CORRUPT,
+                           "log: %s: the version in the file name does not fit in 64 bits",
+                           info->path);
+    return DK_OK;
+  }
+  if (info->is_dir)
+    return dk__error_set(c->err, DK_CORRUPT, "log: %s is a directory, not a log file",
+                         info->path);
   dk__segment *seg = c->seg;
   if (seg->n_all == c->cap) {
     size_t nc = c->cap ? c->cap * 2 : 256;

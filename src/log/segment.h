@@ -18,6 +18,7 @@ typedef struct dk__log {
   const char *root;          /* table root, without trailing slash */
   const dk_allocator *alloc;
   dk__exec *exec;            /* the table's executor (NULL: no threads) */
+  int confine;               /* path confinement of sidecars (io/uri.h dk__root.confine) */
 } dk__log;
 
 typedef enum dk__logfile_kind {

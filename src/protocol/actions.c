@@ -120,7 +120,7 @@ static dk_status parse_dv(dk_dv_descriptor *dv, int64_t *max_row_index, const dk
   int64_t x;
   dv->offset = get_i64(v, "offset", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : -1;
   dv->size_in_bytes = get_i64(v, "sizeInBytes", &x) && x >= 0 && x <= INT32_MAX ? (int32_t)x : 0;
-  dv->cardinality = get_i64(v, "cardinality", &x) ? x : 0;
+  dv->cardinality = get_i64(v, "cardinality", &x) ? x : -1; /* absent: refused for adds */
   *max_row_index = get_i64(v, "maxRowIndex", &x) ? x : -1;
   return DK_OK;
 }
@@ -236,9 +236,24 @@ static const char *opt_cstr(const dk_json_value *o, const char *k) {
   return dk__json_as_str(dk__json_get(o, k), &n);
 }
 
+/* A metaData field that must be a string when present: any other type (an object, a number)
+ * is corrupt, never read as absent (a schemaString object would pass for an empty schema). */
+static dk_status typed_field(const dk_json_value *o, const char *k, dk_json_type type,
+                             const char *tn, dk_error *err) {
+  const dk_json_value *x = dk__json_get(o, k);
+  DK_RETURN_IF(x && x->type != DK_JSON_NULL && x->type != type, DK_CORRUPT, err,
+               "log: metaData.%s is not %s", k, tn);
+  return DK_OK;
+}
+
 static dk_status parse_metadata(dk_metadata *m, const dk_json_value *v, dk_arena *ar,
                                 dk_error *err) {
   memset(m, 0, sizeof *m);
+  static const char *const strings[] = {"id", "name", "description", "schemaString"};
+  for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+    DK_RETURN_NOT_OK(typed_field(v, strings[i], DK_JSON_STRING, "a string", err));
+  DK_RETURN_NOT_OK(typed_field(v, "configuration", DK_JSON_OBJECT, "an object", err));
+  DK_RETURN_NOT_OK(typed_field(v, "format", DK_JSON_OBJECT, "an object", err));
   m->id = opt_cstr(v, "id");
   if (!m->id) return dk__error_set(err, DK_CORRUPT, "log: metaData action without an id");
   m->name = opt_cstr(v, "name");

@@ -53,6 +53,7 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
     /* the file's key on the backend (log/paths.h), and its URI for _metadata */
     dk__root root;
     dk_io__root_init(&root, plan->root, sto);
+    root.confine = plan->confine;
     dk__loc loc;
     dk_buf b;
     dk__buf_init(&b, a);
@@ -82,7 +83,10 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
     DK_RETURN_NOT_OK(dk_dv__descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
                                            off >= 0 ? &off : NULL, t->dv->size_in_bytes,
                                            t->dv->cardinality, err));
-    DK_RETURN_NOT_OK(dk_dv__load(&r->dv, sto, plan->root, &d, a, err));
+    dk__root root;
+    dk_io__root_init(&root, plan->root, sto);
+    root.confine = plan->confine;
+    DK_RETURN_NOT_OK(dk_dv__load_in(&r->dv, &root, &d, a, err));
   }
   size_t np = 0;
   for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;

@@ -361,6 +361,7 @@ dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_s
    * and splits do not depend on the cwd) and its backend */
   p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
   p->sto = dk_snapshot__storage(snap);
+  p->confine = dk_snapshot__confine(snap);
   /* the request (every column: data columns and each listed partition column), then at most
   ** every top-level column again as filter-only columns */
   size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + md->n_partition_columns) +

@@ -48,6 +48,7 @@ typedef struct scan_plan {
   dk_expr *residual_bound;        /* bound to read_schema; NULL when the engine applies it */
   unsigned meta;
   int skip_page_crc;          /* dk_scan_options.skip_page_checksums */
+  int confine;                /* the table's path confinement (dk_table_options.confine_paths) */
   int64_t limit;
   int64_t batch_size;
   const char *row_id_col;     /* materialised row-id column (physical name) or NULL */
@@ -127,8 +128,10 @@ dk_status dk_scan__add_filter_columns(scan_plan *p, const dk_expr *e, const dk_t
 
 /* ---- file selection (select.c) -------------------------------------------------------------- */
 
-/* numRecords of a stats JSON text, or -1. */
-int64_t dk_scan__num_records(const char *stats);
+/* numRecords of a stats JSON text: the top-level member, a non-negative integer that fits
+** in 64 bits (anything else, or no stats: -1). ar is scratch for stats that do not start
+** with it (parsed whole). */
+int64_t dk_scan__num_records(const char *stats, dk_arena *ar);
 /* Fills s->files / pvals / pruned and the selection statistics: pbound (over pschema, the
 ** partition columns) prunes, bound_full (over the whole logical schema) skips by stats,
 ** limit (< 0: none) stops once enough rows are known to be selected. */

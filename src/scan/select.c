@@ -12,15 +12,39 @@
 #include "expr/skip.h"
 #include "scan/scan_int.h"
 
-int64_t dk_scan__num_records(const char *stats) {
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  return p;
+}
+
+int64_t dk_scan__num_records(const char *stats, dk_arena *ar) {
   if (!stats) return -1;
-  const char *p = strstr(stats, "\"numRecords\"");
-  if (!p) return -1;
-  p += 12;
-  while (*p == ' ' || *p == ':') p++;
-  char *end;
-  long long v = strtoll(p, &end, 10);
-  return end == p || v < 0 ? -1 : (int64_t)v;
+  const char *p = skip_ws(stats);
+  if (*p != '{') return -1;
+  p = skip_ws(p + 1);
+  if (!strncmp(p, "\"numRecords\"", 12)) { /* the first member, as Delta writers put it */
+    p = skip_ws(p + 12);
+    if (*p != ':') return -1;
+    p = skip_ws(p + 1);
+    uint64_t v = 0;
+    const char *d = p;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      if (v > ((uint64_t)INT64_MAX - (uint64_t)(*p - '0')) / 10) return -1; /* out of range */
+      v = v * 10 + (uint64_t)(*p - '0');
+    }
+    p = skip_ws(p);
+    /* only a plain non-negative integer counts (not 1.5, 1e3, -1, "7") */
+    if (p == d || (*p != ',' && *p != '}')) return -1;
+    return (int64_t)v;
+  }
+  /* elsewhere in the object: found by key at the top level, never inside minValues */
+  dk__arena_reset(ar);
+  dk_json_value *jv = NULL;
+  int64_t v;
+  if (dk__json_parse(&jv, ar, stats, strlen(stats), NULL) != DK_OK ||
+      !dk__json_as_i64(dk__json_get(jv, "numRecords"), &v) || v < 0)
+    return -1;
+  return v;
 }
 
 dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *pbound,
@@ -83,7 +107,7 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
       s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_PARTITION;
       continue;
     }
-    int64_t nrec = dk_scan__num_records(f.stats);
+    int64_t nrec = dk_scan__num_records(f.stats, &ar);
     if (use_stats && f.stats) {
       dk__arena_reset(&ar);
       dk_json_value *jv = NULL;
@@ -103,12 +127,15 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
       s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_LIMIT;
       continue;
     }
-    int64_t live = nrec >= 0 ? nrec - (f.dv ? f.dv->cardinality : 0) : -1;
+    /* rows left after the DV: unknown (-1) without numRecords, or when the DV claims more
+     * rows than the file has (inconsistent statistics must not shorten a LIMIT) */
+    int64_t card = f.dv ? f.dv->cardinality : 0;
+    int64_t live = nrec >= 0 && card >= 0 && card <= nrec ? nrec - card : -1;
     if (limit_push) {
       if (live < 0) limit_push = 0; /* unknown row count: read on */
-      else need -= live;
+      else need -= live;        /* need > 0 here and live >= 0: no overflow */
     }
-    if (est >= 0) est = live >= 0 ? est + live : -1;
+    if (est >= 0 && (live < 0 || __builtin_add_overflow(est, live, &est))) est = -1;
     size_t k = 0;
     for (size_t c = 0; c < p->n_cols; c++) {
       if (!p->cols[c].is_partition) continue;

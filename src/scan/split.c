@@ -11,6 +11,7 @@
 #include "io/uri.h"
 #include "protocol/schema.h"
 #include "scan/scan_int.h"
+#include "storage/local.h"
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
@@ -61,6 +62,8 @@ int64_t dk_scan_num_splits(const dk_scan *scan) { return scan->n_splits; }
 #define SPLIT_MAGIC "DKSPLIT1"
 /* or'd into metadata_fields: page CRCs are not verified (dk_scan_options.skip_page_checksums) */
 #define SPLIT_SKIP_CRC ((int64_t)1 << 32)
+/* or'd into metadata_fields: the table's path confinement (dk_table_options.confine_paths) */
+#define SPLIT_CONFINE ((int64_t)1 << 33)
 
 static dk_status put_i64(dk_buf *b, int64_t v, dk_error *err) {
   uint8_t x[8];
@@ -98,7 +101,8 @@ dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *sca
   for (int64_t c = 0; !st && c < p->n_req; c++) st = put_str(&b, p->req[c], err);
   if (!st) st = put_i64(&b, (int64_t)(p->n_cols - p->n_out), err);
   for (size_t c = p->n_out; !st && c < p->n_cols; c++) st = put_str(&b, p->cols[c].field->name, err);
-  if (!st) st = put_i64(&b, p->meta | (p->skip_page_crc ? SPLIT_SKIP_CRC : 0), err);
+  if (!st) st = put_i64(&b, p->meta | (p->skip_page_crc ? SPLIT_SKIP_CRC : 0) |
+                                    (p->confine ? SPLIT_CONFINE : 0), err);
   if (!st) st = put_i64(&b, p->limit, err);
   if (!st) st = put_i64(&b, p->batch_size, err);
   if (!st && p->residual_bound) st = dk_expr_to_string(&res, p->residual, err);
@@ -287,10 +291,11 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   size_t n_part = 0;
   for (size_t c = 0; c < p->n_cols; c++) n_part += (size_t)p->cols[c].is_partition;
   DK_RETURN_NOT_OK(get_i64(&r, &v));
-  DK_RETURN_IF(v & ~(int64_t)(DK_META_ALL | SPLIT_SKIP_CRC), DK_CORRUPT, err,
+  DK_RETURN_IF(v & ~(int64_t)(DK_META_ALL | SPLIT_SKIP_CRC | SPLIT_CONFINE), DK_CORRUPT, err,
                "split: unknown _metadata field bits");
   p->meta = (unsigned)(v & DK_META_ALL);
   p->skip_page_crc = (v & SPLIT_SKIP_CRC) != 0;
+  p->confine = (v & SPLIT_CONFINE) != 0;
   DK_RETURN_NOT_OK(get_i64(&r, &p->limit));
   DK_RETURN_NOT_OK(get_count(&r, &p->batch_size, (int64_t)1 << 30));
   if (p->batch_size == 0) p->batch_size = 65536;
@@ -420,7 +425,9 @@ dk_status dk_split_read_v2(struct ArrowArrayStream *out, const uint8_t *split, s
                          "dk_split_read: table '%s': no storage backend for scheme '%.*s' (local "
                          "paths are built in; pass one in dk_split_read_options.storage)",
                          s->plan.root, (int)u.scheme.len, u.scheme.ptr);
-    if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
+    if (!st)
+      st = s->plan.confine ? dk_storage__local_new_confined(&s->sto, s->plan.root, alloc, err)
+                           : dk_storage_local_new(&s->sto, alloc, err);
     s->own_sto = !st;
   }
   s->plan.sto = s->sto;

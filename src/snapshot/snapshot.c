@@ -52,6 +52,11 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
     if (real) {
       dk__free(alloc, root);
       root = real;
+    } else if (opts && opts->version >= 2 && opts->confine_paths) {
+      /* a confined backend needs the absolute root; one that cannot be resolved is missing */
+      st = dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", uri);
+      dk__free(alloc, root);
+      return st;
     }
   }
   dk_table *t = dk__calloc(alloc, 1, sizeof *t);
@@ -62,10 +67,12 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   t->alloc = alloc;
   t->refs = 1;
   t->root = root;
+  t->confine = opts && opts->version >= 2 && opts->confine_paths;
   if (given) {
     t->sto = given;
   } else {
-    st = dk_storage_local_new(&t->sto, alloc, err);
+    st = t->confine ? dk_storage__local_new_confined(&t->sto, root, alloc, err)
+                    : dk_storage_local_new(&t->sto, alloc, err);
     if (st != DK_OK) {
       dk__free(alloc, t->root);
       dk__free(alloc, t);
@@ -471,6 +478,7 @@ int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
 const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
 dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
+int dk_snapshot__confine(const dk_snapshot *s) { return s->table->confine; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {

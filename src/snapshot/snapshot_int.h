@@ -17,6 +17,7 @@ struct dk_table {
   const dk_allocator *alloc;
   dk_storage *sto;
   int own_sto;
+  int confine;       /* dk_table_options.confine_paths */
   char *root;        /* canonical root (io/uri.h dk__root.uri): local path or whole URI */
   dk__exec *exec; /* every thread the table's readers use */
   int refs; /* atomic: the handle plus one per snapshot */
@@ -26,12 +27,13 @@ struct dk_table {
 static inline dk__root dk_snapshot__root(const dk_table *t) {
   dk__root r;
   dk_io__root_init(&r, t->root, t->sto);
+  r.confine = t->confine;
   return r;
 }
 
 /* The table's log for the readers of src/log/. */
 static inline dk__log dk_snapshot__log(const dk_table *t) {
-  dk__log lg = {t->sto, t->root, t->alloc, t->exec};
+  dk__log lg = {t->sto, t->root, t->alloc, t->exec, t->confine};
   return lg;
 }
 

@@ -20,6 +20,14 @@
 ** no directories), so a new table's _delta_log needs no separate mkdir.
 ** Temp files are named ".<name>.<pid>-<n>.tmp" and created with O_EXCL and mode 0666 & ~umask.
 ** Errors name the operation, the path and the errno text; ENOENT is DK_NOT_FOUND.
+** Only regular files are read: every read opens with O_NONBLOCK (a FIFO never blocks the
+** open) and fstat()s the descriptor, so a FIFO, socket, device or directory where a file is
+** expected is DK_IO at once ("not a regular file (a FIFO)"), never a hang.
+** Confined (dk_storage__local_new_confined, a table with dk_table_options.confine_paths):
+** reads, stats and listings accept only paths at or below the root, opened with openat2
+** RESOLVE_BENEATH from the root's directory so that no ".." or symlink leads out; an absolute
+** symlink (which RESOLVE_BENEATH always refuses) or a kernel without openat2 falls back to
+** realpath(3) and a prefix check. Writes are not confined (dk names what it writes).
 ** Beside the vtable, local.h: dk_storage__local_realpath for table roots.
 */
 #include "storage/local.h"
@@ -31,8 +39,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -40,6 +50,8 @@
 
 typedef struct local_ctx {
   const dk_allocator *alloc;
+  char *root;      /* confined to this directory (absolute, no trailing '/'); NULL: not */
+  size_t root_len;
 } local_ctx;
 
 static const dk_allocator *alloc_of(dk_storage *s) { return ((local_ctx *)s->ctx)->alloc; }
@@ -50,6 +62,105 @@ static dk_status sys_error(dk_error *err, int e, const char *op, const char *pat
   dk_status code = (e == ENOENT || e == ENOTDIR) ? DK_NOT_FOUND : DK_IO;
   if (e == ENOMEM) code = DK_NOMEM;
   return dk__error_set(err, code, "%s %s: %s", op, path, msg);
+}
+
+/* ---- opening for reading ---------------------------------------------------------------- */
+
+typedef enum { OPEN_FILE, OPEN_DIR, OPEN_ANY } open_kind;
+
+static const char *kind_name(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISDIR(m)) return "a directory";
+  return "not a file";
+}
+
+/* In a confined backend: the part of path below the root ("." for the root itself), or NULL
+** when path lies elsewhere. */
+static const char *below_root(const local_ctx *c, const char *path) {
+  size_t n = c->root_len;
+  if (strncmp(path, c->root, n) != 0) return NULL;
+  if (path[n] == 0) return ".";
+  if (n == 1) return path + 1; /* root "/" */
+  if (path[n] != '/') return NULL;
+  while (path[n] == '/') n++;
+  return path[n] ? path + n : ".";
+}
+
+static dk_status outside_root(dk_error *err, const char *op, const char *path, const char *root,
+                              const char *how) {
+  return dk__error_set(err, DK_UNSUPPORTED,
+                       "%s %s: %s outside the table root %s (path confinement is on)", op,
+                       path, how, root);
+}
+
+/* open(2) of a path below a confined root without leaving it: openat2 RESOLVE_BENEATH; an
+** absolute symlink (EXDEV: RESOLVE_BENEATH refuses every one) or no openat2 (ENOSYS, or EPERM
+** from a seccomp filter) falls back to realpath(3) and a prefix check. -1 with errno set, or
+** -2 when the path resolves outside the root. */
+static int open_beneath(const local_ctx *c, const char *path, const char *rel, int flags) {
+  int dfd = open(c->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return -1;
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = (uint64_t)flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  int fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+  int e = errno;
+  close(dfd);
+  if (fd >= 0 || (e != EXDEV && e != ENOSYS && e != EPERM)) {
+    errno = e;
+    return fd;
+  }
+  char *real = realpath(path, NULL);
+  if (!real) return -1;
+  const char *in = below_root(&(local_ctx){.root = c->root, .root_len = c->root_len}, real);
+  fd = in ? open(real, flags) : -2;
+  e = errno;
+  free(real);
+  errno = e;
+  return fd;
+}
+
+/* Opens path for `op` (named in errors): O_NONBLOCK, so that opening a FIFO never waits for a
+** writer, then fstat into *sb; OPEN_FILE accepts only a regular file, OPEN_DIR only a
+** directory (a FIFO, socket or device is refused at once). In a confined backend, only at or
+** below the root and never through a symlink leading out. */
+static dk_status open_read(dk_storage *s, const char *path, const char *op, open_kind kind,
+                           int *out, struct stat *sb, dk_error *err) {
+  const local_ctx *c = s->ctx;
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  if (kind == OPEN_DIR) flags |= O_DIRECTORY;
+  if (kind == OPEN_ANY) flags = O_PATH | O_CLOEXEC;
+  int fd;
+  if (c && c->root) {
+    const char *rel = below_root(c, path);
+    if (!rel) return outside_root(err, op, path, c->root, "lies");
+    fd = open_beneath(c, path, rel, flags);
+    if (fd == -2) return outside_root(err, op, path, c->root, "a symlink leads");
+  } else {
+    fd = open(path, flags);
+  }
+  if (fd < 0 && errno == ENXIO) /* open(2) of a Unix socket */
+    return dk__error_set(err, DK_IO, "%s %s: not a regular file (a socket)", op, path);
+  if (fd < 0 && errno == EXDEV && c && c->root)
+    return outside_root(err, op, path, c->root, "a symlink leads");
+  if (fd < 0) return sys_error(err, errno, op, path);
+  if (fstat(fd, sb) != 0) {
+    int e = errno;
+    close(fd);
+    return sys_error(err, e, "stat", path);
+  }
+  if ((kind == OPEN_FILE && !S_ISREG(sb->st_mode)) ||
+      (kind == OPEN_DIR && !S_ISDIR(sb->st_mode))) {
+    close(fd);
+    return dk__error_set(err, DK_IO, "%s %s: not a %s (%s)", op, path,
+                         kind == OPEN_DIR ? "directory" : "regular file", kind_name(sb->st_mode));
+  }
+  *out = fd;
+  return DK_OK;
 }
 
 static int64_t mtime_ms(const struct stat *st) {
@@ -65,9 +176,16 @@ static int cmp_names(const void *a, const void *b) {
 static dk_status local_list_from(dk_storage *s, const char *dir, const char *start_name,
                                  dk_list_cb cb, void *payload, dk_error *err) {
   const dk_allocator *al = alloc_of(s);
-  DIR *d = opendir(dir);
-  if (!d) return sys_error(err, errno, "list", dir);
-  dk_status st = DK_OK;
+  int lfd;
+  struct stat dsb;
+  dk_status st = open_read(s, dir, "list", OPEN_DIR, &lfd, &dsb, err);
+  if (st) return st;
+  DIR *d = fdopendir(lfd);
+  if (!d) {
+    int e = errno;
+    close(lfd);
+    return sys_error(err, e, "list", dir);
+  }
   dk_arena names;
   dk__arena_init(&names, al, 0);
   dk_buf ptrs, path;
@@ -97,8 +215,10 @@ static dk_status local_list_from(dk_storage *s, const char *dir, const char *sta
   for (size_t i = 0; i < count; i++) {
     struct stat sb;
     if (fstatat(dfd, v[i], &sb, 0) != 0) {
-      if (errno == ENOENT) continue; /* removed since readdir */
-      DK_CHECK_GOTO(sys_error(err, errno, "stat", v[i]));
+      /* removed since readdir: skipped; a dangling symlink is listed (as the link), so that
+       * reading it fails rather than its name silently vanishing */
+      if (errno == ENOENT && fstatat(dfd, v[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (errno != ENOENT) DK_CHECK_GOTO(sys_error(err, errno, "stat", v[i]));
     }
     dk__buf_clear(&path);
     DK_CHECK_GOTO(dk__buf_append(&path, dir, dlen, err));
@@ -126,18 +246,9 @@ static dk_status local_read(dk_storage *s, const char *path, uint8_t **out, size
   const dk_allocator *al = alloc_of(s);
   *out = NULL;
   *len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(err, errno, "open", path);
+  int fd;
   struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return sys_error(err, e, "stat", path);
-  }
-  if (S_ISDIR(sb.st_mode)) {
-    close(fd);
-    return sys_error(err, EISDIR, "read", path);
-  }
+  DK_RETURN_NOT_OK(open_read(s, path, "read", OPEN_FILE, &fd, &sb, err));
   size_t cap = sb.st_size > 0 ? (size_t)sb.st_size : 0;
   uint8_t *buf = dk__malloc(al, cap + 1);
   if (!buf) {
@@ -213,9 +324,9 @@ static dk_status pread_all(int fd, const char *path, int64_t offset, void *buf, 
 
 static dk_status local_read_range(dk_storage *s, const char *path, int64_t offset, void *buf,
                                   size_t len, dk_error *err) {
-  (void)s;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(err, errno, "open", path);
+  int fd;
+  struct stat sb;
+  DK_RETURN_NOT_OK(open_read(s, path, "read", OPEN_FILE, &fd, &sb, err));
   dk_status st = pread_all(fd, path, offset, buf, len, err);
   close(fd);
   return st;
@@ -223,9 +334,9 @@ static dk_status local_read_range(dk_storage *s, const char *path, int64_t offse
 
 static dk_status local_read_ranges(dk_storage *s, const char *path, const dk_byte_range *r,
                                    size_t n, dk_error *err) {
-  (void)s;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(err, errno, "open", path);
+  int fd;
+  struct stat sb;
+  DK_RETURN_NOT_OK(open_read(s, path, "read", OPEN_FILE, &fd, &sb, err));
   dk_status st = DK_OK;
   for (size_t i = 0; i < n && st == DK_OK; i++)
     st = pread_all(fd, path, r[i].offset, r[i].buf, r[i].len, err);
@@ -243,18 +354,9 @@ static dk_status local_map_file(dk_storage *s, const char *path, const void **ad
   *addr = NULL;
   *len = 0;
   *token = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(err, errno, "open", path);
+  int fd;
   struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return sys_error(err, e, "stat", path);
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    close(fd);
-    return dk__error_set(err, DK_IO, "map %s: not a regular file", path);
-  }
+  DK_RETURN_NOT_OK(open_read(s, path, "map", OPEN_FILE, &fd, &sb, err));
   local_map *m = dk__calloc(alloc_of(s), 1, sizeof *m);
   if (!m) {
     close(fd);
@@ -288,7 +390,13 @@ static void local_unmap(dk_storage *s, void *token) {
 static dk_status local_stat(dk_storage *s, const char *path, dk_file_info *out,
                             dk_error *err) {
   struct stat sb;
-  if (stat(path, &sb) != 0) return sys_error(err, errno, "stat", path);
+  if (((const local_ctx *)s->ctx)->root) { /* confined: resolved beneath the root */
+    int fd;
+    DK_RETURN_NOT_OK(open_read(s, path, "stat", OPEN_ANY, &fd, &sb, err));
+    close(fd);
+  } else if (stat(path, &sb) != 0) {
+    return sys_error(err, errno, "stat", path);
+  }
   out->path = path;
   out->size = (int64_t)sb.st_size;
   out->mtime_ms = mtime_ms(&sb);
@@ -565,6 +673,7 @@ static void local_free_buf(dk_storage *s, void *p) { dk__free(alloc_of(s), p); }
 static void local_free(dk_storage *s) {
   if (!s) return;
   const dk_allocator *al = alloc_of(s);
+  dk__free(al, ((local_ctx *)s->ctx)->root);
   dk__free(al, s->ctx);
   dk__free(al, s);
 }
@@ -598,6 +707,23 @@ dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc, dk_e
   return DK_OK;
 }
 
+dk_status dk_storage__local_new_confined(dk_storage **out, const char *root,
+                                         const dk_allocator *alloc, dk_error *err) {
+  DK_RETURN_IF(!root || root[0] != '/', DK_INVALID, err,
+               "path confinement needs an absolute table root, not '%s'", root ? root : "");
+  DK_RETURN_NOT_OK(dk_storage_local_new(out, alloc, err));
+  local_ctx *c = (*out)->ctx;
+  c->root = dk__strdup(alloc, root);
+  if (!c->root) {
+    local_free(*out);
+    *out = NULL;
+    return dk__error_set(err, DK_NOMEM, "out of memory (storage backend)");
+  }
+  c->root_len = strlen(root);
+  while (c->root_len > 1 && c->root[c->root_len - 1] == '/') c->root[--c->root_len] = 0;
+  return DK_OK;
+}
+
 char *dk_storage__local_realpath(const char *path, const dk_allocator *a) {
   char *r = realpath(path, NULL);
   if (!r) return NULL;
@@ -608,7 +734,7 @@ char *dk_storage__local_realpath(const char *path, const dk_allocator *a) {
 
 dk_status dk_storage__read_local_file(const dk_allocator *a, const char *path, char **out,
                                       size_t *len, dk_error *err) {
-  local_ctx c = {a};
+  local_ctx c = {a, NULL, 0};
   dk_storage s = {.version = DK_STORAGE_VERSION, .ctx = &c};
   uint8_t *p = NULL;
   dk_status st = local_read(&s, path, &p, len, err);

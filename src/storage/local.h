@@ -4,6 +4,7 @@
 #ifndef DK_STORAGE_LOCAL_H
 #define DK_STORAGE_LOCAL_H
 
+#include "dk/sys/storage.h"
 #include "util/util.h"
 
 /* The absolute form of a local path with symlinks resolved (realpath(3)), allocated with a;
@@ -11,6 +12,13 @@
 ** the built-in local backend takes its root this way, so that absolute paths in its log can be
 ** recognised as lying under it and nothing depends on the working directory later. */
 char *dk_storage__local_realpath(const char *path, const dk_allocator *a);
+
+/* A local backend (dk_storage_local_new) confined to the directory root (absolute): reads,
+** stats and listings of anything not at or below it, or reached through a ".." or a symlink
+** leading out, are DK_UNSUPPORTED "... outside the table root ..." (local.c). For tables with
+** dk_table_options.confine_paths. */
+dk_status dk_storage__local_new_confined(dk_storage **out, const char *root,
+                                         const dk_allocator *alloc, dk_error *err);
 
 /* Reads a whole local file (a configuration file, not table data) into *out, NUL-terminated,
 ** allocated with a. ENOENT is DK_NOT_FOUND. */

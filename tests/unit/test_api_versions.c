@@ -38,7 +38,7 @@ static int first_parquet(char *out, size_t cap) {
 
 DK_TEST(api__newer_options_versions_are_refused) {
   dk_error err;
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION + 1, NULL, NULL, 0};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION + 1, NULL, NULL, 0, 0};
   dk_table *t = NULL;
   dk_error_init(&err);
   CHECK_STATUS(dk_table_open(&t, table_dir(), &to, &err), DK_INVALID);

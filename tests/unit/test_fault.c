@@ -152,7 +152,7 @@ static dk_status snapshot_text(dk_buf *b, const dk_snapshot *s, int with_files, 
 static dk_status answer(dk_buf *out, const char *root, dk_storage *sto, const dk_allocator *a,
                         int64_t version, int what, dk_error *err) {
   dk__buf_clear(out);
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, a, sto, 1};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, a, sto, 1, 0};
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   dk_scan *scan = NULL;
@@ -622,7 +622,7 @@ static dk_mem_storage *moved_table(const char *root, const char *abs, const char
 /* Status of a scan of the table at root (with _metadata.file_path when paths is not NULL:
 ** the file paths it gives, one per line). */
 static dk_status scan_status(const char *root, dk_storage *sto, dk_buf *paths, dk_error *err) {
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, NULL, sto, 1};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, NULL, sto, 1, 0};
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   dk_scan *scan = NULL;
@@ -673,7 +673,7 @@ DK_TEST(fault__uri_roots_and_absolute_data_uris) {
   CHECK_STATUS(dk_table_open(&t, "file://elsewhere/t", NULL, &err), DK_UNSUPPORTED);
   /* an uninitialised backend is refused when it is adopted */
   dk_storage zero = {0};
-  dk_table_options zo = {DK_TABLE_OPTIONS_VERSION, NULL, &zero, 1};
+  dk_table_options zo = {DK_TABLE_OPTIONS_VERSION, NULL, &zero, 1, 0};
   dk_error_init(&err);
   CHECK_STATUS(dk_table_open(&t, "/t", &zo, &err), DK_INVALID);
   CHECK(t == NULL);
@@ -722,7 +722,7 @@ DK_TEST(fault__splits_of_an_object_store_table) {
   CHECK(m != NULL);
   dk_error err;
   dk_error_init(&err);
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, NULL, dk_mem_storage_of(m), 1};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, NULL, dk_mem_storage_of(m), 1, 0};
   dk_table *t;
   dk_snapshot *s;
   dk_scan *scan;

@@ -655,7 +655,7 @@ DK_TEST(log__refresh_chain_memory_bounded) {
   }
   count_ctx cc = {0};
   dk_allocator a = {&cc, cnt_malloc, cnt_realloc, cnt_free};
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, &a, NULL, 1};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, &a, NULL, 1, 0};
   dk_error err = {0};
   dk_table *t;
   CHECK_OK(dk_table_open(&t, dir, &to, &err), &err);

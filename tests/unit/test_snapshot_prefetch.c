@@ -214,7 +214,7 @@ DK_TEST(snapshot_prefetch__table_allocator_reaches_stats_and_schema) {
   counting c = {0, 0};
   dk_allocator a = {&c, c_malloc, c_realloc, c_free};
   dk_error err = {0};
-  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, &a, NULL, 0};
+  dk_table_options to = {DK_TABLE_OPTIONS_VERSION, &a, NULL, 0, 0};
   dk_table *t;
   dk_snapshot *s;
   CHECK_OK(dk_table_open(&t, data_path("stats_pages_table"), &to, &err), &err);

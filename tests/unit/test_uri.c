@@ -35,9 +35,14 @@ DK_TEST(uri__percent_decode_vectors) {
   CHECK_EQ_STR(decode(&b, "a%2", 0, &st), "a%2");
   CHECK_EQ_STR(decode(&b, "a%zzb", 0, &st), "a%zzb");
   CHECK_EQ_STR(decode(&b, "%%41", 0, &st), "%A");
-  /* %00 would cut a C string: kept as written when lenient, refused when strict */
-  CHECK_EQ_STR(decode(&b, "a%00b", 0, &st), "a%00b");
+  /* %00 would cut a C string: lenient decoding keeps the NUL inside the length (which
+   * dk_io__check_path_bytes refuses, so a path with it is corrupt, never a shorter path);
+   * strict decoding refuses it */
+  decode(&b, "a%00b", 0, &st);
   CHECK_EQ_INT(st, DK_OK);
+  CHECK_EQ_INT(b.len, 3);
+  CHECK(b.data[1] == 0 && b.data[2] == 'b');
+  CHECK_EQ_INT(dk_io__check_path_bytes(b.data, b.len, "path", NULL), DK_CORRUPT);
   decode(&b, "a%00b", DK__PCT_STRICT, &st);
   CHECK_EQ_INT(st, DK_CORRUPT);
   decode(&b, "a%2", DK__PCT_STRICT, &st);
@@ -181,11 +186,12 @@ typedef struct res {
   char msg[256];
 } res;
 
-static res resolve(const char *root, const char *rel_dir, const char *path) {
+static res resolve_c(const char *root, const char *rel_dir, const char *path, int confine) {
   res r = {0};
   dk__root rt;
   dk_storage dummy = {.version = 2};
   dk_io__root_init(&rt, root, &dummy);
+  rt.confine = confine;
   dk_buf key;
   dk__buf_init(&key, NULL);
   dk__loc loc;
@@ -197,6 +203,53 @@ static res resolve(const char *root, const char *rel_dir, const char *path) {
   snprintf(r.msg, sizeof r.msg, "%s", err.message);
   dk__buf_dispose(&key);
   return r;
+}
+
+static res resolve(const char *root, const char *rel_dir, const char *path) {
+  return resolve_c(root, rel_dir, path, 0);
+}
+
+/* Path confinement (issue 18, item 3): what dk_io__resolve refuses with r->confine set, and
+ * what it still resolves. */
+DK_TEST(uri__resolve_confined) {
+  static const char *refused[] = {"../u/x.parquet", "a/../../u/x.parquet", "a/./x.parquet",
+                                  "/data/other/x.parquet", "/data/tt/x.parquet",
+                                  "file:///data/u/x.parquet", "file://localhost/x.parquet",
+                                  "/data/t", "/data/t/", "/data/t/../t/x.parquet"};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    res r = resolve_c("/data/t", NULL, refused[i], 1);
+    CHECK_EQ_INT(r.st, DK_UNSUPPORTED);
+    CHECK(strstr(r.msg, "outside the table root /data/t") != NULL);
+    CHECK_EQ_INT(resolve_c("/data/t", NULL, refused[i], 0).st, DK_OK);
+  }
+  static const char *allowed[] = {"x.parquet", "p=a b/x.parquet", "/data/t/x.parquet",
+                                  "file:///data/t/p=1/x.parquet", "file:/data/t/x.parquet",
+                                  "..x/y.parquet", "a..b.parquet"};
+  for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+    res r = resolve_c("/data/t", NULL, allowed[i], 1);
+    CHECK_OK(r.st, NULL);
+    CHECK(r.under);
+  }
+  /* sidecars: below _delta_log/_sidecars, not merely below the root */
+  CHECK_OK(resolve_c("/data/t", "_delta_log/_sidecars", "s.parquet", 1).st, NULL);
+  CHECK_OK(resolve_c("/data/t", "_delta_log/_sidecars", "/data/t/_delta_log/_sidecars/s.parquet",
+                     1).st, NULL);
+  res r = resolve_c("/data/t", "_delta_log/_sidecars", "../s.parquet", 1);
+  CHECK_EQ_INT(r.st, DK_UNSUPPORTED);
+  CHECK(strstr(r.msg, "/data/t/_delta_log/_sidecars") != NULL);
+  CHECK_EQ_INT(resolve_c("/data/t", "_delta_log/_sidecars", "/data/t/x.parquet", 1).st,
+               DK_UNSUPPORTED);
+  CHECK_EQ_INT(resolve_c("/data/t", "_delta_log/_sidecars", "../s.parquet", 0).st, DK_OK);
+  /* object stores: the same store outside the root's prefix */
+  CHECK_OK(resolve_c("s3://b/pre/t", NULL, "s3a://b/pre/t/x.parquet", 1).st, NULL);
+  CHECK_EQ_INT(resolve_c("s3://b/pre/t", NULL, "s3://b/pre/u/x.parquet", 1).st, DK_UNSUPPORTED);
+  CHECK_EQ_INT(resolve_c("s3://b/pre/t", NULL, "s3://other/pre/t/x.parquet", 1).st,
+               DK_UNSUPPORTED);
+  /* control bytes are corrupt with or without confinement */
+  for (int c = 0; c < 2; c++) {
+    CHECK_EQ_INT(resolve_c("/data/t", NULL, "a\x01b", c).st, DK_CORRUPT);
+    CHECK_EQ_INT(resolve_c("/data/t", NULL, "a\x7f", c).st, DK_CORRUPT);
+  }
 }
 
 DK_TEST(uri__resolve_local_root) {
@@ -316,7 +369,7 @@ static dk_status open_mem(dk_mem_storage **m, dk_table **t, dk_snapshot **s, con
   *s = NULL;
   DK_RETURN_NOT_OK(dk_mem_new(m, err));
   DK_RETURN_NOT_OK(dk_mem_load_dir(*m, root, root, err));
-  dk_table_options o = {DK_TABLE_OPTIONS_VERSION, NULL, dk_mem_storage_of(*m), 1};
+  dk_table_options o = {DK_TABLE_OPTIONS_VERSION, NULL, dk_mem_storage_of(*m), 1, 0};
   DK_RETURN_NOT_OK(dk_table_open(t, root, &o, err));
   return dk_snapshot_open(s, *t, NULL, err);
 }

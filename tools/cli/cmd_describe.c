@@ -58,6 +58,8 @@ static int parse_ts(const char *s, int64_t *out) {
 
 /* --threads N of the snapshot commands: the table's thread count (dk_table_options). */
 static int g_table_threads;
+/* --no-confine-paths: dk_table_options.confine_paths off (on by default in the tool). */
+static int g_no_confine;
 
 int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_options *o,
                          int *json, int64_t *limit) {
@@ -96,6 +98,8 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_
       g_table_threads = (int)n;
     } else if (!strcmp(a, "--storage-option") && i + 1 < argc) {
       if (dk_cli_storage_option(argv[++i])) return -1;
+    } else if (!strcmp(a, "--no-confine-paths")) {
+      g_no_confine = 1;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "dk: unknown option '%s'\n", a);
       return -1;
@@ -122,6 +126,7 @@ int dk_cli_open(const char *uri, const dk_snapshot_options *o, dk_table **t, dk_
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
   to.threads = g_table_threads;
+  to.confine_paths = !g_no_confine;
   if (dk_cli_storage_for(uri, &to.storage, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
     return 1;

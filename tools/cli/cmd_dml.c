@@ -55,7 +55,7 @@ int dk_cli_delete(int argc, char **argv) {
   dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
       dk_table_delete(&m, &r, t, where, &o, NULL, &err) != DK_OK)
     rc = dml_fail("delete", &err);
   else if (json)
@@ -137,7 +137,7 @@ int dk_cli_update(int argc, char **argv) {
                         .deletion_vectors = no_dv ? DK_DML_DV_NEVER : DK_DML_DV_TABLE};
     dk_dml_metrics m = {.version = DK_DML_METRICS_VERSION};
     dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-    if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+    if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
         dk_table_update(&m, &r, t, set, n, where, &o, NULL, &err) != DK_OK)
       rc = dml_fail("update", &err);
     else if (json)

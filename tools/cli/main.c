@@ -26,7 +26,9 @@ typedef struct cli_command {
   "                     the epoch, or 'YYYY-MM-DD[ HH:MM:SS[.fff]]' in UTC)\n"              \
   "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n"       \
   "  --storage-option KEY=VALUE   for s3://bucket/prefix tables: aws_endpoint_url,\n"     \
-  "                     aws_region, ... (default: the AWS_* environment)\n"
+  "                     aws_region, ... (default: the AWS_* environment)\n"                \
+  "  --no-confine-paths read data, DV and sidecar files the log names outside the table\n"  \
+  "                     root (a shallow clone); by default they are refused\n"
 
 #define STORAGE_OPT                                                                  \
   "  --storage-option KEY=VALUE   for an s3://bucket/prefix TABLE (repeatable):\n"    \
@@ -62,7 +64,7 @@ static const cli_command commands[] = {
     {"scan", dk_cli_scan, "read rows",
      "usage: dk scan TABLE [--version N | --timestamp TS] [--columns a,b.c] [--where EXPR]\n"
      "               [--limit N] [--with-metadata] [--format jsonl|csv|table] [--threads N]\n"
-     "               [--batch-size N] [--stats] [--no-page-checksums]\n"
+     "               [--batch-size N] [--stats] [--no-page-checksums] [--no-confine-paths]\n"
      "\n"
      "Reads the table's rows (deletion vectors applied, column mapping resolved, partition\n"
      "values filled in) and prints them, one JSON object per line by default.\n"
@@ -76,7 +78,9 @@ static const cli_command commands[] = {
      "  --threads N        reader threads (one file each at a time)\n"
      "  --batch-size N     rows per batch (default 65536)\n"
      "  --stats            after the rows, what pushdown did, as JSON on stderr\n"
-     "  --no-page-checksums  do not verify Parquet page CRCs (verified when present)\n"},
+     "  --no-page-checksums  do not verify Parquet page CRCs (verified when present)\n"
+     "  --no-confine-paths read files the log names outside the table root (a shallow\n"
+     "                     clone); by default they are refused\n"},
     {"parquet", dk_cli_parquet, "inspect and read one Parquet file",
      "usage: dk parquet schema FILE\n"
      "       dk parquet meta FILE\n"
@@ -110,7 +114,9 @@ static const cli_command commands[] = {
      "Runs SQL in an in-memory SQLite database with dk's connector: delta_scan('path'\n"
      "[, version]), delta_files('path' [, version]), delta_history('path'), and\n"
      "CREATE VIRTUAL TABLE t USING delta('path' [, version=N] [, timestamp='...']\n"
-     "[, aws_...='...']). Paths may be s3://bucket/prefix URIs.\n"
+     "[, confine_paths=0] [, aws_...='...']). Paths may be s3://bucket/prefix URIs. Files\n"
+     "the log names outside a table's root are refused unless confine_paths=0 is given\n"
+     "(a shallow clone).\n"
      "\n"
      "  --format F         table (default), jsonl or csv\n"
      "  --stats            after each statement, what pushdown did, on stderr\n"

@@ -66,7 +66,8 @@ dk_status dk_cli_storage_for(const char *uri, dk_storage **out, dk_error *err) {
 
 dk_status dk_cli_table_open(const char *uri, dk_table **t, dk_error *err) {
   *t = NULL;
-  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION};
+  /* path confinement on, as in every command of the tool */
+  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION, .confine_paths = 1};
   dk_status st = dk_cli_storage_for(uri, &to.storage, err);
   return st != DK_OK ? st : dk_table_open(t, uri, &to, err);
 }

@@ -283,7 +283,12 @@ dk_status dk_pq__page_decode_text(const dk_pq__page *pg, const dk_pq__page *dict
     if (s == DK_OK && (dn < 0 || (uint64_t)dn > dlen / 4))
       s = dk__error_set(err, DK_CORRUPT, "dictionary's value count does not fit its %zu bytes", dlen);
     if (s == DK_OK) s = dk__buf_reserve(scratch, (size_t)(2 * dn + n_dense + 1) * 4, err);
-    uint32_t *starts = (uint32_t *)scratch->data, *lens = starts + dn, *idx = lens + dn;
+    uint32_t *starts = NULL, *lens = NULL, *idx = NULL; /* no arithmetic on a NULL scratch */
+    if (s == DK_OK) {
+      starts = (uint32_t *)scratch->data;
+      lens = starts + dn;
+      idx = lens + dn;
+    }
     if (s == DK_OK) s = dk_pq__plain_byte_array_index(dv, dlen, dn, starts, lens, err);
     if (s == DK_OK && n_dense > 0) {
       if (vlen < 1 || vals[0] > 32) {
