@@ -2517,7 +2517,7 @@ static int opt_i64(PyObject *o, const char *name, int64_t *out) {
   long long v = PyLong_AsLongLong(o);
   if (v == -1 && PyErr_Occurred()) return -1;
   if (v < 0) {
-    PyErr_Format(PyExc_ValueError, "%s must not be negative", name);
+    PyErr_Format(PyExc_ValueError, "%s must not be negative (DELTA_ILLEGAL_OPTION)", name);
     return -1;
   }
   *out = v;
@@ -2897,7 +2897,7 @@ static PyObject *table_stream(TableObject *self, PyObject *args, PyObject *kw) {
            *bs = Py_None;
   int avail = 0, idel = 0, ich = 0, skip = 0, loss = 0, cdf = 0;
   if (check_table(self) < 0 ||
-      !PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOppppppOpOOOO:stream", kwlist, &sv, &sts,
+      !PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOpppppOpOOOO:stream", kwlist, &sv, &sts,
                                    &resume, &mf, &mb, &avail, &idel, &ich, &skip, &loss, &excl,
                                    &cdf, &columns, &filter, &maxinit, &bs))
     return NULL;
@@ -2930,7 +2930,8 @@ static PyObject *table_stream(TableObject *self, PyObject *args, PyObject *kw) {
       opt_i64(bs, "batch_size", &o.batch_size) < 0)
     return NULL;
   if ((mf != Py_None && o.max_files == 0) || (mb != Py_None && o.max_bytes == 0)) {
-    PyErr_SetString(PyExc_ValueError, "max_files and max_bytes must be positive");
+    PyErr_SetString(PyExc_ValueError,
+                    "max_files and max_bytes must be positive (DELTA_ILLEGAL_OPTION)");
     return NULL;
   }
   if (resume != Py_None && !PyUnicode_Check(resume)) {

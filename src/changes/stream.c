@@ -49,6 +49,8 @@ struct dk_stream {
   bool avail_has;               /* ... and there is one */
   dk_stream_offset avail_end;
   bool checked_start;           /* the start version's schema was checked */
+  int64_t cdf_checked;          /* change data feed: the last batch start version found with
+                                   change data recorded (-1: none yet) */
   /* the initial snapshot being read: its files sorted by (modificationTime, path) */
   dk_snapshot *snap;
   int64_t *order;
@@ -176,11 +178,6 @@ static dk_status check_metadata(dk_stream *s, const dk_metadata *md, int64_t v, 
   if (!dk_changes__read_compatible(m.schema, s->init_meta.schema, true) ||
       !dk_changes__same_partitioning(newer->md, older->md))
     return schema_changed(s, v, "DELTA_SCHEMA_CHANGED", "is not read-compatible", err);
-  if (s->cdf && !m.cdf)
-    return dk__error_set(err, DK_UNSUPPORTED,
-                         "stream: no change data is recorded for version %" PRId64
-                         " (delta.enableChangeDataFeed is off there) (DELTA_MISSING_CHANGE_DATA)",
-                         v);
   return DK_OK;
 }
 
@@ -681,6 +678,7 @@ dk_status dk_stream_open(dk_stream **out, dk_table *t, const dk_stream_options *
     return st;
   }
   s->offset = s->start;
+  s->cdf_checked = -1;
   *out = s;
   return DK_OK;
 }
@@ -842,12 +840,36 @@ static dk_status batch_files(dk_stream *s, dk_stream_batch *b, const seqv *q, si
   return st;
 }
 
+/* A change data feed batch reads from a version whose metadata records change data
+** (delta-spark CDCReader.changesToDF checks the batch's start version only: metadata actions
+** inside a streamed range are not looked at). */
+static dk_status check_cdf_at(dk_stream *s, int64_t v, dk_error *err) {
+  if (!s->cdf || s->cdf_checked == v) return DK_OK;
+  dk_snapshot *snap = NULL;
+  dk_status st = open_meta(&snap, s->t, v, err);
+  if (st) {
+    dk__error_prefix(err, "stream: version %" PRId64, v);
+    return st;
+  }
+  dk_changes__meta m;
+  st = dk_changes__meta_of(&m, dk_snapshot_metadata(snap), &s->meta_ar, err);
+  dk_snapshot_free(snap);
+  if (!st && !m.cdf)
+    st = dk__error_set(err, DK_UNSUPPORTED,
+                       "stream: no change data is recorded for version %" PRId64
+                       " (delta.enableChangeDataFeed is off there) (DELTA_MISSING_CHANGE_DATA)",
+                       v);
+  if (!st) s->cdf_checked = v;
+  return st;
+}
+
 dk_status dk_stream_batch_between(dk_stream_batch **out, dk_stream *s,
                                   const dk_stream_offset *start, const dk_stream_offset *end,
                                   dk_error *err) {
   *out = NULL;
   if (!start) start = &s->start;
   DK_RETURN_IF(!end, DK_INVALID, err, "stream: a batch needs an end offset");
+  if (dk_stream_offset_compare(start, end) < 0) DK_RETURN_NOT_OK(check_cdf_at(s, start->version, err));
   dk_stream_batch *b = dk__calloc(s->alloc, 1, sizeof *b);
   DK_RETURN_IF(!b, DK_NOMEM, err, "out of memory (stream)");
   b->alloc = s->alloc;
