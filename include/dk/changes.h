@@ -47,6 +47,7 @@
 #include "dk/arrow.h"
 #include "dk/common.h"
 #include "dk/expr.h"
+#include "dk/scan.h"
 #include "dk/snapshot.h"
 #include "dk/table.h"
 
@@ -95,6 +96,9 @@ typedef struct dk_changes_options {
   const dk_expr *filter;       /**< unbound, over the output columns (any of them, requested
                                     or not) */
   int64_t batch_size;          /**< rows per batch at most; 0 = 65536 */
+  unsigned metadata_fields;    /**< DK_META_* bits (dk/scan.h): a `_metadata` struct column
+                                    of each row's change file (path, size, row index, ...)
+                                    after the others; 0 = none */
 } dk_changes_options;
 
 /** Resolves the range, checks it (Spark's rules) and plans the change files of its commits.

@@ -399,7 +399,7 @@ dk_status dk_changes_new(dk_changes **out, dk_table *t, const dk_changes_options
   DK_CHECK_GOTO(dk_changes__meta_of(&start_meta, dk_snapshot_metadata(start_snap), &ar, err));
   DK_CHECK_GOTO(dk_changes__meta_of(&read_meta, dk_snapshot_metadata(c->read_snap), &ar, err));
   DK_CHECK_GOTO(dk_changes__reader_new(&c->reader, c->read_snap, o.columns, o.n_columns,
-                                       o.filter, true, o.batch_size, err));
+                                       o.filter, true, o.batch_size, o.metadata_fields, err));
   if (!empty) {
     if (!start_meta.cdf) {
       st = dk__error_set(err, DK_UNSUPPORTED,

@@ -158,7 +158,7 @@ typedef struct dk_changes__reader dk_changes__reader;
 dk_status dk_changes__reader_new(dk_changes__reader **out, dk_snapshot *read_schema,
                                  const char *const *columns, size_t n_columns,
                                  const dk_expr *filter, bool cdf, int64_t batch_size,
-                                 dk_error *err);
+                                 unsigned metadata_fields, dk_error *err);
 dk_changes__reader *dk_changes__reader_ref(dk_changes__reader *r);
 void dk_changes__reader_free(dk_changes__reader *r);
 dk_status dk_changes__reader_schema(struct ArrowSchema *out, const dk_changes__reader *r,

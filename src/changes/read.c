@@ -130,7 +130,7 @@ dk_status dk_changes__reader_schema(struct ArrowSchema *out, const dk_changes__r
 dk_status dk_changes__reader_new(dk_changes__reader **out, dk_snapshot *snap,
                                  const char *const *columns, size_t n_columns,
                                  const dk_expr *filter, bool cdf, int64_t batch_size,
-                                 dk_error *err) {
+                                 unsigned metadata_fields, dk_error *err) {
   *out = NULL;
   const dk_allocator *alloc = dk_snapshot__allocator(snap);
   dk_changes__reader *r = dk__calloc(alloc, 1, sizeof *r);
@@ -155,6 +155,7 @@ dk_status dk_changes__reader_new(dk_changes__reader **out, dk_snapshot *snap,
   o.n_columns = n_columns;
   o.predicate = filter;
   o.batch_size = batch_size;
+  o.metadata_fields = metadata_fields;
   if (cdf) {
     o.extra_columns = r->meta;
     o.n_extra_columns = N_META;

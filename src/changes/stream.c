@@ -661,7 +661,7 @@ dk_status dk_stream_open(dk_stream **out, dk_table *t, const dk_stream_options *
   }
   if (!st)
     st = dk_changes__reader_new(&s->reader, init, opts->columns, opts->n_columns, opts->filter,
-                                s->cdf, opts->batch_size, err);
+                                s->cdf, opts->batch_size, 0, err);
   if (!st && opts->resume_offset) {
     st = dk_stream_offset_parse(&s->start, opts->resume_offset, strlen(opts->resume_offset),
                                 s->table_id, err);
