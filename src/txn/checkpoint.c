@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "dk/maintenance.h"
+#include "log/paths.h"
 #include "txn/txn_int.h"
 
 static int64_t wall_ms(void) {
@@ -171,9 +172,11 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
     dk_snapshot_free(s);
     return err ? err->code : DK_INVALID;
   }
-  dk_buf b, last;
+  dk_buf b, last, name, key;
   dk__buf_init(&b, t->alloc);
   dk__buf_init(&last, t->alloc);
+  dk__buf_init(&name, t->alloc);
+  dk__buf_init(&key, t->alloc);
   dk_arena ar;
   dk__arena_init(&ar, t->alloc, 4096);
   int64_t n_actions = 0, n_adds = 0;
@@ -182,23 +185,23 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
                                (long long)v));
   n_actions++;
   DK_CHECK_GOTO(put_file_actions(&b, s, now - retention, &n_actions, &n_adds, err));
-  char uuid[37], name[96], path[4200];
+  char uuid[37];
   dk_txn__uuid(uuid);
-  snprintf(name, sizeof name, "%020lld.checkpoint.%s.json", (long long)v, uuid);
-  snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, name);
-  DK_CHECK_GOTO(t->sto->put_if_absent(t->sto, path, b.data, b.len, err));
+  DK_CHECK_GOTO(dk_log__name_checkpoint_v2(&name, v, uuid, false, err));
+  DK_CHECK_GOTO(dk_log__file_key(&key, t->root, name.data, err));
+  DK_CHECK_GOTO(t->sto->put_if_absent(t->sto, key.data, b.data, b.len, err));
   /* _last_checkpoint, last */
   DK_CHECK_GOTO(dk__buf_printf(&last, err,
                                "{\"version\":%lld,\"size\":%lld,\"sizeInBytes\":%lld,"
                                "\"numOfAddFiles\":%lld}",
                                (long long)v, (long long)n_actions, (long long)b.len,
                                (long long)n_adds));
-  snprintf(path, sizeof path, "%s/_delta_log/_last_checkpoint", t->root);
-  DK_CHECK_GOTO(t->sto->write(t->sto, path, last.data, last.len, err));
+  DK_CHECK_GOTO(dk_log__file_key(&key, t->root, DK_LOG__LAST_CHECKPOINT, err));
+  DK_CHECK_GOTO(t->sto->write(t->sto, key.data, last.data, last.len, err));
   if (out) {
     out->checkpoint_version = v;
     out->kind = kind;
-    snprintf(out->file_name, sizeof out->file_name, "%s", name);
+    snprintf(out->file_name, sizeof out->file_name, "%s", name.data);
     out->num_actions = n_actions;
     out->num_add_files = n_adds;
     out->size_in_bytes = (int64_t)b.len;
@@ -207,6 +210,8 @@ cleanup:
   dk__arena_dispose(&ar);
   dk__buf_dispose(&b);
   dk__buf_dispose(&last);
+  dk__buf_dispose(&name);
+  dk__buf_dispose(&key);
   dk_snapshot_free(s);
   return st;
 }
@@ -247,6 +252,8 @@ dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t, const dk_clea
     if (cp && f->version <= last_old && f->version > keep) keep = f->version;
   }
   int64_t n = 0;
+  dk_buf key;
+  dk__buf_init(&key, t->alloc);
   if (keep > 0) {
     for (size_t i = 0; i < seg.n_all && !st; i++) {
       const dk__logfile *f = &seg.all[i];
@@ -254,15 +261,15 @@ dk_status dk_table_cleanup_metadata(int64_t *deleted, dk_table *t, const dk_clea
       if (!old || f->mtime > cutoff) continue;
       n++;
       if (opts && opts->dry_run) continue;
-      char path[4200];
-      snprintf(path, sizeof path, "%s/_delta_log/%s", t->root, f->name);
-      st = t->sto->remove(t->sto, path, err);
+      st = dk_log__file_key(&key, t->root, f->name, err);
+      if (!st) st = t->sto->remove(t->sto, key.data, err);
       if (st == DK_NOT_FOUND) {
         if (err) dk_error_init(err);
         st = DK_OK;
       }
     }
   }
+  dk__buf_dispose(&key);
   dk_log__segment_dispose(&seg);
   if (deleted) *deleted = n;
   return st;

@@ -22,6 +22,7 @@
 
 #include "dk/maintenance.h"
 #include "dk/scan.h"
+#include "log/paths.h"
 #include "txn/txn_int.h"
 
 #define DEFAULT_MAX_ATTEMPTS 10000
@@ -968,15 +969,21 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
 static dk_status fs_commit(dk_committer *c, dk_storage *sto, const char *root, int64_t v,
                            const char *actions, size_t len, dk_error *err) {
   (void)c;
-  char path[4096];
-  int n = snprintf(path, sizeof path, "%s/_delta_log/%020lld.json", root, (long long)v);
-  DK_RETURN_IF(n < 0 || (size_t)n >= sizeof path, DK_INVALID, err, "table path too long");
+  dk_buf name, key;
+  dk__buf_init(&name, NULL);
+  dk__buf_init(&key, NULL);
+  dk_status st = dk_log__name_commit(&name, v, err);
+  if (!st) st = dk_log__file_key(&key, root, name.data, err);
   /* a winner is usually there already when writers race: finding it costs a stat, writing
    * (and syncing) a commit that cannot land costs far more */
   dk_file_info fi;
-  if (sto->stat(sto, path, &fi, NULL) == DK_OK)
-    return dk__error_set(err, DK_CONFLICT, "%s exists", path);
-  return sto->put_if_absent(sto, path, actions, len, err);
+  if (!st && sto->stat(sto, key.data, &fi, NULL) == DK_OK)
+    st = dk__error_set(err, DK_CONFLICT, "%s exists", key.data);
+  else if (!st)
+    st = sto->put_if_absent(sto, key.data, actions, len, err);
+  dk__buf_dispose(&name);
+  dk__buf_dispose(&key);
+  return st;
 }
 
 static dk_committer filesystem_committer = {1, NULL, fs_commit};

@@ -65,6 +65,7 @@ def spark_rows(spark, root, v=None, cols=("x", "p")):
     return sorted(tuple(row[c] for c in cols) for row in r.load(root).collect())
 
 
+@pytest.mark.xfail(strict=False, reason="open (issue #14): Spark VACUUM DRY RUN lists 2 files after dk's VACUUM")
 def test_dk_partitioned_table_in_spark(spark, tmp_path):
     root = str(tmp_path / "t")
     t = dk.Table.create(root, "x long, p string", partition_by=["p"])
@@ -107,6 +108,7 @@ def test_dk_partitioned_table_in_spark(spark, tmp_path):
     assert spark.sql("VACUUM delta.`%s` RETAIN 0 HOURS DRY RUN" % root).count() == 0
 
 
+@pytest.mark.xfail(strict=False, reason="open (issue #14): _metadata.row_id of a dk-written row-tracking table in Spark")
 def test_dk_table_with_features_in_spark(spark, tmp_path):
     root = str(tmp_path / "dv")
     t = dk.Table.create(root, "x long", properties={"delta.enableDeletionVectors": "true",
