@@ -288,6 +288,11 @@ DK_API DK_WARN_UNUSED dk_status dk_stream_batch_file(dk_change_file *out,
 /** Reads the batch's rows (the batch may be freed before the stream is). */
 DK_API DK_WARN_UNUSED dk_status dk_stream_batch_read(struct ArrowArrayStream *out,
                                                      dk_stream_batch *b, dk_error *err);
+/** Reads the batch's files [first, first + n) only (engines that spread a batch over
+ *  workers; each re-plans the same batch with dk_stream_batch_between). */
+DK_API DK_WARN_UNUSED dk_status dk_stream_batch_read_files(struct ArrowArrayStream *out,
+                                                           dk_stream_batch *b, int64_t first,
+                                                           int64_t n, dk_error *err);
 
 DK_END_DECL
 

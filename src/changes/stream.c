@@ -761,10 +761,18 @@ dk_status dk_stream_batch_file(dk_change_file *out, const dk_stream_batch *b, in
   return DK_OK;
 }
 
+dk_status dk_stream_batch_read_files(struct ArrowArrayStream *out, dk_stream_batch *b,
+                                     int64_t first, int64_t n, dk_error *err) {
+  DK_RETURN_IF(first < 0 || n < 0 || (size_t)first > b->n || (size_t)n > b->n - (size_t)first,
+               DK_INVALID, err, "stream: batch files [%" PRId64 ", +%" PRId64 ") out of range",
+               first, n);
+  __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+  return dk_changes__read(out, b->reader, b->files + first, (size_t)n, batch_unref, b, err);
+}
+
 dk_status dk_stream_batch_read(struct ArrowArrayStream *out, dk_stream_batch *b,
                                dk_error *err) {
-  __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
-  return dk_changes__read(out, b->reader, b->files, b->n, batch_unref, b, err);
+  return dk_stream_batch_read_files(out, b, 0, (int64_t)b->n, err);
 }
 
 static dk_status batch_push(dk_stream_batch *b, const dk_change_file *f, dk_error *err) {

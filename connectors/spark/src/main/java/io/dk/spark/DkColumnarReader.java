@@ -31,23 +31,43 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final int[] keep;
   private final StructType schema;
 
+  private final AutoCloseable owner;
+
   DkColumnarReader(byte[] split, int[] keep, StructType schema) {
+    this(addr -> DkNative.splitRead(split, addr), null, keep, schema);
+  }
+
+  /** Reads the stream `fill` writes at the address it is given; `owner` (the native handle
+   *  the stream was opened from, or null) is closed after the stream, also on failure. */
+  DkColumnarReader(java.util.function.LongConsumer fill, AutoCloseable owner, int[] keep,
+      StructType schema) {
     this.keep = keep;
     this.schema = schema;
+    this.owner = owner;
     DkNative.ensureLoaded();
     BufferAllocator a = new RootAllocator();
     ArrowArrayStream s = null;
     try {
       s = ArrowArrayStream.allocateNew(a);
-      DkNative.splitRead(split, s.memoryAddress());
+      fill.accept(s.memoryAddress());
       this.reader = Data.importArrayStream(a, s);
     } catch (RuntimeException | Error e) {
       if (s != null) s.close();
       a.close();
+      closeOwner();
       throw e;
     }
     this.allocator = a;
     this.stream = s;
+  }
+
+  private void closeOwner() {
+    if (owner == null) return;
+    try {
+      owner.close();
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
   }
 
   private static final java.util.regex.Pattern CDATA =
@@ -106,8 +126,12 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
     try {
       reader.close();
     } finally {
-      stream.close();
-      allocator.close();
+      try {
+        stream.close();
+        allocator.close();
+      } finally {
+        closeOwner();
+      }
     }
   }
 
