@@ -72,7 +72,7 @@ def runs(ctx, prep):
     from run import Run
     t, rows = prep.data["table"], prep.data["rows"]
     variant = f"v{START}..v{END}"
-    out = [Run("dk", variant, None, [str(ctx.dk_exe("bench_changes")), t, START, END],
+    out = [Run("dk", variant, None, [str(ctx.dk_exe("bench_changes")), t, str(START), str(END)],
                expect_rows=rows, note="dk_changes_new + dk_changes_read, streamed")]
     out.append(Run("dk-python", variant, None, ctx.worker("dk_python_cdf", t, START, END),
                    expect_rows=rows, note="pa.table(Table.changes(...))"))
@@ -87,7 +87,7 @@ def runs(ctx, prep):
     try:
         import pyspark  # noqa: F401
         out.append(Run("spark", variant, None,
-                       [ctx.python, str(BENCH_DIR / "spark_cdf_p11.py"), "read", t, START, END],
+                       [ctx.python, str(BENCH_DIR / "spark_cdf_p11.py"), "read", t, str(START), str(END)],
                        expect_rows=rows, warmup=0, max_repeats=3,
                        note="warm session, readChangeFeed to the noop sink"))
     except ImportError:

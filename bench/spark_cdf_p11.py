@@ -52,15 +52,20 @@ def session(name: str):
 
 def gen(src: str, table: str) -> None:
     spark = session("dk-bench-p11-gen")
+    src, table = os.path.abspath(src), os.path.abspath(table)  # delta.`...` needs a full path
     tmp = table + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
     t = "delta.`%s`" % tmp
-    # v0 by the DataFrame writer (CTAS on a path identifier is not resolvable in this
-    # session); the table properties come from the session defaults of the creating write
-    spark.conf.set("spark.databricks.delta.properties.defaults.enableChangeDataFeed", "true")
-    spark.conf.set("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
-    spark.read.parquet(src).repartitionByRange(100, "l_orderkey") \
-        .sortWithinPartitions("l_orderkey").write.format("delta").save(tmp)
+    log = os.path.join(tmp, "_delta_log")
+    done = os.path.exists(os.path.join(log, "%020d.json" % 0)) and \
+        not os.path.exists(os.path.join(log, "%020d.json" % 1))
+    if not done:  # (an interrupted run that wrote v0 only resumes after it)
+        shutil.rmtree(tmp, ignore_errors=True)
+        # v0 by the DataFrame writer; the table properties come from the session defaults of
+        # the creating write
+        spark.conf.set("spark.databricks.delta.properties.defaults.enableChangeDataFeed", "true")
+        spark.conf.set("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
+        spark.read.parquet(src).repartitionByRange(100, "l_orderkey") \
+            .sortWithinPartitions("l_orderkey").write.format("delta").save(tmp)
     props = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()}
     assert props.get("delta.enableChangeDataFeed") == "true", props
     assert props.get("delta.enableDeletionVectors") == "true", props

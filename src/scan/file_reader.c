@@ -152,6 +152,21 @@ static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSc
   return DK_OK;
 }
 
+/* The span [lo, hi) of a row group's rows that keep_dv selects and dv does not delete
+** (relative to the row group); lo == hi when there is none. */
+typedef struct keep_span {
+  const dk_dv *dv;
+  int64_t first, end, lo, hi;
+} keep_span;
+
+static dk_status keep_span_row(int64_t row, void *payload) {
+  keep_span *k = payload;
+  if (row < k->first || row >= k->end || (k->dv && dk_dv__contains(k->dv, row))) return DK_OK;
+  if (k->lo == k->hi) k->lo = row - k->first;
+  k->hi = row - k->first + 1;
+  return DK_OK;
+}
+
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
 static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -261,6 +276,26 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
         r->range_pos = 0;
         r->range_rg = rg;
         continue; /* open the first range left (none: every row was skipped) */
+      }
+    }
+    if (!is_range && r->keep_dv && nn > 0) {
+      /* a DV difference (change data feed): read only the span of pages holding its rows */
+      keep_span k = {r->dv, info.first_row, info.first_row + info.num_rows, 0, 0};
+      (void)dk_dv__foreach(r->keep_dv, keep_span_row, &k);
+      if (k.lo > 0 || k.hi < info.num_rows) {
+        int64_t *rr = dk__malloc(plan->alloc, 2 * sizeof *rr);
+        dk__free(plan->alloc, names);
+        dk__arena_dispose(&par);
+        dk__schema_release(&fs);
+        DK_RETURN_IF(!rr, DK_NOMEM, err, "out of memory (scan)");
+        rr[0] = k.lo;
+        rr[1] = k.hi;
+        dk__free(plan->alloc, r->ranges);
+        r->ranges = rr;
+        r->n_ranges = k.lo < k.hi ? 1 : 0;
+        r->range_pos = 0;
+        r->range_rg = rg;
+        continue; /* open that span (none: no row is kept) */
       }
     }
     dk_parquet_read_options ro;
