@@ -4,8 +4,9 @@ in the same session.
 
 Oracle: Spark's own Delta source. For each case the same stream runs twice, as
 readStream.format("delta") and readStream.format("dk") with the same options, under
-Trigger.AvailableNow into a memory sink: the batches (start and end offsets, Delta's
-DeltaSourceOffset JSON, and input rows per batch) and the rows delivered must be equal; the
+Trigger.AvailableNow into foreachBatch (not a memory sink: delta-spark's numInputRows counts
+rows before deletion vectors filter them, and a memory sink cannot resume): the batches (start
+and end offsets, Delta's DeltaSourceOffset JSON) and each batch's rows must be equal; the
 streams Spark refuses dk refuses with the same Delta error class. A stream stopped and resumed
 from its checkpoint after more commits delivers the rest exactly as Spark's does.
 spark.read.option("readChangeFeed", "true") with startingVersion/endingVersion equals
