@@ -437,6 +437,11 @@ con.execute("CREATE VIRTUAL TABLE c USING delta_changes('%s', start=1)" % sys.ar
 print(json.dumps(con.execute("SELECT id, _change_type, _commit_version FROM c ORDER BY id").fetchall()))
 sys.stdin.readline()
 print(json.dumps(con.execute("SELECT id, _change_type, _commit_version FROM c ORDER BY id").fetchall()))
+try:
+    con.execute("INSERT INTO c (id) VALUES (9)")
+    print(json.dumps("inserted"))
+except sqlite3.Error as e:
+    print(json.dumps(str(e)))
 """
     p = subprocess.Popen([py, "-c", host, str(ext), path], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
@@ -444,5 +449,6 @@ print(json.dumps(con.execute("SELECT id, _change_type, _commit_version FROM c OR
     assert first == [[3, "insert", 1], [4, "insert", 1]]
     deltalake.DeltaTable(path).delete("id = 4")
     out, _ = p.communicate("go\n", timeout=30)
-    second = json.loads(out)
+    second, refused = map(json.loads, out.splitlines())
+    assert "may not be modified" in refused  # no INSERT (main's delta INSERT is delta's only)
     assert sorted(map(tuple, second)) == [(3, "insert", 1), (4, "delete", 2), (4, "insert", 1)]
