@@ -12,8 +12,9 @@ Variant: "v1..v100": the change rows of the 100 commits (inserts, update pre/pos
 deletes), every column plus _change_type, _commit_version, _commit_timestamp.
 
 Systems (fresh process per repeat):
-  dk         bench_changes TABLE 1 100 (C driver: dk_changes_new + dk_changes_read, batches
-             dropped as they come)
+  dk         bench_changes TABLE 1 100 N (C driver: dk_changes_new + dk_changes_read, batches
+             dropped as they come; N = 1 and 2 table threads: files read ahead on the
+             executor)
   dk-python  pa.table(dk.Table(p).changes(start_version=1, end_version=100)) (materialised)
   delta-rs   DeltaTable(p).load_cdf(1, 100), batches dropped as they come
   polars     polars_deltalake.scan_cdf(p, 1, 100).collect() (delta-kernel-rs; materialised)
@@ -72,8 +73,11 @@ def runs(ctx, prep):
     from run import Run
     t, rows = prep.data["table"], prep.data["rows"]
     variant = f"v{START}..v{END}"
-    out = [Run("dk", variant, None, [str(ctx.dk_exe("bench_changes")), t, str(START), str(END)],
-               expect_rows=rows, note="dk_changes_new + dk_changes_read, streamed")]
+    out = [Run("dk", variant, n, [str(ctx.dk_exe("bench_changes")), t, str(START), str(END),
+                                  str(n)],
+               expect_rows=rows, note="dk_changes_new + dk_changes_read, streamed; files "
+                                      "read ahead on the table's executor (threads > 1)")
+           for n in ctx.threads]
     out.append(Run("dk-python", variant, None, ctx.worker("dk_python_cdf", t, START, END),
                    expect_rows=rows, note="pa.table(Table.changes(...))"))
     out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_cdf", t, START, END),

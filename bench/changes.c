@@ -2,9 +2,10 @@
 ** changes.c — benchmark driver for P11 "cdf_p11" (issue #19), run by bench/run.py: the change
 ** data feed of versions START..END of a table, read to the end (every batch dropped as it
 ** comes): dk_changes_new (range checks, commit actions, change-file planning) + dk_changes_read.
-** Prints {"seconds", "cpu_seconds", "rows", "files"}.
+** THREADS (default: automatic) is the table's executor size: with more than one, files after
+** the current one are read ahead on it. Prints {"seconds", "cpu_seconds", "rows", "files"}.
 **
-** usage: bench_changes TABLE START END
+** usage: bench_changes TABLE START END [THREADS]
 */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,14 +16,18 @@
 #include "driver.h"
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s TABLE START END\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: %s TABLE START END [THREADS]\n", argv[0]);
     return 2;
   }
   dk_error err;
   dk_error_init(&err);
   dk_table *t = NULL;
-  if (dk_table_open(&t, argv[1], NULL, &err) != DK_OK)
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  to.threads = argc == 5 ? atoi(argv[4]) : 0;
+  if (dk_table_open(&t, argv[1], &to, &err) != DK_OK)
     return bench_fail("bench_changes", "table", &err);
   dk_changes_options o;
   memset(&o, 0, sizeof o);

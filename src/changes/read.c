@@ -18,6 +18,7 @@
 #include "changes/changes_int.h"
 #include "scan/file_reader.h"
 #include "snapshot/access.h"
+#include "util/exec.h"
 
 static const dk_type STRING_T = {.id = DK_TYPE_STRING};
 static const dk_type LONG_T = {.id = DK_TYPE_LONG};
@@ -37,6 +38,7 @@ struct dk_changes__reader {
   int64_t *perm;               /* output child i is child perm[i] of a cdc reader batch */
   int64_t n_out;
   struct ArrowSchema schema;
+  dk__exec *exec; /* the table's (borrowed: the file readers keep the table) */
 };
 
 const char *dk_change_source_type(dk_change_source s) {
@@ -138,6 +140,7 @@ dk_status dk_changes__reader_new(dk_changes__reader **out, dk_snapshot *snap,
   r->refs = 1;
   r->alloc = alloc;
   r->cdf = cdf;
+  r->exec = dk_snapshot__exec(snap);
   const dk_type *types[N_META] = {&STRING_T, &LONG_T, &TIMESTAMP_T};
   for (int i = 0; i < N_META; i++) {
     r->meta[i].name = META_NAMES[i];
@@ -232,7 +235,27 @@ dk_status dk_changes__reader_prunes(bool *out, const dk_changes__reader *r,
 
 /* ---- the stream ------------------------------------------------------------------------- */
 
-typedef struct read_state {
+/* With a table executor of several threads the stream reads ahead: up to READ_AHEAD files
+** after the one being handed out are read whole, each by a task of the executor, into their
+** slot's batches (files of at most READ_AHEAD_BYTES; a bigger one is read batch by batch when
+** its turn comes). Batches still come out file by file in order. */
+#define READ_AHEAD 4
+#define READ_AHEAD_BYTES (64 << 20)
+
+typedef struct read_state read_state;
+
+typedef struct slot {
+  read_state *s;
+  size_t file;            /* index into files */
+  int busy;               /* submitted, not joined */
+  dk__task task;
+  struct ArrowArray *batches;
+  size_t n, cap, next;
+  dk_status st;
+  dk_error err;
+} slot;
+
+struct read_state {
   dk_changes__reader *r;
   const dk_change_file *files;
   size_t n, next;
@@ -241,15 +264,29 @@ typedef struct read_state {
   dk_scan__file *cur;
   const dk_change_file *cur_file;
   constants c;
-} read_state;
+  dk__exec *ex;            /* NULL: no read-ahead */
+  slot slots[READ_AHEAD];  /* slots[i % READ_AHEAD] holds file i */
+  size_t ahead;            /* files [next, ahead) are in slots */
+};
 
 static dk_status rs_schema(void *p, struct ArrowSchema *out, dk_error *err) {
   read_state *s = p;
   return dk__schema_copy(out, &s->r->schema, err);
 }
 
+static void slot_clear(slot *sl) {
+  for (size_t i = sl->next; i < sl->n; i++) dk__array_release(&sl->batches[i]);
+  dk__free(sl->s->r->alloc, sl->batches);
+  sl->batches = NULL;
+  sl->n = sl->cap = sl->next = 0;
+}
+
 static void rs_release(void *p) {
   read_state *s = p;
+  for (int i = 0; i < READ_AHEAD; i++) {
+    if (s->slots[i].busy) dk__exec_join(s->ex, &s->slots[i].task);
+    if (s->slots[i].s) slot_clear(&s->slots[i]);
+  }
   dk_scan__file_close(s->cur);
   if (s->release_owner) s->release_owner(s->owner);
   const dk_allocator *a = s->r->alloc;
@@ -263,41 +300,117 @@ static dk_status name_file(dk_status st, const dk_change_file *f, dk_error *err)
   return st;
 }
 
+/* Opens file f (*out = NULL when the filter prunes it); c holds its constants. */
+static dk_status open_file(dk_scan__file **out, const dk_changes__reader *r,
+                           const dk_change_file *f, constants *c, dk_error *err) {
+  *out = NULL;
+  bool pruned = false;
+  dk_status st = dk_changes__reader_prunes(&pruned, r, f, err);
+  if (st || pruned) return st;
+  fill_constants(c, r, f);
+  return dk_scan__file_open_selected(out, reader_for(r, f), &f->entry, f->keep_dv,
+                                     r->cdf ? c->v : NULL, err);
+}
+
+/* A batch of file f in the output's column order (the cdc reader's order is permuted). */
+static dk_status conform_batch(const dk_changes__reader *r, const dk_change_file *f,
+                               struct ArrowArray *out, dk_error *err) {
+  if (!r->cdf || f->source != DK_CHANGE_CDC) return DK_OK;
+  struct ArrowArray *tmp[64], **ch = out->children;
+  struct ArrowArray **buf =
+      r->n_out <= 64 ? tmp : dk__malloc(r->alloc, (size_t)r->n_out * sizeof *buf);
+  if (!buf) {
+    dk__array_release(out);
+    return dk__error_set(err, DK_NOMEM, "out of memory (change data feed)");
+  }
+  for (int64_t i = 0; i < r->n_out; i++) buf[i] = ch[r->perm[i]];
+  memcpy(ch, buf, (size_t)r->n_out * sizeof *ch);
+  if (buf != tmp) dk__free(r->alloc, buf);
+  return DK_OK;
+}
+
+/* Task: reads the slot's file whole into its batches. */
+static void slot_read(void *arg) {
+  slot *sl = arg;
+  const dk_changes__reader *r = sl->s->r;
+  const dk_change_file *f = &sl->s->files[sl->file];
+  constants c;
+  dk_scan__file *fh = NULL;
+  dk_status st = open_file(&fh, r, f, &c, &sl->err);
+  while (!st && fh) {
+    struct ArrowArray b;
+    st = dk_scan__file_next(&b, fh, &sl->err);
+    if (st || !b.release) break;
+    st = conform_batch(r, f, &b, &sl->err);
+    if (st) break;
+    if (sl->n == sl->cap) {
+      size_t nc = sl->cap ? 2 * sl->cap : 8;
+      struct ArrowArray *p = dk__realloc(r->alloc, sl->batches, nc * sizeof *p);
+      if (!p) {
+        dk__array_release(&b);
+        st = dk__error_set(&sl->err, DK_NOMEM, "out of memory (change data feed)");
+        break;
+      }
+      sl->batches = p;
+      sl->cap = nc;
+    }
+    dk__array_move(&b, &sl->batches[sl->n++]);
+  }
+  dk_scan__file_close(fh);
+  sl->st = name_file(st, f, &sl->err);
+}
+
+/* Keeps the slots filled with the files after the current one that are small enough. */
+static void read_ahead(read_state *s) {
+  if (!s->ex) return;
+  if (s->ahead < s->next) s->ahead = s->next;
+  while (s->ahead < s->n && s->ahead < s->next + READ_AHEAD &&
+         s->files[s->ahead].entry.size <= READ_AHEAD_BYTES) {
+    slot *sl = &s->slots[s->ahead % READ_AHEAD];
+    sl->s = s;
+    sl->file = s->ahead++;
+    sl->busy = 1;
+    sl->st = DK_OK;
+    dk_error_init(&sl->err);
+    dk__exec_submit(s->ex, &sl->task, slot_read, sl);
+  }
+}
+
 static dk_status rs_next(void *p, struct ArrowArray *out, dk_error *err) {
   read_state *s = p;
   out->release = NULL;
   for (;;) {
     if (!s->cur) {
       if (s->next >= s->n) return DK_OK;
+      read_ahead(s);
+      if (s->next < s->ahead) { /* the file was read ahead */
+        slot *sl = &s->slots[s->next % READ_AHEAD];
+        if (sl->busy) {
+          dk__exec_join(s->ex, &sl->task);
+          sl->busy = 0;
+        }
+        if (sl->st) {
+          *err = sl->err;
+          return sl->st;
+        }
+        if (sl->next < sl->n) {
+          dk__array_move(&sl->batches[sl->next++], out);
+          return DK_OK;
+        }
+        slot_clear(sl);
+        s->next++;
+        continue;
+      }
       const dk_change_file *f = &s->files[s->next++];
-      bool pruned = false;
-      dk_status st = dk_changes__reader_prunes(&pruned, s->r, f, err);
+      dk_status st = open_file(&s->cur, s->r, f, &s->c, err);
       if (st) return name_file(st, f, err);
-      if (pruned) continue;
-      fill_constants(&s->c, s->r, f);
-      st = dk_scan__file_open_selected(&s->cur, reader_for(s->r, f), &f->entry, f->keep_dv,
-                                       s->r->cdf ? s->c.v : NULL, err);
-      if (st) return name_file(st, f, err);
+      if (!s->cur) continue; /* pruned */
       s->cur_file = f;
     }
     dk_status st = dk_scan__file_next(out, s->cur, err);
+    if (!st && out->release) st = conform_batch(s->r, s->cur_file, out, err);
     if (st) return name_file(st, s->cur_file, err);
-    if (out->release) {
-      if (s->r->cdf && s->cur_file->source == DK_CHANGE_CDC) {
-        /* the cdc reader's column order is the output's, permuted */
-        struct ArrowArray *tmp[64], **ch = out->children;
-        struct ArrowArray **buf = s->r->n_out <= 64 ? tmp : dk__malloc(s->r->alloc,
-                                                                     (size_t)s->r->n_out * sizeof *buf);
-        if (!buf) {
-          dk__array_release(out);
-          return dk__error_set(err, DK_NOMEM, "out of memory (change data feed)");
-        }
-        for (int64_t i = 0; i < s->r->n_out; i++) buf[i] = ch[s->r->perm[i]];
-        memcpy(ch, buf, (size_t)s->r->n_out * sizeof *ch);
-        if (buf != tmp) dk__free(s->r->alloc, buf);
-      }
-      return DK_OK;
-    }
+    if (out->release) return DK_OK;
     dk_scan__file_close(s->cur);
     s->cur = NULL;
   }
@@ -316,6 +429,7 @@ dk_status dk_changes__read(struct ArrowArrayStream *out, dk_changes__reader *r,
   s->n = n;
   s->release_owner = release;
   s->owner = owner;
+  s->ex = n > 1 && dk__exec_threads(r->exec) > 1 ? r->exec : NULL;
   static const dk_stream_impl impl = {rs_schema, rs_next, rs_release};
   return dk__stream_init(out, &impl, s, r->alloc, err);
 }

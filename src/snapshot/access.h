@@ -13,5 +13,7 @@ const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s);
 /* The backend the snapshot's files are read through: the table's (dk_table_options.storage,
 ** or its built-in local one), borrowed for as long as the snapshot lives. */
 dk_storage *dk_snapshot__storage(const dk_snapshot *s);
+/* The table's executor (util/exec.h; dk_table_options.threads), borrowed likewise. */
+struct dk__exec *dk_snapshot__exec(const dk_snapshot *s);
 
 #endif /* DK_SNAPSHOT_ACCESS_H */

@@ -468,6 +468,7 @@ int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
 const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
 dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
+struct dk__exec *dk_snapshot__exec(const dk_snapshot *s) { return s->table->exec; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {

@@ -202,21 +202,22 @@ typedef struct fail_alloc {
   long left, live;
 } fail_alloc;
 
+/* atomic: with 2 table threads files are read ahead on a worker */
 static void *fa_malloc(void *ctx, size_t n) {
   fail_alloc *f = ctx;
-  if (f->left-- <= 0) return NULL;
-  f->live++;
+  if (__atomic_fetch_sub(&f->left, 1, __ATOMIC_RELAXED) <= 0) return NULL;
+  __atomic_add_fetch(&f->live, 1, __ATOMIC_RELAXED);
   return malloc(n);
 }
 static void *fa_realloc(void *ctx, void *p, size_t n) {
   fail_alloc *f = ctx;
-  if (f->left-- <= 0) return NULL;
-  if (!p) f->live++;
+  if (__atomic_fetch_sub(&f->left, 1, __ATOMIC_RELAXED) <= 0) return NULL;
+  if (!p) __atomic_add_fetch(&f->live, 1, __ATOMIC_RELAXED);
   return realloc(p, n);
 }
 static void fa_free(void *ctx, void *p) {
   fail_alloc *f = ctx;
-  if (p) f->live--;
+  if (p) __atomic_sub_fetch(&f->live, 1, __ATOMIC_RELAXED);
   free(p);
 }
 
@@ -288,7 +289,7 @@ static int64_t run_stream(dk_table *t) {
   return rows;
 }
 
-static void fail_loop(int64_t (*run)(dk_table *), const char *what) {
+static void fail_loop(int64_t (*run)(dk_table *), const char *what, int threads) {
   char root[1024];
   corpus(root, sizeof root, CDF_TABLE);
   int64_t want = -3;
@@ -301,7 +302,7 @@ static void fail_loop(int64_t (*run)(dk_table *), const char *what) {
     memset(&to, 0, sizeof to);
     to.version = DK_TABLE_OPTIONS_VERSION;
     to.alloc = &a;
-    to.threads = 1;
+    to.threads = threads;
     dk_table *t = NULL;
     dk_error err;
     dk_error_init(&err);
@@ -324,10 +325,12 @@ static void fail_loop(int64_t (*run)(dk_table *), const char *what) {
     points++;
     if (got == want) break;
   }
-  printf("  %s: %ld failing allocation points, all clean\n", what, points);
+  printf("  %s (%d threads): %ld failing allocation points, all clean\n", what, threads,
+         points);
 }
 
 DK_TEST(changes__allocation_failures_are_clean) {
-  fail_loop(run_changes, "dk_changes_new + read");
-  fail_loop(run_stream, "dk_stream (change data feed, 1 file a batch)");
+  fail_loop(run_changes, "dk_changes_new + read", 1);
+  fail_loop(run_changes, "dk_changes_new + read (files read ahead)", 2);
+  fail_loop(run_stream, "dk_stream (change data feed, 1 file a batch)", 1);
 }
