@@ -649,13 +649,19 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesInfo(JNIEnv 
   return new_long_array(env, v, 4);
 }
 
-/* The size in bytes of each change file (for packing them into input partitions). */
-JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesFileSizes(JNIEnv *env,
-                                                                              jclass cls,
-                                                                              jlong handle) {
-  (void)cls;
-  const dk_changes *c = ((jni_changes *)(intptr_t)handle)->changes;
-  int64_t n = dk_changes_num_files(c);
+typedef dk_status (*file_get_fn)(dk_change_file *out, const void *owner, int64_t i,
+                                 dk_error *err);
+
+static dk_status changes_file(dk_change_file *out, const void *c, int64_t i, dk_error *err) {
+  return dk_changes_file_get(out, c, i, err);
+}
+
+static dk_status batch_file(dk_change_file *out, const void *b, int64_t i, dk_error *err) {
+  return dk_stream_batch_file(out, b, i, err);
+}
+
+/* The size in bytes of each of n change files (for packing them into input partitions). */
+static jlongArray file_sizes(JNIEnv *env, const void *owner, int64_t n, file_get_fn get) {
   jlong *v = malloc((size_t)(n ? n : 1) * sizeof *v);
   if (!v) {
     throw_dk(env, DK_NOMEM, 0, "out of memory");
@@ -665,7 +671,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesFileSizes(JN
     dk_change_file f;
     dk_error err;
     dk_error_init(&err);
-    dk_status st = dk_changes_file_get(&f, c, i, &err);
+    dk_status st = get(&f, owner, i, &err);
     if (st != DK_OK) {
       free(v);
       throw_err(env, &err, st, 0);
@@ -676,6 +682,14 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesFileSizes(JN
   jlongArray arr = new_long_array(env, v, (jsize)n);
   free(v);
   return arr;
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesFileSizes(JNIEnv *env,
+                                                                              jclass cls,
+                                                                              jlong handle) {
+  (void)cls;
+  const dk_changes *c = ((jni_changes *)(intptr_t)handle)->changes;
+  return file_sizes(env, c, dk_changes_num_files(c), changes_file);
 }
 
 JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesSchema(JNIEnv *env, jclass cls,
@@ -874,27 +888,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_batchFileSizes(JNIE
                                                                             jlong batch) {
   (void)cls;
   const dk_stream_batch *b = (const dk_stream_batch *)(intptr_t)batch;
-  int64_t n = dk_stream_batch_num_files(b);
-  jlong *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-  if (!v) {
-    throw_dk(env, DK_NOMEM, 0, "out of memory");
-    return NULL;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    dk_change_file f;
-    dk_error err;
-    dk_error_init(&err);
-    dk_status st = dk_stream_batch_file(&f, b, i, &err);
-    if (st != DK_OK) {
-      free(v);
-      throw_err(env, &err, st, 0);
-      return NULL;
-    }
-    v[i] = (jlong)f.entry.size;
-  }
-  jlongArray arr = new_long_array(env, v, (jsize)n);
-  free(v);
-  return arr;
+  return file_sizes(env, b, dk_stream_batch_num_files(b), batch_file);
 }
 
 JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_batchReadFiles(JNIEnv *env, jclass cls,
