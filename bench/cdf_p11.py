@@ -12,9 +12,9 @@ Variant: "v1..v100": the change rows of the 100 commits (inserts, update pre/pos
 deletes), every column plus _change_type, _commit_version, _commit_timestamp.
 
 Systems (fresh process per repeat):
-  dk         bench_changes TABLE 1 100 N (C driver: dk_changes_new + dk_changes_read, batches
-             dropped as they come; N = 1 and 2 table threads: files read ahead on the
-             executor)
+  dk         bench_changes TABLE 1 100 0 (C driver: dk_changes_new + dk_changes_read, batches
+             dropped as they come; automatic table threads: files read ahead on the executor)
+  dk-1thread the same with 1 table thread (no read-ahead)
   dk-python  pa.table(dk.Table(p).changes(start_version=1, end_version=100)) (materialised)
   delta-rs   DeltaTable(p).load_cdf(1, 100), batches dropped as they come
   polars     polars_deltalake.scan_cdf(p, 1, 100).collect() (delta-kernel-rs; materialised)
@@ -73,11 +73,12 @@ def runs(ctx, prep):
     from run import Run
     t, rows = prep.data["table"], prep.data["rows"]
     variant = f"v{START}..v{END}"
-    out = [Run("dk", variant, n, [str(ctx.dk_exe("bench_changes")), t, str(START), str(END),
-                                  str(n)],
-               expect_rows=rows, note="dk_changes_new + dk_changes_read, streamed; files "
-                                      "read ahead on the table's executor (threads > 1)")
-           for n in ctx.threads]
+    drv = str(ctx.dk_exe("bench_changes"))
+    out = [Run("dk", variant, None, [drv, t, str(START), str(END), "0"], expect_rows=rows,
+               note="dk_changes_new + dk_changes_read, streamed; table threads automatic: "
+                    "files read ahead on the executor"),
+           Run("dk-1thread", variant, None, [drv, t, str(START), str(END), "1"],
+               expect_rows=rows, note="the same on 1 thread (no read-ahead)")]
     out.append(Run("dk-python", variant, None, ctx.worker("dk_python_cdf", t, START, END),
                    expect_rows=rows, note="pa.table(Table.changes(...))"))
     out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_cdf", t, START, END),
