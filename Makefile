@@ -71,11 +71,14 @@ test-python:
 	@DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
 
-# The S3 backend against a real S3 server (SeaweedFS from scripts/s3_server.sh, built once per
-# machine into ~/.cache/dk/tools): also part of test-python; this runs it alone.
+# The S3 backend and every engine over it against a real S3 server (SeaweedFS from
+# scripts/s3_server.sh, built once per machine into ~/.cache/dk/tools; one server per pytest
+# session): also part of test-python; this runs it alone. DK_S3_FULL=1 runs every corpus case
+# through dk scan and dk sql too (by default a third of them).
 test-s3: build
 	DK_BUILD=$(BUILD) $(PY) -m pytest -q tests/python/test_s3_storage.py tests/python/test_s3_faults.py \
-	  tests/python/test_s3_tables.py
+	  tests/python/test_s3_tables.py tests/python/test_s3_scan.py tests/python/test_s3_write.py \
+	  tests/python/test_py_s3.py tests/python/test_py_s3_txn.py
 
 # Spark + delta-rs interop oracle (tests/interop/README.md): installs pyspark/delta-spark, writes
 # the tables once into $(DK_INTEROP_DIR) (default build/interop), checks the oracle's consistency

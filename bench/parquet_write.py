@@ -9,8 +9,16 @@ Every process loads the table into memory first (outside the clock), then times 
   duckdb     COPY (SELECT * FROM table) TO OUT (FORMAT parquet, COMPRESSION snappy), threads=N
   polars     DataFrame (from_arrow, before the clock).write_parquet(OUT, compression="snappy"),
              POLARS_MAX_THREADS=N
-Each reports the output size; the summary prints the ratios and the issue's targets: dk >= 1.5x
-the fastest peer single-threaded, dk 2 threads >= 1.7x dk 1 thread, size within 5% of pyarrow's.
+  control    bench_parquet_write --spin --threads N: fixed integer work split over N threads
+             that never wait for each other, so its 1- vs 2-thread ratio is what a second thread
+             can give any process on the machine as loaded during the run
+Each reports the output size and fsync_s, the seconds an fsync of the written file takes
+after the timed write: dk's close commits through dk_storage (fsync, then rename), so its time
+already holds that wait and its fsync_s is about 0; the "durable" ratios add fsync_s to each
+peer. The summary prints the ratios and the issue's targets: dk >= 1.5x
+the fastest peer single-threaded, dk 2 threads >= 1.7x dk 1 thread (beside the control's
+ratio: on a shared machine whose scheduler groups processes by session, a busy box gives a
+process about one core's share whatever its threads), size within 5% of pyarrow's.
 """
 
 from __future__ import annotations
@@ -54,15 +62,18 @@ def runs(ctx, prep):
             out.append(Run("dk-python", "write", n, None, pending=prep.data["pydk_why"]))
         for peer in ("pyarrow", "duckdb", "polars"):
             out.append(Run(peer, "write", n, [ctx.python, me, peer, src, dst, n]))
+        out.append(Run("control", "spin", n, [drv, "--spin", "--threads", n],
+                       note="perfectly parallel integer loop (the machine's 2-thread ceiling)"))
     for r in out:
-        r.expect_rows = 6_000_000
+        r.expect_rows = 0 if r.system == "control" else 6_000_000
         if r.argv:
             r.argv = [str(x) for x in r.argv]
     return out
 
 
 def summary(results, prep) -> str:
-    ok = {(r.system, r.threads): r for r in results if r.status == "ok" and r.variant == "write"}
+    ok = {(r.system, r.threads): r for r in results
+          if r.status == "ok" and r.variant in ("write", "spin")}
     lines = ["Ratios (peer median wall ÷ dk's; > 1 means dk is faster; CPU-time ratio in "
              "parentheses), output size:", "",
              "| threads | system | median s | CPU s | size MiB | dk vs it | size vs pyarrow |",
@@ -82,6 +93,19 @@ def summary(results, prep) -> str:
             lines.append(f"| {n} | {sysname} | {r.median_s:.3f} | {r.cpu_median_s:.3f} | "
                          f"{size / 2**20:.1f} | {vs} | {rel} |" if size else
                          f"| {n} | {sysname} | {r.median_s:.3f} | {r.cpu_median_s:.3f} | — | {vs} | — |")
+    lines += ["", "Durable (each system's seconds + the fsync of its output after the write; "
+              "dk's close already fsyncs):", "",
+              "| threads | system | s + fsync | fsync s | dk vs it |", "|---|---|---|---|---|"]
+    dur = {k: r.median_s + r.extra.get("fsync_s", 0.0) for k, r in ok.items()}
+    for n in threads:
+        for sysname in ("dk", "dk-python", "pyarrow", "duckdb", "polars"):
+            r = ok.get((sysname, n))
+            if r is None or "fsync_s" not in r.extra:
+                continue
+            vs = (f"{dur[(sysname, n)] / dur[('dk', n)]:.2f}×"
+                  if ("dk", n) in dur and sysname != "dk" else "—")
+            lines.append(f"| {n} | {sysname} | {dur[(sysname, n)]:.3f} | "
+                         f"{r.extra['fsync_s']:.3f} | {vs} |")
     lines += ["", "Targets (issue #13):"]
     d1, d2 = ok.get(("dk", 1)), ok.get(("dk", 2))
     peers = [ok[(p, 1)] for p in ("pyarrow", "duckdb", "polars") if (p, 1) in ok]
@@ -91,10 +115,21 @@ def summary(results, prep) -> str:
         qc = best.cpu_median_s / d1.cpu_median_s
         lines.append(f"- 1 thread: dk vs fastest peer ({best.system}) = {q:.2f}× wall, {qc:.2f}× CPU "
                      f"(target ≥ 1.5×) {'met' if q >= 1.5 else '**missed**'}")
+        if ("dk", 1) in dur and all("fsync_s" in p.extra for p in peers):
+            bd = min(peers, key=lambda r: dur[(r.system, 1)])
+            qd = dur[(bd.system, 1)] / dur[("dk", 1)]
+            lines.append(f"  - durable (peers + fsync): dk vs fastest ({bd.system}) = {qd:.2f}×")
     if d1 and d2:
         q = d1.median_s / d2.median_s
         lines.append(f"- dk 2 threads vs 1 = {q:.2f}× (target ≥ 1.7×) "
                      f"{'met' if q >= 1.7 else '**missed**'}")
+        c1, c2 = ok.get(("control", 1)), ok.get(("control", 2))
+        if c1 and c2:
+            cq = c1.median_s / c2.median_s
+            lines.append(f"  - control (perfectly parallel loop) 2 threads vs 1 = {cq:.2f}×: "
+                         f"dk reaches {q / cq:.0%} of what this run's machine allowed"
+                         + (" — **the machine gave no second core; the ratio is not a measure "
+                            "of dk**" if cq < 1.5 else ""))
     pa1 = ok.get(("pyarrow", 1))
     if d1 and pa1 and d1.extra.get("size") and pa1.extra.get("size"):
         q = d1.extra["size"] / pa1.extra["size"]
@@ -149,8 +184,20 @@ def main(op, *args):
     import time
     secs = time.perf_counter() - t0
     size = os.path.getsize(dst)
+    _emit(secs, table.num_rows, base, size=size, fsync_s=_fsync_s(dst))
     os.unlink(dst)
-    _emit(secs, table.num_rows, base, size=size)
+
+
+def _fsync_s(path):
+    """Seconds to make the written file durable (dk's commit does this inside its time)."""
+    import time
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 CACHE = BENCH_DIR / "cache"
 RESULTS = BENCH_DIR / "results"
-BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3", "refresh_p11b",
+BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3", "refresh_p11b", "s3_p13",
               "parquet_write", "cdf_p11"]
 EXIT_PENDING = 3
 

@@ -22,6 +22,13 @@ Systems (fresh process per repeat; 1 and 2 threads):
   duckdb      SELECT * FROM read_parquet([live files]) [WHERE ...] to Arrow, SET threads=N
   pyarrow     pyarrow.dataset.dataset([live files]).to_table(filter=...), N CPU/IO threads
   delta-rs    DeltaTable(p).to_pyarrow_table(filters=...), N pyarrow CPU/IO threads
+  delta-kernel-rs  bench_kernel_rs scan TABLE N [LO HI] (bench/kernel_rs: the delta_kernel
+              crate, default engine on an N-thread Tokio runtime, built by cargo on first use,
+              bench/kernel_rs_rival.py): Scan::execute with the P3 predicate pushed to the
+              kernel (file skipping), the rows of the files read filtered to it with arrow's
+              filter kernel; batches dropped as they come
+  polars-deltalake scan_delta(p)[.filter(...)].collect(), POLARS_MAX_THREADS=N (delta_kernel
+              under a polars engine; materialises a polars DataFrame)
 Every system's row count is checked against the count pyarrow.compute takes on the source
 Parquet file. Targets (issue #4): dk >= 1.0x DuckDB and >= 2x delta-rs on P2, >= 2x delta-rs
 on P3; issue #6 compares dk-python with delta-rs and DuckDB.
@@ -191,9 +198,14 @@ def prepare(ctx):
         info["P3 dk plan"] = "not available (bench_scan_p2p3 not built or failed)"
     if pydk is None:
         info["dk-python"] = why
+    from kernel_rs_rival import ensure_kernel_rs, have_polars_deltalake
+    kexe, kwhy = ensure_kernel_rs() if ctx.want("delta-kernel-rs") else (None, "")
+    have_pl, pl_why = have_polars_deltalake()
     return Prepared(warm_files=[root], info=info,
                     data={"root": str(root), "facts": facts, "pydk": pydk and str(pydk),
-                          "pydk_why": why, "plan": plan})
+                          "pydk_why": why, "plan": plan, "kernel_rs": kexe and str(kexe),
+                          "kernel_rs_why": kwhy or "not built", "polars_deltalake": have_pl,
+                          "polars_deltalake_why": pl_why})
 
 
 def runs(ctx, prep):
@@ -222,6 +234,22 @@ def runs(ctx, prep):
                            note="dataset(live files).to_table"))
             out.append(Run("delta-rs", variant, n, [ctx.python, me, "deltars", root, n, flt],
                            note="to_pyarrow_table" + (" (filters)" if pred else "")))
+            if prep.data["kernel_rs"]:
+                out.append(Run("delta-kernel-rs", variant, n,
+                               [prep.data["kernel_rs"], "scan", root, n]
+                               + ([P3_LO, P3_HI] if pred else []),
+                               note="delta_kernel 0.30.1 default engine: Scan::execute"
+                                    + (" (predicate pushed, rows filtered)" if pred else "")))
+            else:
+                out.append(Run("delta-kernel-rs", variant, n, None,
+                               pending=prep.data["kernel_rs_why"]))
+            if prep.data["polars_deltalake"]:
+                out.append(Run("polars-deltalake", variant, n,
+                               [ctx.python, me, "polars_deltalake", root, n, flt],
+                               note="scan_delta(...).collect()"))
+            else:
+                out.append(Run("polars-deltalake", variant, n, None,
+                               pending=prep.data["polars_deltalake_why"]))
     for r in out:
         r.expect_rows = facts["rows"][r.variant]
         if r.argv:
@@ -240,8 +268,9 @@ def summary(results, prep) -> str:
     ok = {(r.system, r.variant, r.threads): r for r in results if r.status == "ok"}
     lines = ["Ratios (other system's median wall ÷ dk's; > 1 means dk is faster; CPU in "
              "parentheses):", "",
-             "| variant | threads | base | vs duckdb | vs pyarrow | vs delta-rs | vs dk-python |",
-             "|---|---|---|---|---|---|---|"]
+             "| variant | threads | base | vs duckdb | vs pyarrow | vs delta-rs | "
+             "vs delta-kernel-rs | vs polars-deltalake | vs dk-python |",
+             "|---|---|---|---|---|---|---|---|---|"]
     threads = sorted({r.threads for r in results if r.threads is not None})
     for base in ("dk", "dk-python"):
         for variant in VARIANTS:
@@ -250,7 +279,8 @@ def summary(results, prep) -> str:
                 if b is None:
                     continue
                 cells = []
-                for other in ("duckdb", "pyarrow", "delta-rs", "dk-python"):
+                for other in ("duckdb", "pyarrow", "delta-rs", "delta-kernel-rs",
+                              "polars-deltalake", "dk-python"):
                     o = ok.get((other, variant, n))
                     if o is None or other == base:
                         cells.append("—")
@@ -363,8 +393,25 @@ def w_deltars(root: str, threads: str, flt: str) -> None:
     _emit(time.perf_counter() - t0, rows, base)
 
 
+def w_polars_deltalake(root: str, threads: str, flt: str) -> None:
+    os.environ["POLARS_MAX_THREADS"] = threads  # read once, when polars is imported
+    import polars as pl
+    from polars_deltalake import scan_delta
+    from workers import _emit, _rss_kb, _start
+    base = _rss_kb()
+    t0 = _start()
+    lf = scan_delta(root)
+    if flt != "-":
+        assert flt == P3_SQL
+        lf = lf.filter((pl.col("l_orderkey") >= P3_LO) & (pl.col("l_orderkey") < P3_HI))
+    df = lf.collect()
+    rows = df.height
+    del df
+    _emit(time.perf_counter() - t0, rows, base)
+
+
 OPS = {"dk_python": w_dk_python, "duckdb": w_duckdb, "pyarrow_dataset": w_pyarrow_dataset,
-       "deltars": w_deltars}
+       "deltars": w_deltars, "polars_deltalake": w_polars_deltalake}
 
 if __name__ == "__main__":
     OPS[sys.argv[1]](*sys.argv[2:])

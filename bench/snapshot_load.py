@@ -22,6 +22,10 @@ Systems (fresh process per repeat):
             (scripts/install_spark.sh). DK_BENCH_SPARK_SNAPSHOT_CMD overrides the command
             (it takes TABLE and prints {"seconds": ..., "rows": ...}). No warm-up run and at
             most 3 timed runs per size (one run takes minutes at 1M files).
+  delta-kernel-rs  bench_kernel_rs files TABLE (bench/kernel_rs, the delta_kernel crate with
+            its default engine, built by cargo on first use: bench/kernel_rs_rival.py):
+            Snapshot::builder_for + build, then scan_metadata() over the latest snapshot with
+            every selected file visited (path, size); "pending" without cargo.
 """
 
 from __future__ import annotations
@@ -289,8 +293,11 @@ def prepare(ctx):
                                   f"rows ({facts['checkpoint_mib']} MiB), "
                                   f"{facts['commits']} JSON commits of "
                                   f"+{facts['adds_per_commit']}/-{facts['removes_per_commit']}")
+    from kernel_rs_rival import ensure_kernel_rs
+    kexe, kwhy = ensure_kernel_rs() if ctx is None or ctx.want("delta-kernel-rs") else (None, "")
     return Prepared(warm_files=[Path(p) / "_delta_log" for p in tables.values()],
-                    info=info, data={"tables": tables, "facts": facts_by})
+                    info=info, data={"tables": tables, "facts": facts_by,
+                                     "kernel_rs": kexe and str(kexe), "kernel_rs_why": kwhy})
 
 
 def _dk_has(ctx, *words) -> bool:
@@ -370,6 +377,15 @@ def runs(ctx, prep):
                            pending="`dk files` not in this dk build"))
         out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_files", path),
                        expect_rows=want))
+        kexe = prep.data.get("kernel_rs")
+        if kexe:
+            out.append(Run("delta-kernel-rs", variant, None, [kexe, "files", path],
+                           expect_rows=want,
+                           note="delta_kernel 0.30.1, default engine: snapshot + "
+                                "scan_metadata, every file visited"))
+        else:
+            out.append(Run("delta-kernel-rs", variant, None, None,
+                           pending=prep.data.get("kernel_rs_why") or "not built"))
         if spark:
             # a cold JVM per run takes minutes at 1M files: no warm-up run, at most 3
             out.append(Run("spark", variant, None, [*spark, path], expect_rows=want,

@@ -6,8 +6,8 @@
 # either unless they are the same module):
 #   util → io, storage → codec/json → arrow → codec/parquet → protocol → log → snapshot
 #   → history → expr → dv → scan → changes, txn
-# A module not listed here fails the check until it is given its place. Public headers
-# (dk/...) may be included from anywhere.
+# A module not listed here fails the check until it is given its place, and one listed here
+# until docs/modules.md has its row. Public headers (dk/...) may be included from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,12 @@ scan 11
 changes 12
 txn 12
 "
+
+# docs/modules.md (the module map) has a row for every module placed here
+for m in $(echo "$ranks" | awk 'NF == 2 {print $1}'); do
+  grep -q "^| \`$m\` |" docs/modules.md ||
+    { echo "check_layers: docs/modules.md has no row for module '$m'"; exit 1; }
+done
 
 find src -name '*.[ch]' | sort | xargs grep -H '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' /dev/null |
 awk -v ranks="$ranks" '

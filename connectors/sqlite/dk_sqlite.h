@@ -3,7 +3,9 @@
 **
 ** Modules registered by dk_sqlite_register():
 **   delta          CREATE VIRTUAL TABLE t USING delta('path' [, version=N] [, timestamp='...']
-**                  [, threads=N] [, batch_size=N])
+**                  [, threads=N] [, batch_size=N] [, aws_...='...'])
+**                  (path: a local path or an s3://bucket/prefix URI; aws_* and dk_s3_* are
+**                  storage options, see storage.c)
 **   delta_scan     eponymous; columns depend on the table, so it is usable only through
 **                  dk_sqlite_expand_sql() (what `dk sql` does), which turns each
 **                  delta_scan('path' [, version]) into a temp `delta` table
@@ -45,6 +47,10 @@ int dk_sqlite_register(sqlite3 *db, dk_sqlite_ctx **out_ctx);
  *  last reset; rows_estimated holds the number of those scans instead of an estimate. */
 void dk_sqlite_stats_get(dk_scan_stats *out, const dk_sqlite_ctx *ctx);
 void dk_sqlite_stats_reset(dk_sqlite_ctx *ctx);
+/** Adds a storage option (dk_s3_options_set's names: aws_endpoint_url, aws_access_key_id,
+ *  aws_allow_http, ...) for the s3:// tables of the connection opened after it (storage.c);
+ *  `key` and `value` are copied. Returns an SQLite result code. */
+int dk_sqlite_storage_option(dk_sqlite_ctx *ctx, const char *key, const char *value);
 /** The counters as one JSON object ("scans" is rows_estimated, see above). */
 void dk_sqlite_stats_json(char *buf, size_t cap, const dk_scan_stats *s);
 
@@ -60,7 +66,27 @@ int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg
 int sqlite3_dksqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
 #endif
 
-/* ---- internal to the connector (values.c) ------------------------------------------------ */
+/* ---- internal to the connector ---------------------------------------------------------- */
+
+/** The S3 backends and storage options of a connection (storage.c). */
+typedef struct dks_storage dks_storage;
+void dks_storage_free(dks_storage *s);
+
+/** The per-connection context (vtab.c creates it, the `delta` module's destructor frees it). */
+struct dk_sqlite_ctx {
+  dk_scan_stats acc;
+  dks_storage *storage; /* NULL until an option is set or an s3:// table is opened */
+};
+
+/** 1 when a table argument names a storage option (aws_..., dk_s3_...). */
+int dks_is_storage_option(const char *key);
+/** Opens the table at path: a local path on dk's built-in backend, an s3:// or s3a:// URI on
+ *  the connection's backend for its bucket with the connection's storage options followed by
+ *  n more (a table's own; refused on a local path). */
+dk_status dks_table_open(dk_table **out, dk_sqlite_ctx *ctx, const char *path, int n,
+                         const char *const *keys, const char *const *values, dk_error *err);
+
+/* values.c */
 
 /** A growable byte buffer on sqlite3_malloc. */
 typedef struct dks_buf {

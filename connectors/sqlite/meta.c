@@ -25,6 +25,7 @@ enum { H_VERSION, H_TIMESTAMP, H_COMMIT_INFO, H_ARG_PATH };
 typedef struct meta_vtab {
   sqlite3_vtab base;
   int kind;
+  dk_sqlite_ctx *ctx;
 } meta_vtab;
 
 typedef struct meta_cursor {
@@ -40,7 +41,7 @@ typedef struct meta_cursor {
   dks_buf buf;
 } meta_cursor;
 
-static int meta_connect_kind(sqlite3 *db, int kind, sqlite3_vtab **out) {
+static int meta_connect_kind(sqlite3 *db, dk_sqlite_ctx *ctx, int kind, sqlite3_vtab **out) {
   const char *ddl =
       kind == KIND_FILES
           ? "CREATE TABLE x(path TEXT, partition_values TEXT, size INTEGER, "
@@ -53,18 +54,19 @@ static int meta_connect_kind(sqlite3 *db, int kind, sqlite3_vtab **out) {
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
   t->kind = kind;
+  t->ctx = ctx;
   *out = &t->base;
   return SQLITE_OK;
 }
 
 static int files_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                          sqlite3_vtab **out, char **pzErr) {
-  return meta_connect_kind(db, KIND_FILES, out);
+  return meta_connect_kind(db, aux, KIND_FILES, out);
 }
 
 static int history_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                            sqlite3_vtab **out, char **pzErr) {
-  return meta_connect_kind(db, KIND_HISTORY, out);
+  return meta_connect_kind(db, aux, KIND_HISTORY, out);
 }
 
 static int meta_disconnect(sqlite3_vtab *vt) {
@@ -165,7 +167,7 @@ static int meta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_st
   }
   dk_error err;
   dk_error_init(&err);
-  if (dk_table_open(&c->table, c->path, NULL, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
+  if (dks_table_open(&c->table, t->ctx, c->path, 0, NULL, NULL, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
   if (t->kind == KIND_HISTORY) {
     if (dk_history_open(&c->hist, c->table, 0, &err)) return meta_fail(cur->pVtab, fn, c->path, &err);
     c->n = (int64_t)dk_history_count(c->hist);

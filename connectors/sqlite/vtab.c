@@ -39,15 +39,12 @@
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/sys/storage_s3.h"
 #include "dk/txn.h"
 #include "dk_sqlite.h"
 
 #define F_IN 1
 #define F_OMIT 2
-
-struct dk_sqlite_ctx {
-  dk_scan_stats acc;
-};
 
 static void stats_add(dk_scan_stats *a, const dk_scan_stats *b) {
   a->files_total += b->files_total;
@@ -259,16 +256,20 @@ static int parse_when(const char *s, int64_t *ms) {
 
 /* schema='a long, b string' [, partition_by='b']: creates the table at path unless one is
  * there (so reconnecting to a saved database finds it): CREATE TABLE IF NOT EXISTS. */
-static int create_table(const char *path, const char *schema, const char *parts, char **pzErr) {
-  char dir[4096];
-  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return SQLITE_ERROR;
-  for (char *c = dir + 1; *c; c++)
-    if (*c == '/') {
-      *c = 0;
-      (void)mkdir(dir, 0777);
-      *c = '/';
-    }
-  (void)mkdir(dir, 0777);
+static int create_table(dk_sqlite_ctx *ctx, const char *path, int nopt, const char *const *keys,
+                        const char *const *values, const char *schema, const char *parts,
+                        char **pzErr) {
+  if (!dk_storage_s3_is_uri(path)) { /* object stores have no directories to make */
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return SQLITE_ERROR;
+    for (char *c = dir + 1; *c; c++)
+      if (*c == '/') {
+        *c = 0;
+        (void)mkdir(dir, 0777);
+        *c = '/';
+      }
+    (void)mkdir(dir, 0777);
+  }
   dk_error err;
   dk_error_init(&err);
   char *json = NULL;
@@ -281,7 +282,8 @@ static int create_table(const char *path, const char *schema, const char *parts,
   dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .n_partition_columns = n,
                          .partition_columns = cols, .mode = DK_CREATE_IGNORE};
   int rc = SQLITE_OK;
-  if (dk_schema_from_ddl(&json, schema, &err) || dk_table_open(&t, path, NULL, &err) ||
+  if (dk_schema_from_ddl(&json, schema, &err) ||
+      dks_table_open(&t, ctx, path, nopt, keys, values, &err) ||
       (o.schema_string = json, dk_table_create(NULL, t, &o, &err))) {
     *pzErr = sqlite3_mprintf("delta: creating '%s': %s: %s", path, dk_status_str(err.code),
                              err.message);
@@ -316,6 +318,12 @@ static int changes_schema(dks_vtab *t, const char *path, struct ArrowSchema *sc,
 static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *argv,
                         sqlite3_vtab **out, char **pzErr, int changes);
 
+#define MAX_TABLE_OPTS 32
+
+static void free_pairs(char **keys, char **values, int n) {
+  for (int i = 0; i < n; i++) sqlite3_free(keys[i]), sqlite3_free(values[i]);
+}
+
 /* xCreate/xConnect: argv[3] is the path, the rest `key=value` options or a bare version. */
 static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                          sqlite3_vtab **out, char **pzErr) {
@@ -347,6 +355,8 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
   dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   char *path = unquote(argv[3]);
   char *create_schema = NULL, *create_parts = NULL; /* schema=/partition_by=: create the table */
+  char *okeys[MAX_TABLE_OPTS], *ovalues[MAX_TABLE_OPTS]; /* aws_...=: storage options */
+  int nopt = 0;
   int rc = SQLITE_ERROR;
   dk_error err;
   dk_error_init(&err);
@@ -416,6 +426,10 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
     } else if (key && !sqlite3_stricmp(key, "partition_by") && !create_parts) {
       create_parts = val;
       val = NULL;
+    } else if (key && dks_is_storage_option(key) && nopt < MAX_TABLE_OPTS) {
+      okeys[nopt] = key;
+      ovalues[nopt++] = val;
+      key = val = NULL;
     } else {
       ok = 0;
     }
@@ -431,7 +445,7 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
                             "HH:MM:SS' or milliseconds, threads=N, batch_size=N, schema='a long, "
-                            "b string', partition_by='b')",
+                            "b string', partition_by='b', or a storage option aws_...='...')",
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
@@ -445,7 +459,9 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
     *pzErr = sqlite3_mprintf("delta: give version or timestamp, not both");
     goto fail;
   }
-  if (create_schema && create_table(path, create_schema, create_parts, pzErr) != SQLITE_OK)
+  if (create_schema && create_table(ctx, path, nopt, (const char *const *)okeys,
+                                    (const char *const *)ovalues, create_schema, create_parts,
+                                    pzErr) != SQLITE_OK)
     goto fail;
   if (changes && t->copts.start_kind == DK_BOUND_DEFAULT) {
     *pzErr = sqlite3_mprintf("delta_changes: start=V or start_timestamp=... is required");
@@ -455,14 +471,16 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
   t->meta_avail = DK_META_FILE_PATH | DK_META_FILE_NAME | DK_META_FILE_SIZE |
                   DK_META_FILE_MODIFICATION_TIME | DK_META_ROW_INDEX;
   if (changes) {
-    if (dk_table_open(&t->table, path, NULL, &err)) {
+    if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
+                       (const char *const *)ovalues, &err)) {
       *pzErr = sqlite3_mprintf("delta_changes: '%s': %s: %s", path, dk_status_str(err.code),
                                err.message);
       goto fail;
     }
     if (changes_schema(t, path, &sc, pzErr)) goto fail;
   } else {
-    if (dk_table_open(&t->table, path, NULL, &err) ||
+    if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
+                       (const char *const *)ovalues, &err) ||
         dk_snapshot_open(&t->snap, t->table, &so, &err)) {
       *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
       goto fail;
@@ -546,11 +564,13 @@ static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *arg
   t->path = path;
   sqlite3_free(create_schema);
   sqlite3_free(create_parts);
+  free_pairs(okeys, ovalues, nopt);
   *out = &t->base;
   return SQLITE_OK;
 fail:
   sqlite3_free(create_schema);
   sqlite3_free(create_parts);
+  free_pairs(okeys, ovalues, nopt);
   if (ddl) sqlite3_free(sqlite3_str_finish(ddl));
   if (sc.release) sc.release(&sc);
   dk_scan_free(scan);
@@ -1793,11 +1813,19 @@ static void stats_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (argc > 0 && sqlite3_value_int(argv[0])) dk_sqlite_stats_reset(x);
 }
 
+/* The `delta` module's destructor: SQLite runs it when the connection closes, after the last
+ * table of the module is gone. */
+static void ctx_free(void *p) {
+  dk_sqlite_ctx *ctx = p;
+  dks_storage_free(ctx->storage);
+  sqlite3_free(ctx);
+}
+
 int dk_sqlite_register(sqlite3 *db, dk_sqlite_ctx **out_ctx) {
   dk_sqlite_ctx *ctx = sqlite3_malloc64(sizeof *ctx);
   if (!ctx) return SQLITE_NOMEM;
   memset(ctx, 0, sizeof *ctx);
-  int rc = sqlite3_create_module_v2(db, "delta", &delta_module, ctx, sqlite3_free);
+  int rc = sqlite3_create_module_v2(db, "delta", &delta_module, ctx, ctx_free);
   if (rc) return rc;
   rc = sqlite3_create_module_v2(db, "delta_scan", &delta_scan_module, ctx, NULL);
   if (!rc) rc = sqlite3_create_module_v2(db, "delta_changes", &delta_changes_module, ctx, NULL);

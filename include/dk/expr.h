@@ -97,6 +97,13 @@ typedef enum dk_lit_type {
 
 /* ---- construction --------------------------------------------------------------------- */
 
+/* Memory: every node remembers the allocator it was made with and is freed through it. Column
+ * and literal constructors allocate with libc; a node built from children (dk_expr_cmp, _and,
+ * _or, _not, _is_null, _in, _starts_with, _like) with its first child's allocator, so a tree
+ * built on leaves of one allocator stays on it. dk_expr_parse_v2 makes every node with
+ * its options' allocator, dk_expr_split copies with the allocator of the tree it splits, and
+ * a bound tree (dk_expr_bind) is libc's (the table's allocator when a scan binds it). */
+
 /** Adds a reference; returns e. */
 DK_API dk_expr *dk_expr_ref(dk_expr *e);
 /** Drops a reference; frees the tree with the last one. Accepts NULL. */
@@ -177,6 +184,18 @@ DK_API dk_lit_type dk_expr_literal_type(const dk_expr *e);
 DK_API DK_WARN_UNUSED dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err);
 /** Like dk_expr_parse for text that is not NUL-terminated. */
 DK_API DK_WARN_UNUSED dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *err);
+
+#define DK_EXPR_PARSE_OPTIONS_VERSION 1
+typedef struct dk_expr_parse_options {
+  unsigned version;          /**< DK_EXPR_PARSE_OPTIONS_VERSION */
+  const dk_allocator *alloc; /**< every node of the tree and the parser's scratch; NULL = libc */
+} dk_expr_parse_options;
+
+/** dk_expr_parsen with options (NULL = defaults); a version newer than this dk's is
+ *  DK_INVALID. */
+DK_API DK_WARN_UNUSED dk_status dk_expr_parse_v2(dk_expr **out, const char *text, size_t len,
+                                                 const dk_expr_parse_options *opts,
+                                                 dk_error *err);
 
 /**
  * Prints e in the grammar above; parsing the result gives an equal tree. *out is

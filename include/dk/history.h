@@ -10,7 +10,10 @@
  * timestamps are on (PROTOCOL.md "In-Commit Timestamps"), else the modification time of its
  * commit file made strictly increasing over the table's commits (one that is not after its
  * predecessor's becomes the predecessor's + 1 ms), as delta-spark's history does. Time travel
- * by timestamp (dk_snapshot_options.by_timestamp) uses the same times.
+ * by timestamp (dk_snapshot_options.by_timestamp) uses the same times. A history opened with a
+ * limit of n makes the times increasing from the oldest of its n commits, as DESCRIBE HISTORY
+ * LIMIT n does (it lists no older commit): where mtimes do not increase, a version's time can
+ * differ with and without a limit, in delta-spark as here.
  */
 #ifndef DK_HISTORY_H
 #define DK_HISTORY_H

@@ -255,7 +255,8 @@ DK_API DK_WARN_UNUSED dk_status dk_table_create(dk_commit_result *out, dk_table 
 /** Progress of a write (files closed so far, rows and bytes written). */
 typedef void (*dk_write_progress_fn)(void *payload, int64_t files, int64_t rows, int64_t bytes);
 
-#define DK_WRITE_OPTIONS_VERSION 1
+/** 1: target_file_size .. progress_payload. 2: appends rearrange_only. */
+#define DK_WRITE_OPTIONS_VERSION 2
 typedef struct dk_write_options {
   unsigned version;               /**< DK_WRITE_OPTIONS_VERSION */
   int64_t target_file_size;       /**< Parquet bytes per data file before a new file starts;
@@ -265,6 +266,9 @@ typedef struct dk_write_options {
   int threads;                    /**< Parquet encoding threads; 0 = the CPUs, at most 2 */
   dk_write_progress_fn progress;  /**< called after each file; may be NULL */
   void *progress_payload;
+  int rearrange_only;             /**< (version 2) 1: the rows are already in the table (OPTIMIZE,
+                                       Spark's dataChange=false write option): the adds have
+                                       dataChange=false */
 } dk_write_options;
 
 #define DK_WRITE_RESULT_VERSION 1

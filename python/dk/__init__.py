@@ -75,7 +75,8 @@ __all__ = [
 
 def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
                 partition_overwrite="static", schema_mode=None, properties=None,
-                target_file_size=None, app_id=None, app_version=None, commit_properties=None):
+                target_file_size=None, app_id=None, app_version=None, commit_properties=None,
+                storage_options=None):
     """Writes ``data`` (any object with ``__arrow_c_stream__``: pyarrow Table or
     RecordBatchReader, Polars DataFrame, DuckDB relation, a dk scan) to the Delta table at
     ``path`` in one commit, as delta-spark's DataFrameWriter does.
@@ -88,7 +89,8 @@ def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
     overwrite: new schema and partitioning). properties: table properties of a new table.
     target_file_size: bytes per data file. app_id/app_version: an idempotent write, skipped when
     the table already has that app at app_version or later. commit_properties: dict with
-    "user_metadata" and "max_attempts".
+    "user_metadata" and "max_attempts". storage_options: for an s3://bucket/prefix table, as for
+    ``Table`` (delta-rs's names: aws_access_key_id, aws_endpoint_url, aws_allow_http, ...).
 
     Returns {"version": committed version (-1 when nothing was written), "attempts": commit
     attempts, "checkpoint": 1 when a checkpoint followed}. Conflicts raise
@@ -99,15 +101,19 @@ def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
         raise InvalidArgument("partition_overwrite must be 'static' or 'dynamic'")
     if (app_id is None) != (app_version is None):
         raise InvalidArgument("app_id and app_version go together")
-    path = os.path.abspath(os.fspath(path))
-    os.makedirs(path, exist_ok=True)
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path.lower().startswith(("s3://", "s3a://")):  # object stores have no directories
+        path = os.path.abspath(path)
+        os.makedirs(path, exist_ok=True)
     if not hasattr(data, "__arrow_c_stream__"):
         raise TypeError("write_table: data must implement __arrow_c_stream__")
     stream = data
     # an existing table: bring the data to the table's Arrow types (pyarrow casts)
     if mode in ("append", "overwrite") and schema_mode != "overwrite":
         try:
-            snap = Table(path).snapshot()
+            snap = Table(path, storage_options).snapshot()
         except TableNotFound:
             snap = None
         if snap is not None:
@@ -130,7 +136,8 @@ def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
                             properties=properties, target_file_size=int(target_file_size or 0),
                             app_id=app_id, app_version=-1 if app_version is None else app_version,
                             user_metadata=cp.get("user_metadata"),
-                            max_attempts=int(cp.get("max_attempts", 0)))
+                            max_attempts=int(cp.get("max_attempts", 0)),
+                            storage_options=storage_options)
 
 
 _CODECS = ("snappy", "zstd", "gzip", "lz4_raw", "lz4", "none", "uncompressed")

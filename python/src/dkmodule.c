@@ -201,58 +201,52 @@ static PyTypeObject TableType, SnapshotType, SchemaType;
 
 /* s3:// and s3a:// tables: an S3 backend for the URI's bucket, configured by storage_options
  * (delta-rs's names: aws_access_key_id, aws_endpoint_url, aws_allow_http, ...; see
- * dk_s3_options_set) over the AWS_* environment and profiles. Options on a local path are
- * UnsupportedFeature. Returns 0, or -1 with an exception set. */
-static int open_object_storage(TableObject *self, const char *uri, PyObject *storage) {
-  int is_s3 = !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
+ * dk_s3_options_set) over the AWS_* environment and profiles; *out = NULL for a local path
+ * (the table's built-in backend). Options on a local path are UnsupportedFeature. Returns 0,
+ * or -1 with an exception set. */
+static int storage_for(dk_storage **out, const char *uri, PyObject *storage) {
+  *out = NULL;
   Py_ssize_t nopt = storage != Py_None ? PyDict_Size(storage) : 0;
-  if (!is_s3) {
+  if (!dk_storage_s3_is_uri(uri)) {
     if (nopt == 0) return 0;
     raise_msg(UnsupportedFeature, DK_UNSUPPORTED,
               "storage_options apply to object-store tables (s3://bucket/prefix); this table "
               "is a local path");
     return -1;
   }
-  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
-  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
-  char bucket[256];
-  if (bl == 0 || bl >= sizeof bucket) {
-    raise_msg(InvalidArgument, DK_INVALID, "the table URI names no bucket");
-    return -1;
-  }
-  memcpy(bucket, b, bl);
-  bucket[bl] = 0;
-  dk_s3_options o;
-  memset(&o, 0, sizeof o);
-  o.version = DK_S3_OPTIONS_VERSION;
   dk_error err;
   dk_error_init(&err);
-  PyObject *keep = PyList_New(0); /* the option strings stay alive until the backend copies them */
-  if (!keep) return -1;
+  /* the option strings stay alive (in keep) until the backend has copied them */
+  PyObject *keep = PyList_New(0);
+  const char **kv = PyMem_Calloc((size_t)nopt * 2 + 1, sizeof *kv);
+  if (!keep || !kv) {
+    Py_XDECREF(keep);
+    PyMem_Free(kv);
+    PyErr_NoMemory();
+    return -1;
+  }
   PyObject *key, *val;
-  Py_ssize_t pos = 0;
+  Py_ssize_t pos = 0, n = 0;
   int rc = 0;
   while (rc == 0 && nopt && PyDict_Next(storage, &pos, &key, &val)) {
     PyObject *ks = PyObject_Str(key), *vs = PyObject_Str(val);
     const char *k = ks ? PyUnicode_AsUTF8(ks) : NULL, *v = vs ? PyUnicode_AsUTF8(vs) : NULL;
     if (!k || !v || PyList_Append(keep, ks) || PyList_Append(keep, vs)) rc = -1;
-    else if (dk_s3_options_set(&o, k, v, &err) != DK_OK) {
-      raise_dk(NULL, &err);
-      rc = -1;
-    }
+    else kv[n] = k, kv[nopt + n] = v, n++;
     Py_XDECREF(ks);
     Py_XDECREF(vs);
   }
   if (rc == 0) {
-    o.bucket = bucket; /* the URI's bucket wins */
     dk_status st;
-    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_new(&self->sto, &o, &g_alloc, &err);
+    Py_BEGIN_ALLOW_THREADS st = dk_storage_s3_for_uri(out, uri, (size_t)n, kv, kv + nopt,
+                                                     &g_alloc, &err);
     Py_END_ALLOW_THREADS
     if (st != DK_OK) {
       raise_dk(NULL, &err);
       rc = -1;
     }
   }
+  PyMem_Free(kv);
   Py_DECREF(keep);
   return rc;
 }
@@ -286,7 +280,7 @@ static int table_init(TableObject *self, PyObject *args, PyObject *kw) {
   dk_error_init(&err);
   dk_status st;
   dk_table *t = NULL;
-  if (open_object_storage(self, path, storage) != 0) {
+  if (storage_for(&self->sto, path, storage) != 0) {
     Py_DECREF(fs);
     return -1;
   }
@@ -698,7 +692,9 @@ static PyObject *txn_read_files(TxnObject *self, PyObject *args, PyObject *kw) {
   dk_error err;
   dk_error_init(&err);
   dk_expr *e = NULL;
-  if (filter && dk_expr_parse(&e, filter, &err) != DK_OK) return raise_dk(InvalidArgument, &err);
+  dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
+  if (filter && dk_expr_parse_v2(&e, filter, strlen(filter), &po, &err) != DK_OK)
+    return raise_dk(InvalidArgument, &err);
   int64_t *idx = NULL, n = 0;
   dk_status st;
   LOCKED_CALL(self->table, st = dk_txn_read_files(self->x, e, &idx, &n, &err));
@@ -1231,23 +1227,65 @@ static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) 
                        r.attempts);
 }
 
+static PyObject *table_optimize(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("predicate"), K("min_file_size"), K("max_file_size"),
+                           K("max_deleted_rows_ratio"), K("threads"), K("max_attempts"), NULL};
+  const char *pred = NULL;
+  long long minsz = 0, maxsz = 0;
+  double ratio = 0;
+  int threads = 0, attempts = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zLLdii:optimize", kwlist, &pred, &minsz, &maxsz,
+                                   &ratio, &threads, &attempts))
+    return NULL;
+  if (check_table(self) < 0) return NULL;
+  dk_optimize_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_OPTIMIZE_OPTIONS_VERSION;
+  o.predicate = pred;
+  o.min_file_size = minsz;
+  o.max_file_size = maxsz;
+  o.max_deleted_rows_ratio = ratio;
+  o.threads = threads;
+  o.max_attempts = attempts;
+  dk_optimize_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_OPTIMIZE_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self, st = dk_table_optimize(&r, self->t, &o, &err));
+  if (st) return raise_dk(NULL, &err);
+  return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:i}", "version",
+                       (long long)r.committed_version, "files_added", (long long)r.files_added,
+                       "files_removed", (long long)r.files_removed, "bytes_added",
+                       (long long)r.bytes_added, "bytes_removed", (long long)r.bytes_removed,
+                       "partitions_optimized", (long long)r.partitions_optimized, "bins",
+                       (long long)r.bins, "files_considered", (long long)r.files_considered,
+                       "attempts", r.attempts);
+}
+
 /* ---- dk.write_table ---------------------------------------------------------------------- */
 
 static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("stream"), K("mode"), K("partition_by"), K("predicate"),
                            K("dynamic"), K("schema_mode"), K("properties"),
                            K("target_file_size"), K("app_id"), K("app_version"),
-                           K("user_metadata"), K("max_attempts"), K("threads"), NULL};
-  PyObject *path_obj, *cap, *parts = Py_None, *props = Py_None;
+                           K("user_metadata"), K("max_attempts"), K("threads"),
+                           K("storage_options"), NULL};
+  PyObject *path_obj, *cap, *parts = Py_None, *props = Py_None, *storage = Py_None;
   const char *mode = "error", *predicate = NULL, *schema_mode = NULL, *app_id = NULL,
              *umeta = NULL;
   int dynamic = 0, max_attempts = 0, threads = 0;
   long long target = 0, app_version = -1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|sOzpzOLzLziI:_write_table", kwlist, &path_obj,
-                                   &cap, &mode, &parts, &predicate, &dynamic, &schema_mode,
-                                   &props, &target, &app_id, &app_version, &umeta,
-                                   &max_attempts, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|sOzpzOLzLziIO:_write_table", kwlist,
+                                   &path_obj, &cap, &mode, &parts, &predicate, &dynamic,
+                                   &schema_mode, &props, &target, &app_id, &app_version, &umeta,
+                                   &max_attempts, &threads, &storage))
     return NULL;
+  if (storage != Py_None && !PyDict_Check(storage)) {
+    PyErr_SetString(PyExc_TypeError, "storage_options must be a dict or None");
+    return NULL;
+  }
   struct ArrowArrayStream *stream = PyCapsule_GetPointer(cap, "arrow_array_stream");
   if (!stream) return NULL;
   dk_write_table_options o;
@@ -1277,7 +1315,8 @@ static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
                                   : NULL;
   const char **kv = pc ? kv_array_of(props, &nc, keep) : NULL;
   PyObject *res = NULL;
-  if (kv) {
+  dk_storage *sto = NULL;
+  if (kv && storage_for(&sto, PyBytes_AS_STRING(fs), storage) == 0) {
     o.n_partition_by = (size_t)np;
     o.partition_by = pc;
     o.predicate = predicate;
@@ -1296,6 +1335,7 @@ static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
     memset(&to, 0, sizeof to);
     to.version = DK_TABLE_OPTIONS_VERSION;
     to.alloc = &g_alloc;
+    to.storage = sto;
     dk_commit_result r;
     memset(&r, 0, sizeof r);
     r.version = DK_COMMIT_RESULT_VERSION;
@@ -1307,6 +1347,7 @@ static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
     Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &to, &err);
     if (!st) st = dk_write_table(&r, t, stream, &o, &err);
     dk_table_free(t);
+    if (sto) sto->free(sto);
     Py_END_ALLOW_THREADS
     if (st) raise_dk(NULL, &err);
     else
@@ -1409,6 +1450,14 @@ static PyMethodDef table_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "cleanup_metadata(retention_hours=None, dry_run=False) -> int: deletes log files older "
      "than delta.logRetentionDuration that the newest old checkpoint makes unnecessary."},
+    {"optimize", (PyCFunction)(void (*)(void))table_optimize, METH_VARARGS | METH_KEYWORDS,
+     "optimize(predicate=None, min_file_size=0, max_file_size=0, "
+     "max_deleted_rows_ratio=0, threads=0, max_attempts=0) -> dict\n\nOPTIMIZE (bin-packing "
+     "compaction; 0 = delta-spark's defaults): files smaller than min_file_size (1 GiB) in the partitions `predicate` (over "
+     "partition columns) selects are rewritten into files of up to max_file_size (1 GiB), "
+     "dataChange=false. The dict: version (-1: nothing to compact), files_added, "
+     "files_removed, bytes_added, bytes_removed, partitions_optimized, bins, "
+     "files_considered, attempts."},
     {"restore", (PyCFunction)(void (*)(void))table_restore, METH_VARARGS | METH_KEYWORDS,
      "restore(version) -> dict(version, attempts): RESTORE TABLE TO VERSION AS OF version."},
     {"transaction", (PyCFunction)(void (*)(void))table_transaction, METH_VARARGS | METH_KEYWORDS,
@@ -2137,7 +2186,8 @@ static int columns_and_filter(PyObject *columns, PyObject *filter, const char **
     if (!text) return -1;
     dk_error err;
     dk_error_init(&err);
-    if (dk_expr_parsen(expr, text, (size_t)len, &err) != DK_OK) {
+    dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
+    if (dk_expr_parse_v2(expr, text, (size_t)len, &po, &err) != DK_OK) {
       raise_dk(err.code == DK_UNSUPPORTED ? UnsupportedFeature : InvalidArgument, &err);
       return -1;
     }

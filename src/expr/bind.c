@@ -294,7 +294,7 @@ static dk_status coerce_string_lit(binder *b, const dk_colref *c, dk_lit *l) {
       break;
     case DK_DOM_F64: {
       dk_atype dt = dk__atype_make(DK_AT_DOUBLE);
-      st = l->len ? dk__lit_from_text(&nl, l->bytes, l->len, &dt, &e2) : DK_INVALID;
+      st = l->len ? dk__lit_from_text(&nl, l->bytes, l->len, &dt, b->alloc, &e2) : DK_INVALID;
       if (!st && nl.type != DK_LIT_DOUBLE) st = DK_INVALID;
       break;
     }

@@ -96,12 +96,13 @@ dk_status dk_expr__new_literal_a(dk_expr **out, const dk_lit *lit, const dk_allo
   return st;
 }
 
-/* Takes ownership of names[] (array and strings) even on failure. */
-dk_status dk_expr__new_column(dk_expr **out, char **names, int depth, dk_error *err) {
-  dk_status st = dk_expr__new(out, DK_EXPR_COLUMN, 0, err);
+/* Takes ownership of names[] (array and strings, allocated with alloc) even on failure. */
+dk_status dk_expr__new_column_a(dk_expr **out, char **names, int depth,
+                                const dk_allocator *alloc, dk_error *err) {
+  dk_status st = dk_expr__new_a(out, DK_EXPR_COLUMN, 0, alloc, err);
   if (st) {
-    for (int i = 0; i < depth; i++) dk__free(NULL, names[i]);
-    dk__free(NULL, names);
+    for (int i = 0; i < depth; i++) dk__free(alloc, names[i]);
+    dk__free(alloc, names);
     return st;
   }
   (*out)->col.depth = depth;
@@ -217,8 +218,8 @@ dk_status dk_expr_literal_decimal_text(dk_expr **out, const char *text, int prec
                                  scale, err);
 }
 
-static dk_status lit_bytes(dk_expr **out, dk_lit_type t, const void *p, size_t len,
-                           dk_error *err) {
+dk_status dk_expr__lit_bytes_a(dk_expr **out, dk_lit_type t, const void *p, size_t len,
+                               const dk_allocator *alloc, dk_error *err) {
   *out = NULL;
   DK_RETURN_IF(!p && len, DK_INVALID, err, "NULL bytes for a literal");
   if (t == DK_LIT_STRING) {
@@ -230,14 +231,14 @@ static dk_status lit_bytes(dk_expr **out, dk_lit_type t, const void *p, size_t l
   l.type = t;
   l.bytes = (char *)(uintptr_t)p;
   l.len = len;
-  return dk_expr__new_literal(out, &l, err);
+  return dk_expr__new_literal_a(out, &l, alloc, err);
 }
 
 dk_status dk_expr_literal_string(dk_expr **out, const char *s, size_t len, dk_error *err) {
-  return lit_bytes(out, DK_LIT_STRING, s, len, err);
+  return dk_expr__lit_bytes_a(out, DK_LIT_STRING, s, len, NULL, err);
 }
 dk_status dk_expr_literal_binary(dk_expr **out, const void *p, size_t len, dk_error *err) {
-  return lit_bytes(out, DK_LIT_BINARY, p, len, err);
+  return dk_expr__lit_bytes_a(out, DK_LIT_BINARY, p, len, NULL, err);
 }
 
 static dk_status node_with(dk_expr **out, dk_expr_kind kind, dk_expr *const *kids, size_t n,
@@ -246,7 +247,7 @@ static dk_status node_with(dk_expr **out, dk_expr_kind kind, dk_expr *const *kid
   dk_status st = DK_OK;
   for (size_t i = 0; i < n; i++)
     if (!kids[i]) st = dk__error_set(err, DK_INVALID, "NULL child expression");
-  if (!st) st = dk_expr__new(out, kind, n, err);
+  if (!st) st = dk_expr__new_a(out, kind, n, kids[0]->alloc, err); /* n >= 1 */
   if (st) {
     for (size_t i = 0; i < n; i++) dk_expr_free(kids[i]);
     return st;
@@ -310,7 +311,7 @@ dk_status dk_expr_in(dk_expr **out, dk_expr *value, dk_expr *const *list, size_t
   if (!st && !value) st = dk__error_set(err, DK_INVALID, "NULL child expression");
   for (size_t i = 0; !st && i < n; i++)
     if (!list[i]) st = dk__error_set(err, DK_INVALID, "NULL child expression");
-  if (!st) st = dk_expr__new(out, DK_EXPR_IN, n + 1, err);
+  if (!st) st = dk_expr__new_a(out, DK_EXPR_IN, n + 1, value->alloc, err);
   if (st) {
     dk_expr_free(value);
     for (size_t i = 0; list && i < n; i++) dk_expr_free(list[i]);
@@ -325,7 +326,7 @@ dk_status dk_expr_starts_with(dk_expr **out, dk_expr *value, const char *prefix,
                               dk_error *err) {
   *out = NULL;
   dk_expr *lit = NULL;
-  dk_status st = value ? dk_expr_literal_string(&lit, prefix, len, err)
+  dk_status st = value ? dk_expr__lit_bytes_a(&lit, DK_LIT_STRING, prefix, len, value->alloc, err)
                        : dk__error_set(err, DK_INVALID, "NULL child expression");
   if (st) {
     dk_expr_free(value);
@@ -342,16 +343,17 @@ dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_
     dk_expr_free(value);
     return dk__error_set(err, DK_INVALID, "NULL LIKE operand");
   }
-  int16_t *codes = dk__malloc(NULL, (len ? len : 1) * sizeof *codes);
-  char *lit = dk__malloc(NULL, len + 1);
+  const dk_allocator *a = value->alloc;
+  int16_t *codes = dk__malloc(a, (len ? len : 1) * sizeof *codes);
+  char *lit = dk__malloc(a, len + 1);
   size_t m = 0;
   dk_status st = DK_OK;
   if (!codes || !lit) st = dk__error_set(err, DK_NOMEM, "out of memory (LIKE)");
   else if (!dk__like_compile(pattern, len, codes, &m))
     st = dk__error_set(err, DK_INVALID, "LIKE pattern: '\\' must precede '%%', '_' or '\\'");
   if (st) {
-    dk__free(NULL, codes);
-    dk__free(NULL, lit);
+    dk__free(a, codes);
+    dk__free(a, lit);
     dk_expr_free(value);
     return st;
   }
@@ -362,11 +364,11 @@ dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_
     else lit[nlit++] = (char)codes[i];
   }
   lit[nlit] = 0;
-  dk__free(NULL, codes);
+  dk__free(a, codes);
   if (nwild == 0) { /* no wildcard: equality */
     dk_expr *l = NULL;
-    st = dk_expr_literal_string(&l, lit, nlit, err);
-    dk__free(NULL, lit);
+    st = dk_expr__lit_bytes_a(&l, DK_LIT_STRING, lit, nlit, a, err);
+    dk__free(a, lit);
     if (st) {
       dk_expr_free(value);
       return st;
@@ -375,12 +377,12 @@ dk_status dk_expr_like(dk_expr **out, dk_expr *value, const char *pattern, size_
   }
   if (nwild == 1 && trailing_seq) { /* 'prefix%' */
     st = dk_expr_starts_with(out, value, lit, nlit, err);
-    dk__free(NULL, lit);
+    dk__free(a, lit);
     return st;
   }
-  dk__free(NULL, lit);
+  dk__free(a, lit);
   dk_expr *pl = NULL;
-  st = dk_expr_literal_string(&pl, pattern, len, err);
+  st = dk_expr__lit_bytes_a(&pl, DK_LIT_STRING, pattern, len, a, err);
   if (st) {
     dk_expr_free(value);
     return st;
@@ -609,18 +611,20 @@ void dk_expr_string_free(char *s) { dk_free(s); }
 
 /* ---- splitting ----------------------------------------------------------------------------- */
 
-/* Deep copy without binding information (bound trees become plain trees again). */
-static dk_status unbind_copy(dk_expr **out, const dk_expr *e, dk_error *err) {
+/* Deep copy without binding information (bound trees become plain trees again), every node
+ * allocated with alloc. */
+static dk_status unbind_copy(dk_expr **out, const dk_expr *e, const dk_allocator *alloc,
+                             dk_error *err) {
   *out = NULL;
-  if (e->kind == DK_EXPR_COLUMN) {
-    return dk_expr_column(out, (const char *const *)e->col.names, (size_t)e->col.depth, err);
-  }
-  if (e->kind == DK_EXPR_LITERAL) return dk_expr__new_literal(out, &e->lit, err);
+  if (e->kind == DK_EXPR_COLUMN)
+    return dk_expr__column_a(out, (const char *const *)e->col.names, (size_t)e->col.depth, alloc,
+                             err);
+  if (e->kind == DK_EXPR_LITERAL) return dk_expr__new_literal_a(out, &e->lit, alloc, err);
   dk_expr *n;
-  DK_RETURN_NOT_OK(dk_expr__new(&n, e->kind, e->n_children, err));
+  DK_RETURN_NOT_OK(dk_expr__new_a(&n, e->kind, e->n_children, alloc, err));
   n->op = e->op;
   for (size_t i = 0; i < e->n_children; i++) {
-    dk_status st = unbind_copy(&n->children[i], e->children[i], err);
+    dk_status st = unbind_copy(&n->children[i], e->children[i], alloc, err);
     if (st) {
       dk_expr_free(n);
       return st;
@@ -647,6 +651,7 @@ bool dk_expr_references_only(const dk_expr *e, const char *const *columns, size_
 typedef struct conj_list {
   const dk_expr **items;
   size_t n, cap;
+  const dk_allocator *alloc; /* of the tree split, used for the list and the copies */
 } conj_list;
 
 static dk_status collect_conjuncts(conj_list *l, const dk_expr *e, dk_error *err) {
@@ -657,7 +662,7 @@ static dk_status collect_conjuncts(conj_list *l, const dk_expr *e, dk_error *err
   }
   if (l->n == l->cap) {
     size_t nc = l->cap ? l->cap * 2 : 8;
-    const dk_expr **p = dk__realloc(NULL, (void *)l->items, nc * sizeof *p);
+    const dk_expr **p = dk__realloc(l->alloc, (void *)l->items, nc * sizeof *p);
     if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (split)");
     l->items = p;
     l->cap = nc;
@@ -669,13 +674,13 @@ static dk_status collect_conjuncts(conj_list *l, const dk_expr *e, dk_error *err
 static dk_status build_conj(dk_expr **out, conj_list *l, bool want_only,
                             const char *const *cols, size_t ncols, dk_error *err) {
   *out = NULL;
-  dk_expr **kids = dk__calloc(NULL, l->n ? l->n : 1, sizeof *kids);
+  dk_expr **kids = dk__calloc(l->alloc, l->n ? l->n : 1, sizeof *kids);
   if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (split)");
   size_t k = 0;
   dk_status st = DK_OK;
   for (size_t i = 0; i < l->n && !st; i++) {
     if (dk_expr_references_only(l->items[i], cols, ncols) != want_only) continue;
-    st = unbind_copy(&kids[k], l->items[i], err);
+    st = unbind_copy(&kids[k], l->items[i], l->alloc, err);
     if (!st) k++;
   }
   if (!st && k) {
@@ -683,7 +688,7 @@ static dk_status build_conj(dk_expr **out, conj_list *l, bool want_only,
     k = 0;
   }
   for (size_t i = 0; i < k; i++) dk_expr_free(kids[i]);
-  dk__free(NULL, kids);
+  dk__free(l->alloc, kids);
   return st;
 }
 
@@ -692,11 +697,11 @@ dk_status dk_expr_split(dk_expr **out_only, dk_expr **out_rest, const dk_expr *e
   *out_only = NULL;
   *out_rest = NULL;
   DK_RETURN_IF(!e, DK_INVALID, err, "NULL expression");
-  conj_list l = {0};
+  conj_list l = {.alloc = e->alloc};
   dk_status st = collect_conjuncts(&l, e, err);
   if (!st) st = build_conj(out_only, &l, true, columns, n_columns, err);
   if (!st) st = build_conj(out_rest, &l, false, columns, n_columns, err);
-  dk__free(NULL, (void *)l.items);
+  dk__free(l.alloc, (void *)l.items);
   if (st) {
     dk_expr_free(*out_only);
     dk_expr_free(*out_rest);

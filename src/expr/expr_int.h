@@ -96,15 +96,20 @@ dk_status dk_expr__new_literal_a(dk_expr **out, const dk_lit *lit, const dk_allo
 /* A column node of path[0..n) (names copied). */
 dk_status dk_expr__column_a(dk_expr **out, const char *const *path, size_t n,
                             const dk_allocator *alloc, dk_error *err);
-dk_status dk_expr__new_column(dk_expr **out, char **names, int depth, dk_error *err);
+dk_status dk_expr__new_column_a(dk_expr **out, char **names, int depth,
+                                const dk_allocator *alloc, dk_error *err);
+/* A string or binary literal node of p[0..len) (copied; a string must be UTF-8 without NUL). */
+dk_status dk_expr__lit_bytes_a(dk_expr **out, dk_lit_type t, const void *p, size_t len,
+                               const dk_allocator *alloc, dk_error *err);
 bool dk_expr__ident_is_plain(const char *s, size_t n);
 
 /* ---- literals from text (values.c) ------------------------------------------------------ */
 
 /* Parses a literal of Arrow type t from text (partition values, stats strings); NULL text
-** or "__HIVE_DEFAULT_PARTITION__" -> DK_LIT_NULL. */
+** or "__HIVE_DEFAULT_PARTITION__" -> DK_LIT_NULL. String and binary bytes are allocated with
+** alloc (the caller frees them). */
 dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_atype *t,
-                            dk_error *err);
+                            const dk_allocator *alloc, dk_error *err);
 /* Delta type name -> Arrow type. */
 dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err);
 

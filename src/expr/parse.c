@@ -4,7 +4,9 @@
 ** [NOT] LIKE 'prefix%', [NOT] BETWEEN, STARTS_WITH, ISNAN, AND/OR/NOT, typed literals).
 **
 ** Errors carry the byte offset of the offending token. Recursion is bounded by
-** DK_EXPR_MAX_DEPTH, so hostile input cannot exhaust the stack.
+** DK_EXPR_MAX_DEPTH, so hostile input cannot exhaust the stack. Every node and every scratch
+** block goes through the caller's allocator (dk_expr_parse_options.alloc); composite nodes get
+** it from their first child (expr.c).
 */
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ typedef struct parser {
   size_t n;
   tok cur;
   int depth;
+  const dk_allocator *alloc; /* of every node and of the parser's scratch (NULL: libc) */
   dk_error *err;
 } parser;
 
@@ -191,7 +194,7 @@ static dk_status expect(parser *p, tok_kind k, const char *what) {
 static dk_status unquote(parser *p, const tok *t, char **out, size_t *len) {
   char q = p->s[t->start];
   size_t cap = t->end - t->start;
-  char *r = dk__malloc(NULL, cap + 1);
+  char *r = dk__malloc(p->alloc, cap + 1);
   if (!r) return dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
   size_t k = 0;
   for (size_t i = t->start + 1; i + 1 < t->end; i++) {
@@ -207,7 +210,7 @@ static dk_status unquote(parser *p, const tok *t, char **out, size_t *len) {
 static dk_status parse_or(parser *p, dk_expr **out);
 
 static dk_status make_lit(parser *p, dk_expr **out, const dk_lit *l) {
-  return dk_expr__new_literal(out, l, p->err);
+  return dk_expr__new_literal_a(out, l, p->alloc, p->err);
 }
 
 /* Typed literal: KEYWORD 'text' (the keyword is the current token, the string follows). */
@@ -234,18 +237,18 @@ static dk_status parse_typed_literal(parser *p, dk_expr **out, const tok *kw, dk
     if (!s && zone && ntz_only) s = DK_INVALID;
     l.type = ntz_only ? DK_LIT_TIMESTAMP_NTZ : DK_LIT_TIMESTAMP;
   } else {
-    s = len ? dk__lit_from_text(&l, txt, len, &t, &e2) : DK_INVALID;
+    s = len ? dk__lit_from_text(&l, txt, len, &t, p->alloc, &e2) : DK_INVALID;
     if (!s && l.type == DK_LIT_NULL) s = DK_INVALID;
   }
-  dk__free(NULL, txt);
+  dk__free(p->alloc, txt);
   if (s) {
-    dk__free(NULL, l.bytes);
+    dk__free(p->alloc, l.bytes);
     return dk__error_set(p->err, DK_INVALID, "invalid %.*s literal at offset %zu",
                          (int)(kw->end - kw->start), p->s + kw->start, st.start);
   }
   DK_RETURN_NOT_OK(advance(p));
   s = make_lit(p, out, &l);
-  dk__free(NULL, l.bytes);
+  dk__free(p->alloc, l.bytes);
   return s;
 }
 
@@ -311,7 +314,7 @@ static dk_status parse_column(parser *p, dk_expr **out) {
         st = lex_error(p, p->cur.start, "column path too deep");
         goto fail;
       }
-      char **nn = dk__realloc(NULL, names, (size_t)nc * sizeof *nn);
+      char **nn = dk__realloc(p->alloc, names, (size_t)nc * sizeof *nn);
       if (!nn) {
         st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
         goto fail;
@@ -320,7 +323,7 @@ static dk_status parse_column(parser *p, dk_expr **out) {
       cap = nc;
     }
     if (p->cur.kind == T_IDENT) {
-      names[depth] = dk__strndup(NULL, p->s + p->cur.start, p->cur.end - p->cur.start);
+      names[depth] = dk__strndup(p->alloc, p->s + p->cur.start, p->cur.end - p->cur.start);
       if (!names[depth]) {
         st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
         goto fail;
@@ -329,7 +332,7 @@ static dk_status parse_column(parser *p, dk_expr **out) {
       size_t len;
       DK_CHECK_GOTO(unquote(p, &p->cur, &names[depth], &len));
       if (len == 0 || memchr(names[depth], 0, len)) {
-        dk__free(NULL, names[depth]);
+        dk__free(p->alloc, names[depth]);
         st = lex_error(p, p->cur.start, "empty or NUL-containing `identifier`");
         goto fail;
       }
@@ -339,11 +342,11 @@ static dk_status parse_column(parser *p, dk_expr **out) {
     if (p->cur.kind != T_DOT) break;
     DK_CHECK_GOTO(advance(p));
   }
-  return dk_expr__new_column(out, names, depth, p->err);
+  return dk_expr__new_column_a(out, names, depth, p->alloc, p->err);
 cleanup:
 fail:
-  for (int i = 0; i < depth; i++) dk__free(NULL, names[i]);
-  dk__free(NULL, names);
+  for (int i = 0; i < depth; i++) dk__free(p->alloc, names[i]);
+  dk__free(p->alloc, names);
   return st;
 }
 
@@ -391,8 +394,8 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
       char *txt;
       size_t len;
       DK_RETURN_NOT_OK(unquote(p, &t, &txt, &len));
-      dk_status st = dk_expr_literal_string(out, txt, len, p->err);
-      dk__free(NULL, txt);
+      dk_status st = dk_expr__lit_bytes_a(out, DK_LIT_STRING, txt, len, p->alloc, p->err);
+      dk__free(p->alloc, txt);
       if (!st) st = advance(p);
       if (st && *out) {
         dk_expr_free(*out);
@@ -405,18 +408,18 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     case T_HEX: {
       size_t nhex = t.end - t.start - 3;
       if (nhex % 2) return lex_error(p, t.start, "binary literal needs an even number of digits");
-      unsigned char *buf = dk__malloc(NULL, nhex / 2 + 1);
+      unsigned char *buf = dk__malloc(p->alloc, nhex / 2 + 1);
       if (!buf) return dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
       for (size_t i = 0; i < nhex / 2; i++) {
         int hi = hexval(p->s[t.start + 2 + 2 * i]), lo = hexval(p->s[t.start + 3 + 2 * i]);
         if (hi < 0 || lo < 0) {
-          dk__free(NULL, buf);
+          dk__free(p->alloc, buf);
           return lex_error(p, t.start, "bad hex digit in binary literal");
         }
         buf[i] = (unsigned char)(hi * 16 + lo);
       }
-      dk_status st = dk_expr_literal_binary(out, buf, nhex / 2, p->err);
-      dk__free(NULL, buf);
+      dk_status st = dk_expr__lit_bytes_a(out, DK_LIT_BINARY, buf, nhex / 2, p->alloc, p->err);
+      dk__free(p->alloc, buf);
       if (!st) st = advance(p);
       if (st && *out) {
         dk_expr_free(*out);
@@ -487,7 +490,11 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     DK_RETURN_NOT_OK(parse_call_operand(p, &t, &v));
     dk_status st = expect(p, T_RPAREN, "')'");
     dk_expr *nan = NULL;
-    if (!st) st = dk_expr_literal_double(&nan, NAN, p->err);
+    dk_lit l;
+    memset(&l, 0, sizeof l);
+    l.type = DK_LIT_DOUBLE;
+    l.v.d = NAN;
+    if (!st) st = make_lit(p, &nan, &l);
     if (st) {
       dk_expr_free(v);
       return st;
@@ -507,11 +514,11 @@ static dk_status parse_operand(parser *p, dk_expr **out) {
     if (!st) st = expect(p, T_RPAREN, "')'");
     if (st) {
       dk_expr_free(v);
-      dk__free(NULL, txt);
+      dk__free(p->alloc, txt);
       return st;
     }
     st = dk_expr_starts_with(out, v, txt, len, p->err);
-    dk__free(NULL, txt);
+    dk__free(p->alloc, txt);
     return st;
   }
   return parse_column(p, out);
@@ -594,7 +601,7 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
     while (!st) {
       if (n == cap) {
         size_t nc = cap ? cap * 2 : 8;
-        dk_expr **ni = dk__realloc(NULL, items, nc * sizeof *ni);
+        dk_expr **ni = dk__realloc(p->alloc, items, nc * sizeof *ni);
         if (!ni) {
           st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
           break;
@@ -614,12 +621,12 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
     }
     if (st) {
       for (size_t i = 0; i < n; i++) dk_expr_free(items[i]);
-      dk__free(NULL, items);
+      dk__free(p->alloc, items);
       goto cleanup;
     }
     dk_expr *in;
     st = dk_expr_in(&in, a, items, n, p->err);
-    dk__free(NULL, items);
+    dk__free(p->alloc, items);
     a = NULL;
     if (st) return st;
     if (negate) return dk_expr_not(out, in, p->err);
@@ -644,7 +651,7 @@ static dk_status parse_predicate(parser *p, dk_expr **out) {
       if (st && p->err && !strstr(p->err->message, "offset"))
         dk__error_prefix(p->err, "at offset %zu", pt.start);
     }
-    dk__free(NULL, pat);
+    dk__free(p->alloc, pat);
     if (st) goto cleanup;
     if (negate) return dk_expr_not(out, r, p->err);
     *out = r;
@@ -680,7 +687,7 @@ static dk_status parse_junction(parser *p, dk_expr **out, bool is_or) {
   for (;;) {
     if (n == cap) {
       size_t nc = cap ? cap * 2 : 4;
-      dk_expr **ni = dk__realloc(NULL, items, nc * sizeof *ni);
+      dk_expr **ni = dk__realloc(p->alloc, items, nc * sizeof *ni);
       if (!ni) {
         st = dk__error_set(p->err, DK_NOMEM, "out of memory (parser)");
         break;
@@ -700,7 +707,7 @@ static dk_status parse_junction(parser *p, dk_expr **out, bool is_or) {
   } else {
     st = is_or ? dk_expr_or_n(out, items, n, p->err) : dk_expr_and_n(out, items, n, p->err);
   }
-  dk__free(NULL, items);
+  dk__free(p->alloc, items);
   return st;
 }
 
@@ -712,10 +719,14 @@ static dk_status parse_or(parser *p, dk_expr **out) {
   return st;
 }
 
-dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *err) {
+dk_status dk_expr_parse_v2(dk_expr **out, const char *text, size_t len,
+                           const dk_expr_parse_options *opts, dk_error *err) {
   *out = NULL;
+  DK_RETURN_IF(opts && opts->version > DK_EXPR_PARSE_OPTIONS_VERSION, DK_INVALID, err,
+               "dk_expr_parse: options version %u is newer than this dk (%d)", opts->version,
+               DK_EXPR_PARSE_OPTIONS_VERSION);
   DK_RETURN_IF(!text && len, DK_INVALID, err, "NULL expression text");
-  parser p = {.s = text ? text : "", .n = len, .err = err};
+  parser p = {.s = text ? text : "", .n = len, .alloc = opts ? opts->alloc : NULL, .err = err};
   DK_RETURN_NOT_OK(lex(&p, 0, &p.cur));
   if (p.cur.kind == T_EOF) return lex_error(&p, 0, "empty expression");
   dk_expr *e = NULL;
@@ -728,6 +739,10 @@ dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *
   return DK_OK;
 }
 
+dk_status dk_expr_parsen(dk_expr **out, const char *text, size_t len, dk_error *err) {
+  return dk_expr_parse_v2(out, text, len, NULL, err);
+}
+
 dk_status dk_expr_parse(dk_expr **out, const char *text, dk_error *err) {
-  return dk_expr_parsen(out, text, text ? strlen(text) : 0, err);
+  return dk_expr_parse_v2(out, text, text ? strlen(text) : 0, NULL, err);
 }

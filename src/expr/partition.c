@@ -12,7 +12,7 @@ dk_status dk_partition_literal_parse(dk_expr **out_literal, const char *text,
   dk_atype t;
   DK_RETURN_NOT_OK(dk__atype_from_delta(&t, delta_type, err));
   dk_lit l;
-  DK_RETURN_NOT_OK(dk__lit_from_text(&l, text, text ? strlen(text) : 0, &t, err));
+  DK_RETURN_NOT_OK(dk__lit_from_text(&l, text, text ? strlen(text) : 0, &t, NULL, err));
   dk_status st = dk_expr__new_literal(out_literal, &l, err);
   dk__free(NULL, l.bytes);
   return st;
@@ -79,7 +79,7 @@ dk_status dk_partition_batch(struct ArrowArray *out, const struct ArrowSchema *s
     for (int64_t c = 0; c < nc && !st; c++) {
       const char *txt = values[r * nc + c];
       dk_lit l;
-      st = dk__lit_from_text(&l, txt, txt ? strlen(txt) : 0, &types[c], err);
+      st = dk__lit_from_text(&l, txt, txt ? strlen(txt) : 0, &types[c], NULL, err);
       if (!st) st = append_lit(&a.children[c], &l, err);
       if (!st && l.type == DK_LIT_NULL && !(schema->children[c]->flags & ARROW_FLAG_NULLABLE))
         st = dk__error_set(err, DK_CORRUPT, "null partition value for non-nullable column '%s'",

@@ -56,7 +56,7 @@ static bool parse_f64(const char *s, size_t n, double *out) {
 }
 
 dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_atype *t,
-                            dk_error *err) {
+                            const dk_allocator *alloc, dk_error *err) {
   memset(out, 0, sizeof *out);
   if (!text || n == 0 ||
       (n == 26 && !memcmp(text, "__HIVE_DEFAULT_PARTITION__", 26))) {
@@ -126,7 +126,7 @@ dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_at
     default:
       return dk__error_set(err, DK_UNSUPPORTED, "partition values of this type are not supported");
   }
-  out->bytes = dk__strndup(NULL, text, n);
+  out->bytes = dk__strndup(alloc, text, n);
   if (!out->bytes) return dk__error_set(err, DK_NOMEM, "out of memory (literal)");
   out->len = n;
   return DK_OK;

@@ -40,6 +40,8 @@ dk_status dk_history_open(dk_history **out, dk_table *t, int64_t limit, dk_error
   if (st == DK_OK) {
     h = dk__calloc(t->alloc, 1, sizeof *h);
     size_t want = limit > 0 && (size_t)limit < n ? (size_t)limit : n;
+    /* DESCRIBE HISTORY LIMIT n monotonizes over the n commits it lists, not the whole log */
+    dk_log__commit_times_monotonize(&ct, n - want);
     if (h) h->e = dk__calloc(t->alloc, want ? want : 1, sizeof *h->e);
     if (!h || !h->e) {
       st = dk__error_set(err, DK_NOMEM, "out of memory");
@@ -406,6 +408,11 @@ dk_status dk_commit_range_open(dk_commit_range **out, dk_table *t, int64_t first
     }
   }
   if (st == DK_OK) {
+    /* delta-spark's change data feed makes mtimes increasing from 100 commits before the
+     * range (CDCReaderBase.getNonICTTimestampsByVersion: POTENTIALLY_UNMONOTONIZED_TIMESTAMPS) */
+    size_t from = start;
+    while (from > 0 && c[from - 1]->version >= first - DK__MONOTONIZE_LOOKBACK) from--;
+    dk_log__commit_times_monotonize(&ct, from);
     r = dk__calloc(t->alloc, 1, sizeof *r);
     if (r) r->alloc = t->alloc; /* before anything can fail: the free uses it */
     if (r) r->ts = dk__calloc(t->alloc, (size_t)(last - first + 1), sizeof *r->ts);

@@ -23,12 +23,16 @@ dk_status dk_log__commit_times_open(dk__commit_times *ct, const dk__log *lg, int
                          lg->root);
   ct->mtime = dk__malloc(lg->alloc, ct->n * sizeof *ct->mtime);
   if (!ct->mtime) return dk__error_set(err, DK_NOMEM, "out of memory");
-  for (size_t i = 0; i < ct->n; i++) {
+  dk_log__commit_times_monotonize(ct, 0);
+  return DK_OK;
+}
+
+void dk_log__commit_times_monotonize(dk__commit_times *ct, size_t from) {
+  for (size_t i = from; i < ct->n; i++) {
     int64_t m = ct->c[i]->mtime;
-    if (i && m <= ct->mtime[i - 1]) m = ct->mtime[i - 1] + 1;
+    if (i > from && m <= ct->mtime[i - 1]) m = ct->mtime[i - 1] + 1;
     ct->mtime[i] = m;
   }
-  return DK_OK;
 }
 
 void dk_log__commit_times_dispose(dk__commit_times *ct) {

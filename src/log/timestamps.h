@@ -4,10 +4,14 @@
 **
 ** The commit time of version v is its commitInfo.inCommitTimestamp when in-commit timestamps
 ** are on at v, else its commit file's modification time made strictly increasing over the
-** table's commits from the oldest one listed (a time not after its predecessor's becomes the
-** predecessor's + 1 ms, as delta-spark's DeltaHistoryManager does). Snapshots report the
-** unadjusted modification time of their version's commit (as delta-spark's Snapshot does):
-** it needs no listing of older commits; it differs only where mtimes go backwards.
+** commits listed, from the oldest (a time not after its predecessor's becomes the
+** predecessor's + 1 ms, as delta-spark's DeltaHistoryManager does). What is listed follows
+** delta-spark: the whole log for time travel and history; only the n newest commits for
+** history with a limit of n (DESCRIBE HISTORY LIMIT n); for a commit range a..b (change data
+** feed) the commits from DK__MONOTONIZE_LOOKBACK before a on (CDCReaderBase). Snapshots
+** report the unadjusted modification time of their version's commit (as delta-spark's
+** Snapshot does): it needs no listing of older commits. The answers differ only where mtimes
+** do not increase.
 **
 ** Follows PROTOCOL.md "In-Commit Timestamps".
 */
@@ -36,6 +40,15 @@ typedef struct dk__commit_times {
 dk_status dk_log__commit_times_open(dk__commit_times *ct, const dk__log *lg, int64_t ict_from,
                                     dk_error *err);
 void dk_log__commit_times_dispose(dk__commit_times *ct);
+/* Commits before a range that delta-spark lists to make its times increasing (its
+ * DeltaHistoryManager.POTENTIALLY_UNMONOTONIZED_TIMESTAMPS): commit ranges use it. */
+#define DK__MONOTONIZE_LOOKBACK 100
+
+/* Recomputes the adjusted modification times of ct->c[from..] as if c[from] were the oldest
+ * commit listed (c[from] keeps its own mtime): delta-spark monotonizes over the commits it
+ * lists, and DESCRIBE HISTORY LIMIT n lists only the newest n. Earlier entries are left as
+ * they were. */
+void dk_log__commit_times_monotonize(dk__commit_times *ct, size_t from);
 /* The index of version v among ct->c, or ct->n when it has no commit file. */
 size_t dk_log__commit_index(const dk__commit_times *ct, int64_t v);
 /* The commit time of ct->c[i]. `ict` is its inCommitTimestamp when the caller has read its

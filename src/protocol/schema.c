@@ -132,7 +132,7 @@ static dk_status parse_field(dk_field *f, dk_arena *ar, const dk_json_value *v, 
   f->nullable = dk__json_as_bool(dk__json_get(v, "nullable"), &b) ? b : 1;
   const dk_json_value *md = dk__json_get(v, "metadata");
   dk_buf buf;
-  dk__buf_init(&buf, NULL);
+  dk__buf_init(&buf, ar->alloc);
   dk_status st = md && md->type == DK_JSON_OBJECT ? dk__json_write_value(&buf, md, err)
                                                   : dk__buf_puts(&buf, "{}", err);
   if (st == DK_OK) {
@@ -176,7 +176,7 @@ static dk_status check_unique(const dk_type *t, dk_buf *path, dk_error *err);
 static dk_status check_struct_unique(const dk_type *t, dk_buf *path, dk_error *err) {
   size_t n = t->n_fields;
   if (n < 2) return DK_OK;
-  name_ref *refs = dk__malloc(NULL, sizeof *refs * n);
+  name_ref *refs = dk__malloc(path->alloc, sizeof *refs * n);
   if (!refs) return dk__error_set(err, DK_NOMEM, "schema: out of memory");
   dk_status st = DK_OK;
   for (int physical = 0; physical < 2 && st == DK_OK; physical++) {
@@ -200,7 +200,7 @@ static dk_status check_struct_unique(const dk_type *t, dk_buf *path, dk_error *e
       break;
     }
   }
-  dk__free(NULL, refs);
+  dk__free(path->alloc, refs);
   for (size_t i = 0; i < n && st == DK_OK; i++) {
     size_t keep = path->len;
     st = path->len ? dk__buf_puts(path, ".", err) : DK_OK;
@@ -232,7 +232,7 @@ dk_status dk_schema__parse(const dk_type **out, dk_arena *ar, const char *text, 
   if (t->id != DK_TYPE_STRUCT)
     return dk__error_set(err, DK_CORRUPT, "schema: schemaString is not a struct type");
   dk_buf path;
-  dk__buf_init(&path, NULL);
+  dk__buf_init(&path, ar->alloc); /* the allocator of every scratch block of the checks */
   dk_status st = check_unique(t, &path, err);
   dk__buf_dispose(&path);
   DK_RETURN_NOT_OK(st);

@@ -298,7 +298,9 @@ static dk_status split_parse(split_stream *s, const uint8_t *bytes, size_t len, 
   DK_RETURN_NOT_OK(get_str(&r, &p->row_id_col));
   DK_RETURN_NOT_OK(get_str(&r, &p->row_cv_col));
   if (res_text) {
-    DK_RETURN_NOT_OK(as_corrupt(dk_expr_parse(&p->residual, res_text, err), err));
+    dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, p->alloc};
+    DK_RETURN_NOT_OK(
+        as_corrupt(dk_expr_parse_v2(&p->residual, res_text, strlen(res_text), &po, err), err));
     DK_RETURN_NOT_OK(as_corrupt(dk_scan__add_filter_columns(p, p->residual, schema, 0, err), err));
   }
   DK_RETURN_NOT_OK(dk_scan__plan_build_schema(p, schema, err));

@@ -328,12 +328,15 @@ static dk_status tip_unchanged(bool *same, const dk_snapshot *old, dk_error *err
   *same = true;
   if (old->tip_size < 0) return DK_OK;
   dk_table *t = old->table;
-  char path[4200];
-  if (snprintf(path, sizeof path, "%s/_delta_log/%020" PRId64 ".json", t->root, old->version) >=
-      (int)sizeof path)
-    return dk__error_set(err, DK_INVALID, "table path too long");
+  dk_buf name, key;
+  dk__buf_init(&name, t->alloc);
+  dk__buf_init(&key, t->alloc);
+  dk_status st = dk_log__name_commit(&name, old->version, err);
+  if (st == DK_OK) st = dk_log__file_key(&key, t->root, name.data, err);
   dk_file_info fi;
-  dk_status st = t->sto->stat(t->sto, path, &fi, err);
+  if (st == DK_OK) st = t->sto->stat(t->sto, key.data, &fi, err);
+  dk__buf_dispose(&name);
+  dk__buf_dispose(&key);
   if (st == DK_NOT_FOUND) {
     if (err) dk_error_init(err);
     *same = false;

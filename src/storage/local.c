@@ -555,7 +555,8 @@ static dk_status local_open_write(dk_storage *s, const char *path, dk_storage_wr
 }
 
 static dk_status local_remove(dk_storage *s, const char *path, dk_error *err) {
-  if (unlink(path) != 0) return sys_error(err, errno, "remove", path);
+  if (unlink(path) != 0 && (errno != EISDIR || rmdir(path) != 0))
+    return sys_error(err, errno, "remove", path);
   return DK_OK;
 }
 

@@ -242,13 +242,13 @@ static dk_status grow(void **p, size_t *cap, size_t n, size_t elem, const dk_all
   return DK_OK;
 }
 
-static dk_status mark_read(dk_txn *x, const char *path, dk_error *err) {
+dk_status dk_txn__read_path(dk_txn *x, const char *path, dk_error *err) {
   uint64_t *v;
   bool ins;
   return dk__hmap_upsert(&x->read_paths, path, strlen(path), &v, &ins, err);
 }
 
-static dk_status add_pred(dk_txn *x, dk_expr *partition, dk_error *err) {
+dk_status dk_txn__read_predicate(dk_txn *x, dk_expr *partition, dk_error *err) {
   dk_status st = grow((void **)&x->preds, &x->cap_preds, x->n_preds, sizeof *x->preds,
                       x->alloc, err);
   if (st) {
@@ -293,7 +293,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_expr_free(ponly);
     return st0;
   }
-  DK_RETURN_NOT_OK(add_pred(x, ponly, err)); /* takes ponly */
+  DK_RETURN_NOT_OK(dk_txn__read_predicate(x, ponly, err)); /* takes ponly */
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
@@ -307,7 +307,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_scan_file sf;
     st = dk_scan_file_get(&sf, scan, i, err);
     if (st) break;
-    st = mark_read(x, sf.entry.path, err);
+    st = dk_txn__read_path(x, sf.entry.path, err);
     if (st || !idx) continue;
     for (; j < total; j++) {
       dk_file_entry fe;
@@ -384,7 +384,7 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
 void dk_txn_read_whole_table(dk_txn *x) {
   if (!x) return;
   x->read_whole = 1;
-  (void)add_pred(x, NULL, NULL);
+  (void)dk_txn__read_predicate(x, NULL, NULL);
 }
 
 int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
@@ -398,8 +398,10 @@ int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
 /* ---- staging ------------------------------------------------------------------------------ */
 
 static const char *physical_name(const dk_txn *x, const char *logical) {
-  if (!x->snap) return logical;
-  const dk_field *f = dk_schema_find(dk_snapshot_schema(x->snap), logical);
+  const dk_type *s = x->has_new_meta ? x->meta_schema : x->snap ? dk_snapshot_schema(x->snap)
+                                                                : NULL;
+  if (!s) return logical;
+  const dk_field *f = dk_schema_find(s, logical);
   return f && f->physical_name ? f->physical_name : logical;
 }
 
@@ -524,6 +526,45 @@ dk_status dk_txn_remove_file(dk_txn *x, int64_t i, int data_change, dk_error *er
   return DK_OK;
 }
 
+/* delta-spark MaterializedRowTrackingColumn.updateMaterializedColumnName: on a table whose
+ * protocol supports rowTracking, the new metadata names the columns row ids and row commit
+ * versions would be materialized in — the table's current names, else fresh
+ * "_row-id-col-<uuid>" ones (a name in the new metadata is never taken: it may come from
+ * another table); without rowTracking the names are dropped. Spark resolves
+ * _metadata.row_id through them. */
+static dk_status materialize_row_tracking_names(dk_txn *x, dk_error *err) {
+  static const char *const key[2] = {"delta.rowTracking.materializedRowIdColumnName",
+                                     "delta.rowTracking.materializedRowCommitVersionColumnName"};
+  static const char *const prefix[2] = {"_row-id-col-", "_row-commit-version-col-"};
+  const char **conf = dk__arena_alloc(&x->ar, (2 * x->meta.n_conf + 4) * sizeof *conf, err);
+  if (!conf) return DK_NOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < x->meta.n_conf; i++) {
+    if (!strcmp(x->meta.conf[2 * i], key[0]) || !strcmp(x->meta.conf[2 * i], key[1])) continue;
+    conf[2 * n] = x->meta.conf[2 * i];
+    conf[2 * n + 1] = x->meta.conf[2 * i + 1];
+    n++;
+  }
+  if (dk_txn__protocol_supports(&x->protocol, "rowTracking")) {
+    for (int k = 0; k < 2; k++) {
+      const char *cur = x->snap ? dk_snapshot_property(x->snap, key[k]) : NULL;
+      char fresh[64];
+      if (!cur) {
+        char id[37];
+        dk_txn__uuid(id);
+        snprintf(fresh, sizeof fresh, "%s%s", prefix[k], id);
+      }
+      conf[2 * n] = key[k];
+      conf[2 * n + 1] = ar_dup(&x->ar, cur ? cur : fresh, err);
+      if (!conf[2 * n + 1]) return DK_NOMEM;
+      n++;
+    }
+  }
+  x->meta.conf = conf;
+  x->meta.n_conf = n;
+  return DK_OK;
+}
+
 dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *err) {
   DK_RETURN_IF(!x || !m || !m->schema_string, DK_INVALID, err,
                "dk_txn_set_metadata: no schema");
@@ -531,9 +572,17 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
                "dk_metadata_spec version %u is newer than dk's", m->version);
   DK_RETURN_IF(x->has_new_meta, DK_INVALID, err,
                "cannot change the metadata more than once in a transaction");
+  /* column mapping: ids and physical names for the fields that have none */
+  const char *schema_string = m->schema_string, *cm_mode = NULL;
+  for (size_t i = 0; i < m->n_configuration; i++)
+    if (m->configuration[2 * i] && !strcmp(m->configuration[2 * i], "delta.columnMapping.mode"))
+      cm_mode = m->configuration[2 * i + 1];
+  int64_t max_column_id;
+  DK_RETURN_NOT_OK(dk_txn__assign_column_mapping(&schema_string, &max_column_id, x, cm_mode,
+                                                 err));
   /* the schema must parse, and partition columns must be in it */
   const dk_type *schema = NULL;
-  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &x->ar, m->schema_string, strlen(m->schema_string),
+  DK_RETURN_NOT_OK(dk_schema__parse(&schema, &x->ar, schema_string, strlen(schema_string),
                                     err));
   for (size_t i = 0; i < m->n_partition_columns; i++)
     DK_RETURN_IF(!dk_schema_find(schema, m->partition_columns[i]), DK_INVALID, err,
@@ -549,29 +598,37 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
   nm.name = ar_dup(&x->ar, m->name, err);
   nm.description = ar_dup(&x->ar, m->description, err);
   nm.provider = "parquet";
-  nm.schema_string = ar_dup(&x->ar, m->schema_string, err);
+  nm.schema_string = ar_dup(&x->ar, schema_string, err);
   nm.created_time = m->created_time >= 0 ? m->created_time
                                          : (x->snap ? x->meta.created_time : txn_now(x));
   nm.n_part = m->n_partition_columns;
   DK_RETURN_NOT_OK(dup_list(&nm.part, &x->ar, m->partition_columns, m->n_partition_columns, err));
   /* delta.minReaderVersion / minWriterVersion / delta.feature.* are consumed, not stored */
-  const char **conf = m->n_configuration
-                          ? dk__arena_alloc(&x->ar, 2 * m->n_configuration * sizeof *conf, err)
-                          : NULL;
-  if (m->n_configuration && !conf) return DK_NOMEM;
+  const char **conf = dk__arena_alloc(&x->ar, 2 * (m->n_configuration + 1) * sizeof *conf, err);
+  if (!conf) return DK_NOMEM;
   size_t nc = 0;
   for (size_t i = 0; i < m->n_configuration; i++) {
     const char *k = m->configuration[2 * i], *v = m->configuration[2 * i + 1];
     DK_RETURN_IF(!k || !v, DK_INVALID, err, "table property %zu has a NULL key or value", i);
+    if (max_column_id >= 0 && !strcmp(k, "delta.columnMapping.maxColumnId")) continue;
     conf[2 * nc] = ar_dup(&x->ar, k, err);
     conf[2 * nc + 1] = ar_dup(&x->ar, v, err);
     if (!conf[2 * nc] || !conf[2 * nc + 1]) return DK_NOMEM;
+    nc++;
+  }
+  if (max_column_id >= 0) {
+    char buf[24];
+    snprintf(buf, sizeof buf, "%lld", (long long)max_column_id);
+    conf[2 * nc] = "delta.columnMapping.maxColumnId";
+    conf[2 * nc + 1] = ar_dup(&x->ar, buf, err);
+    if (!conf[2 * nc + 1]) return DK_NOMEM;
     nc++;
   }
   nm.conf = conf;
   nm.n_conf = nc;
   if (!nm.id || !nm.schema_string) return DK_NOMEM;
   x->meta = nm;
+  x->meta_schema = schema;
   x->has_new_meta = 1;
   /* a new table gets the protocol its properties need; an existing one is upgraded when a
    * property needs a feature its protocol lacks */
@@ -605,7 +662,7 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
     w++;
   }
   x->meta.n_conf = w;
-  return DK_OK;
+  return materialize_row_tracking_names(x, err);
 }
 
 dk_status dk_txn_set_protocol(dk_txn *x, const dk_protocol *p, dk_error *err) {
@@ -618,7 +675,7 @@ dk_status dk_txn_set_protocol(dk_txn *x, const dk_protocol *p, dk_error *err) {
                          x->table->root);
   DK_RETURN_NOT_OK(protocol_copy(&x->protocol, &x->ar, p, err));
   x->has_new_protocol = 1;
-  return DK_OK;
+  return x->has_new_meta ? materialize_row_tracking_names(x, err) : DK_OK;
 }
 
 dk_status dk_txn_set_app_version(dk_txn *x, const char *app_id, int64_t version,
@@ -692,6 +749,34 @@ dk_status dk_txn__put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_erro
     DK_RETURN_NOT_OK(dk_txn__put_str(b, kv[2 * i + 1], err));
   }
   return dk__buf_putc(b, '}', err);
+}
+
+dk_status dk_txn__put_json_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {
+  dk_buf in;
+  dk__buf_init(&in, b->alloc);
+  dk_status st = dk__buf_putc(&in, '[', err);
+  for (size_t i = 0; i < n && !st; i++) {
+    if (i) st = dk__buf_putc(&in, ',', err);
+    if (!st) st = dk_txn__put_str(&in, l[i], err);
+  }
+  if (!st) st = dk__buf_putc(&in, ']', err);
+  if (!st) st = dk_txn__put_str(b, in.data, err);
+  dk__buf_dispose(&in);
+  return st;
+}
+
+/* A file's identity in a snapshot: its path and deletion vector (delta-spark's
+ * UniqueFileActionTuple of pathAsUri and the DV's unique id). */
+dk_status dk_txn__file_key(dk_buf *b, const dk_file_entry *f, dk_error *err) {
+  dk__buf_clear(b);
+  DK_RETURN_NOT_OK(dk__buf_puts(b, f->path, err));
+  if (f->dv) {
+    DK_RETURN_NOT_OK(dk__buf_putc(b, '\n', err));
+    DK_RETURN_NOT_OK(dk__buf_putc(b, f->dv->storage_type, err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, f->dv->path_or_inline_dv, err));
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, "@%d", (int)f->dv->offset));
+  }
+  return DK_OK;
 }
 
 static dk_status put_str_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {

@@ -71,6 +71,7 @@ struct dk_txn {
   /* current protocol and metadata (the read snapshot's, adopted winners', or staged) */
   dk_protocol protocol;
   txn_meta meta;
+  const dk_type *meta_schema;      /* the staged metadata's schema, parsed (arena) */
   int has_new_meta, has_new_protocol;
   /* staged actions */
   txn_add *adds;
@@ -133,6 +134,18 @@ dk_isolation dk_txn__isolation(const dk_txn *txn);
 /* Whether the staged commit is a blind append (only adds, nothing read). */
 int dk_txn__is_blind_append(const dk_txn *txn);
 
+/* The read set, piecewise (OPTIMIZE records only the files it compacts): a file path as in the
+ * log, and a predicate over partition columns (taken, also on failure; NULL = every
+ * partition). */
+dk_status dk_txn__read_path(dk_txn *x, const char *path, dk_error *err);
+dk_status dk_txn__read_predicate(dk_txn *x, dk_expr *partition, dk_error *err);
+
+/* Column mapping (colmap.c): with mode "name" or "id", gives every field of *schema_string
+ * without one an id and physical name (*schema_string then points into x's arena) and sets
+ * *max_column_id; else leaves both (-1). */
+dk_status dk_txn__assign_column_mapping(const char **schema_string, int64_t *max_column_id,
+                                        dk_txn *x, const char *mode, dk_error *err);
+
 /* Stages an add of an existing entry as it is (physical partition keys, stats, DV, row ids). */
 dk_status dk_txn__add_entry(dk_txn *x, const dk_file_entry *f, int data_change, dk_error *err);
 dk_status dk_txn__parse_interval_ms(int64_t *out, const char *s, dk_error *err);
@@ -163,6 +176,11 @@ dk_status dk_txn__put_dv(dk_buf *b, const dk_dv_descriptor *dv, dk_error *err);
 dk_status dk_txn__put_file_fields(dk_buf *b, const char *stats, const char *tags_json,
                                   const dk_dv_descriptor *dv, int has_brid, int64_t brid,
                                   int has_drcv, int64_t drcv, dk_error *err);
+/* A JSON string holding a JSON list of strings ("[\"a\"]"), as operationParameters carry
+ * lists. */
+dk_status dk_txn__put_json_list(dk_buf *b, const char *const *l, size_t n, dk_error *err);
+/* The key a file is the same file by in two snapshots: path and deletion vector. */
+dk_status dk_txn__file_key(dk_buf *b, const dk_file_entry *f, dk_error *err);
 /* A file path in the log's URI form (absolute URIs as they are). */
 dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err);
 /* {"metaData":{...}}\n with n_extra more configuration entries (2 * n: key, value). */

@@ -3,17 +3,23 @@
 ** commands/VacuumCommand.scala and RestoreTableCommand.scala; write-path.md §2.6).
 **
 ** VACUUM lists the table directory (through dk_storage), keeps every path the latest snapshot
-** references — live files, tombstones not yet past delta.deletedFileRetentionDuration, and
-** the deletion-vector files of both — and deletes the rest that is older than the retention
-** cutoff. Directories whose name starts with '_' or '.' are not entered (so `_delta_log` is
-** never listed), except `_change_data` and partition directories ("col=..."); hidden files
-** are never deleted. The retention may only be shortened below the table's with
-** skip_retention_check (delta-spark's spark.databricks.delta.retentionDurationCheck).
+** references — live files, tombstones deleted at or after the cutoff (now minus
+** delta.deletedFileRetentionDuration), and the deletion-vector files of both — and deletes
+** the rest that is older than the cutoff, each with the Hadoop checksum file Spark's local
+** filesystem writes beside it (".<name>.crc"), then the directories left empty, deepest first
+** (delta-spark's VacuumCommand deletes empty directories too; deleting the ones this run
+** empties in the same run leaves nothing for Spark's next VACUUM to find). Names are hidden as
+** DeltaTableUtils.isHiddenDirectory says: '_' or '.' first (so `_delta_log` is never listed),
+** except `_change_data`, `_delta_index` and partition directories ("col=..."), and `metadata`
+** on UniForm Iceberg tables; hidden files are never deleted. The retention may only be
+** shortened below the table's with skip_retention_check (delta-spark's
+** spark.databricks.delta.retentionDurationCheck).
 **
 ** RESTORE is one transaction on the latest snapshot that reads the whole table, removes the
 ** files the target version lacks and re-adds the target's files the latest lacks, as they were
 ** (partition values, stats, DVs, row ids), with dataChange=true, plus the target's metadata.
 */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -75,17 +81,28 @@ static int64_t table_retention_ms(const dk_snapshot *s, dk_error *err, dk_status
   return ms;
 }
 
+/* A listed directory: its full path (offset into vac.dirs), its parent's index and how many
+ * of its entries are still there (hidden ones included); 0 after the deletions = empty. */
+typedef struct vac_dir {
+  size_t path;
+  int64_t parent;
+  int64_t left;
+} vac_dir;
+
 typedef struct vac {
   dk_storage *sto;
   const char *root;
   size_t root_len;
   dk_hmap keep;
+  dk_hmap crcs;         /* hidden ".<name>.crc" files listed (Hadoop checksums), by full path */
   const dk_metadata *md;
+  int iceberg;          /* UniForm Iceberg: its `metadata` directory is hidden */
   int64_t cutoff;
-  const dk_vacuum_options *o;
-  dk_vacuum_result *res;
-  dk_buf dirs;          /* directories still to list, NUL-separated */
-  dk_buf victims;       /* files to delete: path NUL size NUL ... */
+  dk_buf dirs;          /* directory paths, NUL-terminated */
+  vac_dir *dir;         /* listed directories, breadth first: a parent before its children */
+  size_t n_dir, cap_dir;
+  int64_t cur;          /* the directory being listed */
+  dk_buf victims;       /* files to delete: dir index NUL path NUL size NUL ... */
   dk_error *err;
 } vac;
 
@@ -115,7 +132,9 @@ static dk_status keep_dv(vac *v, const dk_dv_descriptor *dv, dk_error *err) {
   return s;
 }
 
+/* delta-spark DeltaTableUtils.isHiddenDirectory, applied to every listed name */
 static int hidden(const vac *v, const char *name) {
+  if (v->iceberg && !strcmp(name, "metadata")) return 1;
   if (name[0] != '_' && name[0] != '.') return 0;
   if (!strncmp(name, "_change_data", 12) || !strncmp(name, "_delta_index", 12)) return 0;
   for (size_t i = 0; i < v->md->n_partition_columns; i++) {
@@ -125,32 +144,108 @@ static int hidden(const vac *v, const char *name) {
   return 1;
 }
 
+static dk_status add_dir(vac *v, const char *path, int64_t parent) {
+  if (v->n_dir == v->cap_dir) {
+    size_t cap = v->cap_dir ? 2 * v->cap_dir : 16;
+    vac_dir *d = dk__realloc(NULL, v->dir, cap * sizeof *d);
+    if (!d) return dk__error_set(v->err, DK_NOMEM, "out of memory (vacuum)");
+    v->dir = d;
+    v->cap_dir = cap;
+  }
+  v->dir[v->n_dir++] = (vac_dir){.path = v->dirs.len, .parent = parent};
+  return dk__buf_append(&v->dirs, path, strlen(path) + 1, v->err);
+}
+
 static dk_status list_cb(const dk_file_info *fi, void *payload) {
   vac *v = payload;
   const char *name = strrchr(fi->path, '/');
   name = name ? name + 1 : fi->path;
-  if (hidden(v, name)) return DK_OK;
   if (strlen(fi->path) <= v->root_len + 1) return DK_OK;
+  v->dir[v->cur].left++;
+  if (hidden(v, name)) {
+    size_t n = strlen(name);
+    uint64_t *slot;
+    bool ins;
+    if (!fi->is_dir && name[0] == '.' && n > 5 && !strcmp(name + n - 4, ".crc"))
+      return dk__hmap_upsert(&v->crcs, fi->path, strlen(fi->path), &slot, &ins, v->err);
+    return DK_OK;
+  }
   const char *rel = fi->path + v->root_len + 1;
-  if (fi->is_dir) return dk__buf_append(&v->dirs, fi->path, strlen(fi->path) + 1, v->err);
+  if (fi->is_dir) return add_dir(v, fi->path, v->cur);
   if (dk__hmap_get(&v->keep, rel, strlen(rel))) return DK_OK;
   if (fi->mtime_ms >= v->cutoff) return DK_OK;
-  char sz[24];
-  int n = snprintf(sz, sizeof sz, "%lld", (long long)fi->size);
-  DK_RETURN_NOT_OK(dk__buf_append(&v->victims, fi->path, strlen(fi->path) + 1, v->err));
-  return dk__buf_append(&v->victims, sz, (size_t)n + 1, v->err);
+  return dk__buf_printf(&v->victims, v->err, "%lld%c%s%c%lld%c", (long long)v->cur, 0, fi->path,
+                        0, (long long)fi->size, 0);
+}
+
+/* Removes path unless dry; one already gone (another VACUUM) counts as removed. */
+static dk_status vac_remove(vac *v, const char *path, int dry) {
+  if (dry) return DK_OK;
+  dk_status st = v->sto->remove(v->sto, path, v->err);
+  if (st == DK_NOT_FOUND) {
+    if (v->err) dk_error_init(v->err);
+    st = DK_OK;
+  }
+  return st;
+}
+
+/* Deletes the victims, each with its Hadoop checksum file, then the directories left empty,
+ * deepest first (delta-spark deletes empty directories too; its next run would list the ones
+ * this run empties, so dk removes them in the same run). */
+static dk_status vac_delete(vac *v, const dk_vacuum_options *o, dk_vacuum_result *out) {
+  dk_status st = DK_OK;
+  dk_buf crc;
+  dk__buf_init(&crc, NULL);
+  for (size_t p = 0; !st && p < v->victims.len;) {
+    int64_t d = strtoll(v->victims.data + p, NULL, 10);
+    p += strlen(v->victims.data + p) + 1;
+    const char *path = v->victims.data + p;
+    p += strlen(path) + 1;
+    int64_t size = strtoll(v->victims.data + p, NULL, 10);
+    p += strlen(v->victims.data + p) + 1;
+    st = vac_remove(v, path, o->dry_run);
+    if (st) break;
+    v->dir[d].left--;
+    if (out) {
+      out->files++;
+      out->bytes += size;
+    }
+    if (o->on_file) st = o->on_file(o->payload, path + v->root_len + 1, size);
+    const char *base = strrchr(path, '/') + 1;
+    dk__buf_clear(&crc);
+    if (!st) st = dk__buf_printf(&crc, v->err, "%.*s.%s.crc", (int)(base - path), path, base);
+    if (!st && dk__hmap_get(&v->crcs, crc.data, crc.len)) {
+      st = vac_remove(v, crc.data, o->dry_run);
+      v->dir[d].left--;
+    }
+  }
+  dk__buf_dispose(&crc);
+  for (size_t i = v->n_dir; !st && i-- > 1;) { /* never the root */
+    if (v->dir[i].left) continue;
+    /* best effort, like delta-spark's tryDeleteNonRecursive: a file written there meanwhile
+     * keeps the directory */
+    if (vac_remove(v, v->dirs.data + v->dir[i].path, o->dry_run)) {
+      if (v->err) dk_error_init(v->err);
+      continue;
+    }
+    v->dir[v->dir[i].parent].left--;
+    if (out && out->version >= 2) out->dirs++;
+  }
+  return st;
 }
 
 dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_options *opts,
                           dk_error *err) {
   if (out) {
     unsigned ver = out->version;
-    memset(out, 0, sizeof *out);
+    memset(out, 0, ver >= 2 ? sizeof *out : offsetof(dk_vacuum_result, dirs));
     out->version = ver;
   }
   DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_vacuum: NULL table");
   DK_RETURN_IF(opts && opts->version > DK_VACUUM_OPTIONS_VERSION, DK_UNSUPPORTED, err,
                "dk_vacuum_options version %u is newer than dk's", opts->version);
+  DK_RETURN_IF(out && out->version > DK_VACUUM_RESULT_VERSION, DK_UNSUPPORTED, err,
+               "dk_vacuum_result version %u is newer than dk's", out->version);
   dk_vacuum_options o = {.version = DK_VACUUM_OPTIONS_VERSION, .retention_hours = -1};
   if (opts) o = *opts;
   dk_snapshot *s;
@@ -178,11 +273,13 @@ dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_op
                          "check to do it anyway (DELTA_VACUUM_RETENTION_TOO_SHORT)",
                          t->root, (double)ret_ms / 3600e3, (double)table_ms / 3600e3);
   }
+  const char *uf = dk_snapshot_property(s, "delta.universalFormat.enabledFormats");
   vac v = {.sto = t->sto, .root = t->root, .root_len = strlen(t->root),
-           .md = dk_snapshot_metadata(s), .o = &o, .res = out, .err = err};
+           .md = dk_snapshot_metadata(s), .iceberg = uf && strstr(uf, "iceberg"), .err = err};
   int64_t now = o.now_ms > 0 ? o.now_ms : wall_ms();
   v.cutoff = now - ret_ms;
   dk__hmap_init(&v.keep, t->alloc);
+  dk__hmap_init(&v.crcs, t->alloc);
   dk__buf_init(&v.dirs, t->alloc);
   dk__buf_init(&v.victims, t->alloc);
   for (int64_t i = 0; i < dk_snapshot_num_files(s) && !st; i++) {
@@ -191,23 +288,22 @@ dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_op
     if (!st && f.path[0] != '/' && !strstr(f.path, "://")) st = keep_path(&v, f.path, err);
     if (!st) st = keep_dv(&v, f.dv, err);
   }
-  for (int64_t i = 0; i < dk_snapshot_num_tombstones(s) && !st; i++) {
-    dk_tombstone tb;
-    st = dk_snapshot_tombstone(&tb, s, i, err);
-    if (!st && (tb.deletion_timestamp < 0 || tb.deletion_timestamp > v.cutoff) &&
-        tb.path[0] != '/')
-      st = keep_path(&v, tb.path, err);
+  /* tombstones deleted at or after the cutoff stay (VacuumCommand drops delTimestamp <
+   * deleteBeforeTimestamp); one without a deletion time is kept too */
+  for (size_t i = 0; i < s->st.n_tombs && !st; i++) {
+    const dk__tomb *tb = &s->st.tombs[i];
+    if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp < v.cutoff) continue;
+    if (tb->path[0] != '/' && !strstr(tb->path, "://")) st = keep_path(&v, tb->path, err);
+    if (!st) st = keep_dv(&v, tb->dv, err);
   }
   /* breadth-first listing of the root and every non-hidden directory below it */
-  if (!st) st = dk__buf_append(&v.dirs, t->root, v.root_len + 1, err);
-  size_t pos = 0;
-  while (!st && pos < v.dirs.len) {
-    char *dir = dk__strdup(t->alloc, v.dirs.data + pos);
+  if (!st) st = add_dir(&v, t->root, -1);
+  for (v.cur = 0; !st && (size_t)v.cur < v.n_dir; v.cur++) {
+    char *dir = dk__strdup(t->alloc, v.dirs.data + v.dir[v.cur].path);
     if (!dir) {
       st = dk__error_set(err, DK_NOMEM, "out of memory (vacuum)");
       break;
     }
-    pos += strlen(dir) + 1;
     st = t->sto->list_from(t->sto, dir, NULL, list_cb, &v, err);
     if (st == DK_NOT_FOUND) {
       dk_error_init(err ? err : &(dk_error){0});
@@ -215,47 +311,18 @@ dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_op
     }
     dk__free(t->alloc, dir);
   }
-  for (size_t p = 0; !st && p < v.victims.len;) {
-    const char *path = v.victims.data + p;
-    p += strlen(path) + 1;
-    int64_t size = strtoll(v.victims.data + p, NULL, 10);
-    p += strlen(v.victims.data + p) + 1;
-    if (!o.dry_run) {
-      st = t->sto->remove(t->sto, path, err);
-      if (st == DK_NOT_FOUND) { /* gone meanwhile (another vacuum) */
-        if (err) dk_error_init(err);
-        st = DK_OK;
-        continue;
-      }
-      if (st) break;
-    }
-    if (out) {
-      out->files++;
-      out->bytes += size;
-    }
-    if (o.on_file) st = o.on_file(o.payload, path + v.root_len + 1, size);
-  }
+  if (!st) st = vac_delete(&v, &o, out);
   if (out) out->cutoff_ms = v.cutoff;
+  dk__free(NULL, v.dir);
   dk__buf_dispose(&v.dirs);
   dk__buf_dispose(&v.victims);
   dk__hmap_dispose(&v.keep);
+  dk__hmap_dispose(&v.crcs);
   dk_snapshot_free(s);
   return st;
 }
 
 /* ---- RESTORE ------------------------------------------------------------------------------ */
-
-static dk_status file_key(dk_buf *b, const dk_file_entry *f, dk_error *err) {
-  dk__buf_clear(b);
-  DK_RETURN_NOT_OK(dk__buf_puts(b, f->path, err));
-  if (f->dv) {
-    DK_RETURN_NOT_OK(dk__buf_putc(b, '\n', err));
-    DK_RETURN_NOT_OK(dk__buf_putc(b, f->dv->storage_type, err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, f->dv->path_or_inline_dv, err));
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, "@%d", (int)f->dv->offset));
-  }
-  return DK_OK;
-}
 
 dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
                            const dk_txn_options *opts, dk_error *err) {
@@ -292,7 +359,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     uint64_t *slot;
     bool ins;
     DK_CHECK_GOTO(dk_snapshot_file(&f, old, i, err));
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     DK_CHECK_GOTO(dk__hmap_upsert(&in_old, key.data, key.len, &slot, &ins, err));
   }
   int64_t removed = 0, removed_bytes = 0, restored = 0, restored_bytes = 0, after_bytes = 0;
@@ -301,7 +368,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     uint64_t *slot;
     bool ins;
     DK_CHECK_GOTO(dk_snapshot_file(&f, latest, i, err));
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     DK_CHECK_GOTO(dk__hmap_upsert(&in_latest, key.data, key.len, &slot, &ins, err));
     if (!dk__hmap_get(&in_old, key.data, key.len)) {
       DK_CHECK_GOTO(dk_txn_remove_file(x, i, 1, err));
@@ -315,7 +382,7 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     DK_CHECK_GOTO(dk_file_iter_next(&fe, it, err));
     dk_file_entry f = *fe; /* stats valid until the next call on it */
     after_bytes += f.size;
-    DK_CHECK_GOTO(file_key(&key, &f, err));
+    DK_CHECK_GOTO(dk_txn__file_key(&key, &f, err));
     if (dk__hmap_get(&in_latest, key.data, key.len)) continue;
     /* the file must still exist (not vacuumed) */
     size_t fl = dk_snapshot_file_path(NULL, 0, old, &f);

@@ -212,7 +212,9 @@ static dk_status close_file(wctx *c, size_t i, dk_error *err) {
     }
     dk_add_file a = {.version = DK_ADD_FILE_VERSION, .path = f->rel,
                      .n_partition_values = c->n_part, .partition_kv = kv, .size = r.file_size,
-                     .modification_time = wall_ms(), .data_change = 1, .stats = stats};
+                     .modification_time = wall_ms(),
+                     .data_change = !(c->o && c->o->version >= 2 && c->o->rearrange_only),
+                     .stats = stats};
     if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
     else st = dk_txn_add_file(c->x, &a, err);
     dk__free(c->alloc, kv);
@@ -665,7 +667,7 @@ dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream 
   DK_CHECK_GOTO(load_constraints(&c, &in, err));
   if (o && o->replace_where) {
     char *txt = NULL;
-    (void)dk_expr_to_string(&txt, o->replace_where, NULL);
+    if (dk_expr_to_string(&txt, o->replace_where, NULL) != DK_OK) txt = NULL; /* name only */
     char name[600];
     snprintf(name, sizeof name, "replaceWhere:%s", txt ? txt : "");
     dk_expr_string_free(txt);
@@ -752,20 +754,6 @@ static dk_status delta_type_of(dk_buf *b, const struct ArrowSchema *s, dk_error 
                        s->name ? s->name : "", f);
 }
 
-static dk_status put_json_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {
-  dk_buf in;
-  dk__buf_init(&in, b->alloc);
-  dk_status st = dk__buf_putc(&in, '[', err);
-  for (size_t i = 0; i < n && !st; i++) {
-    if (i) st = dk__buf_putc(&in, ',', err);
-    if (!st) st = dk_txn__put_str(&in, l[i], err);
-  }
-  if (!st) st = dk__buf_putc(&in, ']', err);
-  if (!st) st = dk_txn__put_str(b, in.data, err);
-  dk__buf_dispose(&in);
-  return st;
-}
-
 dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArrayStream *data,
                          const dk_write_table_options *opts, dk_error *err) {
   if (out) {
@@ -848,11 +836,11 @@ dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArraySt
     }
   }
   DK_CHECK_GOTO(dk__buf_printf(&params, err, "{\"mode\":\"%s\",\"partitionBy\":", mode_name));
-  DK_CHECK_GOTO(put_json_list(&params, pcols, npc, err));
+  DK_CHECK_GOTO(dk_txn__put_json_list(&params, pcols, npc, err));
   if (o.predicate) {
     const char *one[1] = {o.predicate};
     DK_CHECK_GOTO(dk__buf_puts(&params, ",\"predicate\":", err));
-    DK_CHECK_GOTO(put_json_list(&params, one, 1, err));
+    DK_CHECK_GOTO(dk_txn__put_json_list(&params, one, 1, err));
   }
   if (o.dynamic_partition_overwrite)
     DK_CHECK_GOTO(dk__buf_puts(&params, ",\"isDynamicPartitionOverwrite\":\"true\"", err));

@@ -110,6 +110,17 @@ def test_rows_equal_spark_at_every_version(oracle_dir, name):
         h.assert_rows_equal(got, h.canon_manifest_rows(want, sub))
 
 
+@pytest.mark.parametrize("name", TABLES)
+def test_history_equals_spark(oracle_dir, name):
+    """`dk history` gives DESCRIBE HISTORY's versions, timestamps (ICT, or commit-file mtimes
+    made increasing) and operations."""
+    o = load(oracle_dir, name)
+    got = [(e["version"], e["timestamp"], e["commitInfo"].get("operation"))
+           for e in dk_json("history", root(oracle_dir, o))]
+    want = [(e["version"], e["timestamp_ms"], e["operation"]) for e in o["history"]]
+    assert sorted(got) == want
+
+
 @pytest.mark.parametrize("name", [t["name"] for t in gen_tables.TABLES if t.get("time_travel")])
 def test_timestamp_travel_resolves_like_spark(oracle_dir, name):
     o = load(oracle_dir, name)

@@ -8,6 +8,7 @@ Fixtures
   manifest      -> the parsed shared manifest.json
   testdata      -> Path of the shared corpus (read-only!)
   table_copy    -> factory: table_copy(case) copies a case's table under tmp_path
+  s3_server, s3_corpus, s3_prefix, fault_proxy -> the S3 test server (s3env.py)
 """
 
 import sys
@@ -18,6 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dkharness  # noqa: E402
+# the S3 fixtures (one server and one corpus upload per session, see s3env.py)
+from s3env import fault_proxy, s3_corpus, s3_prefix, s3_server  # noqa: E402,F401
 
 
 def pytest_configure(config):

@@ -8,11 +8,15 @@
     bare 200 (``ok``: a server ignoring If-None-Match), close the connection with a reset
     before (``reset``) or after (``reset_after``) forwarding, forward and cut the body in half
     (``truncate``), send one byte then go quiet (``slow_body``), or wait and close (``stall``). Every request is logged (method, path, query,
-    headers) for assertions.
+    headers, request and response body sizes) for assertions and for counting what a client
+    fetched.
   * ``run_tool(...)``: runs ``build/dk_s3_tool`` (tests/storage/s3_tool.c) with storage options
     and returns its JSON; a sanitizer report or a crash fails the test.
 
-Fixtures over these live in conftest-free form here and are imported by the test modules.
+The fixtures at the end (s3_server, s3_corpus, s3_prefix, fault_proxy) are registered once,
+by conftest.py, so every module of a pytest session shares one server and one upload of the
+corpus (a fixture imported into several modules would be a separate fixture in each: one
+server per module).
 """
 
 from __future__ import annotations
@@ -122,13 +126,13 @@ class S3Server:
         o.update({k: str(v) for k, v in extra.items()})
         return o
 
-    def client(self):
+    def client(self, config=None):
         import boto3
         from botocore.config import Config
+        c = Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3})
         return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.access_key,
                             aws_secret_access_key=self.secret_key, region_name="us-east-1",
-                            config=Config(s3={"addressing_style": "path"},
-                                          retries={"max_attempts": 3}))
+                            config=c.merge(config) if config else c)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,9 +238,10 @@ class FaultProxy:
                 body = self.rfile.read(n) if n else b""
                 target = self.path
                 lower = {k.lower(): v for k, v in self.headers.items()}
+                entry = {"method": self.command, "target": target, "headers": lower,
+                         "body_len": len(body), "resp_len": 0}
                 with proxy.lock:
-                    proxy.log.append({"method": self.command, "target": target,
-                                      "headers": lower, "body_len": len(body)})
+                    proxy.log.append(entry)
                     rule = next((r for r in proxy.rules
                                  if r.applies(self.command, target, lower)), None)
                 act = rule.action if rule else "pass"
@@ -269,6 +274,7 @@ class FaultProxy:
                                                "content-length")]
                     length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
                     status = resp.status
+                    entry["resp_len"] = len(data)
                     conn.close()
                 except OSError:
                     return self._hard_close()  # upstream gone: the client sees a reset
@@ -346,6 +352,32 @@ def s3_server(tmp_path_factory):
         pytest.fail(f"the S3 test server could not be started: {e}")
     yield srv
     srv.stop()
+
+
+CORPUS_PREFIX = "corpus"
+
+
+@pytest.fixture(scope="session")
+def s3_corpus(s3_server):
+    """The shared corpus (every table of the manifest) uploaded once per session under
+    s3://<bucket>/corpus/<table> (boto3); returns that root URI. Hadoop's hidden checksum
+    files beside data files (.part-...parquet.crc), which no Delta reader opens, stay behind.
+    Read-only by convention: tests that write use their own prefix."""
+    from concurrent.futures import ThreadPoolExecutor
+    from botocore.config import Config
+    data = dkharness.testdata_dir()
+    tables = sorted({c["table"] for c in dkharness.load_manifest()["cases"]})
+    files = [p for t in tables for p in (data / t).rglob("*") if p.is_file()
+             and (not p.name.startswith(".") or p.parent.name == "_delta_log")]
+    c = s3_server.client(Config(max_pool_connections=16))
+
+    def up(p: Path):
+        c.put_object(Bucket=s3_server.bucket, Key=f"{CORPUS_PREFIX}/{p.relative_to(data)}",
+                     Body=p.read_bytes())
+
+    with ThreadPoolExecutor(16) as ex:
+        list(ex.map(up, files))
+    return f"s3://{s3_server.bucket}/{CORPUS_PREFIX}"
 
 
 @pytest.fixture

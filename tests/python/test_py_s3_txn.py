@@ -10,7 +10,6 @@ import os
 
 import pytest
 
-from s3env import s3_server  # noqa: F401
 from test_py_support import import_dk
 
 dk = import_dk()

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from s3env import FaultProxy, Rule, S3Server, fault_proxy, run_tool, s3_prefix, s3_server  # noqa: F401
+from s3env import FaultProxy, Rule, S3Server, run_tool  # noqa: F401
 
 
 def _key(path):

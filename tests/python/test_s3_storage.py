@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from s3env import FaultProxy, Rule, fault_proxy, run_tool, s3_prefix, s3_server, tool_binary  # noqa: F401
+from s3env import FaultProxy, Rule, run_tool, tool_binary  # noqa: F401
 
 
 def _key(path: str) -> str:

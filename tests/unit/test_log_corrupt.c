@@ -419,6 +419,35 @@ DK_TEST(log__history_and_time_travel_agree) {
   dk_table_free(t);
 }
 
+/* DESCRIBE HISTORY LIMIT n makes mtimes increasing over the n commits it lists (delta-spark's
+ * answers on such tables: tests/spark/test_spark_history.py) */
+DK_TEST(log__history_limit_monotonizes_its_window) {
+  char *dir = basic_table();
+  set_mtime(dir, commit_name(0), 1000000);
+  set_mtime(dir, commit_name(1), 1000000);
+  set_mtime(dir, commit_name(2), 500000);
+  dk_error err = {0};
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, dir, NULL, &err), &err);
+  static const struct { int64_t limit, want[3]; } cases[] = {
+      {0, {1000002, 1000001, 1000000}}, {3, {1000002, 1000001, 1000000}},
+      {2, {1000001, 1000000}}, {1, {500000}}};
+  for (size_t k = 0; k < DK_ARRAY_LEN(cases); k++) {
+    dk_history *h;
+    CHECK_OK(dk_history_open(&h, t, cases[k].limit, &err), &err);
+    size_t n = cases[k].limit ? (size_t)cases[k].limit : 3;
+    CHECK_EQ_INT(dk_history_count(h), n);
+    for (size_t i = 0; i < n; i++) {
+      int64_t v, ts;
+      dk_history_entry(&v, &ts, NULL, h, i);
+      CHECK_EQ_INT(v, 2 - (int64_t)i);
+      CHECK_EQ_INT(ts, cases[k].want[i]);
+    }
+    dk_history_free(h);
+  }
+  dk_table_free(t);
+}
+
 DK_TEST(log__timestamp_travel_in_commit_timestamps) {
   char *dir = mk_table();
   char c0[4096], l[512];

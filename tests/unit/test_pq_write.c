@@ -301,25 +301,44 @@ DK_TEST(pq_write__failing_sink_leaves_nothing) {
   o.codec = DK_PARQUET_UNCOMPRESSED;
   o.no_dictionary = 1;
   o.row_group_rows = 50000;
-  for (int64_t budget = 100; budget < 4000000; budget *= 7) {
-    f.budget = budget;
+  /* threads = 2: row groups go to the sink from a task while the next one is encoded, so the
+  ** failure reaches the writer from that task; both thread counts write the same bytes */
+  char *files[2] = {NULL, NULL};
+  size_t sizes[2] = {0, 0};
+  for (int threads = 1; threads <= 2; threads++) {
+    o.threads = threads;
+    for (int64_t budget = 100; budget < 4000000; budget *= 7) {
+      f.budget = budget;
+      dk_parquet_writer *w = NULL;
+      dk_error_init(&err);
+      dk_status st = dk_parquet_writer_open(&w, &f.s, path, &sc, &o, &err);
+      if (st == DK_OK) st = dk_parquet_writer_write(w, &batch, &err);
+      if (st == DK_OK) st = dk_parquet_writer_close(w, NULL, &err);
+      dk_parquet_writer_free(w);
+      CHECK_EQ_INT(st, DK_IO);
+      CHECK(strstr(err.message, "disk full"));
+      CHECK(!file_exists(path));
+    }
+    f.budget = INT64_MAX;
     dk_parquet_writer *w = NULL;
-    dk_error_init(&err);
-    dk_status st = dk_parquet_writer_open(&w, &f.s, path, &sc, &o, &err);
-    if (st == DK_OK) st = dk_parquet_writer_write(w, &batch, &err);
-    if (st == DK_OK) st = dk_parquet_writer_close(w, NULL, &err);
+    CHECK_OK(dk_parquet_writer_open(&w, &f.s, path, &sc, &o, &err), &err);
+    CHECK_OK(dk_parquet_writer_write(w, &batch, &err), &err);
+    CHECK_OK(dk_parquet_writer_close(w, NULL, &err), &err);
     dk_parquet_writer_free(w);
-    CHECK_EQ_INT(st, DK_IO);
-    CHECK(strstr(err.message, "disk full"));
-    CHECK(!file_exists(path));
+    CHECK(file_exists(path));
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp != NULL);
+    fseek(fp, 0, SEEK_END);
+    sizes[threads - 1] = (size_t)ftell(fp);
+    rewind(fp);
+    files[threads - 1] = malloc(sizes[threads - 1]);
+    CHECK(fread(files[threads - 1], 1, sizes[threads - 1], fp) == sizes[threads - 1]);
+    fclose(fp);
+    remove(path);
   }
-  f.budget = INT64_MAX;
-  dk_parquet_writer *w = NULL;
-  CHECK_OK(dk_parquet_writer_open(&w, &f.s, path, &sc, &o, &err), &err);
-  CHECK_OK(dk_parquet_writer_write(w, &batch, &err), &err);
-  CHECK_OK(dk_parquet_writer_close(w, NULL, &err), &err);
-  dk_parquet_writer_free(w);
-  CHECK(file_exists(path));
+  CHECK(sizes[0] == sizes[1] && memcmp(files[0], files[1], sizes[0]) == 0);
+  free(files[0]);
+  free(files[1]);
   free(vals);
   local->free(local);
 }

@@ -261,8 +261,9 @@ DK_TEST(storage_mem__parquet_over_memory_equals_local) {
       dk_mem_reset_counters(m);
       CHECK_OK(rows_text(&got, f, &err), &err);
       CHECK(got.len == want.len && !memcmp(got.data, want.data, got.len));
-      /* coalesced: one read_ranges per row group, none per page */
-      if (mode == 2) CHECK_EQ_INT(m->calls[DK_MEM_READ_RANGES], dk_parquet_num_row_groups(f));
+      /* coalesced: at most one read_ranges per row group (none for one whose chunks lie in
+      ** the tail read at open), none per page */
+      if (mode == 2) CHECK(m->calls[DK_MEM_READ_RANGES] <= dk_parquet_num_row_groups(f));
       CHECK_EQ_INT(m->calls[DK_MEM_READ_RANGE], 0);
       dk__buf_dispose(&got);
       dk_parquet_file_free(f);

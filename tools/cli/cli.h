@@ -15,12 +15,20 @@ int dk_cli_describe(int argc, char **argv);
 int dk_cli_history(int argc, char **argv);
 int dk_cli_files(int argc, char **argv);
 int dk_cli_scan(int argc, char **argv);
-/* Writing commands (cmd_txn.c): create, vacuum, restore. Exit 4 on a commit conflict. */
+/* Writing commands (cmd_txn.c): create, vacuum, restore, optimize, checkpoint, write. Exit 4
+ * on a commit conflict. */
 int dk_cli_create(int argc, char **argv);
+int dk_cli_optimize(int argc, char **argv);
 int dk_cli_vacuum(int argc, char **argv);
 int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);
 int dk_cli_write(int argc, char **argv);
+/* A CSV (csv = 1; a header row) or JSON-lines file as an Arrow stream (text_input.c): types
+ * inferred, or those of the same-named columns of `target` (may be NULL). */
+struct ArrowArrayStream;
+struct ArrowSchema;
+dk_status dk_cli_text_stream(struct ArrowArrayStream *out, const char *path, int csv,
+                             const struct ArrowSchema *target, dk_error *err);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
 /* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */
@@ -47,8 +55,12 @@ int dk_cli_tail(int argc, char **argv);
 ** process's S3 backend for them (*out = NULL for a local path). */
 struct dk_storage;
 int dk_cli_storage_option(const char *kv);
+/* The options given so far (their count; the arrays live until exit). */
+int dk_cli_storage_options(const char *const **keys, const char *const **values);
 int dk_cli_is_object_uri(const char *uri);
 dk_status dk_cli_storage_for(const char *uri, struct dk_storage **out, dk_error *err);
+/* dk_table_open of uri on dk_cli_storage_for's backend (the writing commands). */
+dk_status dk_cli_table_open(const char *uri, struct dk_table **t, dk_error *err);
 /* Prints a stream's rows to stdout (print_stream.c): format is a CLI_PRINT_* value (or'd with
 ** CLI_PRINT_NO_HEADER), or -1 to only count; at most limit rows (-1 = all); *rows gets the count.
 ** Errors go to stderr as "dk CMD: ..."; returns 0, or 1 on an error. */

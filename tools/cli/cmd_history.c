@@ -33,7 +33,7 @@ int dk_cli_history(int argc, char **argv) {
   dk_error_init(&err);
   dk_table *t = NULL;
   dk_history *h = NULL;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_history_open(&h, t, limit, &err) != DK_OK) {
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_history_open(&h, t, limit, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
     dk_table_free(t);
     return 1;

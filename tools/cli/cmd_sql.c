@@ -1,11 +1,13 @@
 /*
-** cmd_sql.c — `dk sql "SQL" [--format table|jsonl|csv] [--stats] [--allow-attach]`: runs SQL in an in-memory
+** cmd_sql.c — `dk sql "SQL" [--format table|jsonl|csv] [--stats] [--allow-attach]
+** [--storage-option KEY=VALUE]...`: runs SQL in an in-memory
 ** SQLite database with dk's connector (connectors/sqlite) registered. delta_scan('path'
 ** [, version]) calls are expanded into temp `delta` tables first. --stats prints, after each
 ** statement, what pushdown did (the sum of the dk_scan_stats of every scan the statement ran)
 ** on stderr: one line of text with `--format table`, one JSON object otherwise.
 ** ATTACH and VACUUM INTO (which create or open database files) are refused through SQLite's
-** authorizer unless --allow-attach is given; extension loading from SQL is off.
+** authorizer unless --allow-attach is given; extension loading from SQL is off. Storage
+** options go to the connector (dk_sqlite_storage_option) for every s3:// table of the query.
 */
 #include <math.h>
 #include <stdio.h>
@@ -211,6 +213,8 @@ int dk_cli_sql(int argc, char **argv) {
       want_stats = 1;
     } else if (!strcmp(argv[i], "--allow-attach")) {
       allow_attach = 1;
+    } else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc) {
+      if (dk_cli_storage_option(argv[++i])) return 2;
     } else if (!sql && argv[i][0] != '-') {
       sql = argv[i];
     } else {
@@ -238,6 +242,13 @@ int dk_cli_sql(int argc, char **argv) {
     rc = 1;
     goto done;
   }
+  const char *const *okeys, *const *ovalues;
+  for (int i = 0, n = dk_cli_storage_options(&okeys, &ovalues); i < n; i++)
+    if (dk_sqlite_storage_option(ctx, okeys[i], ovalues[i]) != SQLITE_OK) {
+      fprintf(stderr, "dk sql: out of memory\n");
+      rc = 1;
+      goto done;
+    }
   if (dk_sqlite_expand_sql(db, sql, &expanded, &msg) != SQLITE_OK) {
     fprintf(stderr, "dk sql: %s\n", msg ? msg : sqlite3_errmsg(db));
     rc = 1;

@@ -4,8 +4,11 @@
 **            [--replace | --if-not-exists]
 **   dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]
 **   dk restore TABLE --version N
+**   dk optimize TABLE [--where EXPR] [--min-file-size N] [--max-file-size N]
 **   dk checkpoint TABLE [--version N]
 **   dk write TABLE FILE... [--mode M] [--partition-by a,b] [--replace-where EXPR] [--dynamic]
+**            (FILE: Parquet, CSV with a header row, or JSON lines)
+** TABLE may be an s3:// URI; each command takes --storage-option KEY=VALUE (storage_opts.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,8 @@ int dk_cli_create(int argc, char **argv) {
       props[2 * n_props++ + 1] = eq + 1;
     } else if (!strcmp(argv[i], "--replace")) mode = DK_CREATE_OR_REPLACE;
     else if (!strcmp(argv[i], "--if-not-exists")) mode = DK_CREATE_IGNORE;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       fprintf(stderr, "dk create: unexpected argument '%s'\n", argv[i]);
@@ -86,13 +91,13 @@ int dk_cli_create(int argc, char **argv) {
   char *pbuf = parts ? strdup(parts) : NULL;
   for (char *tok = pbuf ? strtok(pbuf, ",") : NULL; tok && np < 64; tok = strtok(NULL, ","))
     pcols[np++] = tok;
-  if (!strstr(uri, "://") && mkdir_p(uri) != 0) {
+  if (!dk_cli_is_object_uri(uri) && !strstr(uri, "://") && mkdir_p(uri) != 0) {
     fprintf(stderr, "dk create: cannot create directory %s: %s\n", uri, strerror(errno));
     rc = 1;
   }
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && dk_table_open(&t, uri, NULL, &err) != DK_OK) rc = fail("create", &err);
+  if (!rc && dk_cli_table_open(uri, &t, &err) != DK_OK) rc = fail("create", &err);
   if (!rc) {
     dk_create_options o = {.version = DK_CREATE_OPTIONS_VERSION, .schema_string = schema_json,
                            .n_partition_columns = np, .partition_columns = pcols,
@@ -129,6 +134,8 @@ int dk_cli_vacuum(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--dry-run")) o.dry_run = 1;
     else if (!strcmp(argv[i], "--no-retention-check")) o.skip_retention_check = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -143,11 +150,57 @@ int dk_cli_vacuum(int argc, char **argv) {
   dk_table *t = NULL;
   dk_vacuum_result r = {.version = DK_VACUUM_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_vacuum(&r, t, &o, &err) != DK_OK)
     rc = fail("vacuum", &err);
   else
     fprintf(stderr, "%s %lld files (%lld bytes)\n", o.dry_run ? "would delete" : "deleted",
             (long long)r.files, (long long)r.bytes);
+  dk_table_free(t);
+  return rc;
+}
+
+int dk_cli_optimize(int argc, char **argv) {
+  const char *uri = NULL;
+  dk_optimize_options o = {.version = DK_OPTIMIZE_OPTIONS_VERSION};
+  for (int i = 0; i < argc; i++) {
+    int64_t *sz = !strcmp(argv[i], "--min-file-size")   ? &o.min_file_size
+                  : !strcmp(argv[i], "--max-file-size") ? &o.max_file_size
+                                                        : NULL;
+    if (sz && i + 1 < argc) {
+      char *end;
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || v <= 0) {
+        fprintf(stderr, "dk optimize: bad %s '%s'\n", argv[i - 1], argv[i]);
+        return 2;
+      }
+      *sz = v;
+    } else if (!strcmp(argv[i], "--where") && i + 1 < argc) o.predicate = argv[++i];
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
+    else if (!uri && argv[i][0] != '-') uri = argv[i];
+    else {
+      uri = NULL;
+      break;
+    }
+  }
+  if (!uri) return dk_cli_usage("optimize");
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = NULL;
+  dk_optimize_result r = {.version = DK_OPTIMIZE_RESULT_VERSION};
+  int rc = 0;
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
+      dk_table_optimize(&r, t, &o, &err) != DK_OK)
+    rc = fail("optimize", &err);
+  else if (r.committed_version < 0)
+    fprintf(stderr, "nothing to compact (%lld files considered)\n",
+            (long long)r.files_considered);
+  else
+    printf("version %lld: %lld files (%lld bytes) compacted into %lld (%lld bytes) in %lld "
+           "partitions\n",
+           (long long)r.committed_version, (long long)r.files_removed,
+           (long long)r.bytes_removed, (long long)r.files_added, (long long)r.bytes_added,
+           (long long)r.partitions_optimized);
   dk_table_free(t);
   return rc;
 }
@@ -157,6 +210,8 @@ int dk_cli_restore(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -171,7 +226,7 @@ int dk_cli_restore(int argc, char **argv) {
   dk_table *t = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK ||
       dk_table_restore(&r, t, version, NULL, &err) != DK_OK)
     rc = fail("restore", &err);
   else
@@ -186,6 +241,8 @@ int dk_cli_checkpoint(int argc, char **argv) {
   long long version = -1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--version") && i + 1 < argc) version = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (!uri && argv[i][0] != '-') uri = argv[i];
     else {
       uri = NULL;
@@ -201,7 +258,7 @@ int dk_cli_checkpoint(int argc, char **argv) {
   dk_checkpoint_options o = {.version = DK_CHECKPOINT_OPTIONS_VERSION, .at_version = version};
   dk_checkpoint_result r = {.version = DK_CHECKPOINT_RESULT_VERSION};
   int rc = 0;
-  if (dk_table_open(&t, uri, NULL, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
+  if (dk_cli_table_open(uri, &t, &err) != DK_OK || dk_table_checkpoint(&r, t, &o, &err) != DK_OK)
     rc = fail("checkpoint", &err);
   else
     printf("%s: checkpoint of version %lld: %s (%lld actions, %lld files, %lld bytes)\n", uri,
@@ -213,14 +270,26 @@ int dk_cli_checkpoint(int argc, char **argv) {
 
 /* ---- dk write ------------------------------------------------------------------------------ */
 
-/* The files given, read one after the other as one stream. */
+/* The files given, read one after the other as one stream: Parquet, CSV (.csv) or JSON lines
+ * (.jsonl, .json, .ndjson). CSV and JSON columns take the types of the table's columns of the
+ * same name, or (a new table) those inferred from the first file. */
 typedef struct chain {
   char **paths;
   int n, cur;
   struct ArrowArrayStream s;   /* the current file's stream (release NULL: none) */
   dk_parquet_file *f;
+  struct ArrowSchema target;   /* the table's schema, else the first file's (release NULL) */
   char msg[1200];
 } chain;
+
+static int text_format(const char *path) { /* 1 CSV, 2 JSON lines, 0 Parquet */
+  const char *dot = strrchr(path, '.');
+  if (!dot) return 0;
+  if (!strcasecmp(dot, ".csv")) return 1;
+  return !strcasecmp(dot, ".jsonl") || !strcasecmp(dot, ".json") || !strcasecmp(dot, ".ndjson")
+             ? 2
+             : 0;
+}
 
 static int chain_open(chain *c) {
   dk_error err;
@@ -229,9 +298,19 @@ static int chain_open(chain *c) {
   dk_parquet_file_free(c->f);
   c->f = NULL;
   memset(&c->s, 0, sizeof c->s);
-  if (dk_parquet_open(&c->f, c->paths[c->cur], NULL, &err) != DK_OK ||
-      dk_parquet_read(&c->s, c->f, NULL, &err) != DK_OK) {
-    snprintf(c->msg, sizeof c->msg, "%s: %s", c->paths[c->cur], err.message);
+  const char *path = c->paths[c->cur];
+  int fmt = text_format(path);
+  dk_status st = fmt ? dk_cli_text_stream(&c->s, path, fmt == 1, c->target.release ? &c->target
+                                                                                     : NULL,
+                                          &err)
+                     : dk_parquet_open(&c->f, path, NULL, &err);
+  if (!st && !fmt) st = dk_parquet_read(&c->s, c->f, NULL, &err);
+  if (!st && !c->target.release && c->s.get_schema(&c->s, &c->target) != 0) {
+    st = DK_CALLBACK;
+    snprintf(err.message, sizeof err.message, "%s", c->s.get_last_error(&c->s));
+  }
+  if (st) {
+    snprintf(c->msg, sizeof c->msg, "%s: %s", path, err.message);
     return EIO;
   }
   return 0;
@@ -265,6 +344,7 @@ static void chain_release(struct ArrowArrayStream *s) {
   chain *c = s->private_data;
   if (c->s.release) c->s.release(&c->s);
   dk_parquet_file_free(c->f);
+  if (c->target.release) c->target.release(&c->target);
   s->release = NULL;
 }
 
@@ -286,6 +366,8 @@ int dk_cli_write(int argc, char **argv) {
     else if (!strcmp(argv[i], "--partition-by") && i + 1 < argc) parts = argv[++i];
     else if (!strcmp(argv[i], "--replace-where") && i + 1 < argc) where = argv[++i];
     else if (!strcmp(argv[i], "--dynamic")) dynamic = 1;
+    else if (!strcmp(argv[i], "--storage-option") && i + 1 < argc &&
+             !dk_cli_storage_option(argv[i + 1])) i++;
     else if (argv[i][0] == '-') {
       uri = NULL;
       nf = 0;
@@ -294,17 +376,9 @@ int dk_cli_write(int argc, char **argv) {
     else if (nf < 256) files[nf++] = argv[i];
   }
   if (!uri || !nf) {
-    fprintf(stderr, "usage: dk write TABLE FILE.parquet... [--mode append|overwrite|error|ignore] "
+    fprintf(stderr, "usage: dk write TABLE FILE... [--mode append|overwrite|error|ignore] "
                     "[--partition-by a,b] [--replace-where EXPR] [--dynamic]\n");
     return 2;
-  }
-  for (int i = 0; i < nf; i++) {
-    const char *dot = strrchr(files[i], '.');
-    if (dot && (!strcmp(dot, ".csv") || !strcmp(dot, ".jsonl") || !strcmp(dot, ".json"))) {
-      fprintf(stderr, "dk write: %s: only Parquet input is read so far (CSV and JSON lines "
-                      "come with the Parquet writer's readers)\n", files[i]);
-      return 2;
-    }
   }
   dk_write_table_options o = {.version = DK_WRITE_TABLE_OPTIONS_VERSION};
   if (!strcmp(mode, "append")) o.mode = DK_WRITE_APPEND;
@@ -335,20 +409,33 @@ int dk_cli_write(int argc, char **argv) {
   dk_error err;
   dk_error_init(&err);
   int rc = 0;
-  if (chain_open(&c)) {
-    fprintf(stderr, "dk write: %s\n", c.msg);
+  if (mkdir_p(uri) != 0 && errno != EEXIST) {
+    fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
     free(pbuf);
     return 1;
   }
-  if (mkdir_p(uri) != 0 && errno != EEXIST) {
+  if (!dk_cli_is_object_uri(uri) && mkdir_p(uri) != 0 && errno != EEXIST) {
     fprintf(stderr, "dk write: cannot create %s: %s\n", uri, strerror(errno));
     rc = 1;
   }
   dk_table *t = NULL;
+  dk_snapshot *snap = NULL;
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
-  if (!rc && (dk_table_open(&t, uri, NULL, &err) != DK_OK ||
-              dk_write_table(&r, t, &st, &o, &err) != DK_OK))
+  if (!rc && dk_cli_table_open(uri, &t, &err) != DK_OK) rc = fail("write", &err);
+  /* an existing table: CSV and JSON columns take its types */
+  if (!rc && dk_snapshot_open(&snap, t, NULL, &err) == DK_OK &&
+      dk_snapshot_arrow_schema(&c.target, snap, 0, &err) != DK_OK)
     rc = fail("write", &err);
+  dk_snapshot_free(snap);
+  dk_error_init(&err);
+  if (!rc && chain_open(&c)) {
+    fprintf(stderr, "dk write: %s\n", c.msg);
+    rc = 1;
+  }
+  if (!rc && dk_write_table(&r, t, &st, &o, &err) != DK_OK) {
+    if (c.msg[0]) snprintf(err.message, sizeof err.message, "%s", c.msg); /* the input's error */
+    rc = fail("write", &err);
+  }
   if (g_tty) fputc('\n', stderr);
   if (!rc) {
     if (r.committed_version < 0) printf("%s: nothing written\n", uri);

@@ -28,6 +28,10 @@ typedef struct cli_command {
   "  --storage-option KEY=VALUE   for s3://bucket/prefix tables: aws_endpoint_url,\n"     \
   "                     aws_region, ... (default: the AWS_* environment)\n"
 
+#define STORAGE_OPT                                                                  \
+  "  --storage-option KEY=VALUE   for an s3://bucket/prefix TABLE (repeatable):\n"    \
+  "                     aws_endpoint_url, aws_region, ... (default: the AWS_* environment)\n"
+
 static const cli_command commands[] = {
     {"describe", dk_cli_describe, "snapshot summary: version, schema, protocol, properties",
      "usage: dk describe TABLE [--version N | --timestamp TS] [--json] [--threads N]\n"
@@ -44,7 +48,7 @@ static const cli_command commands[] = {
      "\n"
      "  --limit N          at most N versions (0 = all)\n"
      "  --json             one JSON array (docs/cli.md \"dk history --json\")\n"
-     "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n"},
+     "  --threads N        threads replaying the log (0 = one per CPU, 1 = none)\n" STORAGE_OPT},
     {"files", dk_cli_files, "the active data files of a snapshot",
      "usage: dk files TABLE [--version N | --timestamp TS] [--json] [--threads N]\n"
      "       dk files TABLE [--version N | --timestamp TS] --where EXPR [--json]\n"
@@ -142,17 +146,21 @@ static const cli_command commands[] = {
      "  --no-page-checksums  do not verify page CRCs (verified when present)\n"},
     {"sql", dk_cli_sql, "SQLite over Delta tables",
      "usage: dk sql \"SQL\" [--format table|jsonl|csv] [--stats] [--allow-attach]\n"
+     "              [--storage-option KEY=VALUE]...\n"
      "\n"
      "Runs SQL in an in-memory SQLite database with dk's connector: delta_scan('path'\n"
      "[, version]), delta_changes('path', start [, end]) (the change data feed, with\n"
      "_change_type, _commit_version, _commit_timestamp), delta_files('path' [, version]),\n"
      "delta_history('path'), and CREATE VIRTUAL TABLE t USING delta('path' [, version=N]\n"
-     "[, timestamp='...']) or USING delta_changes('path', start=V [, end=W]).\n"
+     "[, timestamp='...'] [, aws_...='...']) or USING delta_changes('path', start=V [, end=W]).\n"
+     "Paths may be s3://bucket/prefix URIs.\n"
      "\n"
      "  --format F         table (default), jsonl or csv\n"
      "  --stats            after each statement, what pushdown did, on stderr\n"
      "  --allow-attach     allow ATTACH and VACUUM INTO (refused by default: they open or\n"
-     "                     create database files)\n"},
+     "                     create database files)\n"
+     "  --storage-option KEY=VALUE   for s3:// tables: aws_endpoint_url, aws_region, ...\n"
+     "                     (default: the AWS_* environment)\n"},
     {"create", dk_cli_create, "CREATE TABLE (a new Delta table, or replace one)",
      "usage: dk create TABLE --schema \"a long, b string\" [--partition-by b,c]\n"
      "                 [--property k=v]... [--replace | --if-not-exists]\n"
@@ -163,31 +171,44 @@ static const cli_command commands[] = {
      "  --schema S         the columns, as \"name type, ...\" (Delta type names)\n"
      "  --partition-by L   partition columns\n"
      "  --property k=v     a table property (repeatable)\n"
-     "  --replace          replace an existing table;  --if-not-exists: do nothing if it exists\n"},
+     "  --replace          replace an existing table;  --if-not-exists: do nothing if it exists\n"
+     STORAGE_OPT},
     {"vacuum", dk_cli_vacuum, "delete files no version within the retention needs",
      "usage: dk vacuum TABLE [--retain-hours N] [--dry-run] [--no-retention-check]\n"
      "\n"
      "  --retain-hours N   the retention (default: the table's, 168 hours)\n"
      "  --dry-run          list the files, delete nothing\n"
-     "  --no-retention-check  allow a retention shorter than the table's\n"},
+     "  --no-retention-check  allow a retention shorter than the table's\n" STORAGE_OPT},
     {"restore", dk_cli_restore, "RESTORE the table to a version (a new commit)",
-     "usage: dk restore TABLE --version N\n"},
+     "usage: dk restore TABLE --version N\n\n" STORAGE_OPT},
+    {"optimize", dk_cli_optimize, "OPTIMIZE: compact small files (bin-packing)",
+     "usage: dk optimize TABLE [--where EXPR] [--min-file-size N] [--max-file-size N]\n"
+     "\n"
+     "Rewrites the small files of each partition into larger ones in one OPTIMIZE commit\n"
+     "(dataChange=false), as delta-spark's OPTIMIZE does.\n"
+     "\n"
+     "  --where EXPR       only the partitions matching EXPR (partition columns only)\n"
+     "  --min-file-size N  files smaller than N bytes are compacted (default 1 GiB)\n"
+     "  --max-file-size N  the size of the files written (default 1 GiB)\n" STORAGE_OPT},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
-     "usage: dk checkpoint TABLE [--version N]\n"},
+     "usage: dk checkpoint TABLE [--version N]\n\n" STORAGE_OPT},
     {"write", dk_cli_write, "write files' rows to a table in one commit",
      "usage: dk write TABLE FILE... [--mode append|overwrite|error|ignore] [--partition-by a,b]\n"
      "                [--replace-where EXPR] [--dynamic]\n"
      "\n"
-     "Writes the rows of the Parquet files as new data files of the Delta table at TABLE, in\n"
-     "one WRITE commit (creating the table when there is none), as delta-spark's\n"
-     "DataFrameWriter does. A progress line (files, rows, bytes) goes to stderr when it is a\n"
-     "terminal.\n"
+     "Writes the rows of the files (Parquet; CSV with a header row, .csv; JSON lines, .jsonl,\n"
+     ".json or .ndjson) as new data files of the Delta table at TABLE, in one WRITE commit\n"
+     "(creating the table when there is none), as delta-spark's DataFrameWriter does. CSV and\n"
+     "JSON columns take the types of the table's columns; for a new table they are inferred\n"
+     "(integer, double, boolean, date, timestamp, else string). A progress line (files, rows,\n"
+     "bytes) goes to stderr when it is a terminal.\n"
      "\n"
      "  --mode M           error (default: a new table), append, overwrite, or ignore\n"
      "  --partition-by L   partition columns of a new table\n"
      "  --replace-where E  with --mode overwrite: replace only the rows matching E (every new\n"
      "                     row must match it)\n"
-     "  --dynamic          with --mode overwrite: replace exactly the partitions written\n"},
+     "  --dynamic          with --mode overwrite: replace exactly the partitions written\n"
+     STORAGE_OPT},
     {"version", NULL, "print dk's version", "usage: dk version   (or dk --version)\n"},
     {"help", NULL, "help on a command", "usage: dk help [COMMAND]   (or dk COMMAND --help)\n"},
 };

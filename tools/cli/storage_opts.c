@@ -1,9 +1,10 @@
 /*
 ** storage_opts.c — object-store tables for the dk tool: `--storage-option KEY=VALUE`
 ** (repeatable; delta-rs's names, see dk_s3_options_set) and `s3://bucket/prefix` (or s3a://)
-** table URIs, opened through the S3 backend (dk/sys/storage_s3.h) with the rest of the
-** settings from the environment (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, AWS_PROFILE, ...).
-** One backend per process, freed at exit.
+** table URIs, opened through the S3 backend (dk/sys/storage_s3.h: dk_storage_s3_for_uri) with
+** the rest of the settings from the environment (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL,
+** AWS_PROFILE, ...). One backend per process, freed at exit; `dk sql` hands the options to
+** the SQLite connector instead (dk_cli_storage_options).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,17 +12,23 @@
 
 #include "cli.h"
 #include "dk/sys/storage_s3.h"
+#include "dk/table.h"
 
 #define MAX_OPTS 64
-static char *g_keys[MAX_OPTS], *g_values[MAX_OPTS];
-static int g_nopts;
+static const char *g_keys[MAX_OPTS], *g_values[MAX_OPTS];
+static int g_nopts, g_atexit;
 static dk_storage *g_storage;
 
 static void free_all(void) {
   if (g_storage) g_storage->free(g_storage);
   g_storage = NULL;
-  for (int i = 0; i < g_nopts; i++) free(g_keys[i]);
+  for (int i = 0; i < g_nopts; i++) free((char *)g_keys[i]);
   g_nopts = 0;
+}
+
+static void at_exit_once(void) {
+  if (!g_atexit) atexit(free_all);
+  g_atexit = 1;
 }
 
 int dk_cli_storage_option(const char *kv) {
@@ -30,7 +37,7 @@ int dk_cli_storage_option(const char *kv) {
     fprintf(stderr, "dk: bad --storage-option '%s' (KEY=VALUE)\n", kv);
     return -1;
   }
-  if (g_nopts == 0 && !g_storage) atexit(free_all);
+  at_exit_once();
   char *k = strdup(kv);
   if (!k) return -1;
   k[eq - kv] = 0;
@@ -39,31 +46,27 @@ int dk_cli_storage_option(const char *kv) {
   return 0;
 }
 
-int dk_cli_is_object_uri(const char *uri) {
-  return !strncmp(uri, "s3://", 5) || !strncmp(uri, "s3a://", 6);
+int dk_cli_storage_options(const char *const **keys, const char *const **values) {
+  *keys = g_keys;
+  *values = g_values;
+  return g_nopts;
 }
+
+int dk_cli_is_object_uri(const char *uri) { return dk_storage_s3_is_uri(uri); }
 
 dk_status dk_cli_storage_for(const char *uri, dk_storage **out, dk_error *err) {
   *out = NULL;
   if (!dk_cli_is_object_uri(uri)) return DK_OK;
   if (g_storage) return *out = g_storage, DK_OK;
-  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
-  char bucket[256];
-  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
-  if (bl == 0 || bl >= sizeof bucket) {
-    snprintf(err->message, sizeof err->message, "'%s' names no bucket", uri);
-    return err->code = DK_INVALID;
-  }
-  memcpy(bucket, b, bl);
-  bucket[bl] = 0;
-  dk_s3_options o = {.version = DK_S3_OPTIONS_VERSION};
-  for (int i = 0; i < g_nopts; i++) {
-    dk_status st = dk_s3_options_set(&o, g_keys[i], g_values[i], err);
-    if (st != DK_OK) return st;
-  }
-  o.bucket = bucket; /* the URI's bucket wins */
-  if (g_nopts == 0) atexit(free_all);
-  dk_status st = dk_storage_s3_new(&g_storage, &o, NULL, err);
+  at_exit_once();
+  dk_status st = dk_storage_s3_for_uri(&g_storage, uri, (size_t)g_nopts, g_keys, g_values, NULL, err);
   *out = g_storage;
   return st;
+}
+
+dk_status dk_cli_table_open(const char *uri, dk_table **t, dk_error *err) {
+  *t = NULL;
+  dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION};
+  dk_status st = dk_cli_storage_for(uri, &to.storage, err);
+  return st != DK_OK ? st : dk_table_open(t, uri, &to, err);
 }

@@ -6,7 +6,11 @@
  * (ArrowSchema / ArrowArrayStream structs allocated on the Java side by arrow-c-data).
  *
  * Handles are plain pointers passed as jlong; the Java wrappers (NativeSnapshot,
- * NativeScan) own them and free them exactly once. Every dk error is thrown as
+ * NativeScan) own them and free them exactly once. Object-store tables (s3://, s3a://) are
+ * opened and their splits read through S3 backends made from the storage options the Java
+ * side passes (DkStorageOptions: the session's fs.s3a.* settings in delta-rs's names),
+ * one per bucket and option set, kept for the life of the process (g_backends below): the
+ * snapshots, their refs and the executors' streams borrow them. Every dk error is thrown as
  * io.dk.spark.DkException(status, context, message); the Java side maps (status, context) to
  * a stable error class.
  */
@@ -22,6 +26,9 @@
 #include "dk/parquet.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/sys/storage_s3.h"
+
+#include <pthread.h>
 
 #include "io_dk_spark_DkNative.h"
 #include "io_dk_spark_DkStreamNative.h"
@@ -140,15 +147,95 @@ static int set_string(JNIEnv *env, jobjectArray arr, jsize i, const char *v) {
   return (*env)->ExceptionCheck(env) ? -1 : 0;
 }
 
+/* ---- object-store backends (process-wide) ------------------------------------------------ */
+
+typedef struct jni_backend {
+  char *key; /* "uri's bucket\n" then "k=v\n" per option */
+  dk_storage *sto;
+  struct jni_backend *next;
+} jni_backend;
+static pthread_mutex_t g_backends_mu = PTHREAD_MUTEX_INITIALIZER;
+static jni_backend *g_backends;
+
+/* The backend for an s3:// or s3a:// uri under options kv (key, value, key, value...; NULL:
+ * none), made on first use and never freed. NULL with a Java exception thrown on failure. */
+static dk_storage *backend_for(JNIEnv *env, const char *uri, jobjectArray kv) {
+  jsize n = kv ? (*env)->GetArrayLength(env, kv) / 2 : 0;
+  jstring *js = calloc((size_t)(2 * n + 1), sizeof *js);
+  const char **str = calloc((size_t)(2 * n + 1), sizeof *str); /* key, value, key, ... */
+  const char **keys = calloc((size_t)n + 1, sizeof *keys), **vals = calloc((size_t)n + 1, sizeof *vals);
+  int ok = js && str && keys && vals;
+  size_t cap = strlen(uri) + 2;
+  for (jsize i = 0; ok && i < 2 * n; i++) {
+    js[i] = (jstring)(*env)->GetObjectArrayElement(env, kv, i);
+    str[i] = js[i] ? (*env)->GetStringUTFChars(env, js[i], NULL) : NULL;
+    ok = str[i] != NULL;
+    if (ok) cap += strlen(str[i]) + 1;
+  }
+  char *key = ok ? malloc(cap) : NULL;
+  dk_storage *out = NULL;
+  if (key) {
+    const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
+    size_t len = slash ? (size_t)(slash - b) : strlen(b);
+    memcpy(key, b, len);
+    key[len++] = '\n';
+    key[len] = 0;
+    for (jsize i = 0; i < n; i++) {
+      keys[i] = str[2 * i];
+      vals[i] = str[2 * i + 1];
+      len += (size_t)sprintf(key + len, "%s=%s\n", keys[i], vals[i]);
+    }
+    pthread_mutex_lock(&g_backends_mu);
+    for (jni_backend *e = g_backends; e && !out; e = e->next)
+      if (!strcmp(e->key, key)) out = e->sto;
+    if (!out) {
+      dk_error err;
+      dk_error_init(&err);
+      jni_backend *e = calloc(1, sizeof *e);
+      dk_status st = e ? dk_storage_s3_for_uri(&e->sto, uri, (size_t)n, keys, vals, NULL, &err)
+                       : DK_NOMEM;
+      if (st == DK_OK) {
+        e->key = key;
+        key = NULL;
+        e->next = g_backends;
+        g_backends = e;
+        out = e->sto;
+      } else {
+        free(e);
+        if (!err.message[0]) throw_dk(env, st, 0, "out of memory");
+        else throw_err(env, &err, st, 0);
+      }
+    }
+    pthread_mutex_unlock(&g_backends_mu);
+  } else if (!(*env)->ExceptionCheck(env)) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+  }
+  for (jsize i = 0; js && str && i < 2 * n; i++) {
+    if (str[i]) (*env)->ReleaseStringUTFChars(env, js[i], str[i]);
+    if (js[i]) (*env)->DeleteLocalRef(env, js[i]);
+  }
+  free(js);
+  free(str);
+  free(keys);
+  free(vals);
+  free(key);
+  return out;
+}
+
 /* ---- snapshots --------------------------------------------------------------------------- */
 
-JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jclass cls,
-                                                                jstring uri, jint mode,
-                                                                jlong version, jlong ts_ms) {
-  (void)cls;
+static jlong snapshot_open(JNIEnv *env, jstring uri, jint mode, jlong version, jlong ts_ms,
+                           jobjectArray storage_options) {
   int failed = 0;
   char *curi = dup_jstring(env, uri, &failed);
   if (failed) return 0;
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  if (dk_storage_s3_is_uri(curi) && !(to.storage = backend_for(env, curi, storage_options))) {
+    free(curi);
+    return 0;
+  }
   dk_error err;
   dk_error_init(&err);
   jni_snapshot *h = calloc(1, sizeof *h);
@@ -157,7 +244,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jcla
     throw_dk(env, DK_NOMEM, 0, "out of memory");
     return 0;
   }
-  dk_status st = dk_table_open(&h->table, curi, NULL, &err);
+  dk_status st = dk_table_open(&h->table, curi, &to, &err);
   free(curi);
   if (st != DK_OK) {
     free(h);
@@ -178,6 +265,20 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jcla
     return 0;
   }
   return (jlong)(intptr_t)h;
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jclass cls,
+                                                                jstring uri, jint mode,
+                                                                jlong version, jlong ts_ms) {
+  (void)cls;
+  return snapshot_open(env, uri, mode, version, ts_ms, NULL);
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpenWith(
+    JNIEnv *env, jclass cls, jstring uri, jint mode, jlong version, jlong ts_ms,
+    jobjectArray storage_options) {
+  (void)cls;
+  return snapshot_open(env, uri, mode, version, ts_ms, storage_options);
 }
 
 /* A second handle on the same snapshot (the table stays alive through the snapshot's own
@@ -473,6 +574,35 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitRead(JNIEnv *env, jclass c
   dk_error_init(&err);
   dk_status st = dk_split_read((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
                                (size_t)len, &g_count_alloc, &err);
+  (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+/* splitRead of a split of the object-store table at `root`, through the backend for its
+ * bucket under storage_options (the driver's, carried in the partition). */
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitReadWith(JNIEnv *env, jclass cls,
+                                                               jbyteArray split, jlong out,
+                                                               jstring root,
+                                                               jobjectArray storage_options) {
+  (void)cls;
+  int failed = 0;
+  char *croot = dup_jstring(env, root, &failed);
+  if (failed) return;
+  dk_split_read_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_SPLIT_READ_OPTIONS_VERSION;
+  o.alloc = &g_count_alloc;
+  o.storage = dk_storage_s3_is_uri(croot) ? backend_for(env, croot, storage_options) : NULL;
+  int need = dk_storage_s3_is_uri(croot);
+  free(croot);
+  if (need && !o.storage) return;
+  jsize len = (*env)->GetArrayLength(env, split);
+  jbyte *bytes = (*env)->GetByteArrayElements(env, split, NULL);
+  if (!bytes) return;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_split_read_v2((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
+                                  (size_t)len, &o, &err);
   (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
   if (st != DK_OK) throw_err(env, &err, st, 0);
 }

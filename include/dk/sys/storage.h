@@ -83,7 +83,8 @@ struct dk_storage {
   /** Creates the file only if absent; DK_CONFLICT when it exists (the commit primitive). */
   dk_status (*put_if_absent)(dk_storage *s, const char *path, const void *data, size_t len,
                              dk_error *err);
-  /** Deletes a file (DK_NOT_FOUND when absent). */
+  /** Deletes a file (DK_NOT_FOUND when absent), or an empty directory that list_from reported
+   *  with is_dir (a non-empty one fails and stays). */
   dk_status (*remove)(dk_storage *s, const char *path, dk_error *err);
   /** Frees a buffer returned by read. */
   void (*free_buf)(dk_storage *s, void *p);

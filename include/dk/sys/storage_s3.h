@@ -104,6 +104,20 @@ DK_API dk_status dk_s3_options_set(dk_s3_options *o, const char *key, const char
 DK_API dk_status dk_storage_s3_new(dk_storage **out, const dk_s3_options *opts,
                                    const dk_allocator *alloc, dk_error *err);
 
+/** 1 when uri names an object in S3 (scheme s3:// or s3a://, any case), else 0. */
+DK_API int dk_storage_s3_is_uri(const char *uri);
+
+/** The backend for the bucket of an s3:// or s3a:// URI (a table root such as
+ *  "s3://bucket/tables/t"), configured by n options given by name (keys[i] = values[i], the
+ *  names of dk_s3_options_set) over the environment and the shared files. The URI's bucket
+ *  wins over an aws_bucket option. What connectors that take a table URI and a map of storage
+ *  options call (the dk CLI, the Python binding, SQLite, Spark).
+ *  @return DK_OK; DK_INVALID (not an s3 URI, no bucket in it, an unknown option or a value it
+ *  cannot parse); what dk_storage_s3_new returns. Free with (*out)->free(*out). */
+DK_API dk_status dk_storage_s3_for_uri(dk_storage **out, const char *uri, size_t n,
+                                       const char *const *keys, const char *const *values,
+                                       const dk_allocator *alloc, dk_error *err);
+
 #define DK_S3_STATS_VERSION 1
 
 /** What a backend has sent so far (cumulative, all threads). */

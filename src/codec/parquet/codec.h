@@ -47,4 +47,21 @@ size_t dk_pq__compress_bound(const dk_pq_compressor *c, size_t n);
 dk_status dk_pq__compress(dk_pq_compressor *c, const uint8_t *src, size_t n, uint8_t *dst,
                           size_t *out_len, dk_error *err);
 
+/* One piece of a page body. */
+typedef struct dk_pq_part {
+  const uint8_t *p;
+  size_t len;
+} dk_pq_part;
+
+/* Upper bound of dk_pq__compress_parts's output for these parts. */
+size_t dk_pq__compress_parts_bound(const dk_pq_compressor *c, const dk_pq_part *parts, int n);
+/* Compresses the concatenation of parts[0..n) (a page's levels and values) into dst, as
+** dk_pq__compress of the joined bytes would, without joining them where the codec allows:
+** SNAPPY compresses each part alone and joins the element streams under one length (snappy's
+** copies only point back into bytes already produced, so streams compressed separately
+** decode as the concatenation); ZSTD streams the parts into one frame; GZIP and LZ4_RAW copy
+** them into `scratch` first. */
+dk_status dk_pq__compress_parts(dk_pq_compressor *c, const dk_pq_part *parts, int n,
+                                dk_buf *scratch, uint8_t *dst, size_t *out_len, dk_error *err);
+
 #endif /* DK_PARQUET_CODEC_H */

@@ -58,7 +58,7 @@ dk_status dk_parquet_page_index_read(dk_parquet_page_index **out, const dk_parqu
   dk_status st = pi->bytes ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (page index)");
   /* both structures in one batched read (an object store issues them together) */
   dk_byte_range r[2] = {{oo, (size_t)ol, pi->bytes}, {co, (size_t)cl, pi->bytes + ol}};
-  if (!st) st = dk_io__source_read_ranges((dk__source *)&f->src, r, cl ? 2 : 1, err);
+  if (!st) st = dk_pq__file_read_ranges(f, r, cl ? 2 : 1, err);
   /* the parsers of metadata.c (also behind `dk parquet meta`) */
   pq_page_location *loc = NULL;
   int nloc = 0;

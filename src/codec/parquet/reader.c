@@ -12,8 +12,11 @@
 
 #include "codec/parquet/reader.h"
 
-/* Bytes read from the end of the file at open, with the 4-byte head in the same batch: the
-** footer of most files fits, so opening costs one (batched) read. */
+/* Bytes read from the end of the file at open: the footer of most files fits, so opening costs
+** one read. Locally the 4-byte head magic is checked in the same batch; on an object store
+** (a coalescing source) it is not fetched — it would be a round trip of its own, and the
+** trailing magic and the footer identify the file (as parquet-mr and arrow-rs read it) — and
+** the tail is kept, so the page index and column chunks inside it are not fetched again. */
 #define FOOTER_READ ((size_t)64 << 10)
 
 /* ---- file --------------------------------------------------------------------------------- */
@@ -25,10 +28,26 @@ void dk_parquet_file_free(dk_parquet_file *f) {
   if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   dk_io__source_release(&f->src);
   if (f->own_sto) f->own_sto->free(f->own_sto);
-  dk__free(f->alloc, f->footer);
+  dk__free(f->alloc, f->tail ? f->tail : f->footer);
   dk__free(f->alloc, f->path);
   dk__arena_dispose(&f->arena);
   dk__free(f->alloc, f);
+}
+
+dk_status dk_pq__file_read_ranges(const dk_parquet_file *f, dk_byte_range *r, size_t n,
+                                  dk_error *err) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t end = r[i].offset + (int64_t)r[i].len;
+    if (f->tail && end > f->tail_off && end <= f->tail_off + (int64_t)f->tail_len) {
+      int64_t from = DK_MAX(r[i].offset, f->tail_off);
+      memcpy((uint8_t *)r[i].buf + (from - r[i].offset), f->tail + (from - f->tail_off),
+             (size_t)(end - from));
+      r[i].len = (size_t)(from - r[i].offset); /* what is left to fetch: the part before */
+    }
+    if (r[i].len) r[m++] = r[i];
+  }
+  return dk_io__source_read_ranges((dk__source *)&f->src, r, m, err);
 }
 
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
@@ -47,9 +66,10 @@ static dk_status read_footer(dk_parquet_file *f, uint32_t *flen_out, int64_t *fo
   uint8_t head[4];
   uint8_t *buf = dk__malloc(f->alloc, tail);
   DK_RETURN_IF(!buf, DK_NOMEM, err, "out of memory (footer)");
-  dk_byte_range r[2] = {{0, 4, head}, {size - (int64_t)tail, tail, buf}};
-  dk_status st = dk_io__source_read_ranges(&f->src, r, 2, err);
-  if (!st && memcmp(head, "PAR1", 4))
+  int keep = f->src.coalesce && !f->map;
+  dk_byte_range r[2] = {{size - (int64_t)tail, tail, buf}, {0, 4, head}};
+  dk_status st = dk_io__source_read_ranges(&f->src, r, keep ? 1 : 2, err);
+  if (!st && !keep && memcmp(head, "PAR1", 4))
     st = dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset 0: bad magic (not a Parquet file)");
   const uint8_t *t8 = buf + tail - 8;
   if (!st && !memcmp(t8 + 4, "PARE", 4))
@@ -70,7 +90,12 @@ static dk_status read_footer(dk_parquet_file *f, uint32_t *flen_out, int64_t *fo
     return st;
   }
   int64_t foff = size - 8 - flen;
-  if ((size_t)flen + 8 <= tail) { /* the footer is in the tail: move it to the front */
+  if ((size_t)flen + 8 <= tail && keep) { /* the footer is in the tail, which stays */
+    f->tail = buf;
+    f->tail_off = size - (int64_t)tail;
+    f->tail_len = tail;
+    f->footer = (uint8_t *)t8 - flen;
+  } else if ((size_t)flen + 8 <= tail) { /* the footer is in the tail: move it to the front */
     memmove(buf, t8 - flen, flen);
     f->footer = buf;
   } else { /* read the part before the tail */

@@ -56,7 +56,11 @@ struct dk_parquet_file {
   const uint8_t *map;  /* src.view: the whole file when mapped, or NULL */
   int64_t size;
   dk_arena arena;      /* metadata, schema, nodes */
-  uint8_t *footer;     /* footer bytes (stats point into it) */
+  uint8_t *footer;     /* footer bytes (stats point into it); inside `tail` when that is set */
+  uint8_t *tail;       /* on a coalescing source: the file's last tail_len bytes read at open
+                          (footer included), owned; reads inside it are served from memory */
+  int64_t tail_off;
+  size_t tail_len;
   pq_file_meta meta;
   pq_node *root;
   pq_node **leaves;
@@ -75,6 +79,12 @@ void dk_pq__file_ref(dk_parquet_file *f);
 dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,
                                 const uint8_t *body, size_t len, int64_t page_off,
                                 dk_error *err);
+
+/* dk_io__source_read_ranges over the file, serving ranges (or their ends) that lie in the
+** tail kept at open from memory: only the bytes before it are requested. r's entries may be
+** shortened. */
+dk_status dk_pq__file_read_ranges(const dk_parquet_file *f, dk_byte_range *r, size_t n,
+                                  dk_error *err);
 
 /* Reads `len` bytes at `off` into dst, or returns a pointer into the mapping. */
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,

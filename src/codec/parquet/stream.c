@@ -292,7 +292,7 @@ static dk_status prefetch_chunks(pq_stream *s, int rg, dk_error *err) {
     if (!s->pre[i]) st = dk__error_set(err, DK_NOMEM, "out of memory (column chunks)");
     else r[n++] = (dk_byte_range){start, (size_t)len, s->pre[i]};
   }
-  if (!st) st = dk_io__source_read_ranges(&s->f->src, r, n, err);
+  if (!st) st = dk_pq__file_read_ranges(s->f, r, n, err);
   dk__free(s->alloc, r);
   return st;
 }

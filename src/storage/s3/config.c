@@ -176,6 +176,32 @@ dk_status dk_s3_options_set(dk_s3_options *o, const char *key, const char *value
   return dk__error_set(err, DK_INVALID, "unknown storage option '%s'", key);
 }
 
+/* ---- dk_storage_s3_for_uri ---------------------------------------------------------------- */
+
+int dk_storage_s3_is_uri(const char *uri) {
+  return uri && (!strncasecmp(uri, "s3://", 5) || !strncasecmp(uri, "s3a://", 6));
+}
+
+dk_status dk_storage_s3_for_uri(dk_storage **out, const char *uri, size_t n,
+                                const char *const *keys, const char *const *values,
+                                const dk_allocator *alloc, dk_error *err) {
+  DK_RETURN_IF(!out, DK_INVALID, err, "dk_storage_s3_for_uri: out is NULL");
+  *out = NULL;
+  DK_RETURN_IF(!dk_storage_s3_is_uri(uri), DK_INVALID, err,
+               "'%s' is not an s3:// or s3a:// URI", uri ? uri : "(null)");
+  DK_RETURN_IF(n && (!keys || !values), DK_INVALID, err, "dk_storage_s3_for_uri: NULL options");
+  const char *b = strstr(uri, "://") + 3, *slash = strchr(b, '/');
+  size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+  char bucket[256]; /* S3 bucket names have at most 63 characters */
+  DK_RETURN_IF(bl == 0 || bl >= sizeof bucket, DK_INVALID, err, "'%s' names no bucket", uri);
+  memcpy(bucket, b, bl);
+  bucket[bl] = 0;
+  dk_s3_options o = {.version = DK_S3_OPTIONS_VERSION};
+  for (size_t i = 0; i < n; i++) DK_RETURN_NOT_OK(dk_s3_options_set(&o, keys[i], values[i], err));
+  o.bucket = bucket;
+  return dk_storage_s3_new(out, &o, alloc, err);
+}
+
 /* ---- shared files ------------------------------------------------------------------------ */
 
 static const char *skip_ws(const char *p, const char *e) {

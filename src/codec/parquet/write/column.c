@@ -4,11 +4,21 @@
 ** (apache/parquet-format: Encodings.md PLAIN, RLE_DICTIONARY and the RLE hybrid for levels;
 ** README "Data Pages"; PageIndex.md; parquet.thrift Statistics and ColumnOrder rules).
 **
-** Values are dictionary-encoded until the dictionary's PLAIN size passes the limit; the page
-** open at that moment is closed as a dictionary page and the rest of the chunk is PLAIN (as
-** parquet-cpp and parquet-mr fall back). Booleans are always PLAIN. Pages close at row
-** boundaries (repetition level 0) once they reach the byte or row target, so the OffsetIndex
-** can point readers at any page.
+** Values are dictionary-encoded (dict.c) while that pays: the first page of a chunk that
+** reaches its size target is tested as parquet-mr does (dictionary + indices must be smaller
+** than the PLAIN values, or the page is re-encoded PLAIN and the chunk has no dictionary:
+** high-cardinality columns stop hashing after one page), and once the dictionary's
+** PLAIN size passes the limit the page open at that moment is closed as a dictionary page and
+** the rest of the chunk is PLAIN (as parquet-cpp and parquet-mr fall back). Booleans are always
+** PLAIN. Pages close at row boundaries (repetition level 0) once they reach the byte or row
+** target, so the OffsetIndex can point readers at any page.
+**
+** Hot paths work on runs of values: fixed-width values come straight from the Arrow buffer
+** when no conversion or gather is needed (else converted once into a staging buffer, or
+** directly into the PLAIN page); min/max are typed loops; string min/max compare an 8-byte
+** big-endian prefix before any memcmp; definition levels of a page without nulls are not
+** materialized (one RLE run at close); a v1 page's levels and values are compressed as one
+** body without being copied together first (dk_pq__compress_parts).
 **
 ** Sort orders (ColumnOrder TYPE_ORDER): signed for INT32/INT64 (ints, dates, timestamps,
 ** decimals), signed two's complement for decimal FIXED_LEN_BYTE_ARRAY, unsigned bytes for
@@ -109,6 +119,11 @@ static void bound_init(pqw_bound *b, const dk_allocator *a) {
   b->set = 0;
 }
 
+#define COL_BUFS(c)                                                                           \
+  &(c)->def, &(c)->rep, &(c)->pg_plain, &(c)->pg_idx, &(c)->pg_uniq, &(c)->stage, &(c)->cbuf,  \
+      &(c)->hdr, &(c)->lv, &(c)->body, &(c)->index_vals, &(c)->ch.dict, &(c)->ch.pages,        \
+      &(c)->ch.entries, &(c)->sh_def, &(c)->sh_rep, &(c)->sh_idx
+
 dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
                            const dk_allocator *alloc, dk_error *err) {
   memset(c, 0, sizeof *c);
@@ -116,6 +131,7 @@ dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
   c->o = o;
   c->alloc = alloc;
   c->ptype = leaf->ptype;
+  c->kind = stat_kind(leaf);
   switch (leaf->ptype) {
     case PQ_BOOLEAN: c->width = 1; break;
     case PQ_INT32: case PQ_FLOAT: c->width = 4; break;
@@ -129,218 +145,179 @@ dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
   c->path = dk__calloc(alloc, (size_t)c->path_len, sizeof *c->path);
   if (!c->path) return dk__error_set(err, DK_NOMEM, "out of memory");
   for (const pqw_field *f = leaf; f && f->depth >= 0; f = f->parent) c->path[f->depth] = f;
-  dk_buf *bufs[] = {&c->def, &c->rep, &c->pg_plain, &c->pg_idx, &c->body, &c->cbuf, &c->hdr,
-                    &c->lv, &c->dict.vals, &c->dict.starts, &c->dict.stamp, &c->pg_uniq,
-                    &c->pages, &c->index_vals, &c->page_entries, &c->sh_def, &c->sh_rep,
-                    &c->sh_idx};
+  dk_buf *bufs[] = {COL_BUFS(c)};
   for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_init(bufs[i], alloc);
   pqw_bound *bs[] = {&c->pg_min, &c->pg_max, &c->ch_min, &c->ch_max, &c->f_min, &c->f_max};
   for (size_t i = 0; i < DK_ARRAY_LEN(bs); i++) bound_init(bs[i], alloc);
+  dk_pqw__dict_init(&c->dict, c->ptype, c->width, alloc);
   c->dict_on = o->dictionary && c->ptype != PQ_BOOLEAN;
   c->ch_index_ok = 1;
   c->pg_no = 1;
+  c->pg_def_full = 1;
   return dk_pq__compressor_init(&c->comp, o->codec, o->level, err);
 }
 
 void dk_pqw__col_dispose(pqw_col *c) {
-  dk_buf *bufs[] = {&c->def, &c->rep, &c->pg_plain, &c->pg_idx, &c->body, &c->cbuf, &c->hdr,
-                    &c->lv, &c->dict.vals, &c->dict.starts, &c->dict.stamp, &c->pg_uniq,
-                    &c->pages, &c->index_vals, &c->page_entries, &c->sh_def, &c->sh_rep,
-                    &c->sh_idx,
-                    &c->pg_min.v, &c->pg_max.v, &c->ch_min.v, &c->ch_max.v, &c->f_min.v,
-                    &c->f_max.v};
+  dk_buf *bufs[] = {COL_BUFS(c), &c->pg_min.v, &c->pg_max.v, &c->ch_min.v, &c->ch_max.v,
+                    &c->f_min.v, &c->f_max.v};
   for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_dispose(bufs[i]);
-  dk__free(c->alloc, c->dict.slots);
+  dk_pqw__dict_dispose(&c->dict);
   dk__free(c->alloc, c->path);
   dk_pq__compressor_dispose(&c->comp);
   memset(c, 0, sizeof *c);
 }
 
-/* ---- dictionary -------------------------------------------------------------------------- */
+/* ---- values: conversion ------------------------------------------------------------------ */
 
-static inline uint32_t hash64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return (uint32_t)x;
+static inline uint64_t ld64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
 }
 
-static dk_status dict_grow(pqw_col *c, dk_error *err) {
-  pqw_dict *d = &c->dict;
-  size_t cap = d->cap ? d->cap * 2 : 1024;
-  pqw_slot *slots = dk__calloc(c->alloc, cap, sizeof *slots);
-  if (!slots) return dk__error_set(err, DK_NOMEM, "out of memory (dictionary)");
-  for (size_t i = 0; i < d->cap; i++) {
-    if (!d->slots[i].idx1) continue;
-    size_t j = d->slots[i].hash & (cap - 1);
-    while (slots[j].idx1) j = (j + 1) & (cap - 1);
-    slots[j] = d->slots[i];
-  }
-  dk__free(c->alloc, d->slots);
-  d->slots = slots;
-  d->cap = cap;
-  return DK_OK;
+static dk_status decimal_overflow(const pqw_col *c, dk_error *err) {
+  return dk__error_set(err, DK_INVALID, "column '%s': a decimal value exceeds precision %d",
+                       c->leaf->name, (int)c->leaf->precision);
 }
 
-static void dict_reset(pqw_dict *d) {
-  if (d->slots) memset(d->slots, 0, d->cap * sizeof *d->slots);
-  d->n = 0;
-  dk__buf_clear(&d->vals);
-  dk__buf_clear(&d->starts);
-  dk__buf_clear(&d->stamp);
-}
-
-static inline uint64_t prefix8(const uint8_t *p, size_t n) {
-  uint64_t k = 0;
-  memcpy(&k, p, n < 8 ? n : 8);
-  return k;
-}
-
-/* Index of a fixed-width value (width bytes at p), inserting it. */
-static inline dk_status dict_fixed(pqw_col *c, const uint8_t *p, uint32_t *out, dk_error *err) {
-  pqw_dict *d = &c->dict;
-  if (DK_UNLIKELY((size_t)(d->n + 1) * 2 > d->cap)) DK_RETURN_NOT_OK(dict_grow(c, err));
-  size_t w = (size_t)c->width;
-  uint64_t key = prefix8(p, w);
-  uint32_t h = w <= 8 ? hash64(key) : (uint32_t)dk__hash_bytes(p, w);
-  size_t mask = d->cap - 1, j = h & mask;
-  for (;;) {
-    const pqw_slot *s = &d->slots[j];
-    if (!s->idx1) break;
-    if (s->key == key && s->hash == h &&
-        (w <= 8 || !memcmp(d->vals.data + (size_t)(s->idx1 - 1) * w, p, w))) {
-      *out = s->idx1 - 1;
+/* The physical values of Arrow slots idx[k] (or first + k) into dst, c->width bytes each. A
+** decimal128 whose value does not fit the column's physical width (so exceeds its precision)
+** would be cut silently: it is refused. */
+static dk_status convert(const pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                         int64_t first, int64_t n, uint8_t *dst, dk_error *err) {
+  const uint8_t *v = a->buffers[1];
+#define SLOT(k) (idx ? idx[k] : first + (k))
+  switch (c->leaf->conv) {
+    case PQW_CV_COPY4:
+      for (int64_t k = 0; k < n; k++) memcpy(dst + 4 * k, v + 4 * SLOT(k), 4);
+      return DK_OK;
+    case PQW_CV_COPY8:
+      for (int64_t k = 0; k < n; k++) memcpy(dst + 8 * k, v + 8 * SLOT(k), 8);
+      return DK_OK;
+    case PQW_CV_I8:
+      for (int64_t k = 0; k < n; k++) {
+        int32_t x = ((const int8_t *)v)[SLOT(k)];
+        memcpy(dst + 4 * k, &x, 4);
+      }
+      return DK_OK;
+    case PQW_CV_I16:
+      for (int64_t k = 0; k < n; k++) {
+        int16_t s;
+        memcpy(&s, v + 2 * SLOT(k), 2);
+        int32_t x = s;
+        memcpy(dst + 4 * k, &x, 4);
+      }
+      return DK_OK;
+    case PQW_CV_TS_MUL: {
+      uint64_t mul = (uint64_t)c->leaf->ts_mul;
+      for (int64_t k = 0; k < n; k++) {
+        uint64_t x = ld64(v + 8 * SLOT(k)) * mul;
+        memcpy(dst + 8 * k, &x, 8);
+      }
       return DK_OK;
     }
-    j = (j + 1) & mask;
-  }
-  DK_RETURN_NOT_OK(dk__buf_append(&d->vals, p, w, err));
-  d->slots[j] = (pqw_slot){key, h, ++d->n};
-  *out = d->n - 1;
-  return DK_OK;
-}
-
-static inline dk_status dict_bytes(pqw_col *c, const uint8_t *p, uint32_t n, uint32_t *out,
-                                   dk_error *err) {
-  pqw_dict *d = &c->dict;
-  if (DK_UNLIKELY((size_t)(d->n + 1) * 2 > d->cap)) DK_RETURN_NOT_OK(dict_grow(c, err));
-  uint64_t key = prefix8(p, n) ^ ((uint64_t)n << 56);
-  uint32_t h = (uint32_t)dk__hash_bytes(p, n);
-  size_t mask = d->cap - 1, j = h & mask;
-  const uint32_t *starts = (const uint32_t *)(const void *)d->starts.data;
-  for (;;) {
-    const pqw_slot *s = &d->slots[j];
-    if (!s->idx1) break;
-    if (s->hash == h && s->key == key) {
-      uint32_t st = starts[s->idx1 - 1], len;
-      memcpy(&len, d->vals.data + st - 4, 4);
-      if (len == n && (n <= 8 || !memcmp(d->vals.data + st, p, n))) {
-        *out = s->idx1 - 1;
-        return DK_OK;
+    case PQW_CV_DEC32: {
+      uint64_t bad = 0;
+      for (int64_t k = 0; k < n; k++) {
+        const uint8_t *s = v + 16 * SLOT(k);
+        uint64_t lo = ld64(s), hi = ld64(s + 8);
+        int32_t x = (int32_t)(uint32_t)lo;
+        bad |= (hi ^ (uint64_t)((int64_t)lo >> 63)) | (lo ^ (uint64_t)(int64_t)x);
+        memcpy(dst + 4 * k, &x, 4); /* little-endian low bytes */
       }
+      return bad ? decimal_overflow(c, err) : DK_OK;
     }
-    j = (j + 1) & mask;
-  }
-  if (d->vals.len + 4 + n > UINT32_MAX)
-    return dk__error_set(err, DK_UNSUPPORTED, "dictionary larger than 4 GiB");
-  DK_RETURN_NOT_OK(dk__buf_reserve(&d->vals, 4 + (size_t)n, err));
-  memcpy(d->vals.data + d->vals.len, &n, 4);
-  if (n) memcpy(d->vals.data + d->vals.len + 4, p, n);
-  uint32_t st = (uint32_t)(d->vals.len + 4);
-  d->vals.len += 4 + (size_t)n;
-  DK_RETURN_NOT_OK(dk__buf_append(&d->starts, &st, 4, err));
-  uint32_t zero = 0;
-  DK_RETURN_NOT_OK(dk__buf_append(&d->stamp, &zero, 4, err));
-  d->slots[j] = (pqw_slot){key, h, ++d->n};
-  *out = d->n - 1;
-  return DK_OK;
-}
-
-/* ---- values ------------------------------------------------------------------------------ */
-
-/* The physical bytes of the fixed-width value at Arrow slot i into dst (c->width bytes). */
-static inline void fixed_value(const pqw_col *c, const struct ArrowArray *a, int64_t i,
-                               uint8_t *dst) {
-  const uint8_t *v = a->buffers[1];
-  switch (c->leaf->conv) {
-    case PQW_CV_BOOL: dst[0] = dk__bit_get(v, i); return;
-    case PQW_CV_I8: {
-      int32_t x = ((const int8_t *)v)[i];
-      memcpy(dst, &x, 4);
-      return;
+    case PQW_CV_DEC64: {
+      uint64_t bad = 0;
+      for (int64_t k = 0; k < n; k++) {
+        const uint8_t *s = v + 16 * SLOT(k);
+        uint64_t lo = ld64(s), hi = ld64(s + 8);
+        bad |= hi ^ (uint64_t)((int64_t)lo >> 63);
+        memcpy(dst + 8 * k, &lo, 8);
+      }
+      return bad ? decimal_overflow(c, err) : DK_OK;
     }
-    case PQW_CV_I16: {
-      int32_t x = ((const int16_t *)(const void *)v)[i];
-      memcpy(dst, &x, 4);
-      return;
-    }
-    case PQW_CV_COPY4: memcpy(dst, v + 4 * i, 4); return;
-    case PQW_CV_COPY8: memcpy(dst, v + 8 * i, 8); return;
-    case PQW_CV_TS_MUL: {
-      int64_t x;
-      memcpy(&x, v + 8 * i, 8);
-      x = (int64_t)((uint64_t)x * (uint64_t)c->leaf->ts_mul);
-      memcpy(dst, &x, 8);
-      return;
-    }
-    case PQW_CV_DEC32: memcpy(dst, v + 16 * i, 4); return; /* little-endian low bytes */
-    case PQW_CV_DEC64: memcpy(dst, v + 16 * i, 8); return;
     case PQW_CV_DECFLBA: {
-      const uint8_t *s = v + 16 * i;
-      int w = c->width;
-      for (int k = 0; k < w; k++) dst[k] = s[w - 1 - k]; /* low w bytes, big-endian */
-      return;
+      int w = c->width; /* low w bytes kept, big-endian; the rest must be their sign extension */
+      for (int64_t k = 0; k < n; k++) {
+        const uint8_t *s = v + 16 * SLOT(k);
+        uint8_t ext = (s[w - 1] & 0x80) ? 0xff : 0;
+        for (int b = w; b < 16; b++)
+          if (s[b] != ext) return decimal_overflow(c, err);
+        for (int b = 0; b < w; b++) dst[(size_t)w * (size_t)k + (size_t)b] = s[w - 1 - b];
+      }
+      return DK_OK;
     }
-    case PQW_CV_FIXED: memcpy(dst, v + (size_t)c->width * (size_t)i, (size_t)c->width); return;
-    default: return;
+    case PQW_CV_FIXED: {
+      size_t w = (size_t)c->width;
+      for (int64_t k = 0; k < n; k++) memcpy(dst + w * (size_t)k, v + w * (size_t)SLOT(k), w);
+      return DK_OK;
+    }
+    default:
+      return dk__error_set(err, DK_INTERNAL, "column '%s': no fixed-width conversion", c->leaf->name);
   }
+#undef SLOT
 }
 
-/* Bytes of the BYTE_ARRAY value at Arrow slot i. */
-static inline const uint8_t *bytes_value(const pqw_col *c, const struct ArrowArray *a, int64_t i,
-                                         uint32_t *len) {
+/* Views of the BYTE_ARRAY values at Arrow slots idx[k] (or first + k); *total = their bytes,
+** *end = the end of the one data buffer they lie in (NULL for string views). */
+static void views(const pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                  int64_t first, int64_t n, pqw_sv *out, uint64_t *total, const uint8_t **end) {
+  uint64_t t = 0;
+  const uint8_t *data = a->buffers[2];
+  *end = NULL;
   switch (c->leaf->conv) {
     case PQW_CV_BIN32: {
       const int32_t *o = a->buffers[1];
-      *len = (uint32_t)(o[i + 1] - o[i]);
-      return (const uint8_t *)a->buffers[2] + o[i];
+      *end = data + o[a->offset + a->length];
+      if (!idx) {
+        o += first;
+        for (int64_t k = 0; k < n; k++) {
+          uint32_t len = (uint32_t)(o[k + 1] - o[k]);
+          out[k] = (pqw_sv){data + o[k], len};
+          t += len;
+        }
+      } else {
+        for (int64_t k = 0; k < n; k++) {
+          int64_t i = idx[k];
+          uint32_t len = (uint32_t)(o[i + 1] - o[i]);
+          out[k] = (pqw_sv){data + o[i], len};
+          t += len;
+        }
+      }
+      break;
     }
     case PQW_CV_BIN64: {
       const int64_t *o = a->buffers[1];
-      *len = (uint32_t)(o[i + 1] - o[i]);
-      return (const uint8_t *)a->buffers[2] + o[i];
+      *end = data + o[a->offset + a->length];
+      for (int64_t k = 0; k < n; k++) {
+        int64_t i = idx ? idx[k] : first + k;
+        uint32_t len = (uint32_t)(o[i + 1] - o[i]);
+        out[k] = (pqw_sv){data + o[i], len};
+        t += len;
+      }
+      break;
     }
-    default: { /* view: 16-byte views, inline up to 12 bytes, else buffer index + offset */
-      const uint8_t *v = (const uint8_t *)a->buffers[1] + 16 * i;
-      int32_t n;
-      memcpy(&n, v, 4);
-      *len = (uint32_t)n;
-      if (n <= 12) return v + 4;
-      int32_t buf, off;
-      memcpy(&buf, v + 8, 4);
-      memcpy(&off, v + 12, 4);
-      return (const uint8_t *)a->buffers[2 + buf] + off;
-    }
+    default: /* view: 16-byte views, inline up to 12 bytes, else buffer index + offset */
+      for (int64_t k = 0; k < n; k++) {
+        const uint8_t *v = (const uint8_t *)a->buffers[1] + 16 * (idx ? idx[k] : first + k);
+        int32_t len, buf, off;
+        memcpy(&len, v, 4);
+        if (len <= 12) {
+          out[k] = (pqw_sv){v + 4, (uint32_t)len};
+        } else {
+          memcpy(&buf, v + 8, 4);
+          memcpy(&off, v + 12, 4);
+          out[k] = (pqw_sv){(const uint8_t *)a->buffers[2 + buf] + off, (uint32_t)len};
+        }
+        t += (uint32_t)len;
+      }
+      break;
   }
+  *total = t;
 }
 
-/* A decimal128 whose value does not fit the column's physical width (so exceeds its
-** precision) would be cut silently: refuse it. */
-static dk_status check_decimals(const pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
-                                int64_t first, int64_t n, dk_error *err) {
-  const uint8_t *v = a->buffers[1];
-  int keep = c->width; /* low bytes kept; the rest must be their sign extension */
-  for (int64_t k = 0; k < n; k++) {
-    const uint8_t *d = v + 16 * (idx ? idx[k] : first + k);
-    uint8_t ext = (d[keep - 1] & 0x80) ? 0xff : 0;
-    for (int b = keep; b < 16; b++)
-      if (d[b] != ext)
-        return dk__error_set(err, DK_INVALID,
-                             "column '%s': a decimal value exceeds precision %d",
-                             c->leaf->name, (int)c->leaf->precision);
-  }
-  return DK_OK;
-}
+/* ---- values: statistics ------------------------------------------------------------------ */
 
 /* Page statistics from one value (physical bytes). */
 static inline dk_status page_stat(pqw_col *c, int kind, const uint8_t *p, size_t n,
@@ -370,98 +347,242 @@ static inline dk_status page_stat(pqw_col *c, int kind, const uint8_t *p, size_t
   return DK_OK;
 }
 
-/* Fast page statistics for 4/8-byte integer kinds over a run of values. */
-#define MINMAX_RUN(T, vals, n)                                                                \
-  do {                                                                                        \
-    T mn, mx;                                                                                 \
-    if (c->pg_min.set) memcpy(&mn, c->pg_min.v.data, sizeof(T)), memcpy(&mx, c->pg_max.v.data, sizeof(T)); \
-    else mn = mx = (vals)[0];                                                                 \
-    for (int64_t k_ = 0; k_ < (n); k_++) {                                                    \
-      T x_ = (vals)[k_];                                                                      \
-      mn = x_ < mn ? x_ : mn;                                                                 \
-      mx = x_ > mx ? x_ : mx;                                                                 \
+/* Min/max of n integers of type T at v, merged into the page bounds (two independent
+** chains, so the compares do not wait on each other). */
+#define DEFINE_MINMAX_INT(NAME, T)                                                            \
+  static inline T NAME##_at(const uint8_t *v, int64_t k) {                                    \
+    T x;                                                                                      \
+    memcpy(&x, v + sizeof(T) * (size_t)k, sizeof(T));                                         \
+    return x;                                                                                 \
+  }                                                                                           \
+  static dk_status NAME(pqw_col *c, const uint8_t *v, int64_t n, dk_error *err) {             \
+    T mn0, mx0;                                                                               \
+    if (c->pg_min.set) {                                                                      \
+      memcpy(&mn0, c->pg_min.v.data, sizeof(T));                                              \
+      memcpy(&mx0, c->pg_max.v.data, sizeof(T));                                              \
+    } else {                                                                                  \
+      mn0 = mx0 = NAME##_at(v, 0);                                                            \
     }                                                                                         \
+    T mn1 = mn0, mx1 = mx0;                                                                   \
+    int64_t k = 0;                                                                            \
+    for (; k + 2 <= n; k += 2) {                                                              \
+      T x0 = NAME##_at(v, k), x1 = NAME##_at(v, k + 1);                                       \
+      mn0 = x0 < mn0 ? x0 : mn0;                                                              \
+      mx0 = x0 > mx0 ? x0 : mx0;                                                              \
+      mn1 = x1 < mn1 ? x1 : mn1;                                                              \
+      mx1 = x1 > mx1 ? x1 : mx1;                                                              \
+    }                                                                                         \
+    if (k < n) {                                                                              \
+      T x0 = NAME##_at(v, k);                                                                 \
+      mn0 = x0 < mn0 ? x0 : mn0;                                                              \
+      mx0 = x0 > mx0 ? x0 : mx0;                                                              \
+    }                                                                                         \
+    mn0 = mn1 < mn0 ? mn1 : mn0;                                                              \
+    mx0 = mx1 > mx0 ? mx1 : mx0;                                                              \
+    DK_RETURN_NOT_OK(bound_set(&c->pg_min, &mn0, sizeof(T), err));                            \
+    return bound_set(&c->pg_max, &mx0, sizeof(T), err);                                       \
+  }
+
+DEFINE_MINMAX_INT(minmax_i32, int32_t)
+DEFINE_MINMAX_INT(minmax_i64, int64_t)
+
+/* Floats: NaN counted and left out; of equal values (-0.0, +0.0) the first is kept (the
+** chunk's zero bounds are fixed to -0.0 / +0.0 when written). */
+#define DEFINE_MINMAX_FLT(NAME, T)                                                            \
+  static dk_status NAME(pqw_col *c, const uint8_t *v, int64_t n, dk_error *err) {             \
+    T mn = 0, mx = 0;                                                                         \
+    int set = c->pg_min.set;                                                                  \
+    if (set) {                                                                                \
+      memcpy(&mn, c->pg_min.v.data, sizeof(T));                                               \
+      memcpy(&mx, c->pg_max.v.data, sizeof(T));                                               \
+    }                                                                                         \
+    int64_t nans = 0;                                                                         \
+    for (int64_t k = 0; k < n; k++) {                                                         \
+      T x;                                                                                    \
+      memcpy(&x, v + sizeof(T) * (size_t)k, sizeof(T));                                       \
+      if (x != x) {                                                                           \
+        nans++;                                                                               \
+      } else if (!set) {                                                                      \
+        mn = mx = x;                                                                          \
+        set = 1;                                                                              \
+      } else {                                                                                \
+        mn = x < mn ? x : mn;                                                                 \
+        mx = x > mx ? x : mx;                                                                 \
+      }                                                                                       \
+    }                                                                                         \
+    c->pg_nans += nans;                                                                       \
+    if (!set) return DK_OK;                                                                   \
     DK_RETURN_NOT_OK(bound_set(&c->pg_min, &mn, sizeof(T), err));                             \
-    DK_RETURN_NOT_OK(bound_set(&c->pg_max, &mx, sizeof(T), err));                             \
-  } while (0)
+    return bound_set(&c->pg_max, &mx, sizeof(T), err);                                        \
+  }
+
+DEFINE_MINMAX_FLT(minmax_f32, float)
+DEFINE_MINMAX_FLT(minmax_f64, double)
+
+static dk_status minmax_fixed(pqw_col *c, const uint8_t *v, int64_t n, dk_error *err) {
+  switch (c->kind) {
+    case SK_I32: return minmax_i32(c, v, n, err);
+    case SK_I64: return minmax_i64(c, v, n, err);
+    case SK_F32: return minmax_f32(c, v, n, err);
+    case SK_F64: return minmax_f64(c, v, n, err);
+    default: {
+      size_t w = (size_t)c->width;
+      for (int64_t k = 0; k < n; k++) DK_RETURN_NOT_OK(page_stat(c, c->kind, v + w * (size_t)k, w, err));
+      return DK_OK;
+    }
+  }
+}
+
+/* The first 8 bytes of a string, zero-padded, as a big-endian number: strings whose keys
+** differ compare as their keys do. Reads only p[0..n). */
+static inline uint64_t sort_key(const uint8_t *p, size_t n) {
+  uint64_t k;
+  if (n >= 8) {
+    k = ld64(p);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + n - 4, 4);
+    k = (uint64_t)a | ((uint64_t)b << (8 * (n - 4)));
+  } else if (n) {
+    k = (uint64_t)p[0] | ((uint64_t)p[n / 2] << (8 * (n / 2))) | ((uint64_t)p[n - 1] << (8 * (n - 1)));
+  } else {
+    k = 0;
+  }
+  return __builtin_bswap64(k);
+}
+
+/* Min/max of n byte strings (unsigned byte order), merged into the page bounds. */
+static dk_status minmax_bytes(pqw_col *c, const pqw_sv *v, int64_t n, dk_error *err) {
+  const uint8_t *mnp, *mxp;
+  size_t mnn, mxn;
+  int64_t k = 0;
+  int new_min = !c->pg_min.set, new_max = new_min;
+  if (c->pg_min.set) {
+    mnp = (const uint8_t *)c->pg_min.v.data, mnn = c->pg_min.v.len;
+    mxp = (const uint8_t *)c->pg_max.v.data, mxn = c->pg_max.v.len;
+  } else {
+    mnp = mxp = v[0].p;
+    mnn = mxn = v[0].n;
+    k = 1;
+  }
+  uint64_t kmn = sort_key(mnp, mnn), kmx = sort_key(mxp, mxn);
+  for (; k < n; k++) {
+    uint64_t key = sort_key(v[k].p, v[k].n);
+    if (DK_UNLIKELY(key <= kmn) && (key < kmn || bytes_cmp(v[k].p, v[k].n, mnp, mnn) < 0)) {
+      mnp = v[k].p, mnn = v[k].n, kmn = key, new_min = 1;
+    } else if (DK_UNLIKELY(key >= kmx) &&
+               (key > kmx || bytes_cmp(v[k].p, v[k].n, mxp, mxn) > 0)) {
+      mxp = v[k].p, mxn = v[k].n, kmx = key, new_max = 1;
+    }
+  }
+  if (new_min) DK_RETURN_NOT_OK(bound_set(&c->pg_min, mnp, mnn, err));
+  if (new_max) DK_RETURN_NOT_OK(bound_set(&c->pg_max, mxp, mxn, err));
+  return DK_OK;
+}
+
+/* ---- values: pages ----------------------------------------------------------------------- */
+
+static dk_status put_bools(pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                           int64_t first, int64_t n, dk_error *err) {
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_plain, (size_t)n, err));
+  uint8_t *dst = (uint8_t *)c->pg_plain.data + c->pg_plain.len;
+  const uint8_t *bits = a->buffers[1];
+  int ones = 0, zeros = 0;
+  for (int64_t k = 0; k < n; k++) {
+    uint8_t b = (uint8_t)dk__bit_get(bits, idx ? idx[k] : first + k);
+    dst[k] = b;
+    ones |= b;
+    zeros |= !b;
+  }
+  c->pg_plain.len += (size_t)n;
+  c->pg_plain_bytes += n;
+  if (!c->o->statistics) return DK_OK;
+  if (zeros) DK_RETURN_NOT_OK(page_stat(c, SK_BOOL, (const uint8_t *)"\0", 1, err));
+  if (ones) DK_RETURN_NOT_OK(page_stat(c, SK_BOOL, (const uint8_t *)"\1", 1, err));
+  return DK_OK;
+}
+
+static dk_status put_fixed(pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                           int64_t first, int64_t n, dk_error *err) {
+  size_t w = (size_t)c->width, bytes = w * (size_t)n;
+  int conv = c->leaf->conv;
+  const uint8_t *src;
+  int direct = !idx && (conv == PQW_CV_COPY4 || conv == PQW_CV_COPY8);
+  if (direct) {
+    src = (const uint8_t *)a->buffers[1] + w * (size_t)first;
+  } else {
+    /* PLAIN: converted in place at the page's end; dictionary: into the staging buffer */
+    dk_buf *to = c->dict_on ? &c->stage : &c->pg_plain;
+    if (c->dict_on) dk__buf_clear(&c->stage);
+    DK_RETURN_NOT_OK(dk__buf_reserve(to, bytes, err));
+    uint8_t *dst = (uint8_t *)to->data + to->len;
+    DK_RETURN_NOT_OK(convert(c, a, idx, first, n, dst, err));
+    src = dst;
+  }
+  if (c->o->statistics) DK_RETURN_NOT_OK(minmax_fixed(c, src, n, err));
+  if (c->dict_on) {
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_idx, 4 * (size_t)n, err));
+    uint32_t *ix = (uint32_t *)(void *)(c->pg_idx.data + c->pg_idx.len);
+    DK_RETURN_NOT_OK(dk_pqw__dict_put_fixed(&c->dict, src, n, ix, err));
+    c->pg_idx.len += 4 * (size_t)n;
+  } else if (direct) {
+    DK_RETURN_NOT_OK(dk__buf_append(&c->pg_plain, src, bytes, err));
+  } else {
+    c->pg_plain.len += bytes;
+  }
+  c->pg_plain_bytes += (int64_t)bytes;
+  return DK_OK;
+}
+
+static dk_status put_bytes(pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
+                           int64_t first, int64_t n, dk_error *err) {
+  dk__buf_clear(&c->stage);
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->stage, sizeof(pqw_sv) * (size_t)n, err));
+  pqw_sv *v = (pqw_sv *)(void *)c->stage.data;
+  uint64_t total;
+  const uint8_t *end;
+  views(c, a, idx, first, n, v, &total, &end);
+  int stats = c->o->statistics;
+  if (c->dict_on) {
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_idx, 4 * (size_t)n, err));
+    uint32_t *ix = (uint32_t *)(void *)(c->pg_idx.data + c->pg_idx.len);
+    DK_RETURN_NOT_OK(dk_pqw__dict_put_bytes(&c->dict, v, n, end, ix, err));
+    c->pg_idx.len += 4 * (size_t)n;
+    if (stats) { /* entries this page uses for the first time: its min/max at close */
+      uint32_t *stamp = (uint32_t *)(void *)c->dict.stamp.data;
+      for (int64_t k = 0; k < n; k++) {
+        if (stamp[ix[k]] == c->pg_no) continue;
+        stamp[ix[k]] = c->pg_no;
+        DK_RETURN_NOT_OK(dk__buf_append(&c->pg_uniq, &ix[k], 4, err));
+      }
+    }
+  } else {
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_plain, 4 * (size_t)n + total, err));
+    uint8_t *dst = (uint8_t *)c->pg_plain.data + c->pg_plain.len;
+    for (int64_t k = 0; k < n; k++) {
+      uint32_t len = v[k].n;
+      memcpy(dst, &len, 4);
+      if (len) memcpy(dst + 4, v[k].p, len);
+      dst += 4 + (size_t)len;
+    }
+    c->pg_plain.len += 4 * (size_t)n + total;
+    if (stats) DK_RETURN_NOT_OK(minmax_bytes(c, v, n, err));
+  }
+  c->pg_plain_bytes += 4 * n + (int64_t)total;
+  return DK_OK;
+}
 
 /* Appends n values (Arrow slots idx[k], or first + k) to the page: as dictionary indices or
 ** PLAIN, with statistics. */
 static dk_status put_values(pqw_col *c, const struct ArrowArray *a, const int64_t *idx,
                             int64_t first, int64_t n, dk_error *err) {
   if (n == 0) return DK_OK;
-  int kind = stat_kind(c->leaf);
-  int stats = c->o->statistics;
-  if (c->width) {
-    size_t w = (size_t)c->width;
-    /* physical values of the run, contiguous (PLAIN layout) */
-    uint8_t *dst;
-    size_t at = c->pg_plain.len;
-    DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_plain, w * (size_t)n, err));
-    dst = (uint8_t *)c->pg_plain.data + at;
-    int conv = c->leaf->conv;
-    if (!idx && (conv == PQW_CV_COPY4 || conv == PQW_CV_COPY8)) {
-      memcpy(dst, (const uint8_t *)a->buffers[1] + w * (size_t)first, w * (size_t)n);
-    } else if (conv == PQW_CV_COPY8 || conv == PQW_CV_COPY4) {
-      const uint8_t *src = a->buffers[1];
-      if (w == 8)
-        for (int64_t k = 0; k < n; k++) memcpy(dst + 8 * k, src + 8 * idx[k], 8);
-      else
-        for (int64_t k = 0; k < n; k++) memcpy(dst + 4 * k, src + 4 * idx[k], 4);
-    } else {
-      if (conv == PQW_CV_DEC32 || conv == PQW_CV_DEC64 || conv == PQW_CV_DECFLBA)
-        DK_RETURN_NOT_OK(check_decimals(c, a, idx, first, n, err));
-      for (int64_t k = 0; k < n; k++) fixed_value(c, a, idx ? idx[k] : first + k, dst + w * (size_t)k);
-    }
-    if (stats) {
-      if (kind == SK_I32) {
-        MINMAX_RUN(int32_t, (const int32_t *)(const void *)dst, n);
-      } else if (kind == SK_I64) {
-        MINMAX_RUN(int64_t, (const int64_t *)(const void *)dst, n);
-      } else {
-        for (int64_t k = 0; k < n; k++) DK_RETURN_NOT_OK(page_stat(c, kind, dst + w * (size_t)k, w, err));
-      }
-    }
-    if (c->dict_on) {
-      /* indices replace the PLAIN bytes staged above */
-      size_t ia = c->pg_idx.len;
-      DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_idx, 4 * (size_t)n, err));
-      uint32_t *ix = (uint32_t *)(void *)(c->pg_idx.data + ia);
-      for (int64_t k = 0; k < n; k++) DK_RETURN_NOT_OK(dict_fixed(c, dst + w * (size_t)k, &ix[k], err));
-      c->pg_idx.len += 4 * (size_t)n;
-    } else {
-      c->pg_plain.len += w * (size_t)n;
-    }
-  } else {
-    if (c->dict_on) {
-      size_t ia = c->pg_idx.len;
-      DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_idx, 4 * (size_t)n, err));
-      uint32_t *ix = (uint32_t *)(void *)(c->pg_idx.data + ia);
-      for (int64_t k = 0; k < n; k++) {
-        uint32_t len;
-        const uint8_t *p = bytes_value(c, a, idx ? idx[k] : first + k, &len);
-        DK_RETURN_NOT_OK(dict_bytes(c, p, len, &ix[k], err));
-        uint32_t *stamp = (uint32_t *)(void *)c->dict.stamp.data;
-        if (stats && stamp[ix[k]] != c->pg_no) { /* first use in this page */
-          stamp[ix[k]] = c->pg_no;
-          DK_RETURN_NOT_OK(dk__buf_append(&c->pg_uniq, &ix[k], 4, err));
-        }
-      }
-      c->pg_idx.len += 4 * (size_t)n;
-    } else {
-      for (int64_t k = 0; k < n; k++) {
-        uint32_t len;
-        const uint8_t *p = bytes_value(c, a, idx ? idx[k] : first + k, &len);
-        DK_RETURN_NOT_OK(dk__buf_reserve(&c->pg_plain, 4 + (size_t)len, err));
-        memcpy(c->pg_plain.data + c->pg_plain.len, &len, 4);
-        if (len) memcpy(c->pg_plain.data + c->pg_plain.len + 4, p, len);
-        c->pg_plain.len += 4 + (size_t)len;
-        if (stats) DK_RETURN_NOT_OK(page_stat(c, kind, p, len, err));
-      }
-    }
-  }
+  dk_status st = c->ptype == PQ_BOOLEAN ? put_bools(c, a, idx, first, n, err)
+               : c->width ? put_fixed(c, a, idx, first, n, err)
+                          : put_bytes(c, a, idx, first, n, err);
   c->pg_values += n;
-  return DK_OK;
+  return st;
 }
 
 /* ---- pages ------------------------------------------------------------------------------- */
@@ -552,36 +673,66 @@ static dk_status fold_uniq(pqw_col *c, dk_error *err) {
     DK_RETURN_NOT_OK(page_stat(c, SK_BYTES, (const uint8_t *)c->dict.vals.data + st, len, err));
   }
   dk__buf_clear(&c->pg_uniq);
-  c->pg_no++;
   return DK_OK;
 }
 
-static dk_status close_page(pqw_col *c, dk_error *err) {
-  if (c->pg_uniq.len) DK_RETURN_NOT_OK(fold_uniq(c, err));
-  if (c->pg_levels == 0) return DK_OK;
-  const pqw_opts *o = c->o;
-  /* under a dictionary even a page without values is RLE_DICTIONARY: readers (Spark's
-  ** vectorized one) expect no PLAIN page before the fallback */
-  int dict_page = c->dict_on;
-  int kind = stat_kind(c->leaf);
-  /* levels */
+/* parquet-mr's test on a chunk's first page: a dictionary pays only when it and the indices
+** together are smaller than the PLAIN values. When it does not, the page is re-encoded PLAIN
+** from its indices and the chunk goes on without a dictionary. */
+static dk_status check_dictionary(pqw_col *c, dk_error *err) {
+  c->dict_checked = 1;
+  int bw = dk_pqw__bit_width(c->dict.n ? c->dict.n - 1 : 0);
+  int64_t encoded = (c->pg_values * bw + 7) / 8 + (int64_t)c->dict.vals.len;
+  if (encoded < c->pg_plain_bytes) return DK_OK;
+  dk__buf_clear(&c->pg_plain);
+  DK_RETURN_NOT_OK(dk_pqw__dict_plain(&c->dict, (const uint32_t *)(const void *)c->pg_idx.data,
+                                      c->pg_values, &c->pg_plain, err));
+  dk__buf_clear(&c->pg_idx);
+  dk_pqw__dict_reset(&c->dict);
+  c->dict_on = 0;
+  return DK_OK;
+}
+
+/* The page's levels (repetition, then definition) into c->lv: v1 with their 4-byte lengths. */
+static dk_status encode_levels(pqw_col *c, size_t *rep_bytes, size_t *def_bytes, dk_error *err) {
+  int v2 = c->o->page_v2;
   dk__buf_clear(&c->lv);
-  size_t rep_bytes = 0, def_bytes = 0;
+  *rep_bytes = *def_bytes = 0;
   for (int pass = 0; pass < 2; pass++) {
     int16_t maxl = pass == 0 ? c->max_rep : c->max_def;
     if (maxl == 0) continue;
-    dk_buf *lv = pass == 0 ? &c->rep : &c->def;
     size_t at = c->lv.len;
-    if (!o->page_v2) DK_RETURN_NOT_OK(dk__buf_append(&c->lv, "\0\0\0\0", 4, err));
-    DK_RETURN_NOT_OK(dk_pqw__rle_encode_u16(&c->lv, (const uint16_t *)(const void *)lv->data,
-                                            c->pg_levels, dk_pqw__bit_width((uint64_t)maxl), err));
-    size_t n = c->lv.len - at - (o->page_v2 ? 0 : 4);
-    if (!o->page_v2) {
+    if (!v2) DK_RETURN_NOT_OK(dk__buf_append(&c->lv, "\0\0\0\0", 4, err));
+    int bw = dk_pqw__bit_width((uint64_t)maxl);
+    if (pass == 1 && c->pg_def_full)
+      DK_RETURN_NOT_OK(dk_pqw__rle_run(&c->lv, (uint32_t)maxl, c->pg_levels, bw, err));
+    else
+      DK_RETURN_NOT_OK(dk_pqw__rle_encode_u16(
+          &c->lv, (const uint16_t *)(const void *)(pass == 0 ? c->rep : c->def).data,
+          c->pg_levels, bw, err));
+    size_t n = c->lv.len - at - (v2 ? 0 : 4);
+    if (!v2) {
       uint32_t n32 = (uint32_t)n;
       memcpy(c->lv.data + at, &n32, 4);
     }
-    if (pass == 0) rep_bytes = n; else def_bytes = n;
+    if (pass == 0) *rep_bytes = n; else *def_bytes = n;
   }
+  return DK_OK;
+}
+
+/* Closes the open page; `full`: it closed at its size target (the first such page of a chunk
+** decides on the dictionary; one that filled the dictionary first falls back as it is). */
+static dk_status close_page(pqw_col *c, int full, dk_error *err) {
+  if (c->pg_uniq.len) DK_RETURN_NOT_OK(fold_uniq(c, err));
+  c->pg_no++;
+  if (c->pg_levels == 0) return DK_OK;
+  const pqw_opts *o = c->o;
+  if (c->dict_on && !c->dict_checked && full) DK_RETURN_NOT_OK(check_dictionary(c, err));
+  /* under a dictionary even a page without values is RLE_DICTIONARY: readers (Spark's
+  ** vectorized one) expect no PLAIN page before the fallback */
+  int dict_page = c->dict_on;
+  size_t rep_bytes, def_bytes;
+  DK_RETURN_NOT_OK(encode_levels(c, &rep_bytes, &def_bytes, err));
   /* values */
   dk_buf *vals = &c->pg_plain;
   if (dict_page) {
@@ -603,29 +754,22 @@ static dk_status close_page(pqw_col *c, dk_error *err) {
     c->body.len = nb;
     vals = &c->body;
   }
-  /* compress: v1 levels + values together, v2 values only */
-  dk_buf *cb = &c->cbuf;
-  dk__buf_clear(cb);
-  const uint8_t *src;
-  size_t src_len;
-  if (!o->page_v2 && c->lv.len) {
-    /* one contiguous input: levels then values */
-    DK_RETURN_NOT_OK(dk__buf_reserve(&c->lv, vals->len, err));
-    if (vals->len) memcpy(c->lv.data + c->lv.len, vals->data, vals->len);
-    src = (const uint8_t *)c->lv.data;
-    src_len = c->lv.len + vals->len;
-  } else {
-    src = (const uint8_t *)vals->data;
-    src_len = vals->len;
-  }
+  /* compress: v1 levels + values as one body, v2 values only (levels stay uncompressed) */
+  dk_pq_part parts[2];
+  int np = 0;
   size_t lv_len = o->page_v2 ? c->lv.len : 0;
-  size_t uncompressed = lv_len + src_len;
+  if (!o->page_v2 && c->lv.len) parts[np++] = (dk_pq_part){(const uint8_t *)c->lv.data, c->lv.len};
+  parts[np++] = (dk_pq_part){(const uint8_t *)vals->data, vals->len};
+  size_t uncompressed = lv_len + parts[0].len + (np > 1 ? parts[1].len : 0);
   if (uncompressed > INT32_MAX)
     return dk__error_set(err, DK_UNSUPPORTED, "column '%s': a page larger than 2 GiB", c->leaf->name);
-  DK_RETURN_NOT_OK(dk__buf_reserve(cb, lv_len + dk_pq__compress_bound(&c->comp, src_len), err));
+  dk_buf *cb = &c->cbuf;
+  dk__buf_clear(cb);
+  DK_RETURN_NOT_OK(dk__buf_reserve(cb, lv_len + dk_pq__compress_parts_bound(&c->comp, parts, np), err));
   if (lv_len) memcpy(cb->data, c->lv.data, lv_len);
   size_t clen = 0;
-  DK_RETURN_NOT_OK(dk_pq__compress(&c->comp, src, src_len, (uint8_t *)cb->data + lv_len, &clen, err));
+  DK_RETURN_NOT_OK(dk_pq__compress_parts(&c->comp, parts, np, &c->stage, (uint8_t *)cb->data + lv_len,
+                                         &clen, err));
   cb->len = lv_len + clen;
   if (cb->len > INT32_MAX)
     return dk__error_set(err, DK_UNSUPPORTED, "column '%s': a page larger than 2 GiB", c->leaf->name);
@@ -647,7 +791,7 @@ static dk_status close_page(pqw_col *c, dk_error *err) {
   /* page entry */
   pqw_page_entry e;
   memset(&e, 0, sizeof e);
-  e.offset = (int64_t)c->pages.len;
+  e.offset = (int64_t)c->ch.pages.len;
   e.size = (int32_t)(c->hdr.len + cb->len);
   e.first_row = c->ch_rows;
   e.null_count = c->pg_nulls;
@@ -658,9 +802,11 @@ static dk_status close_page(pqw_col *c, dk_error *err) {
     DK_RETURN_NOT_OK(put_index_min(c, &c->pg_min, &e.min_off, &e.min_len, err));
     DK_RETURN_NOT_OK(put_index_max(c, &c->pg_max, &e.max_off, &e.max_len, err));
   }
-  DK_RETURN_NOT_OK(dk__buf_append(&c->page_entries, &e, sizeof e, err));
-  DK_RETURN_NOT_OK(dk__buf_append(&c->pages, c->hdr.data, c->hdr.len, err));
-  DK_RETURN_NOT_OK(dk__buf_append(&c->pages, cb->data, cb->len, err));
+  DK_RETURN_NOT_OK(dk__buf_append(&c->ch.entries, &e, sizeof e, err));
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->ch.pages, c->hdr.len + cb->len, err));
+  memcpy(c->ch.pages.data + c->ch.pages.len, c->hdr.data, c->hdr.len);
+  memcpy(c->ch.pages.data + c->ch.pages.len + c->hdr.len, cb->data, cb->len);
+  c->ch.pages.len += c->hdr.len + cb->len;
   /* chunk accounting */
   c->ch_uncompressed += (int64_t)(c->hdr.len + uncompressed);
   c->ch_rows += c->pg_rows;
@@ -668,14 +814,15 @@ static dk_status close_page(pqw_col *c, dk_error *err) {
   c->ch_nulls += c->pg_nulls;
   c->ch_nans += c->pg_nans;
   if (dict_page) c->ch_pages_dict++; else c->ch_pages_plain++;
-  DK_RETURN_NOT_OK(bound_merge(kind, &c->ch_min, &c->ch_max, &c->pg_min, &c->pg_max, err));
+  DK_RETURN_NOT_OK(bound_merge(c->kind, &c->ch_min, &c->ch_max, &c->pg_min, &c->pg_max, err));
   /* reset the page */
   dk__buf_clear(&c->def);
   dk__buf_clear(&c->rep);
   dk__buf_clear(&c->pg_plain);
   dk__buf_clear(&c->pg_idx);
   c->pg_min.set = c->pg_max.set = 0;
-  c->pg_levels = c->pg_rows = c->pg_values = c->pg_nulls = c->pg_nans = 0;
+  c->pg_levels = c->pg_rows = c->pg_values = c->pg_nulls = c->pg_nans = c->pg_plain_bytes = 0;
+  c->pg_def_full = 1;
   return DK_OK;
 }
 
@@ -687,6 +834,26 @@ static int64_t page_estimate(const pqw_col *c) {
 }
 
 /* ---- write ------------------------------------------------------------------------------- */
+
+/* Appends n definition levels to the page: def (NULL: all max_def) holding nv = max_def. A
+** page keeps its levels unmaterialized while every one is max_def. */
+static dk_status put_def(pqw_col *c, const uint16_t *def, int64_t n, int64_t nv, dk_error *err) {
+  if (c->pg_def_full && nv == n) return DK_OK;
+  if (c->pg_def_full) { /* the first level below max_def: the page's levels so far */
+    c->pg_def_full = 0;
+    dk__buf_clear(&c->def);
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->def, 2 * (size_t)c->pg_levels, err));
+    uint16_t *d = (uint16_t *)(void *)c->def.data;
+    for (int64_t k = 0; k < c->pg_levels; k++) d[k] = (uint16_t)c->max_def;
+    c->def.len = 2 * (size_t)c->pg_levels;
+  }
+  if (def) return dk__buf_append(&c->def, def, 2 * (size_t)n, err);
+  DK_RETURN_NOT_OK(dk__buf_reserve(&c->def, 2 * (size_t)n, err));
+  uint16_t *d = (uint16_t *)(void *)(c->def.data + c->def.len);
+  for (int64_t k = 0; k < n; k++) d[k] = (uint16_t)c->max_def;
+  c->def.len += 2 * (size_t)n;
+  return DK_OK;
+}
 
 dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err) {
   const pqw_opts *o = c->o;
@@ -709,13 +876,12 @@ dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err) {
         end++;
       }
     }
-    int64_t n = end - pos, nv = 0;
+    int64_t n = end - pos, nv = n;
     if (in->def) {
+      nv = 0;
       for (int64_t k = pos; k < end; k++) nv += in->def[k] == c->max_def;
-      DK_RETURN_NOT_OK(dk__buf_append(&c->def, in->def + pos, 2 * (size_t)n, err));
-    } else {
-      nv = n;
     }
+    if (c->max_def) DK_RETURN_NOT_OK(put_def(c, in->def ? in->def + pos : NULL, n, nv, err));
     if (in->rep) DK_RETURN_NOT_OK(dk__buf_append(&c->rep, in->rep + pos, 2 * (size_t)n, err));
     if (vpos + nv > in->n_values)
       return dk__error_set(err, DK_INTERNAL, "column '%s': levels and values disagree", c->leaf->name);
@@ -727,17 +893,17 @@ dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err) {
     pos = end;
     if (c->dict_on && (int64_t)c->dict.vals.len > o->dict_bytes) {
       /* fall back to PLAIN: the open page is the last dictionary-encoded one */
-      DK_RETURN_NOT_OK(close_page(c, err));
+      DK_RETURN_NOT_OK(close_page(c, 0, err));
       c->dict_on = 0;
     } else if (c->pg_rows >= o->page_rows || page_estimate(c) >= o->page_bytes) {
-      DK_RETURN_NOT_OK(close_page(c, err));
+      DK_RETURN_NOT_OK(close_page(c, 1, err));
     }
   }
   return DK_OK;
 }
 
 int64_t dk_pqw__col_buffered(const pqw_col *c) {
-  return (int64_t)(c->pages.len + c->dict.vals.len) + page_estimate(c);
+  return (int64_t)(c->ch.pages.len + c->dict.vals.len) + page_estimate(c);
 }
 
 /* ---- finish / emit ----------------------------------------------------------------------- */
@@ -756,9 +922,9 @@ static void fix_zero(int kind, uint8_t *p, int is_max) {
 }
 
 static dk_status column_index(pqw_col *c, dk_buf *out, dk_error *err) {
-  int n = (int)(c->page_entries.len / sizeof(pqw_page_entry));
-  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->page_entries.data;
-  int kind = stat_kind(c->leaf);
+  int n = (int)(c->ch.entries.len / sizeof(pqw_page_entry));
+  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->ch.entries.data;
+  int kind = c->kind;
   /* boundary order over the non-null pages */
   int asc = 1, desc = 1;
   const pqw_page_entry *prev = NULL;
@@ -805,8 +971,8 @@ static dk_status column_index(pqw_col *c, dk_buf *out, dk_error *err) {
 }
 
 dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err) {
-  DK_RETURN_NOT_OK(close_page(c, err));
-  int kind = stat_kind(c->leaf);
+  DK_RETURN_NOT_OK(close_page(c, 0, err));
+  int kind = c->kind;
   memset(m, 0, sizeof *m);
   dk__buf_init(&m->min, c->alloc);
   dk__buf_init(&m->max, c->alloc);
@@ -834,8 +1000,9 @@ dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err) {
   c->f_nulls += c->ch_nulls;
   c->f_nans += c->ch_nans;
   c->f_values += c->ch_values - c->ch_nulls;
-  /* the dictionary page, compressed, goes into body (emitted before the data pages) */
-  dk__buf_clear(&c->body);
+  /* the dictionary page, compressed (emitted before the data pages) */
+  dk_buf *dp = &c->ch.dict;
+  dk__buf_clear(dp);
   if (c->ch_pages_dict) {
     dk__buf_clear(&c->cbuf);
     size_t n = c->dict.vals.len;
@@ -852,51 +1019,76 @@ dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err) {
     h.compressed = (int32_t)clen;
     h.num_values = (int32_t)c->dict.n;
     h.encoding = PQ_ENC_PLAIN;
-    DK_RETURN_NOT_OK(dk_pqw__page_header(&c->body, &h, err));
-    c->ch_uncompressed += (int64_t)(c->body.len + n);
-    DK_RETURN_NOT_OK(dk__buf_append(&c->body, c->cbuf.data, clen, err));
+    DK_RETURN_NOT_OK(dk_pqw__page_header(dp, &h, err));
+    c->ch_uncompressed += (int64_t)(dp->len + n);
+    DK_RETURN_NOT_OK(dk__buf_append(dp, c->cbuf.data, clen, err));
     m->n_dict_pages_plain = 1;
   }
   m->total_uncompressed = c->ch_uncompressed;
-  m->total_compressed = (int64_t)(c->body.len + c->pages.len);
+  m->total_compressed = (int64_t)(dp->len + c->ch.pages.len);
   return DK_OK;
 }
 
-dk_status dk_pqw__col_emit(pqw_col *c, pqw_chunk_meta *m, dk__sink *sink, dk_error *err) {
-  m->dict_offset = -1;
-  if (c->body.len) {
-    m->dict_offset = sink->pos;
-    DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->body.data, c->body.len, err));
-  }
-  m->data_offset = sink->pos;
-  DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->pages.data, c->pages.len, err));
-  if (c->o->page_index) {
-    int n = (int)(c->page_entries.len / sizeof(pqw_page_entry));
-    const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->page_entries.data;
-    dk_tpw w;
-    dk_pqw__tp_init(&w, &m->offset_index, err);
-    dk_pqw__tp_struct_begin(&w, 0);
-    dk_pqw__tp_list(&w, 1, DK_TP_STRUCT, (size_t)n);
-    for (int i = 0; i < n; i++) {
-      dk_pqw__tp_struct_begin(&w, 0);
-      dk_pqw__tp_i64(&w, 1, m->data_offset + pe[i].offset);
-      dk_pqw__tp_i32(&w, 2, pe[i].size);
-      dk_pqw__tp_i64(&w, 3, pe[i].first_row);
-      dk_pqw__tp_struct_end(&w);
-    }
-    dk_pqw__tp_struct_end(&w);
-    DK_RETURN_NOT_OK(w.st);
-  }
+void dk_pqw__chunk_out_init(pqw_chunk_out *o, const dk_allocator *alloc) {
+  dk__buf_init(&o->dict, alloc);
+  dk__buf_init(&o->pages, alloc);
+  dk__buf_init(&o->entries, alloc);
+}
+
+void dk_pqw__chunk_out_dispose(pqw_chunk_out *o) {
+  dk__buf_dispose(&o->dict);
+  dk__buf_dispose(&o->pages);
+  dk__buf_dispose(&o->entries);
+}
+
+/* Swaps the column's chunk buffers with *out and empties the column's. */
+static void swap_out(pqw_col *c, pqw_chunk_out *out) {
+  pqw_chunk_out t = *out;
+  *out = c->ch;
+  c->ch = t;
+  dk__buf_clear(&c->ch.dict);
+  dk__buf_clear(&c->ch.pages);
+  dk__buf_clear(&c->ch.entries);
+}
+
+void dk_pqw__col_give_back(pqw_col *c, pqw_chunk_out *out) { swap_out(c, out); }
+
+void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out) {
+  swap_out(c, out);
   /* reset for the next row group */
-  dk__buf_clear(&c->pages);
-  dk__buf_clear(&c->body);
   dk__buf_clear(&c->index_vals);
-  dk__buf_clear(&c->page_entries);
-  dict_reset(&c->dict);
+  dk_pqw__dict_reset(&c->dict);
   c->dict_on = c->o->dictionary && c->ptype != PQ_BOOLEAN;
+  c->dict_checked = 0;
   c->ch_rows = c->ch_values = c->ch_uncompressed = c->ch_nulls = c->ch_nans = 0;
   c->ch_pages_dict = c->ch_pages_plain = 0;
   c->ch_min.set = c->ch_max.set = 0;
   c->ch_index_ok = 1;
-  return DK_OK;
+}
+
+dk_status dk_pqw__chunk_emit(const pqw_chunk_out *c, pqw_chunk_meta *m, int page_index,
+                             dk__sink *sink, dk_error *err) {
+  m->dict_offset = -1;
+  if (c->dict.len) {
+    m->dict_offset = sink->pos;
+    DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->dict.data, c->dict.len, err));
+  }
+  m->data_offset = sink->pos;
+  DK_RETURN_NOT_OK(dk_io__sink_write(sink, c->pages.data, c->pages.len, err));
+  if (!page_index) return DK_OK;
+  int n = (int)(c->entries.len / sizeof(pqw_page_entry));
+  const pqw_page_entry *pe = (const pqw_page_entry *)(const void *)c->entries.data;
+  dk_tpw w;
+  dk_pqw__tp_init(&w, &m->offset_index, err);
+  dk_pqw__tp_struct_begin(&w, 0);
+  dk_pqw__tp_list(&w, 1, DK_TP_STRUCT, (size_t)n);
+  for (int i = 0; i < n; i++) {
+    dk_pqw__tp_struct_begin(&w, 0);
+    dk_pqw__tp_i64(&w, 1, m->data_offset + pe[i].offset);
+    dk_pqw__tp_i32(&w, 2, pe[i].size);
+    dk_pqw__tp_i64(&w, 3, pe[i].first_row);
+    dk_pqw__tp_struct_end(&w);
+  }
+  dk_pqw__tp_struct_end(&w);
+  return w.st;
 }

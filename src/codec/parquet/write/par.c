@@ -49,6 +49,8 @@ void dk_pqw__par_free(pqw_par *p) {
   dk__free(p->alloc, p);
 }
 
+dk__exec *dk_pqw__par_exec(pqw_par *p) { return p ? p->ex : NULL; }
+
 void dk_pqw__par_run(pqw_par *p, int n, void (*fn)(void *ctx, int i), void *ctx) {
   job j = {fn, ctx, n, 0};
   int threads = p ? dk__exec_threads(p->ex) : 1;

@@ -127,14 +127,14 @@ dk_status dk_pqw__rle_encode_u16(dk_buf *out, const uint16_t *v, int64_t n, int 
                                  dk_error *err);
 dk_status dk_pqw__rle_encode_u32(dk_buf *out, const uint32_t *v, int64_t n, int bit_width,
                                  dk_error *err);
+/* One RLE run: n (>= 1) copies of v (bit_width bits), appended to out. */
+dk_status dk_pqw__rle_run(dk_buf *out, uint32_t v, int64_t n, int bit_width, dk_error *err);
 /* Bits needed for values 0..max. */
 static inline int dk_pqw__bit_width(uint64_t max) {
   int w = 0;
   while (max) w++, max >>= 1;
   return w;
 }
-
-/* ---- column chunk writer (column.c) ------------------------------------------------------ */
 
 typedef struct pqw_opts {
   int codec, level;
@@ -174,22 +174,57 @@ typedef struct pqw_chunk_meta {
   int float_nan_count;               /* write nan_count (FLOAT/DOUBLE) */
 } pqw_chunk_meta;
 
-/* One hash slot: the value's first 8 bytes (all of a 4- or 8-byte value), its hash and its
-** index + 1 (0 = empty), so most probes touch one cache line. */
-typedef struct pqw_slot {
-  uint64_t key;
-  uint32_t hash;
-  uint32_t idx1;
-} pqw_slot;
+/* ---- dictionary (dict.c) ---------------------------------------------------------------- */
+
+enum { PQW_DICT_4 = 0, PQW_DICT_8, PQW_DICT_FIXED, PQW_DICT_BYTES };
 
 typedef struct pqw_dict {
-  pqw_slot *slots;
-  size_t cap;              /* power of two */
+  void *slots;             /* hash table (dict.c's slot layout for the kind) */
+  size_t cap;              /* slots, a power of two (0 before the first value) */
+  int bits;                /* log2(cap) */
+  int kind;                /* PQW_DICT_* */
+  int width;               /* fixed-width values: bytes */
   uint32_t n;              /* entries */
   dk_buf vals;             /* PLAIN-encoded dictionary page body */
   dk_buf starts;           /* BYTE_ARRAY: uint32 offset of each entry's bytes in vals */
   dk_buf stamp;            /* BYTE_ARRAY: uint32 per entry, the last page that used it */
+  const dk_allocator *alloc;
 } pqw_dict;
+
+/* A byte string of the input (BYTE_ARRAY values are handed around as these). */
+typedef struct pqw_sv {
+  const uint8_t *p;
+  uint32_t n;
+} pqw_sv;
+
+void dk_pqw__dict_init(pqw_dict *d, int ptype, int width, const dk_allocator *alloc);
+void dk_pqw__dict_dispose(pqw_dict *d);
+/* Empties the dictionary (keeps its memory for the next chunk). */
+void dk_pqw__dict_reset(pqw_dict *d);
+/* Indices of n fixed-width values (PLAIN bytes, d->width each, contiguous) into out,
+** inserting the new ones. */
+dk_status dk_pqw__dict_put_fixed(pqw_dict *d, const uint8_t *v, int64_t n, uint32_t *out,
+                                 dk_error *err);
+/* The same for n byte strings; `end` (or NULL) bounds the buffer they lie in, which may be
+** read past a string's end up to there. */
+dk_status dk_pqw__dict_put_bytes(pqw_dict *d, const pqw_sv *v, int64_t n, const uint8_t *end,
+                                 uint32_t *out, dk_error *err);
+/* Appends the PLAIN encoding of entries idx[0..n) to out. */
+dk_status dk_pqw__dict_plain(const pqw_dict *d, const uint32_t *idx, int64_t n, dk_buf *out,
+                             dk_error *err);
+
+/* ---- column chunk writer (column.c) ------------------------------------------------------ */
+
+/* A column chunk's bytes: written by the column, then taken (dk_pqw__col_take) and handed to
+** the sink (dk_pqw__chunk_emit), possibly while the column writes the next row group. */
+typedef struct pqw_chunk_out {
+  dk_buf dict;             /* the dictionary page (header + body), empty when none */
+  dk_buf pages;            /* the data pages (header + body each) */
+  dk_buf entries;          /* pqw_page_entry of each data page */
+} pqw_chunk_out;
+
+void dk_pqw__chunk_out_init(pqw_chunk_out *o, const dk_allocator *alloc);
+void dk_pqw__chunk_out_dispose(pqw_chunk_out *o);
 
 typedef struct pqw_col pqw_col;
 struct pqw_col {
@@ -199,11 +234,14 @@ struct pqw_col {
   const pqw_opts *o;
   const dk_allocator *alloc;
   int ptype, width;        /* physical type, value bytes (0 BYTE_ARRAY; BOOLEAN 1) */
+  int kind;                /* statistics sort order (column.c SK_*) */
   int16_t max_def, max_rep;
   dk_pq_compressor comp;
   /* current page */
-  dk_buf def, rep;         /* uint16 levels */
+  dk_buf def, rep;         /* uint16 levels (def only once pg_def_full is 0) */
+  int pg_def_full;         /* every definition level of the page so far is max_def */
   int64_t pg_levels, pg_rows, pg_values, pg_nulls;
+  int64_t pg_plain_bytes;  /* PLAIN size of the page's values (the dictionary test) */
   dk_buf pg_plain;         /* PLAIN values (booleans: one byte each until the page closes) */
   dk_buf pg_idx;           /* uint32 dictionary indices */
   pqw_bound pg_min, pg_max;
@@ -212,13 +250,14 @@ struct pqw_col {
   dk_buf pg_uniq;          /* BYTE_ARRAY under a dictionary: uint32 entries the page used;
                               its min/max are computed from them when the page closes */
   /* scratch */
+  dk_buf stage;            /* converted values or string views of one run; compression input */
   dk_buf body, cbuf, hdr, lv;
   /* chunk */
   int dict_on;             /* still dictionary-encoding this chunk */
+  int dict_checked;        /* the first-page test of the dictionary ran */
   pqw_dict dict;
-  dk_buf pages;            /* data pages (header + body) */
+  pqw_chunk_out ch;        /* the chunk's pages so far */
   dk_buf index_vals;       /* page min/max bytes for the ColumnIndex */
-  dk_buf page_entries;     /* pqw_page_entry */
   int64_t ch_rows, ch_values, ch_uncompressed, ch_nulls, ch_nans;
   int64_t ch_pages_dict, ch_pages_plain;
   pqw_bound ch_min, ch_max;
@@ -234,8 +273,9 @@ dk_status dk_pqw__col_init(pqw_col *c, const pqw_field *leaf, const pqw_opts *o,
                            const dk_allocator *alloc, dk_error *err);
 void dk_pqw__col_dispose(pqw_col *c);
 
-/* One batch of a leaf for column.c: n levels (def/rep NULL when the max level is 0) and the
-** leaf array's physical slots of the non-null values (idx NULL: slots first, first+1, ...). */
+/* One batch of a leaf for column.c: n levels (def NULL: every one is the max definition
+** level; rep NULL: all 0) and the leaf array's physical slots of the non-null values (idx
+** NULL: slots first, first+1, ...). */
 typedef struct pqw_input {
   const struct ArrowArray *arr;  /* the leaf's Arrow array */
   const uint16_t *def, *rep;
@@ -247,11 +287,18 @@ typedef struct pqw_input {
 
 dk_status dk_pqw__col_write(pqw_col *c, const pqw_input *in, dk_error *err);
 /* Closes the chunk: flushes the last page, builds the dictionary page, statistics and page
-** index; the chunk's bytes are dict (if any) then pages, handed out by dk_pqw__col_emit. */
+** index; the chunk's bytes are then taken with dk_pqw__col_take. */
 dk_status dk_pqw__col_finish(pqw_col *c, pqw_chunk_meta *m, dk_error *err);
-/* Writes the finished chunk at the sink's position (filling the chunk's offsets and its
-** OffsetIndex) and resets the column for the next row group. */
-dk_status dk_pqw__col_emit(pqw_col *c, pqw_chunk_meta *m, dk__sink *sink, dk_error *err);
+/* Swaps the finished chunk's bytes with *out (whose buffers, emitted before, the column
+** reuses) and resets the column for the next row group. */
+void dk_pqw__col_take(pqw_col *c, pqw_chunk_out *out);
+/* Hands an emitted chunk's buffers back to the column (swapped with its empty ones), so the
+** next row group grows into memory already touched instead of new pages. */
+void dk_pqw__col_give_back(pqw_col *c, pqw_chunk_out *out);
+/* Writes a taken chunk at the sink's position, filling m's offsets and (page_index) its
+** OffsetIndex. */
+dk_status dk_pqw__chunk_emit(const pqw_chunk_out *c, pqw_chunk_meta *m, int page_index,
+                             dk__sink *sink, dk_error *err);
 /* Bytes the column buffers for its open row group (for the row-group size target). */
 int64_t dk_pqw__col_buffered(const pqw_col *c);
 
@@ -308,5 +355,7 @@ typedef struct pqw_par pqw_par;
 dk_status dk_pqw__par_new(pqw_par **out, int threads, const dk_allocator *alloc, dk_error *err);
 void dk_pqw__par_free(pqw_par *p);
 void dk_pqw__par_run(pqw_par *p, int n, void (*fn)(void *ctx, int i), void *ctx);
+/* The executor (NULL for NULL: dk__exec_* then run everything on the caller). */
+struct dk__exec *dk_pqw__par_exec(pqw_par *p);
 
 #endif /* DK_PARQUET_PQW_H */

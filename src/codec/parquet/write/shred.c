@@ -111,6 +111,19 @@ static dk_status walk_node(walk *w, int k, const struct ArrowArray *a, int64_t s
   }
 }
 
+/* Unset bits of bits[first, first + n) (reads only the bytes holding them). */
+static int64_t count_unset(const uint8_t *bits, int64_t first, int64_t n) {
+  int64_t set = 0, i = first, end = first + n;
+  for (; i < end && (i & 7); i++) set += dk__bit_get(bits, i);
+  for (; i + 64 <= end; i += 64) {
+    uint64_t word;
+    memcpy(&word, bits + (i >> 3), 8);
+    set += __builtin_popcountll(word);
+  }
+  for (; i < end; i++) set += dk__bit_get(bits, i);
+  return n - set;
+}
+
 dk_status dk_pqw__shred(pqw_col *c, const struct ArrowArray *col_arr, int64_t row0, int64_t n,
                         pqw_field *const *fields, dk_error *err) {
   const pqw_field *top = c->path[0];
@@ -120,11 +133,7 @@ dk_status dk_pqw__shred(pqw_col *c, const struct ArrowArray *col_arr, int64_t ro
   if (top->kind == PQW_PRIM) {
     int64_t first = col_arr->offset + row0;
     const uint8_t *valid = col_arr->null_count != 0 ? col_arr->buffers[0] : NULL;
-    int64_t nulls = 0;
-    if (valid) {
-      /* count the nulls of the slice */
-      for (int64_t i = 0; i < n; i++) nulls += !dk__bit_get(valid, first + i);
-    }
+    int64_t nulls = valid ? count_unset(valid, first, n) : 0;
     if (nulls && !top->nullable) {
       walk w0 = {c, fields, NULL, NULL, NULL, 0, 0, 0, 0, row0, err};
       for (int64_t i = 0; i < n; i++)
@@ -136,29 +145,22 @@ dk_status dk_pqw__shred(pqw_col *c, const struct ArrowArray *col_arr, int64_t ro
     }
     in.n_levels = n;
     in.n_values = n - nulls;
-    if (!top->nullable) {
-      in.first = first;
-      return dk_pqw__col_write(c, &in, err);
-    }
-    fields[top->index]->null_rows += nulls;
+    in.first = first;
+    if (top->nullable) fields[top->index]->null_rows += nulls;
+    if (!nulls) return dk_pqw__col_write(c, &in, err); /* no def levels given: all are max */
     dk__buf_clear(&c->sh_def);
     DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_def, 2 * (size_t)n, err));
     uint16_t *def = (uint16_t *)(void *)c->sh_def.data;
-    if (!nulls) {
-      for (int64_t i = 0; i < n; i++) def[i] = 1;
-      in.first = first;
-    } else {
-      dk__buf_clear(&c->sh_idx);
-      DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_idx, 8 * (size_t)(n - nulls) + 8, err));
-      int64_t *idx = (int64_t *)(void *)c->sh_idx.data, k = 0;
-      for (int64_t i = 0; i < n; i++) {
-        int v = dk__bit_get(valid, first + i);
-        def[i] = (uint16_t)v;
-        idx[k] = first + i;
-        k += v;
-      }
-      in.idx = idx;
+    dk__buf_clear(&c->sh_idx);
+    DK_RETURN_NOT_OK(dk__buf_reserve(&c->sh_idx, 8 * (size_t)(n - nulls) + 8, err));
+    int64_t *idx = (int64_t *)(void *)c->sh_idx.data, k = 0;
+    for (int64_t i = 0; i < n; i++) {
+      int v = dk__bit_get(valid, first + i);
+      def[i] = (uint16_t)v;
+      idx[k] = first + i;
+      k += v;
     }
+    in.idx = idx;
     in.def = def;
     return dk_pqw__col_write(c, &in, err);
   }

@@ -5,16 +5,20 @@
 ** FileMetaData, its length and "PAR1").
 **
 ** Batches are cut into slices of at most SLICE_ROWS rows; each slice is shredded and encoded
-** column by column (in parallel when threads > 1: columns are independent). A row group is
-** flushed once its buffered bytes reach the target or its rows the limit, so memory is bounded
-** by one row group, never by the file. Bytes go through the byte sink (io/sink.h), so the file
-** appears under its name only at close.
+** column by column (in parallel when threads > 1: columns are independent, handed out longest
+** first by their cost in the previous slice). A row group is flushed once its buffered bytes
+** reach the target or its rows the limit: its chunks are finished (in parallel) and then
+** written to the sink — with threads > 1 by a background task on the executor while the next
+** row group is encoded, so memory is bounded by two row groups, never by the file. Bytes go
+** through the byte sink (io/sink.h), so the file appears under its name only at close.
 */
 #include <stdio.h>
+#include <time.h>
 
 #include "arrow/array.h"
 #include "codec/parquet/write/pqw.h"
 #include "codec/parquet/write/writer.h"
+#include "util/exec.h"
 
 #define SLICE_ROWS 65536
 
@@ -46,6 +50,15 @@ struct dk_parquet_writer {
   pqw_chunk_meta *job_meta;
   dk_status *job_st;
   dk_error *job_err;
+  int64_t *job_ns;         /* threads > 1: nanoseconds of each column's last task */
+  int *job_order;          /* threads > 1: columns by job_ns, longest first */
+  /* the row group on its way to the sink */
+  pqw_chunk_out *outs;     /* each column's taken chunk */
+  int emit_rg;             /* its index in rgs */
+  int emit_busy;           /* submitted to the executor, not joined */
+  dk__task emit_task;
+  dk_status emit_st;
+  dk_error emit_err;
 };
 
 static dk_status fail(dk_parquet_writer *w, dk_status st) {
@@ -98,17 +111,20 @@ static dk_status check_array(const pqw_field *f, const struct ArrowArray *a, int
   int wide = f->format[1] == 'L' || f->conv == PQW_CV_BIN64;
   if (f->kind == PQW_LIST || f->kind == PQW_MAP || f->conv == PQW_CV_BIN32 || f->conv == PQW_CV_BIN64) {
     /* offsets of the array's own slots must be non-decreasing (values under 2 GiB each) */
-    const int64_t *o64 = a->buffers[1];
-    const int32_t *o32 = a->buffers[1];
-    int64_t prev = wide ? o64[a->offset] : o32[a->offset];
-    if (prev < 0) return bad_batch(err, f, "negative offsets");
-    for (int64_t i = a->offset + 1; i <= slots; i++) {
-      int64_t o = wide ? o64[i] : o32[i];
-      if (o < prev || (f->kind == PQW_PRIM && o - prev > INT32_MAX))
-        return bad_batch(err, f, "decreasing offsets or a value over 2 GiB");
-      prev = o;
+    int64_t hi, bad = 0;
+    if (wide) {
+      const int64_t *o = a->buffers[1];
+      if (o[a->offset] < 0) return bad_batch(err, f, "negative offsets");
+      for (int64_t i = a->offset + 1; i <= slots; i++)
+        bad |= (o[i] < o[i - 1]) | (f->kind == PQW_PRIM && (uint64_t)o[i] - (uint64_t)o[i - 1] > INT32_MAX);
+      hi = o[slots];
+    } else { /* 32-bit offsets: a value cannot exceed 2 GiB */
+      const int32_t *o = a->buffers[1];
+      if (o[a->offset] < 0) return bad_batch(err, f, "negative offsets");
+      for (int64_t i = a->offset + 1; i <= slots; i++) bad |= o[i] < o[i - 1];
+      hi = o[slots];
     }
-    int64_t hi = prev;
+    if (bad) return bad_batch(err, f, "decreasing offsets or a value over 2 GiB");
     if (f->kind != PQW_PRIM) return check_array(f->children[0], a->children[0], hi, err);
     if (hi > 0 && !a->buffers[2]) return bad_batch(err, f, "missing data buffer");
     return DK_OK;
@@ -248,12 +264,19 @@ dk_status dk_parquet_writer_open(dk_parquet_writer **out, dk_storage *storage,
   w->job_st = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_st);
   w->job_err = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_err);
   w->job_meta = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_meta);
-  if (!w->cols || !w->job_st || !w->job_err || !w->job_meta) {
+  w->job_ns = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_ns);
+  w->job_order = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->job_order);
+  w->outs = dk__calloc(alloc, (size_t)w->schema.n_leaves, sizeof *w->outs);
+  if (!w->cols || !w->job_st || !w->job_err || !w->job_meta || !w->job_ns || !w->job_order ||
+      !w->outs) {
     st = dk__error_set(err, DK_NOMEM, "out of memory");
     goto cleanup;
   }
-  for (int i = 0; i < w->schema.n_leaves; i++)
+  for (int i = 0; i < w->schema.n_leaves; i++) {
+    w->job_order[i] = i;
+    dk_pqw__chunk_out_init(&w->outs[i], alloc);
     DK_CHECK_GOTO(dk_pqw__col_init(&w->cols[i], w->schema.leaves[i], &w->o, alloc, err));
+  }
   if (opts->threads > 1) DK_CHECK_GOTO(dk_pqw__par_new(&w->par, opts->threads, alloc, err));
   w->result.version = DK_PARQUET_WRITE_RESULT_VERSION;
   if (!storage) {
@@ -274,11 +297,19 @@ cleanup:
 
 /* ---- row groups -------------------------------------------------------------------------- */
 
-static void task(void *ctx, int i) {
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void task(void *ctx, int k) {
   dk_parquet_writer *w = ctx;
+  int i = w->job_order[k];
   pqw_col *c = &w->cols[i];
   dk_error *e = &w->job_err[i];
   if (w->job_st[i] != DK_OK) return;
+  int64_t t0 = w->par ? now_ns() : 0;
   if (w->job_kind == 0) {
     const pqw_field *top = c->path[0];
     const struct ArrowArray *col = w->job_batch->children[top->child_index];
@@ -291,6 +322,7 @@ static void task(void *ctx, int i) {
   } else {
     w->job_st[i] = dk_pqw__col_finish(c, &w->job_meta[i], e);
   }
+  if (w->par) w->job_ns[i] = now_ns() - t0;
 }
 
 static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
@@ -298,6 +330,16 @@ static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
   for (int i = 0; i < n; i++) {
     w->job_st[i] = DK_OK;
     dk_error_init(&w->job_err[i]);
+  }
+  if (w->par) { /* longest first (the last slice's times), so no thread is left with the
+                ** longest column at the end */
+    int *o = w->job_order;
+    for (int i = 1; i < n; i++)
+      for (int j = i; j > 0 && w->job_ns[o[j]] > w->job_ns[o[j - 1]]; j--) {
+        int t = o[j];
+        o[j] = o[j - 1];
+        o[j - 1] = t;
+      }
   }
   w->job_kind = kind;
   dk_pqw__par_run(w->par, n, task, w);
@@ -309,9 +351,31 @@ static dk_status run_columns(dk_parquet_writer *w, int kind, dk_error *err) {
   return DK_OK;
 }
 
+/* Writes the taken chunks of row group emit_rg to the sink (a task when threads > 1). */
+static void emit_run(void *arg) {
+  dk_parquet_writer *w = arg;
+  pqw_rg_meta *rg = &w->rgs[w->emit_rg];
+  rg->file_offset = w->sink.pos;
+  dk_error_init(&w->emit_err);
+  w->emit_st = DK_OK;
+  for (int i = 0; i < w->schema.n_leaves && w->emit_st == DK_OK; i++)
+    w->emit_st = dk_pqw__chunk_emit(&w->outs[i], &rg->chunks[i], w->o.page_index, &w->sink,
+                                    &w->emit_err);
+}
+
+/* Waits for the row group on its way to the sink; its failure is the writer's. */
+static dk_status emit_join(dk_parquet_writer *w, dk_error *err) {
+  if (!w->emit_busy) return DK_OK;
+  dk__exec_join(dk_pqw__par_exec(w->par), &w->emit_task);
+  w->emit_busy = 0;
+  if (w->emit_st != DK_OK && err && !err->code) *err = w->emit_err;
+  return w->emit_st;
+}
+
 static dk_status flush_row_group(dk_parquet_writer *w, dk_error *err) {
   if (w->rg_rows == 0) return DK_OK;
   DK_RETURN_NOT_OK(run_columns(w, 1, err));
+  DK_RETURN_NOT_OK(emit_join(w, err)); /* the previous row group is out: its buffers are free */
   if (w->n_rgs == w->cap_rgs) {
     int cap = w->cap_rgs ? w->cap_rgs * 2 : 8;
     pqw_rg_meta *r = dk__realloc(w->alloc, w->rgs, sizeof *r * (size_t)cap);
@@ -326,17 +390,25 @@ static dk_status flush_row_group(dk_parquet_writer *w, dk_error *err) {
   if (!rg->chunks) return dk__error_set(err, DK_NOMEM, "out of memory");
   w->n_rgs++;
   rg->num_rows = w->rg_rows;
-  rg->file_offset = w->sink.pos;
   for (int i = 0; i < n; i++) {
     rg->chunks[i] = w->job_meta[i];
     memset(&w->job_meta[i], 0, sizeof w->job_meta[i]);
-    DK_RETURN_NOT_OK(dk_pqw__col_emit(&w->cols[i], &rg->chunks[i], &w->sink, err));
     rg->total_byte_size += rg->chunks[i].total_uncompressed;
     rg->total_compressed += rg->chunks[i].total_compressed;
+    dk_pqw__col_take(&w->cols[i], &w->outs[i]);
   }
   w->num_rows += w->rg_rows;
   w->rg_rows = 0;
-  return DK_OK;
+  w->emit_rg = w->n_rgs - 1;
+  if (dk__exec_threads(dk_pqw__par_exec(w->par)) > 1) {
+    dk__exec_submit(dk_pqw__par_exec(w->par), &w->emit_task, emit_run, w);
+    w->emit_busy = 1;
+    return DK_OK;
+  }
+  emit_run(w);
+  if (w->emit_st != DK_OK && err && !err->code) *err = w->emit_err;
+  for (int i = 0; i < n; i++) dk_pqw__col_give_back(&w->cols[i], &w->outs[i]);
+  return w->emit_st;
 }
 
 static int64_t buffered(const dk_parquet_writer *w) {
@@ -427,6 +499,7 @@ dk_status dk_parquet_writer_write_stream(dk_parquet_writer *w, struct ArrowArray
 
 static dk_status finish_file(dk_parquet_writer *w, dk_error *err) {
   DK_RETURN_NOT_OK(flush_row_group(w, err));
+  DK_RETURN_NOT_OK(emit_join(w, err));
   int n = w->schema.n_leaves;
   /* page index: every ColumnIndex, then every OffsetIndex */
   for (int pass = 0; pass < 2; pass++)
@@ -484,6 +557,7 @@ dk_status dk_parquet_writer_close(dk_parquet_writer *w, dk_parquet_write_result 
 void dk_parquet_writer_free(dk_parquet_writer *w) {
   if (!w) return;
   const dk_allocator *a = w->alloc;
+  if (w->emit_busy) dk__exec_join(dk_pqw__par_exec(w->par), &w->emit_task);
   if (w->sink_open) dk_io__sink_abort(&w->sink);
   dk_pqw__par_free(w->par);
   for (int r = 0; r < w->n_rgs; r++) {
@@ -507,6 +581,11 @@ void dk_parquet_writer_free(dk_parquet_writer *w) {
       dk__buf_dispose(&w->job_meta[i].column_index);
       dk__buf_dispose(&w->job_meta[i].offset_index);
     }
+  if (w->outs)
+    for (int i = 0; i < w->schema.n_leaves; i++) dk_pqw__chunk_out_dispose(&w->outs[i]);
+  dk__free(a, w->outs);
+  dk__free(a, w->job_ns);
+  dk__free(a, w->job_order);
   dk__free(a, w->cols);
   dk__free(a, w->job_st);
   dk__free(a, w->job_err);

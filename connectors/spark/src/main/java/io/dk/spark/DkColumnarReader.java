@@ -33,8 +33,12 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
 
   private final AutoCloseable owner;
 
-  DkColumnarReader(byte[] split, int[] keep, StructType schema) {
-    this(addr -> DkNative.splitRead(split, addr), null, keep, schema);
+  DkColumnarReader(byte[] split, String root, String[] storageOptions, int[] keep,
+      StructType schema) {
+    this(addr -> {
+      if (storageOptions != null) DkNative.splitReadWith(split, addr, root, storageOptions);
+      else DkNative.splitRead(split, addr);
+    }, null, keep, schema);
   }
 
   /** Reads the stream `fill` writes at the address it is given; `owner` (the native handle

@@ -43,6 +43,9 @@ final class DkNative {
 
   /** mode: 0 latest, 1 version, 2 timestamp (ms). */
   static native long snapshotOpen(String uri, int mode, long version, long timestampMs);
+  /** snapshotOpen of an s3:// or s3a:// table with storage options (key, value, ...). */
+  static native long snapshotOpenWith(String uri, int mode, long version, long timestampMs,
+      String[] storageOptions);
   static native void snapshotFree(long snap);
   static native long snapshotRef(long snap);
   static native long snapshotUpdate(long snap);
@@ -63,6 +66,9 @@ final class DkNative {
   static native byte[][] scanSplits(long scan);
 
   static native void splitRead(byte[] split, long arrowArrayStreamAddress);
+  /** splitRead of a split of the object-store table at root, with its storage options. */
+  static native void splitReadWith(byte[] split, long arrowArrayStreamAddress, String root,
+      String[] storageOptions);
   /** Bytes currently held by executor-side reads (counting allocator in dk_jni.c). */
   static native long nativeBytesOutstanding();
   /** Allocations made by split reads in this JVM so far (monotonic). */

@@ -25,6 +25,7 @@ public final class DkReaderFactory implements PartitionReaderFactory {
   @Override public boolean supportColumnarReads(InputPartition partition) { return true; }
 
   @Override public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
-    return new DkColumnarReader(((DkInputPartition) p).split, keep, schema);
+    DkInputPartition d = (DkInputPartition) p;
+    return new DkColumnarReader(d.split, d.root, d.storageOptions, keep, schema);
   }
 }

@@ -156,7 +156,9 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
   @Override public synchronized InputPartition[] planInputPartitions() {
     if (splits == null) splits = native_().splits();
     InputPartition[] out = new InputPartition[splits.length];
-    for (int i = 0; i < splits.length; i++) out[i] = new DkInputPartition(splits[i]);
+    NativeSnapshot snap = table.snapshot();
+    for (int i = 0; i < splits.length; i++)
+      out[i] = new DkInputPartition(splits[i], snap.path(), snap.storageOptions());
     return out;
   }
 

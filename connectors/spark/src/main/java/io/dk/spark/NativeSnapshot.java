@@ -23,10 +23,12 @@ public final class NativeSnapshot implements AutoCloseable {
   private final long handle;
   private final Cleaner.Cleanable cleanable;
   private final String path;
+  private final String[] storageOptions; // null for a local table
 
-  private NativeSnapshot(long handle, String path) {
+  private NativeSnapshot(long handle, String path, String[] storageOptions) {
     this.handle = handle;
     this.path = path;
+    this.storageOptions = storageOptions;
     this.cleanable = CLEANER.register(this, new Free(handle));
   }
 
@@ -34,11 +36,15 @@ public final class NativeSnapshot implements AutoCloseable {
   public static NativeSnapshot open(String path, long version, Long timestampMs) {
     DkNative.ensureLoaded();
     int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
+    long ts = timestampMs == null ? 0 : timestampMs;
+    boolean remote = DkStorageOptions.isObjectStore(path);
+    String[] so = remote ? DkStorageOptions.fromSession() : null;
     try {
-      long h = DkNative.snapshotOpen(path, mode, version, timestampMs == null ? 0 : timestampMs);
-      return new NativeSnapshot(h, path);
+      long h = remote ? DkNative.snapshotOpenWith(path, mode, version, ts, so)
+                      : DkNative.snapshotOpen(path, mode, version, ts);
+      return new NativeSnapshot(h, path, so);
     } catch (DkException e) {
-      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND
+      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND && !remote
           && !new File(path, "_delta_log").isDirectory()) {
         throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, e.getStatus(),
             e.getMessage().replaceFirst("^\\[[A-Z_]+\\] ", ""));
@@ -54,17 +60,21 @@ public final class NativeSnapshot implements AutoCloseable {
   }
 
   /** A second, independently closed handle on the same snapshot. */
-  NativeSnapshot ref() { return new NativeSnapshot(DkNative.snapshotRef(handle), path); }
+  NativeSnapshot ref() {
+    return new NativeSnapshot(DkNative.snapshotRef(handle), path, storageOptions);
+  }
 
   /** This object when the table has no newer commit, else a new snapshot of the latest
    *  version built from this one by reading only the newer commits. */
   NativeSnapshot update() {
     long h = DkNative.snapshotUpdate(handle);
-    return h == 0 ? this : new NativeSnapshot(h, path);
+    return h == 0 ? this : new NativeSnapshot(h, path, storageOptions);
   }
 
   long handle() { return handle; }
   public String path() { return path; }
+  /** The storage options of an object-store table (key, value, ...), null for a local one. */
+  String[] storageOptions() { return storageOptions; }
   public long version() { return DkNative.snapshotVersion(handle); }
   public long timestampMs() { return DkNative.snapshotTimestamp(handle); }
   public boolean hasFeature(String f) { return DkNative.snapshotHasFeature(handle, f); }
