@@ -105,13 +105,18 @@ test-interop: build
 # with delta.enableChangeDataFeed written by Spark (and delta-rs), Spark's table_changes for a
 # sample of ranges (DK_CDF_ALL_RANGES=1: every range) and its streaming source batch by
 # batch, built once into build/interop_cdf (scripts/cdf_tables.sh, cached by content); then
-# the oracle's self-checks and delta-rs / polars-deltalake against it. test-interop runs
-# these checks only once the oracle is built (they skip otherwise), so CI pays for it when
-# dk's change data feed is compared with it.
+# the oracle's self-checks, delta-rs / polars-deltalake against it and dk's change data feed
+# and streams against it (tests/interop/test_cdf_dk.py: every range, every stream batch by
+# batch, resumes from every offset). test-interop runs these checks only once the oracle is
+# built (they skip otherwise); CI runs this target (.ci/run), building the oracle once and
+# reusing it while its generator is unchanged.
 test-cdf-oracle: build
 	scripts/install_spark.sh
 	scripts/cdf_tables.sh
-	DK_CDF_ORACLE=1 DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop/test_cdf_oracle.py
+	@$(PY) -m pip install -q --no-build-isolation -C cmake.define.DK_BUILD_DIR=$(abspath $(BUILD)) \
+	  -C build-dir=$(abspath $(BUILD))/python ./python
+	DK_CDF_ORACLE=1 DK_BUILD=$(BUILD) $(PY) -m pytest -q -m interop tests/interop/test_cdf_oracle.py \
+	  tests/interop/test_cdf_dk.py
 
 # Spark connector (connectors/spark): libdk.a, the jar (Maven, dependencies from Maven
 # Central into ~/.m2 on first use), pyspark/delta-spark (scripts/install_spark.sh), the interop

@@ -46,7 +46,7 @@ REPO = BENCH_DIR.parent
 CACHE = BENCH_DIR / "cache"
 RESULTS = BENCH_DIR / "results"
 BENCHMARKS = ["parquet_decode", "snapshot_load", "sqlite_sql", "scan_p2p3", "refresh_p11b", "s3_p13",
-              "parquet_write"]
+              "parquet_write", "cdf_p11"]
 EXIT_PENDING = 3
 
 sys.path.insert(0, str(BENCH_DIR))

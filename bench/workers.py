@@ -122,9 +122,47 @@ def deltalake_refresh(path: str, commit: str) -> None:
     _emit(secs, n, base, version=version, pass_seconds=pass_secs)
 
 
+def deltalake_cdf(path: str, start: str, end: str) -> None:
+    """delta-rs (P11): DeltaTable.load_cdf(starting_version, ending_version), every batch of
+    the reader dropped as it comes."""
+    from deltalake import DeltaTable
+    base = _rss_kb()
+    t0 = _start()
+    reader = DeltaTable(path).load_cdf(starting_version=int(start), ending_version=int(end))
+    rows = 0
+    for b in reader:
+        rows += b.num_rows
+        del b
+    _emit(time.perf_counter() - t0, rows, base)
+
+
+def polars_cdf(path: str, start: str, end: str) -> None:
+    """polars-deltalake (delta-kernel-rs; P11): scan_cdf(...).collect() (a DataFrame)."""
+    import polars_deltalake as pdl
+    base = _rss_kb()
+    t0 = _start()
+    df = pdl.scan_cdf(path, start_version=int(start), end_version=int(end)).collect()
+    rows = df.height
+    del df
+    _emit(time.perf_counter() - t0, rows, base)
+
+
+def dk_python_cdf(path: str, start: str, end: str) -> None:
+    """dk's Python binding (P11): pyarrow.table(dk.Table(path).changes(...)) (materialised)."""
+    import pyarrow as pa
+    import dk
+    base = _rss_kb()
+    t0 = _start()
+    t = pa.table(dk.Table(path).changes(start_version=int(start), end_version=int(end)))
+    rows = t.num_rows
+    del t
+    _emit(time.perf_counter() - t0, rows, base)
+
+
 OPS = {"pyarrow_read": pyarrow_read, "pyarrow_stream": pyarrow_stream,
        "duckdb_read": duckdb_read,
-       "deltalake_files": deltalake_files, "deltalake_refresh": deltalake_refresh}
+       "deltalake_files": deltalake_files, "deltalake_refresh": deltalake_refresh,
+       "deltalake_cdf": deltalake_cdf, "polars_cdf": polars_cdf, "dk_python_cdf": dk_python_cdf}
 
 if __name__ == "__main__":
     OPS[sys.argv[1]](*sys.argv[2:])

@@ -9,6 +9,12 @@
 **   delta_scan     eponymous; columns depend on the table, so it is usable only through
 **                  dk_sqlite_expand_sql() (what `dk sql` does), which turns each
 **                  delta_scan('path' [, version]) into a temp `delta` table
+**   delta_changes  CREATE VIRTUAL TABLE c USING delta_changes('path', start=V [, end=W]
+**                  | start_timestamp='...' [, end_timestamp='...'] [, batch_size=N]): the
+**                  change data feed of the range (the table's columns, _change_type,
+**                  _commit_version, _commit_timestamp); without an end each statement reads
+**                  to the latest version; dk_sqlite_expand_sql() turns delta_changes('path',
+**                  start [, end]) into one
 **   delta_files    eponymous table-valued function delta_files('path' [, version])
 **   delta_history  eponymous table-valued function delta_history('path')
 **   delta_stats()  SQL function: the pushdown counters of the scans finished so far as JSON
@@ -48,8 +54,9 @@ int dk_sqlite_storage_option(dk_sqlite_ctx *ctx, const char *key, const char *va
 /** The counters as one JSON object ("scans" is rows_estimated, see above). */
 void dk_sqlite_stats_json(char *buf, size_t cap, const dk_scan_stats *s);
 
-/** Rewrites every `delta_scan(args)` call whose arguments are literals into a reference to
- *  a temp `delta` table created with the same arguments. *out is sqlite3_malloc'ed (the SQL
+/** Rewrites every `delta_scan(args)` (`delta_changes(args)`) call whose arguments are
+ *  literals into a reference to a temp `delta` (`delta_changes`) table created with the same
+ *  arguments. *out is sqlite3_malloc'ed (the SQL
  *  unchanged when there is nothing to rewrite). Returns SQLITE_OK or an error code with
  *  *errmsg (sqlite3_malloc'ed). */
 int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg);

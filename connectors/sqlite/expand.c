@@ -1,10 +1,12 @@
 /*
-** expand.c — `delta_scan('path' [, version])` for the dk SQLite connector. SQLite fixes a
+** expand.c — `delta_scan('path' [, version])` and `delta_changes('path', start [, end])` for
+** the dk SQLite connector. SQLite fixes a
 ** table-valued function's columns when the statement is prepared, before it sees the path,
 ** so a scan whose columns are the table's cannot be eponymous. dk_sqlite_expand_sql() finds
 ** each delta_scan(...) call (outside string literals, quoted identifiers and comments) whose
 ** arguments are literals, creates `temp."_dk_scan_<hash>"` USING delta(<the same arguments>)
-** once per distinct argument text, and substitutes that name for the call.
+** once per distinct argument text, and substitutes that name for the call (delta_changes:
+** `temp."_dk_changes_<hash>"` USING delta_changes).
 */
 #include <ctype.h>
 #include <string.h>
@@ -44,9 +46,12 @@ static size_t skip_opaque(const char *s) {
 
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
 
+/* The functions expanded and the modules their temp tables use. */
+static const struct {
+  const char *fn, *module, *prefix;
+} EXPANDED[] = {{"delta_scan", "delta", "_dk_scan_"}, {"delta_changes", "delta_changes", "_dk_changes_"}};
+
 int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg) {
-  static const char kw[] = "delta_scan";
-  const size_t kwlen = sizeof kw - 1;
   sqlite3_str *o = sqlite3_str_new(db);
   *out = NULL;
   *errmsg = NULL;
@@ -58,8 +63,16 @@ int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg
       i += n;
       continue;
     }
-    if ((i == 0 || !ident_char(sql[i - 1])) && !sqlite3_strnicmp(sql + i, kw, (int)kwlen) &&
-        !ident_char(sql[i + kwlen])) {
+    int which = -1;
+    size_t kwlen = 0;
+    for (int f = 0; f < 2 && (i == 0 || !ident_char(sql[i - 1])); f++) {
+      size_t l = strlen(EXPANDED[f].fn);
+      if (!sqlite3_strnicmp(sql + i, EXPANDED[f].fn, (int)l) && !ident_char(sql[i + l])) {
+        which = f;
+        kwlen = l;
+      }
+    }
+    if (which >= 0) {
       size_t j = i + kwlen;
       while (isspace((unsigned char)sql[j])) j++;
       if (sql[j] == '(') {
@@ -80,8 +93,9 @@ int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg
           uint64_t h = 1469598103934665603ULL;
           for (size_t x = a; x < k; x++) h = (h ^ (unsigned char)sql[x]) * 1099511628211ULL;
           char *ddl = sqlite3_mprintf(
-              "CREATE VIRTUAL TABLE IF NOT EXISTS temp.\"_dk_scan_%016llx\" USING delta(%.*s)",
-              (unsigned long long)h, (int)(k - a), sql + a);
+              "CREATE VIRTUAL TABLE IF NOT EXISTS temp.\"%s%016llx\" USING %s(%.*s)",
+              EXPANDED[which].prefix, (unsigned long long)h, EXPANDED[which].module,
+              (int)(k - a), sql + a);
           if (!ddl) break;
           char *e = NULL;
           int rc = sqlite3_exec(db, ddl, NULL, NULL, &e);
@@ -91,7 +105,8 @@ int dk_sqlite_expand_sql(sqlite3 *db, const char *sql, char **out, char **errmsg
             sqlite3_free(sqlite3_str_finish(o));
             return rc;
           }
-          sqlite3_str_appendf(o, "temp.\"_dk_scan_%016llx\"", (unsigned long long)h);
+          sqlite3_str_appendf(o, "temp.\"%s%016llx\"", EXPANDED[which].prefix,
+                              (unsigned long long)h);
           i = k + 1;
           continue;
         }

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dk/changes.h"
 #include "dk/dml.h"
 #include "dk/expr.h"
 #include "dk/scan.h"
@@ -139,6 +140,10 @@ typedef struct dks_vtab {
   int64_t npaths;
   int64_t *slots; /* nslots entries: ordinal + 1, 0 = empty */
   int64_t nslots;
+  /* delta_changes: the change data feed of a version range instead of a snapshot's rows
+   * (t->snap is NULL); without an end the range follows the table, as the snapshot does */
+  int changes;
+  dk_changes_options copts;
   /* INSERT: rows of this SQLite transaction (ndata values each), committed at xSync */
   sqlite3_value **pending;
   int64_t npending, cappending;
@@ -167,6 +172,8 @@ typedef struct dks_cursor {
   int64_t limit;
   unsigned meta;
   int id_child, id_path, id_row; /* _metadata child and its file_path/row_index, or -1 */
+  int id_ver, id_type;           /* delta_changes: children of _commit_version, _change_type */
+  dk_changes *changes;           /* delta_changes: the running feed */
   int64_t id_ord;                /* ordinal of the file of the last rowid, -1 = none */
   const char *id_last;           /* its URI in the vtab's table */
 } dks_cursor;
@@ -304,6 +311,29 @@ static int create_table(dk_sqlite_ctx *ctx, const char *path, int nopt, const ch
   return rc;
 }
 
+/* The delta_changes output schema of the vtab's range. */
+static int changes_schema(dks_vtab *t, const char *path, struct ArrowSchema *sc, char **pzErr) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_changes *ch = NULL;
+  if (dk_changes_new(&ch, t->table, &t->copts, &err) || dk_changes_schema(sc, ch, &err)) {
+    *pzErr = sqlite3_mprintf("delta_changes: '%s': %s: %s", path, dk_status_str(err.code),
+                             err.message);
+    dk_changes_free(ch);
+    return SQLITE_ERROR;
+  }
+  for (int64_t i = 0; i < dk_changes_num_files(ch); i++) {
+    dk_change_file f;
+    if (!dk_changes_file_get(&f, ch, i, &err)) t->bytes_total += f.entry.size > 0 ? f.entry.size : 0;
+  }
+  t->rows_total = t->bytes_total / 16 + 1;
+  dk_changes_free(ch);
+  return SQLITE_OK;
+}
+
+static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **pzErr, int changes);
+
 #define MAX_TABLE_OPTS 32
 
 static void free_pairs(char **keys, char **values, int n) {
@@ -313,7 +343,18 @@ static void free_pairs(char **keys, char **values, int n) {
 /* xCreate/xConnect: argv[3] is the path, the rest `key=value` options or a bare version. */
 static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                          sqlite3_vtab **out, char **pzErr) {
+  return connect_impl(db, aux, argc, argv, out, pzErr, 0);
+}
+
+static int connect_impl(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **pzErr, int changes) {
   dk_sqlite_ctx *ctx = aux;
+  if (argc < 4 && changes) {
+    *pzErr = sqlite3_mprintf(
+        "delta_changes: usage: CREATE VIRTUAL TABLE c USING delta_changes('path', start=V "
+        "[, end=W] | start_timestamp='...' [, end_timestamp='...'] [, batch_size=N])");
+    return SQLITE_ERROR;
+  }
   if (argc < 4) {
     *pzErr = sqlite3_mprintf(
         "delta: usage: CREATE VIRTUAL TABLE t USING delta('path' [, version=N] "
@@ -325,6 +366,8 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   if (!t) return SQLITE_NOMEM;
   memset(t, 0, sizeof *t);
   t->ctx = ctx;
+  t->changes = changes;
+  t->copts.version = DK_CHANGES_OPTIONS_VERSION;
   dk_snapshot_options so = {.version = DK_SNAPSHOT_OPTIONS_VERSION, .at_version = -1};
   char *path = unquote(argv[3]);
   char *create_schema = NULL, *create_parts = NULL; /* schema=/partition_by=: create the table */
@@ -361,6 +404,25 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     int64_t v;
     if (!val || (eq && !key)) {
       ok = -1;
+    } else if (changes) {
+      /* start=V, end=W (or positional), start_timestamp=, end_timestamp=, batch_size= */
+      int is_start = key ? !sqlite3_stricmp(key, "start") : i == 4;
+      int is_end = key ? !sqlite3_stricmp(key, "end") : i == 5;
+      if ((is_start || is_end) && parse_i64(val, &v) && v >= 0) {
+        if (is_start) t->copts.start_kind = DK_BOUND_VERSION, t->copts.start = v;
+        else t->copts.end_kind = DK_BOUND_VERSION, t->copts.end = v;
+      } else if (key && !sqlite3_stricmp(key, "start_timestamp") && parse_when(val, &v)) {
+        t->copts.start_kind = DK_BOUND_TIMESTAMP;
+        t->copts.start = v;
+      } else if (key && !sqlite3_stricmp(key, "end_timestamp") && parse_when(val, &v)) {
+        t->copts.end_kind = DK_BOUND_TIMESTAMP;
+        t->copts.end = v;
+      } else if (key && !sqlite3_stricmp(key, "batch_size") && parse_i64(val, &v) && v > 0 &&
+                 v <= (1 << 24)) {
+        t->batch_size = v;
+      } else {
+        ok = 0;
+      }
     } else if (!key && i == 4 && parse_i64(val, &v) && v >= 0) {
       so.at_version = v;
     } else if (key && !sqlite3_stricmp(key, "version") && parse_i64(val, &v) && v >= 0) {
@@ -390,8 +452,15 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     } else {
       ok = 0;
     }
+    if (ok == 0 && changes) {
+      *pzErr = sqlite3_mprintf("delta_changes: bad option '%s' (expected start=V, end=W, "
+                               "start_timestamp='YYYY-MM-DD HH:MM:SS' or milliseconds, "
+                               "end_timestamp=..., batch_size=N)",
+                               a);
+      ok = -2;
+    }
     if (ok <= 0) {
-      *pzErr = ok < 0 ? NULL
+      *pzErr = ok < 0 ? *pzErr
                       : sqlite3_mprintf(
                             "delta: bad option '%s' (expected version=N, timestamp='YYYY-MM-DD "
                             "HH:MM:SS' or milliseconds, threads=N, batch_size=N, "
@@ -400,7 +469,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
                             a);
       sqlite3_free(key);
       sqlite3_free(val);
-      rc = ok < 0 ? SQLITE_NOMEM : SQLITE_ERROR;
+      rc = ok == -1 ? SQLITE_NOMEM : SQLITE_ERROR;
       goto fail;
     }
     sqlite3_free(key);
@@ -414,29 +483,43 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
                                     (const char *const *)ovalues, create_schema, create_parts,
                                     pzErr) != SQLITE_OK)
     goto fail;
-  t->follow_latest = so.at_version < 0 && !so.by_timestamp;
-  if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
-                     (const char *const *)ovalues, !t->no_confine, &err) ||
-      dk_snapshot_open(&t->snap, t->table, &so, &err)) {
-    *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
+  if (changes && t->copts.start_kind == DK_BOUND_DEFAULT) {
+    *pzErr = sqlite3_mprintf("delta_changes: start=V or start_timestamp=... is required");
     goto fail;
   }
-  dk_scan_options o;
-  memset(&o, 0, sizeof o);
-  o.version = DK_SCAN_OPTIONS_VERSION;
-  o.limit = -1;
-  if (dk_scan_new(&scan, t->snap, &o, &err) || dk_scan_schema(&sc, scan, &err)) {
-    *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
-    goto fail;
-  }
-  dk_scan_stats st;
-  dk_scan_stats_get(&st, scan);
-  t->rows_total = st.rows_estimated >= 0 ? st.rows_estimated : st.bytes_selected / 16;
-  t->bytes_total = st.bytes_selected;
+  t->follow_latest = so.at_version < 0 && !so.by_timestamp && !changes;
   t->meta_avail = DK_META_FILE_PATH | DK_META_FILE_NAME | DK_META_FILE_SIZE |
                   DK_META_FILE_MODIFICATION_TIME | DK_META_ROW_INDEX;
-  if (dk_snapshot_has_feature(t->snap, "rowTracking"))
-    t->meta_avail |= DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION;
+  if (changes) {
+    if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
+                       (const char *const *)ovalues, !t->no_confine, &err)) {
+      *pzErr = sqlite3_mprintf("delta_changes: '%s': %s: %s", path, dk_status_str(err.code),
+                               err.message);
+      goto fail;
+    }
+    if (changes_schema(t, path, &sc, pzErr)) goto fail;
+  } else {
+    if (dks_table_open(&t->table, ctx, path, nopt, (const char *const *)okeys,
+                       (const char *const *)ovalues, !t->no_confine, &err) ||
+        dk_snapshot_open(&t->snap, t->table, &so, &err)) {
+      *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
+      goto fail;
+    }
+    dk_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_SCAN_OPTIONS_VERSION;
+    o.limit = -1;
+    if (dk_scan_new(&scan, t->snap, &o, &err) || dk_scan_schema(&sc, scan, &err)) {
+      *pzErr = sqlite3_mprintf("delta: '%s': %s: %s", path, dk_status_str(err.code), err.message);
+      goto fail;
+    }
+    dk_scan_stats st;
+    dk_scan_stats_get(&st, scan);
+    t->rows_total = st.rows_estimated >= 0 ? st.rows_estimated : st.bytes_selected / 16;
+    t->bytes_total = st.bytes_selected;
+    if (dk_snapshot_has_feature(t->snap, "rowTracking"))
+      t->meta_avail |= DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION;
+  }
   t->cols = sqlite3_malloc64(sizeof *t->cols * (size_t)(sc.n_children + N_META));
   if (!t->cols) {
     rc = SQLITE_NOMEM;
@@ -848,7 +931,7 @@ static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     idx_num |= 1;
   }
   double bytes = (double)t->bytes_total;
-  if (nknown) {
+  if (nknown && !t->changes) {
     /* plan the scan of the literal constraints to estimate rows from file statistics */
     dk_expr *f = NULL;
     if (!dk_expr_and_n(&f, known, nknown, &err)) {
@@ -877,7 +960,11 @@ static int delta_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
   }
   /* SQLite offers LIMIT with an ORDER BY on this table's columns too; using it is only
   ** right when the scan delivers that order, which a dk scan does not promise. */
-  if (all_omitted && ilimit >= 0 && info->nOrderBy == 0) {
+  for (size_t i = 0; t->changes && i < nknown; i++) { /* no estimate from statistics */
+    rows = rows / 2 + 1;
+    dk_expr_free(known[i]);
+  }
+  if (all_omitted && ilimit >= 0 && info->nOrderBy == 0 && !t->changes) {
     info->aConstraintUsage[ilimit].argvIndex = ++nargv;
     sqlite3_str_appendf(plan, "-1,%d,0;", SQLITE_INDEX_CONSTRAINT_LIMIT);
     idx_num |= 2;
@@ -992,6 +1079,8 @@ static void cursor_finish(dks_cursor *c) {
   memset(&c->batch, 0, sizeof c->batch);
   memset(&c->stream, 0, sizeof c->stream);
   memset(&c->schema, 0, sizeof c->schema);
+  dk_changes_free(c->changes);
+  c->changes = NULL;
   if (c->scan) {
     dk_scan_stats st;
     dk_scan_stats_get(&st, c->scan);
@@ -1063,11 +1152,35 @@ static int start_scan(dks_cursor *c, int identity) {
   o.threads = t->threads;
   o.batch_size = t->batch_size;
   o.filter = c->filter;
-  c->id_child = c->id_path = c->id_row = -1;
+  c->id_child = c->id_path = c->id_row = c->id_ver = c->id_type = -1;
   c->id_ord = -1;
   c->id_last = NULL;
-  if (dk_scan_new(&c->scan, t->snap, &o, &err) || dk_scan_read(&c->stream, c->scan, &err))
+  if (t->changes) {
+    /* the change file and row a rowid names: its path, version and change type, and the
+    ** row index (a path may be read twice in a range, inserts and deletes) */
+    const char *idn[2] = {"_commit_version", "_change_type"};
+    int *idc[2] = {&c->id_ver, &c->id_type};
+    for (int k = 0; identity && k < 2; k++) {
+      for (size_t j = 0; j < c->nnames && *idc[k] < 0; j++)
+        if (!strcmp(c->names[j], idn[k])) *idc[k] = (int)j;
+      if (*idc[k] < 0) {
+        c->names[c->nnames] = idn[k];
+        *idc[k] = (int)c->nnames++;
+      }
+    }
+    dk_changes_options co = t->copts;
+    co.columns = c->names;
+    co.n_columns = c->nnames;
+    co.filter = c->filter;
+    co.metadata_fields = meta;
+    co.batch_size = t->batch_size;
+    if (dk_changes_new(&c->changes, t->table, &co, &err) ||
+        dk_changes_read(&c->stream, c->changes, &err))
+      return set_dk_error(c->base.pVtab, NULL, &err);
+  } else if (dk_scan_new(&c->scan, t->snap, &o, &err) ||
+             dk_scan_read(&c->stream, c->scan, &err)) {
     return set_dk_error(c->base.pVtab, NULL, &err);
+  }
   if (c->stream.get_schema(&c->stream, &c->schema)) {
     const char *m = c->stream.get_last_error(&c->stream);
     sqlite3_free(c->base.pVtab->zErrMsg);
@@ -1162,7 +1275,7 @@ static int delta_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_s
   }
   (void)idx_num;
   /* projection from colUsed (bit 63 stands for every column >= 63) */
-  const char **names = sqlite3_malloc64(sizeof(char *) * (size_t)(t->ndata + 1));
+  const char **names = sqlite3_malloc64(sizeof(char *) * (size_t)(t->ndata + 3));
   if (!names) {
     rc = SQLITE_NOMEM;
     goto out;
@@ -1323,7 +1436,24 @@ static int delta_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
   const int32_t *po = pa->buffers[1];
   const char *p = (const char *)pa->buffers[2] + po[r + pa->offset];
   size_t n = (size_t)(po[r + pa->offset + 1] - po[r + pa->offset]);
-  if (!c->id_last || strlen(c->id_last) != n || memcmp(c->id_last, p, n)) {
+  if (t->changes) { /* the file of a change row: path, version and change type */
+    char key[4096];
+    const struct ArrowArray *va = c->batch.children[c->id_ver], *ta = c->batch.children[c->id_type];
+    int64_t rr = c->batch.offset + c->row;
+    const int32_t *to = ta->buffers[1];
+    int64_t tv = rr + ta->offset, vv = rr + va->offset;
+    int kn = snprintf(key, sizeof key, "%.*s\x1f%lld\x1f%.*s", (int)n, p,
+                      (long long)((const int64_t *)va->buffers[1])[vv],
+                      (int)(to[tv + 1] - to[tv]), (const char *)ta->buffers[2] + to[tv]);
+    if (kn < 0 || kn >= (int)sizeof key) kn = (int)sizeof key - 1;
+    if (!c->id_last || strlen(c->id_last) != (size_t)kn || memcmp(c->id_last, key, (size_t)kn)) {
+      c->id_ord = file_ordinal(t, key, (size_t)kn, &c->id_last);
+      if (c->id_ord < 0) {
+        c->id_last = NULL;
+        return SQLITE_NOMEM;
+      }
+    }
+  } else if (!c->id_last || strlen(c->id_last) != n || memcmp(c->id_last, p, n)) {
     c->id_ord = file_ordinal(t, p, n, &c->id_last);
     if (c->id_ord < 0) {
       c->id_last = NULL;
@@ -1759,6 +1889,47 @@ static sqlite3_module delta_scan_module = {
     .xRowid = delta_rowid,
 };
 
+/* delta_changes: CREATE VIRTUAL TABLE c USING delta_changes('path', start=V [, end=W]); as an
+** eponymous table (no arguments) it only explains that (`dk sql` expands delta_changes(...)). */
+static int changes_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                           sqlite3_vtab **out, char **pzErr) {
+  if (argc > 3) return connect_impl(db, aux, argc, argv, out, pzErr, 1);
+  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(hint TEXT, path HIDDEN, start HIDDEN)");
+  if (rc) return rc;
+  dks_vtab *t = sqlite3_malloc64(sizeof *t); /* no columns: the hint table */
+  if (!t) return SQLITE_NOMEM;
+  memset(t, 0, sizeof *t);
+  *out = &t->base;
+  return SQLITE_OK;
+}
+
+static int changes_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
+  if (((dks_vtab *)vt)->cols) return delta_best_index(vt, info);
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = sqlite3_mprintf(
+      "delta_changes('path', start, end) works in `dk sql` (which expands it); in plain SQLite "
+      "use CREATE VIRTUAL TABLE c USING delta_changes('path', start=V [, end=W])");
+  return SQLITE_ERROR;
+}
+
+static int changes_disconnect(sqlite3_vtab *vt) { return delta_disconnect(vt); }
+
+static sqlite3_module delta_changes_module = {
+    .iVersion = 0,
+    .xCreate = changes_connect,
+    .xConnect = changes_connect,
+    .xBestIndex = changes_best_index,
+    .xDisconnect = changes_disconnect,
+    .xDestroy = changes_disconnect,
+    .xOpen = delta_open,
+    .xClose = delta_close,
+    .xFilter = delta_filter,
+    .xNext = delta_next,
+    .xEof = delta_eof,
+    .xColumn = delta_column,
+    .xRowid = delta_rowid,
+};
+
 /* ---- registration -------------------------------------------------------------------------- */
 
 static void stats_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -1784,6 +1955,7 @@ int dk_sqlite_register(sqlite3 *db, dk_sqlite_ctx **out_ctx) {
   int rc = sqlite3_create_module_v2(db, "delta", &delta_module, ctx, ctx_free);
   if (rc) return rc;
   rc = sqlite3_create_module_v2(db, "delta_scan", &delta_scan_module, ctx, NULL);
+  if (!rc) rc = sqlite3_create_module_v2(db, "delta_changes", &delta_changes_module, ctx, NULL);
   if (!rc) rc = sqlite3_create_function(db, "delta_stats", 0, SQLITE_UTF8, ctx, stats_fn, 0, 0);
   if (!rc) rc = sqlite3_create_function(db, "delta_stats", 1, SQLITE_UTF8, ctx, stats_fn, 0, 0);
   if (!rc) rc = dks_register_meta(db, ctx);

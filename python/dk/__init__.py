@@ -6,6 +6,9 @@
     snap.version, snap.schema, snap.partition_columns, snap.properties, snap.protocol
     snap.history(), snap.files()
     pa.table(snap.scan(columns=["id"], filter="id > 10"))   # Arrow PyCapsule stream
+    pa.table(t.changes(start_version=3))   # change data feed: + _change_type, _commit_*
+    for offset, batch in t.stream(starting_version=0):    # micro-batches by offset
+        pa.table(batch)                    # resume later: t.stream(resume_offset=offset)
 
 Every object holding Arrow data implements the Arrow PyCapsule Interface
 (``__arrow_c_schema__`` / ``__arrow_c_stream__``), so pyarrow, DuckDB, Polars and any other
@@ -16,6 +19,7 @@ all subclasses of ``dk.DkError`` carrying dk's message (``.status``, ``.code``).
 from . import _dk
 from ._dk import (  # noqa: F401
     Cancelled,
+    Changes,
     ColumnNotFound,
     ConcurrentAppendException,
     ConcurrentDeleteDeleteException,
@@ -36,6 +40,8 @@ from ._dk import (  # noqa: F401
     Scan,
     Schema,
     Snapshot,
+    Stream,
+    StreamBatch,
     Table,
     TableNotFound,
     UnsupportedFeature,
@@ -57,7 +63,8 @@ def open_table(path, storage_options=None, confine_paths=True):
 
 
 __all__ = [
-    "Table", "TableMerger", "Snapshot", "Schema", "Scan", "open_table",
+    "Table", "TableMerger", "Snapshot", "Schema", "Scan", "Changes", "Stream", "StreamBatch",
+    "open_table",
     "DkError", "TableNotFound", "VersionNotFound", "ColumnNotFound", "UnsupportedFeature",
     "CorruptTable", "DkIOError", "InvalidArgument", "DkMemoryError", "Cancelled", "Conflict",
     "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "dk/arrow.h"
+#include "dk/changes.h"
 #include "dk/common.h"
 #include "dk/dml.h"
 #include "dk/expr.h"
@@ -1677,7 +1678,20 @@ static PyObject *table_create_cls(PyObject *cls, PyObject *args, PyObject *kw) {
   return t;
 }
 
+static PyObject *table_changes(TableObject *self, PyObject *args, PyObject *kw);
+static PyObject *table_stream(TableObject *self, PyObject *args, PyObject *kw);
+
 static PyMethodDef table_methods[] = {
+    {"changes", (PyCFunction)(void (*)(void))table_changes, METH_VARARGS | METH_KEYWORDS,
+     "changes(start_version=None, end_version=None, start_timestamp=None, end_timestamp=None, "
+     "columns=None, filter=None) -> dk.Changes: the change data feed of the range (Arrow "
+     "stream of the rows with _change_type, _commit_version, _commit_timestamp)"},
+    {"stream", (PyCFunction)(void (*)(void))table_stream, METH_VARARGS | METH_KEYWORDS,
+     "stream(starting_version=None | 'latest', starting_timestamp=None, resume_offset=None, "
+     "max_files=None, max_bytes=None, available_now=False, ignore_deletes=False, "
+     "ignore_changes=False, skip_change_commits=False, allow_data_loss=False, "
+     "exclude_regex=None, change_data_feed=False, columns=None, filter=None) -> dk.Stream: the "
+     "table as micro-batches (the initial snapshot, then new commits, unless a start is given)"},
     {"snapshot", (PyCFunction)(void (*)(void))table_snapshot, METH_VARARGS | METH_KEYWORDS,
      "snapshot(version=None, timestamp=None) -> Snapshot\n\nThe latest snapshot, or time travel "
      "to a version or to the latest commit at or before timestamp (int ms since the epoch, "
@@ -2224,42 +2238,47 @@ static void stream_capsule_free(PyObject *cap) {
   free(s);
 }
 
-static PyObject *scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {K("requested_schema"), NULL};
-  PyObject *requested = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__arrow_c_stream__", kwlist, &requested))
-    return NULL;
-  /* requested_schema is a hint (PyCapsule Interface); dk produces its own schema */
+/* A capsule over `inner` (moved in) that keeps `owner` alive while the consumer reads. */
+static PyObject *wrap_stream(PyObject *owner, struct ArrowArrayStream *inner) {
   struct ArrowArrayStream *outer = calloc(1, sizeof *outer);
   gil_stream *g = calloc(1, sizeof *g);
   if (!outer || !g) {
     free(outer);
     free(g);
+    inner->release(inner);
     return PyErr_NoMemory();
   }
-  dk_error err;
-  dk_error_init(&err);
-  dk_status st;
-  Py_BEGIN_ALLOW_THREADS st = dk_scan_read(&g->inner, self->scan, &err);
-  Py_END_ALLOW_THREADS
-  if (st != DK_OK) {
-    free(outer);
-    free(g);
-    return raise_dk(NULL, &err);
-  }
+  g->inner = *inner;
+  inner->release = NULL;
   outer->get_schema = gs_get_schema;
   outer->get_next = gs_get_next;
   outer->get_last_error = gs_get_last_error;
   outer->release = gs_release;
   outer->private_data = g;
-  Py_INCREF(self);
-  g->owner = (PyObject *)self;
+  Py_INCREF(owner);
+  g->owner = owner;
   PyObject *cap = PyCapsule_New(outer, "arrow_array_stream", stream_capsule_free);
   if (!cap) {
     outer->release(outer);
     free(outer);
   }
   return cap;
+}
+
+static PyObject *scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("requested_schema"), NULL};
+  PyObject *requested = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__arrow_c_stream__", kwlist, &requested))
+    return NULL;
+  /* requested_schema is a hint (PyCapsule Interface); dk produces its own schema */
+  struct ArrowArrayStream inner;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS st = dk_scan_read(&inner, self->scan, &err);
+  Py_END_ALLOW_THREADS
+  if (st != DK_OK) return raise_dk(NULL, &err);
+  return wrap_stream((PyObject *)self, &inner);
 }
 
 static PyObject *scan_arrow_c_schema(ScanObject *self, PyObject *noargs) {
@@ -2422,6 +2441,59 @@ fail:
 }
 
 /* Builds a dk_scan; columns/filter may be Py_None. */
+/* columns (a list of names or None) and filter (a dk expression str or None) as a scan
+ * takes them: *names (PyMem, NULL for None) borrows from *seq, which the caller releases with
+ * the expression. 0, or -1 with an exception set. */
+static int columns_and_filter(PyObject *columns, PyObject *filter, const char ***names,
+                              size_t *n_names, PyObject **seq, dk_expr **expr) {
+  *names = NULL;
+  *n_names = 0;
+  *seq = NULL;
+  *expr = NULL;
+  if (columns != Py_None) {
+    if (PyUnicode_Check(columns)) {
+      PyErr_SetString(PyExc_TypeError, "columns must be a list of names, not a str");
+      return -1;
+    }
+    *seq = PySequence_Fast(columns, "columns must be a list of names");
+    if (!*seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(*seq);
+    *names = PyMem_Calloc((size_t)n + 1, sizeof **names);
+    if (!*names) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+      (*names)[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(*seq, i));
+      if (!(*names)[i]) return -1;
+    }
+    *n_names = (size_t)n;
+  }
+  if (filter != Py_None) {
+    if (!PyUnicode_Check(filter)) {
+      PyErr_SetString(PyExc_TypeError, "filter must be a str (dk expression) or None");
+      return -1;
+    }
+    Py_ssize_t len;
+    const char *text = PyUnicode_AsUTF8AndSize(filter, &len);
+    if (!text) return -1;
+    dk_error err;
+    dk_error_init(&err);
+    dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
+    if (dk_expr_parse_v2(expr, text, (size_t)len, &po, &err) != DK_OK) {
+      raise_dk(err.code == DK_UNSUPPORTED ? UnsupportedFeature : InvalidArgument, &err);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void columns_and_filter_free(const char **names, PyObject *seq, dk_expr *expr) {
+  dk_expr_free(expr);
+  PyMem_Free(names);
+  Py_XDECREF(seq);
+}
+
 static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *filter, int64_t limit,
                           unsigned meta, int threads) {
   dk_scan_options opts;
@@ -2430,53 +2502,25 @@ static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *fil
   opts.limit = limit;
   opts.metadata_fields = meta;
   opts.threads = threads;
-  const char **names = NULL;
-  PyObject *seq = NULL;
-  dk_expr *expr = NULL;
+  const char **names;
+  size_t n;
+  PyObject *seq;
+  dk_expr *expr;
   dk_scan *scan = NULL;
-  dk_error err;
-  dk_error_init(&err);
-  if (columns != Py_None) {
-    if (PyUnicode_Check(columns)) {
-      PyErr_SetString(PyExc_TypeError, "columns must be a list of names, not a str");
-      return NULL;
-    }
-    seq = PySequence_Fast(columns, "columns must be a list of names");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    names = PyMem_Calloc((size_t)n + 1, sizeof *names);
-    if (!names) {
-      PyErr_NoMemory();
-      goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-      names[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-      if (!names[i]) goto done;
-    }
+  if (columns_and_filter(columns, filter, &names, &n, &seq, &expr) == 0) {
     opts.columns = names;
-    opts.n_columns = (size_t)n;
-  }
-  if (filter != Py_None) {
-    Py_ssize_t len;
-    const char *text = PyUnicode_AsUTF8AndSize(filter, &len);
-    if (!text) goto done;
-    dk_expr_parse_options po = {DK_EXPR_PARSE_OPTIONS_VERSION, &g_alloc};
-    if (dk_expr_parse_v2(&expr, text, (size_t)len, &po, &err) != DK_OK) {
-      raise_dk(err.code == DK_UNSUPPORTED ? UnsupportedFeature : InvalidArgument, &err);
-      goto done;
-    }
+    opts.n_columns = n;
     opts.filter = expr;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st;
+    LOCKED_CALL(self->table, st = dk_scan_new(&scan, self->s, &opts, &err));
+    if (st != DK_OK) {
+      scan = NULL;
+      raise_dk(st == DK_NOT_FOUND ? ColumnNotFound : NULL, &err);
+    }
   }
-  dk_status st;
-  LOCKED_CALL(self->table, st = dk_scan_new(&scan, self->s, &opts, &err));
-  if (st != DK_OK) {
-    scan = NULL;
-    raise_dk(st == DK_NOT_FOUND ? ColumnNotFound : NULL, &err);
-  }
-done:
-  dk_expr_free(expr);
-  PyMem_Free(names);
-  Py_XDECREF(seq);
+  columns_and_filter_free(names, seq, expr);
   return scan;
 }
 
@@ -2716,6 +2760,659 @@ md_fail:
   return NULL;
 }
 
+/* ---- Changes (change data feed) and Stream (incremental reads) ---------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  TableObject *table;
+  dk_changes *c;
+} ChangesObject;
+
+typedef struct {
+  PyObject_HEAD
+  TableObject *table;
+  dk_stream *s;
+} StreamObject;
+
+typedef struct {
+  PyObject_HEAD
+  StreamObject *stream;
+  dk_stream_batch *b;
+} BatchObject;
+
+static PyTypeObject ChangesType, StreamType, BatchType;
+
+static PyObject *raise_changes(const dk_error *err) {
+  PyObject *type = NULL;
+  if (err->code == DK_NOT_FOUND && strstr(err->message, "column")) type = ColumnNotFound;
+  else if (err->code == DK_NOT_FOUND) type = DkIOError; /* a missing data or cdc file */
+  return raise_dk(type, err);
+}
+
+static const char *const change_source_names[] = {"", "cdc", "add", "remove", "dv_deleted",
+                                                  "dv_restored"};
+
+static PyObject *change_file_dict(const dk_change_file *f) {
+  int src = f->source >= 1 && f->source <= 5 ? (int)f->source : 0;
+  PyObject *pv = PyDict_New();
+  if (!pv) return NULL;
+  for (size_t k = 0; k < f->entry.n_partition_values; k++) {
+    const char *v = f->entry.partition_kv[2 * k + 1];
+    PyObject *vo = v ? PyUnicode_FromString(v) : (Py_INCREF(Py_None), Py_None);
+    if (!vo || PyDict_SetItemString(pv, f->entry.partition_kv[2 * k], vo) < 0) {
+      Py_XDECREF(vo);
+      Py_DECREF(pv);
+      return NULL;
+    }
+    Py_DECREF(vo);
+  }
+  return Py_BuildValue("{s:L,s:L,s:s,s:s,s:L,s:N,s:N,s:N}", "commit_version",
+                       (long long)f->commit_version, "commit_timestamp",
+                       (long long)f->commit_timestamp, "source", change_source_names[src],
+                       "path", f->entry.path, "size", (long long)f->entry.size,
+                       "partition_values", pv, "deletion_vector", dv_dict(f->entry.dv),
+                       "keep_deletion_vector", dv_dict(f->keep_dv));
+}
+
+static PyObject *schema_of(dk_status (*get)(struct ArrowSchema *, const void *, dk_error *),
+                           const void *obj) {
+  struct ArrowSchema out;
+  memset(&out, 0, sizeof out);
+  dk_error err;
+  dk_error_init(&err);
+  if (get(&out, obj, &err) != DK_OK) return raise_dk(NULL, &err);
+  return schema_capsule(&out);
+}
+
+static PyObject *to_reader_of(PyObject *self) {
+  PyObject *pa = PyImport_ImportModule("pyarrow");
+  if (!pa) return NULL;
+  PyObject *cls = PyObject_GetAttrString(pa, "RecordBatchReader");
+  Py_DECREF(pa);
+  if (!cls) return NULL;
+  PyObject *res = PyObject_CallMethod(cls, "from_stream", "O", self);
+  Py_DECREF(cls);
+  return res;
+}
+
+/* -- Changes -- */
+
+static dk_status changes_schema_get(struct ArrowSchema *out, const void *c, dk_error *err) {
+  return dk_changes_schema(out, c, err);
+}
+
+static PyObject *changes_arrow_c_stream(ChangesObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("requested_schema"), NULL};
+  PyObject *requested = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__arrow_c_stream__", kwlist, &requested))
+    return NULL;
+  struct ArrowArrayStream inner;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS st = dk_changes_read(&inner, self->c, &err);
+  Py_END_ALLOW_THREADS
+  if (st != DK_OK) return raise_changes(&err);
+  return wrap_stream((PyObject *)self, &inner);
+}
+
+static PyObject *changes_arrow_c_schema(ChangesObject *self, PyObject *noargs) {
+  (void)noargs;
+  return schema_of(changes_schema_get, self->c);
+}
+
+static PyObject *changes_to_pyarrow(ChangesObject *self, PyObject *noargs) {
+  (void)noargs;
+  return call_pyarrow("table", (PyObject *)self);
+}
+
+static PyObject *changes_to_reader(ChangesObject *self, PyObject *noargs) {
+  (void)noargs;
+  return to_reader_of((PyObject *)self);
+}
+
+static PyObject *changes_files(ChangesObject *self, PyObject *noargs) {
+  (void)noargs;
+  int64_t n = dk_changes_num_files(self->c);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; l && i < n; i++) {
+    dk_change_file f;
+    dk_error err;
+    dk_error_init(&err);
+    PyObject *d = NULL;
+    if (dk_changes_file_get(&f, self->c, i, &err) != DK_OK) raise_dk(NULL, &err);
+    else d = change_file_dict(&f);
+    if (!d) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  return l;
+}
+
+static PyObject *changes_start(ChangesObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLongLong(dk_changes_start_version(self->c));
+}
+
+static PyObject *changes_end(ChangesObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromLongLong(dk_changes_end_version(self->c));
+}
+
+static void changes_dealloc(ChangesObject *self) {
+  dk_changes_free(self->c);
+  Py_XDECREF(self->table);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *changes_repr(ChangesObject *self) {
+  return PyUnicode_FromFormat("dk.Changes(%R, versions %lld..%lld, files=%lld)",
+                              self->table->path, (long long)dk_changes_start_version(self->c),
+                              (long long)dk_changes_end_version(self->c),
+                              (long long)dk_changes_num_files(self->c));
+}
+
+static PyMethodDef changes_methods[] = {
+    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))changes_arrow_c_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "A new PyCapsule 'arrow_array_stream' over the change rows (each call reads afresh)."},
+    {"__arrow_c_schema__", (PyCFunction)changes_arrow_c_schema, METH_NOARGS,
+     "The output schema as a PyCapsule 'arrow_schema'."},
+    {"to_pyarrow", (PyCFunction)changes_to_pyarrow, METH_NOARGS, "pyarrow.table(self)"},
+    {"to_reader", (PyCFunction)changes_to_reader, METH_NOARGS,
+     "pyarrow.RecordBatchReader.from_stream(self)"},
+    {"files", (PyCFunction)changes_files, METH_NOARGS,
+     "the change files, commit by commit: dicts of commit_version, commit_timestamp, source "
+     "(cdc, add, remove, dv_deleted, dv_restored), path, size, partition_values, "
+     "deletion_vector, keep_deletion_vector"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef changes_getset[] = {
+    {"start_version", (getter)changes_start, NULL, "the first version of the range", NULL},
+    {"end_version", (getter)changes_end, NULL, "the last version of the range", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject ChangesType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Changes",
+    .tp_basicsize = sizeof(ChangesObject),
+    .tp_dealloc = (destructor)changes_dealloc,
+    .tp_repr = (reprfunc)changes_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The change data feed of a version range; implements __arrow_c_stream__.",
+    .tp_methods = changes_methods,
+    .tp_getset = changes_getset,
+};
+
+static int opt_i64(PyObject *o, const char *name, int64_t *out) {
+  if (o == Py_None) return 0;
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (v < 0) {
+    PyErr_Format(PyExc_ValueError, "%s must not be negative (DELTA_ILLEGAL_OPTION)", name);
+    return -1;
+  }
+  *out = v;
+  return 1;
+}
+
+static PyObject *table_changes(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("start_version"), K("end_version"), K("start_timestamp"),
+                           K("end_timestamp"), K("columns"), K("filter"), K("batch_size"), NULL};
+  PyObject *sv = Py_None, *ev = Py_None, *sts = Py_None, *ets = Py_None, *columns = Py_None,
+           *filter = Py_None, *bs = Py_None;
+  if (check_table(self) < 0 ||
+      !PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOOO:changes", kwlist, &sv, &ev, &sts, &ets,
+                                   &columns, &filter, &bs))
+    return NULL;
+  dk_changes_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_CHANGES_OPTIONS_VERSION;
+  int r;
+  if ((r = opt_i64(sv, "start_version", &o.start)) < 0) return NULL;
+  if (r) o.start_kind = DK_BOUND_VERSION;
+  if ((r = opt_i64(ev, "end_version", &o.end)) < 0) return NULL;
+  if (r) o.end_kind = DK_BOUND_VERSION;
+  if (sts != Py_None) {
+    if (o.start_kind) {
+      PyErr_SetString(PyExc_ValueError, "give start_version or start_timestamp, not both");
+      return NULL;
+    }
+    if (timestamp_to_ms(sts, &o.start) < 0) return NULL;
+    o.start_kind = DK_BOUND_TIMESTAMP;
+  }
+  if (ets != Py_None) {
+    if (o.end_kind) {
+      PyErr_SetString(PyExc_ValueError, "give end_version or end_timestamp, not both");
+      return NULL;
+    }
+    if (timestamp_to_ms(ets, &o.end) < 0) return NULL;
+    o.end_kind = DK_BOUND_TIMESTAMP;
+  }
+  if (!o.start_kind) {
+    PyErr_SetString(PyExc_ValueError, "changes: start_version or start_timestamp is required");
+    return NULL;
+  }
+  if (opt_i64(bs, "batch_size", &o.batch_size) < 0) return NULL;
+  const char **names;
+  size_t n;
+  PyObject *seq;
+  dk_expr *expr;
+  ChangesObject *co = NULL;
+  if (columns_and_filter(columns, filter, &names, &n, &seq, &expr) == 0) {
+    o.columns = names;
+    o.n_columns = n;
+    o.filter = expr;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st;
+    dk_changes *c = NULL;
+    LOCKED_CALL(self, st = dk_changes_new(&c, self->t, &o, &err));
+    if (st != DK_OK) {
+      raise_changes(&err);
+    } else if (!(co = PyObject_New(ChangesObject, &ChangesType))) {
+      dk_changes_free(c);
+    } else {
+      Py_INCREF(self);
+      co->table = self;
+      co->c = c;
+    }
+  }
+  columns_and_filter_free(names, seq, expr);
+  return (PyObject *)co;
+}
+
+/* -- Stream and its batches -- */
+
+static PyObject *offset_json(const dk_stream_offset *o, const char *table_id) {
+  char buf[512];
+  size_t n = dk_stream_offset_json(buf, sizeof buf, o, table_id);
+  if (n >= sizeof buf) {
+    char *big = malloc(n + 1);
+    if (!big) return PyErr_NoMemory();
+    dk_stream_offset_json(big, n + 1, o, table_id);
+    PyObject *r = PyUnicode_FromString(big);
+    free(big);
+    return r;
+  }
+  return PyUnicode_FromString(buf);
+}
+
+/* An offset argument: a JSON str of this stream's table (or None: *has = 0). */
+static int offset_arg(StreamObject *s, PyObject *o, dk_stream_offset *out, int *has) {
+  *has = 0;
+  if (o == Py_None) return 0;
+  Py_ssize_t len;
+  const char *text = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &len) : NULL;
+  if (!text) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "an offset is a JSON str");
+    return -1;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_stream_offset_parse(out, text, (size_t)len, dk_stream_table_id(s->s), &err) != DK_OK) {
+    raise_dk(NULL, &err);
+    return -1;
+  }
+  *has = 1;
+  return 0;
+}
+
+static PyObject *batch_wrap(StreamObject *s, dk_stream_batch *b) {
+  BatchObject *bo = PyObject_New(BatchObject, &BatchType);
+  if (!bo) {
+    dk_stream_batch_free(b);
+    return NULL;
+  }
+  Py_INCREF(s);
+  bo->stream = s;
+  bo->b = b;
+  return (PyObject *)bo;
+}
+
+static PyObject *batch_arrow_c_stream(BatchObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("requested_schema"), NULL};
+  PyObject *requested = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__arrow_c_stream__", kwlist, &requested))
+    return NULL;
+  struct ArrowArrayStream inner;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  Py_BEGIN_ALLOW_THREADS st = dk_stream_batch_read(&inner, self->b, &err);
+  Py_END_ALLOW_THREADS
+  if (st != DK_OK) return raise_changes(&err);
+  return wrap_stream((PyObject *)self, &inner);
+}
+
+static dk_status stream_schema_get(struct ArrowSchema *out, const void *s, dk_error *err) {
+  return dk_stream_schema(out, s, err);
+}
+
+static PyObject *batch_arrow_c_schema(BatchObject *self, PyObject *noargs) {
+  (void)noargs;
+  return schema_of(stream_schema_get, self->stream->s);
+}
+
+static PyObject *batch_to_pyarrow(BatchObject *self, PyObject *noargs) {
+  (void)noargs;
+  return call_pyarrow("table", (PyObject *)self);
+}
+
+static PyObject *batch_files(BatchObject *self, PyObject *noargs) {
+  (void)noargs;
+  int64_t n = dk_stream_batch_num_files(self->b);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; l && i < n; i++) {
+    dk_change_file f;
+    dk_error err;
+    dk_error_init(&err);
+    PyObject *d = NULL;
+    if (dk_stream_batch_file(&f, self->b, i, &err) != DK_OK) raise_dk(NULL, &err);
+    else d = change_file_dict(&f);
+    if (!d) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, (Py_ssize_t)i, d);
+  }
+  return l;
+}
+
+static PyObject *batch_start(BatchObject *self, void *closure) {
+  (void)closure;
+  dk_stream_offset o;
+  dk_stream_batch_start(&o, self->b);
+  return offset_json(&o, dk_stream_table_id(self->stream->s));
+}
+
+static PyObject *batch_end(BatchObject *self, void *closure) {
+  (void)closure;
+  dk_stream_offset o;
+  dk_stream_batch_end(&o, self->b);
+  return offset_json(&o, dk_stream_table_id(self->stream->s));
+}
+
+static void batch_dealloc(BatchObject *self) {
+  dk_stream_batch_free(self->b);
+  Py_XDECREF(self->stream);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef batch_methods[] = {
+    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))batch_arrow_c_stream,
+     METH_VARARGS | METH_KEYWORDS, "A new PyCapsule 'arrow_array_stream' over the batch's rows."},
+    {"__arrow_c_schema__", (PyCFunction)batch_arrow_c_schema, METH_NOARGS,
+     "The output schema as a PyCapsule 'arrow_schema'."},
+    {"to_pyarrow", (PyCFunction)batch_to_pyarrow, METH_NOARGS, "pyarrow.table(self)"},
+    {"files", (PyCFunction)batch_files, METH_NOARGS, "the batch's files (as Changes.files)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef batch_getset[] = {
+    {"start_offset", (getter)batch_start, NULL, "the offset the batch starts after (JSON)", NULL},
+    {"end_offset", (getter)batch_end, NULL, "the offset the batch ends at (JSON)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject BatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.StreamBatch",
+    .tp_basicsize = sizeof(BatchObject),
+    .tp_dealloc = (destructor)batch_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One micro-batch of a dk.Stream; implements __arrow_c_stream__.",
+    .tp_methods = batch_methods,
+    .tp_getset = batch_getset,
+};
+
+/* The next batch, or None when nothing new is committed. */
+static PyObject *stream_next_batch(StreamObject *self) {
+  dk_stream_batch *b = NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_stream_next(&b, self->s, &err));
+  if (st != DK_OK) return raise_changes(&err);
+  if (!b) Py_RETURN_NONE;
+  return batch_wrap(self, b);
+}
+
+static PyObject *pair_of(BatchObject *b) {
+  PyObject *off = batch_end(b, NULL);
+  if (!off) {
+    Py_DECREF(b);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", off, (PyObject *)b);
+}
+
+static PyObject *stream_iternext(StreamObject *self) {
+  PyObject *b = stream_next_batch(self);
+  if (!b || b == Py_None) {
+    Py_XDECREF(b);
+    return NULL; /* no exception set: StopIteration */
+  }
+  return pair_of((BatchObject *)b);
+}
+
+static PyObject *stream_poll(StreamObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("timeout"), K("interval"), NULL};
+  double timeout = -1, interval = 1.0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|dd:poll", kwlist, &timeout, &interval))
+    return NULL;
+  if (interval <= 0) interval = 0.01;
+  double waited = 0;
+  for (;;) {
+    PyObject *b = stream_next_batch(self);
+    if (!b) return NULL;
+    if (b != Py_None) return pair_of((BatchObject *)b);
+    Py_DECREF(b);
+    if (timeout >= 0 && waited >= timeout) Py_RETURN_NONE;
+    PyObject *time = PyImport_ImportModule("time");
+    PyObject *r = time ? PyObject_CallMethod(time, "sleep", "d", interval) : NULL;
+    Py_XDECREF(time);
+    if (!r) return NULL; /* KeyboardInterrupt */
+    Py_DECREF(r);
+    waited += interval;
+  }
+}
+
+static PyObject *stream_get_offset(StreamObject *self, void *closure) {
+  (void)closure;
+  dk_stream_offset o;
+  dk_stream_offset_get(&o, self->s);
+  return offset_json(&o, dk_stream_table_id(self->s));
+}
+
+static PyObject *stream_table_id(StreamObject *self, void *closure) {
+  (void)closure;
+  return PyUnicode_FromString(dk_stream_table_id(self->s));
+}
+
+static PyObject *stream_latest_offset(StreamObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("start"), K("max_files"), K("max_bytes"), NULL};
+  PyObject *start = Py_None;
+  long long mf = 0, mb = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OLL:latest_offset", kwlist, &start, &mf, &mb))
+    return NULL;
+  dk_stream_offset from, out;
+  int has_from, has = 0;
+  if (offset_arg(self, start, &from, &has_from) < 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_stream_latest_offset(&out, &has, self->s,
+                                                         has_from ? &from : NULL, mf, mb, &err));
+  if (st != DK_OK) return raise_changes(&err);
+  if (!has) Py_RETURN_NONE;
+  return offset_json(&out, dk_stream_table_id(self->s));
+}
+
+static PyObject *stream_batch_between(StreamObject *self, PyObject *args) {
+  PyObject *start, *end;
+  if (!PyArg_ParseTuple(args, "OO:batch_between", &start, &end)) return NULL;
+  dk_stream_offset a, b;
+  int has_a, has_b;
+  if (offset_arg(self, start, &a, &has_a) < 0 || offset_arg(self, end, &b, &has_b) < 0)
+    return NULL;
+  if (!has_b) {
+    PyErr_SetString(PyExc_ValueError, "batch_between needs an end offset");
+    return NULL;
+  }
+  dk_stream_batch *batch = NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st;
+  LOCKED_CALL(self->table, st = dk_stream_batch_between(&batch, self->s, has_a ? &a : NULL, &b,
+                                                         &err));
+  if (st != DK_OK) return raise_changes(&err);
+  return batch_wrap(self, batch);
+}
+
+static PyObject *stream_arrow_c_schema(StreamObject *self, PyObject *noargs) {
+  (void)noargs;
+  return schema_of(stream_schema_get, self->s);
+}
+
+static PyObject *stream_self(PyObject *self) {
+  Py_INCREF(self);
+  return self;
+}
+
+static void stream_dealloc(StreamObject *self) {
+  dk_stream_free(self->s);
+  Py_XDECREF(self->table);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef stream_methods[] = {
+    {"poll", (PyCFunction)(void (*)(void))stream_poll, METH_VARARGS | METH_KEYWORDS,
+     "poll(timeout=None, interval=1.0) -> (offset, batch): waits for the next batch (None "
+     "after timeout seconds)"},
+    {"latest_offset", (PyCFunction)(void (*)(void))stream_latest_offset,
+     METH_VARARGS | METH_KEYWORDS,
+     "latest_offset(start=None, max_files=0, max_bytes=0) -> the offset the next batch after "
+     "`start` would end at (Spark's latestOffset), or None; the stream does not move"},
+    {"batch_between", (PyCFunction)stream_batch_between, METH_VARARGS,
+     "batch_between(start, end) -> the batch of files after `start` up to `end` (Spark's "
+     "planInputPartitions); the stream does not move"},
+    {"__arrow_c_schema__", (PyCFunction)stream_arrow_c_schema, METH_NOARGS,
+     "The schema of the batches as a PyCapsule 'arrow_schema'."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef stream_getset[] = {
+    {"offset", (getter)stream_get_offset, NULL,
+     "where the stream is (JSON): after the last batch, or its start", NULL},
+    {"table_id", (getter)stream_table_id, NULL, "the table id offsets carry", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject StreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dk.Stream",
+    .tp_basicsize = sizeof(StreamObject),
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A table read as micro-batches by offset: iterating yields (end offset, batch) "
+              "until nothing new is committed; iterate again (or poll()) later.",
+    .tp_iter = stream_self,
+    .tp_iternext = (iternextfunc)stream_iternext,
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+};
+
+static PyObject *table_stream(TableObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("starting_version"), K("starting_timestamp"), K("resume_offset"),
+                           K("max_files"), K("max_bytes"), K("available_now"),
+                           K("ignore_deletes"), K("ignore_changes"), K("skip_change_commits"),
+                           K("allow_data_loss"), K("exclude_regex"), K("change_data_feed"),
+                           K("columns"), K("filter"), K("max_initial_snapshot_files"),
+                           K("batch_size"), NULL};
+  PyObject *sv = Py_None, *sts = Py_None, *resume = Py_None, *mf = Py_None, *mb = Py_None,
+           *excl = Py_None, *columns = Py_None, *filter = Py_None, *maxinit = Py_None,
+           *bs = Py_None;
+  int avail = 0, idel = 0, ich = 0, skip = 0, loss = 0, cdf = 0;
+  if (check_table(self) < 0 ||
+      !PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOpppppOpOOOO:stream", kwlist, &sv, &sts,
+                                   &resume, &mf, &mb, &avail, &idel, &ich, &skip, &loss, &excl,
+                                   &cdf, &columns, &filter, &maxinit, &bs))
+    return NULL;
+  dk_stream_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_STREAM_OPTIONS_VERSION;
+  o.start = DK_STREAM_FROM_SNAPSHOT;
+  if (sv != Py_None && sts != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "give starting_version or starting_timestamp, not both "
+                                      "(DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET)");
+    return NULL;
+  }
+  if (PyUnicode_Check(sv)) {
+    if (PyUnicode_CompareWithASCIIString(sv, "latest") != 0) {
+      PyErr_SetString(PyExc_ValueError, "starting_version is a version or 'latest'");
+      return NULL;
+    }
+    o.start = DK_STREAM_FROM_LATEST;
+  } else if (opt_i64(sv, "starting_version", &o.starting_version) > 0) {
+    o.start = DK_STREAM_FROM_VERSION;
+  } else if (PyErr_Occurred()) {
+    return NULL;
+  }
+  if (sts != Py_None) {
+    if (timestamp_to_ms(sts, &o.starting_timestamp_ms) < 0) return NULL;
+    o.start = DK_STREAM_FROM_TIMESTAMP;
+  }
+  if (opt_i64(mf, "max_files", &o.max_files) < 0 || opt_i64(mb, "max_bytes", &o.max_bytes) < 0 ||
+      opt_i64(maxinit, "max_initial_snapshot_files", &o.max_initial_snapshot_files) < 0 ||
+      opt_i64(bs, "batch_size", &o.batch_size) < 0)
+    return NULL;
+  if ((mf != Py_None && o.max_files == 0) || (mb != Py_None && o.max_bytes == 0)) {
+    PyErr_SetString(PyExc_ValueError,
+                    "max_files and max_bytes must be positive (DELTA_ILLEGAL_OPTION)");
+    return NULL;
+  }
+  if (resume != Py_None && !PyUnicode_Check(resume)) {
+    PyErr_SetString(PyExc_TypeError, "resume_offset is a JSON str");
+    return NULL;
+  }
+  if (excl != Py_None && !PyUnicode_Check(excl)) {
+    PyErr_SetString(PyExc_TypeError, "exclude_regex is a str");
+    return NULL;
+  }
+  o.resume_offset = resume != Py_None ? PyUnicode_AsUTF8(resume) : NULL;
+  o.exclude_regex = excl != Py_None ? PyUnicode_AsUTF8(excl) : NULL;
+  if ((resume != Py_None && !o.resume_offset) || (excl != Py_None && !o.exclude_regex))
+    return NULL;
+  o.available_now = avail;
+  o.ignore_deletes = idel;
+  o.ignore_changes = ich;
+  o.skip_change_commits = skip;
+  o.allow_data_loss = loss;
+  o.change_data_feed = cdf;
+  const char **names;
+  size_t n;
+  PyObject *seq;
+  dk_expr *expr;
+  StreamObject *so = NULL;
+  if (columns_and_filter(columns, filter, &names, &n, &seq, &expr) == 0) {
+    o.columns = names;
+    o.n_columns = n;
+    o.filter = expr;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st;
+    dk_stream *s = NULL;
+    LOCKED_CALL(self, st = dk_stream_open(&s, self->t, &o, &err));
+    if (st != DK_OK) {
+      raise_changes(&err);
+    } else if (!(so = PyObject_New(StreamObject, &StreamType))) {
+      dk_stream_free(s);
+    } else {
+      Py_INCREF(self);
+      so->table = self;
+      so->s = s;
+    }
+  }
+  columns_and_filter_free(names, seq, expr);
+  return (PyObject *)so;
+}
+
 /* ---- module ------------------------------------------------------------------------------ */
 
 static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
@@ -2806,6 +3503,15 @@ PyMODINIT_FUNC PyInit__dk(void) {
   if (PyType_Ready(&ScanType) < 0) goto fail;
   Py_INCREF(&ScanType);
   if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0) goto fail;
+  if (PyType_Ready(&ChangesType) < 0 || PyType_Ready(&StreamType) < 0 ||
+      PyType_Ready(&BatchType) < 0)
+    goto fail;
+  Py_INCREF(&ChangesType);
+  if (PyModule_AddObject(m, "Changes", (PyObject *)&ChangesType) < 0) goto fail;
+  Py_INCREF(&StreamType);
+  if (PyModule_AddObject(m, "Stream", (PyObject *)&StreamType) < 0) goto fail;
+  Py_INCREF(&BatchType);
+  if (PyModule_AddObject(m, "StreamBatch", (PyObject *)&BatchType) < 0) goto fail;
   if (PyModule_AddIntConstant(m, "DK_VERSION_NUMBER", dk_version_number()) < 0)
     goto fail;
   return m;

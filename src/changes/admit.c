@@ -4,61 +4,75 @@
 ** DeltaSourceCDCSupport's per-commit admission; ../shared/reference/spark-v2-connector-spec.md
 ** §7.3-7.5), and the offset a batch ends at.
 */
+#include <string.h>
+
 #include "changes/changes_int.h"
 
 #define DEFAULT_MAX_FILES 1000
 #define NO_FILE_LIMIT (INT32_MAX - 8) /* Spark's Int.MaxValue - 8 with only a byte limit */
 
-typedef struct budget {
-  int64_t files, bytes;
-} budget;
+void dk_changes__admission_init(dk_changes__admission *a, const dk_changes__limits *lim) {
+  memset(a, 0, sizeof *a);
+  a->lim = *lim;
+  a->files = lim->max_files > 0 ? lim->max_files
+                                : (lim->max_bytes > 0 ? NO_FILE_LIMIT : DEFAULT_MAX_FILES);
+  a->bytes = lim->max_bytes > 0 ? lim->max_bytes : INT64_MAX;
+}
 
-static int has_capacity(const budget *b) { return b->files > 0 && b->bytes > 0; }
+bool dk_changes__admission_has_capacity(const dk_changes__admission *a) {
+  return a->files > 0 && a->bytes > 0;
+}
 
-static void spend(budget *b, int64_t size) {
-  b->files -= 1;
-  b->bytes -= size;
+void dk_changes__admit_more(dk_changes__admission *a, const dk_changes__indexed *seq, size_t n) {
+  size_t i = a->taken;
+  while (!a->stopped && i < n) {
+    const dk_changes__indexed *e = &seq[i];
+    /* a change data feed stream starts a commit only with budget left */
+    if (a->lim.cdf && i > 0 && e->version != seq[i - 1].version &&
+        !dk_changes__admission_has_capacity(a)) {
+      a->stopped = true;
+      break;
+    }
+    if (e->atomic) {
+      /* the commit's positions (files; for DV commits its sentinels too) */
+      size_t j = i;
+      int64_t count = 0, bytes = 0;
+      while (j < n && seq[j].version == e->version && seq[j].atomic) {
+        count++;
+        if (seq[j].slot == DK_CHANGES__FILE) bytes += seq[j].size;
+        j++;
+      }
+      bool ok = !a->processed || (a->files - count >= 0 && a->bytes - bytes >= 0);
+      a->processed = true;
+      a->files -= count;
+      a->bytes -= bytes;
+      if (!ok) {
+        a->stopped = true;
+        break;
+      }
+      i = j;
+      continue;
+    }
+    a->processed = true;
+    if (e->slot == DK_CHANGES__FILE) {
+      bool ok = dk_changes__admission_has_capacity(a);
+      a->files -= 1;
+      a->bytes -= e->size;
+      if (!ok) {
+        a->stopped = true;
+        break;
+      }
+    }
+    i++;
+  }
+  a->taken = i;
 }
 
 size_t dk_changes__admit(const dk_changes__indexed *seq, size_t n, const dk_changes__limits *lim) {
-  budget b;
-  b.files = lim->max_files > 0 ? lim->max_files
-                               : (lim->max_bytes > 0 ? NO_FILE_LIMIT : DEFAULT_MAX_FILES);
-  b.bytes = lim->max_bytes > 0 ? lim->max_bytes : INT64_MAX;
-  int taken_any = 0;
-  size_t i = 0;
-  while (i < n) {
-    const dk_changes__indexed *e = &seq[i];
-    if (e->slot != DK_CHANGES__FILE) {
-      i++;
-      continue;
-    }
-    if (!e->atomic) {
-      int ok = has_capacity(&b);
-      spend(&b, e->size);
-      if (!ok) break;
-      taken_any = 1;
-      i++;
-      continue;
-    }
-    /* an atomic commit: its files up to its END (or the end of what was listed) */
-    size_t j = i;
-    int64_t files = 0, bytes = 0;
-    while (j < n && seq[j].slot == DK_CHANGES__FILE && seq[j].version == e->version) {
-      files++;
-      bytes += seq[j].size;
-      j++;
-    }
-    int fits = files <= b.files && bytes <= b.bytes;
-    int ok = has_capacity(&b) && (!taken_any || fits);
-    b.files -= files;
-    b.bytes -= bytes;
-    if (!ok) break;
-    taken_any = 1;
-    i = j;
-    if (!has_capacity(&b)) break; /* its END waits for the next batch, as Spark's does */
-  }
-  return i;
+  dk_changes__admission a;
+  dk_changes__admission_init(&a, lim);
+  dk_changes__admit_more(&a, seq, n);
+  return a.taken;
 }
 
 void dk_changes__offset_after(dk_stream_offset *out, const dk_changes__indexed *last,

@@ -414,11 +414,11 @@ dk_status dk_commit_range_open(dk_commit_range **out, dk_table *t, int64_t first
     while (from > 0 && c[from - 1]->version >= first - DK__MONOTONIZE_LOOKBACK) from--;
     dk_log__commit_times_monotonize(&ct, from);
     r = dk__calloc(t->alloc, 1, sizeof *r);
+    if (r) r->alloc = t->alloc; /* before anything can fail: the free uses it */
     if (r) r->ts = dk__calloc(t->alloc, (size_t)(last - first + 1), sizeof *r->ts);
     if (!r || !r->ts) st = dk__error_set(err, DK_NOMEM, "out of memory");
   }
   if (st == DK_OK) {
-    r->alloc = t->alloc;
     r->first = first;
     r->last = last;
     dk__arena_init(&r->ar, t->alloc, 64 * 1024);

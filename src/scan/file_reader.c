@@ -12,12 +12,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "codec/parquet/open.h"
 #include "io/uri.h"
 #include "log/paths.h"
 #include "scan/file_reader.h"
+#include "codec/json/json.h"
 #include "expr/expr.h"
+#include "expr/skip.h"
 #include "scan/scan_int.h"
 #include "snapshot/access.h"
 
@@ -29,6 +32,7 @@ void dk_scan__task_close(task_reader *r) {
   dk__schema_release(&r->read_schema);
   dk_parquet_file_free(r->pf);
   dk_dv__free(r->dv);
+  dk_dv__free(r->keep_dv);
   dk__free(a, r->full_path);
   dk__free(a, r->uri);
   dk__free(a, r->col_src);
@@ -38,6 +42,21 @@ void dk_scan__task_close(task_reader *r) {
   dk__free(a, r->mask);
   dk__free(a, r->ranges);
   memset(r, 0, sizeof *r);
+}
+
+static dk_status load_dv(dk_dv **out, const dk_dv_descriptor *dv, dk_storage *sto,
+                         const scan_plan *plan, const dk_allocator *a, dk_error *err) {
+  dk_dv_desc d;
+  int64_t off = dv->offset;
+  const char *pth = dv->path_or_inline_dv;
+  char stype = dv->storage_type;
+  DK_RETURN_NOT_OK(dk_dv__descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
+                                         off >= 0 ? &off : NULL, dv->size_in_bytes,
+                                         dv->cardinality, err));
+  dk__root root;
+  dk_io__root_init(&root, plan->root, sto);
+  root.confine = plan->confine;
+  return dk_dv__load_in(out, &root, &d, a, err);
 }
 
 dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
@@ -75,19 +94,8 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
                          .skip_page_crc = plan->skip_page_crc};
   DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
-  if (t->dv) {
-    dk_dv_desc d;
-    int64_t off = t->dv->offset;
-    const char *pth = t->dv->path_or_inline_dv;
-    char stype = t->dv->storage_type;
-    DK_RETURN_NOT_OK(dk_dv__descriptor_init(&d, (dk_str){&stype, 1}, (dk_str){pth, strlen(pth)},
-                                           off >= 0 ? &off : NULL, t->dv->size_in_bytes,
-                                           t->dv->cardinality, err));
-    dk__root root;
-    dk_io__root_init(&root, plan->root, sto);
-    root.confine = plan->confine;
-    DK_RETURN_NOT_OK(dk_dv__load_in(&r->dv, &root, &d, a, err));
-  }
+  if (t->dv) DK_RETURN_NOT_OK(load_dv(&r->dv, t->dv, sto, plan, a, err));
+  if (t->keep_dv) DK_RETURN_NOT_OK(load_dv(&r->keep_dv, t->keep_dv, sto, plan, a, err));
   size_t np = 0;
   for (size_t c = 0; c < plan->n_cols; c++) np += (size_t)plan->cols[c].is_partition;
   r->pscalars = dk__calloc(a, np ? np : 1, sizeof *r->pscalars);
@@ -148,6 +156,21 @@ static dk_status add_leaf_paths(path_list *l, dk_arena *ar, const struct ArrowSc
   return DK_OK;
 }
 
+/* The span [lo, hi) of a row group's rows that keep_dv selects and dv does not delete
+** (relative to the row group); lo == hi when there is none. */
+typedef struct keep_span {
+  const dk_dv *dv;
+  int64_t first, end, lo, hi;
+} keep_span;
+
+static dk_status keep_span_row(int64_t row, void *payload) {
+  keep_span *k = payload;
+  if (row < k->first || row >= k->end || (k->dv && dk_dv__contains(k->dv, row))) return DK_OK;
+  if (k->lo == k->hi) k->lo = row - k->first;
+  k->hi = row - k->first + 1;
+  return DK_OK;
+}
+
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
 static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
@@ -188,6 +211,8 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
                        (uint64_t)info.num_rows) {
         continue;
       }
+      if (r->keep_dv && dk_dv__range_cardinality(r->keep_dv, info.first_row, info.num_rows) == 0)
+        continue;
       /* columns to read: those of the file that the output needs */
       DK_RETURN_NOT_OK(dk_parquet_schema(&fs, r->pf, err));
       if (plan->residual_bound && dk_scan__rg_can_skip(r, rg, info.num_rows, &fs)) {
@@ -257,6 +282,26 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
         continue; /* open the first range left (none: every row was skipped) */
       }
     }
+    if (!is_range && r->keep_dv && nn > 0) {
+      /* a DV difference (change data feed): read only the span of pages holding its rows */
+      keep_span k = {r->dv, info.first_row, info.first_row + info.num_rows, 0, 0};
+      (void)dk_dv__foreach(r->keep_dv, keep_span_row, &k);
+      if (k.lo > 0 || k.hi < info.num_rows) {
+        int64_t *rr = dk__malloc(plan->alloc, 2 * sizeof *rr);
+        dk__free(plan->alloc, names);
+        dk__arena_dispose(&par);
+        dk__schema_release(&fs);
+        DK_RETURN_IF(!rr, DK_NOMEM, err, "out of memory (scan)");
+        rr[0] = k.lo;
+        rr[1] = k.hi;
+        dk__free(plan->alloc, r->ranges);
+        r->ranges = rr;
+        r->n_ranges = k.lo < k.hi ? 1 : 0;
+        r->range_pos = 0;
+        r->range_rg = rg;
+        continue; /* open that span (none: no row is kept) */
+      }
+    }
     dk_parquet_read_options ro;
     memset(&ro, 0, sizeof ro);
     ro.version = DK_PARQUET_READ_OPTIONS_VERSION;
@@ -269,7 +314,7 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
     ro.row_groups = &rg;
     ro.n_row_groups = 1;
     ro.batch_size = plan->batch_size;
-    if (r->want > 0 && !r->dv && !plan->residual_bound) ro.batch_size = DK_MIN(ro.batch_size, r->want);
+    if (r->want > 0 && !r->dv && !r->keep_dv && !plan->residual_bound) ro.batch_size = DK_MIN(ro.batch_size, r->want);
     dk_status st = DK_OK;
     if (nn == 0) {
       /* nothing to decode: rows only */
@@ -563,8 +608,15 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
     }
     /* selection: deletion vector, then the residual filter */
     int have_keep = 0;
+    if (st == DK_OK && r->keep_dv) {
+      /* only the rows keep_dv deletes: keep = NOT (mask after keep_dv cleared its rows) */
+      memset(r->mask, 1, (size_t)n);
+      dk_dv__fill_selection(r->keep_dv, first, n, r->mask);
+      for (int64_t k = 0; k < n; k++) r->keep[k] = (uint8_t)!r->mask[k];
+      have_keep = 1;
+    }
     if (st == DK_OK && r->dv && dk_dv__range_cardinality(r->dv, first, n) > 0) {
-      memset(r->keep, 1, (size_t)n);
+      if (!have_keep) memset(r->keep, 1, (size_t)n);
       uint64_t del = dk_dv__fill_selection(r->dv, first, n, r->keep);
       if (r->stats) dk_scan__stat_add(&r->stats->rows_deleted, (int64_t)del);
       have_keep = 1;
@@ -707,6 +759,16 @@ struct dk_scan__file_reader {
   dk_storage *sto; /* plan.sto: the table's backend (borrowed; snap keeps the table) */
   scan_plan plan;
   size_t n_part; /* partition columns of the plan (output and filter-only) */
+  /* with extra columns: the table's fields then the extras, and the per-file-text columns
+  ** (the partition columns then the constant extras) */
+  dk_arena ar;
+  dk_type schema;
+  const char **pcols;
+  size_t n_table_pcols;
+  /* partition pruning: the predicate's partition-only conjuncts bound to pschema (the plan's
+  ** partition columns, in plan order), or NULL */
+  dk_expr *pbound;
+  struct ArrowSchema pschema;
 };
 
 struct dk_scan__file {
@@ -720,10 +782,64 @@ struct dk_scan__file {
 
 void dk_scan__file_reader_free(dk_scan__file_reader *r) {
   if (!r) return;
+  dk_expr_free(r->pbound);
+  dk__schema_release(&r->pschema);
   dk_scan__plan_dispose(&r->plan);
+  dk__arena_dispose(&r->ar);
   dk__pool_release(r->pool);
   dk_snapshot_free(r->snap);
   dk__free(r->alloc, r);
+}
+
+static size_t n_constant_extras(const dk_scan__file_reader_options *o) {
+  size_t n = 0;
+  for (size_t i = 0; o->extra_constant && i < o->n_extra_columns; i++) n += o->extra_constant[i];
+  return n;
+}
+
+/* The table schema with the extra columns appended, and the per-file-text columns. */
+static dk_status extend_schema(dk_scan__file_reader *r, const dk_snapshot *snap,
+                               const dk_scan__file_reader_options *o, dk_error *err) {
+  const dk_type *t = dk_snapshot_schema(snap);
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  size_t nf = t->n_fields + o->n_extra_columns, np = md->n_partition_columns;
+  dk_field *f = dk__arena_alloc(&r->ar, (nf ? nf : 1) * sizeof *f, err);
+  r->pcols = dk__arena_alloc(&r->ar, (np + o->n_extra_columns + 1) * sizeof *r->pcols, err);
+  if (!f || !r->pcols) return DK_NOMEM;
+  if (t->n_fields) memcpy(f, t->fields, t->n_fields * sizeof *f);
+  for (size_t i = 0; i < np; i++) r->pcols[i] = md->partition_columns[i];
+  r->n_table_pcols = np;
+  for (size_t i = 0, k = np; i < o->n_extra_columns; i++) {
+    DK_RETURN_IF(dk_schema_find(t, o->extra_columns[i].name), DK_INVALID, err,
+                 "file reader: extra column '%s' is a column of the table",
+                 o->extra_columns[i].name);
+    f[t->n_fields + i] = o->extra_columns[i];
+    if (o->extra_constant && o->extra_constant[i]) r->pcols[k++] = o->extra_columns[i].name;
+  }
+  r->schema = *t;
+  r->schema.fields = f;
+  r->schema.n_fields = nf;
+  return DK_OK;
+}
+
+/* The predicate's partition-only conjuncts, bound to the plan's partition columns. */
+static dk_status bind_partition_filter(dk_scan__file_reader *r, const dk_expr *pred,
+                                       dk_error *err) {
+  const scan_plan *p = &r->plan;
+  dk_expr *ponly = NULL, *rest = NULL;
+  DK_RETURN_NOT_OK(dk_expr_split(&ponly, &rest, pred, p->pcols, p->n_pcols, err));
+  dk_expr_free(rest);
+  if (!ponly) return DK_OK;
+  dk_atype sty = dk__atype_make(DK_AT_STRUCT);
+  dk_status st = dk__schema_init_a(&r->pschema, &sty, "", 0, (int64_t)r->n_part, p->alloc, err);
+  for (size_t c = 0, k = 0; !st && c < p->n_cols; c++) {
+    if (!p->cols[c].is_partition) continue;
+    dk__schema_release(r->pschema.children[k]);
+    st = dk__schema_copy_a(r->pschema.children[k++], p->read_schema.children[c], p->alloc, err);
+  }
+  if (!st) st = dk_expr__bind(&r->pbound, ponly, &r->pschema, p->alloc, err);
+  dk_expr_free(ponly);
+  return st;
 }
 
 dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap,
@@ -736,17 +852,21 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
   DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (file reader)");
   r->alloc = alloc;
   r->snap = dk_snapshot_ref(snap);
+  dk__arena_init(&r->ar, alloc, 0);
   dk_status st = dk__pool_new(&r->pool, alloc, SCAN_POOL_CACHE, err);
   scan_plan *p = &r->plan;
+  if (!st) st = extend_schema(r, snap, o, err);
   if (!st)
-    st = dk_scan__plan_init(p, dk__pool_allocator(r->pool), snap, o->columns,
-                            o->columns ? (int64_t)o->n_columns : -1, o->predicate,
-                            o->metadata_fields, err);
+    st = dk_scan__plan_init_ex(p, dk__pool_allocator(r->pool), snap, &r->schema, r->pcols,
+                               r->n_table_pcols + n_constant_extras(o), o->columns,
+                               o->columns ? (int64_t)o->n_columns : -1, o->predicate,
+                               o->metadata_fields, err);
   if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
   if (!st && o->predicate)
     st = dk_expr__bind(&p->residual_bound, o->predicate, &p->read_schema, p->alloc, err);
   if (!st) r->sto = p->sto;
   for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
+  if (!st && o->predicate && r->n_part) st = bind_partition_filter(r, o->predicate, err);
   if (st) {
     dk_scan__file_reader_free(r);
     return st;
@@ -769,8 +889,72 @@ void dk_scan__file_close(dk_scan__file *f) {
   dk__free(a, f);
 }
 
+/* The partition value texts of e for the plan's partition columns, in plan order. */
+static void partition_texts(const char **out, const dk_scan__file_reader *r,
+                            const dk_file_entry *e, const char *const *constants) {
+  const scan_plan *p = &r->plan;
+  for (size_t c = 0, k = 0; c < p->n_cols; c++) {
+    if (!p->cols[c].is_partition) continue;
+    const char *name = p->cols[c].field->name, *v = NULL;
+    size_t j = r->n_table_pcols;
+    while (j < p->n_pcols && strcasecmp(p->pcols[j], name) != 0) j++;
+    if (j < p->n_pcols) {
+      v = constants ? constants[j - r->n_table_pcols] : NULL;
+    } else {
+      int is_null = 0;
+      v = dk_file_partition_value(r->snap, e, name, &is_null);
+      if (is_null) v = NULL;
+    }
+    out[k++] = v;
+  }
+}
+
+dk_status dk_scan__file_prunes(bool *out, const dk_scan__file_reader *r, const dk_file_entry *e,
+                               const char *const *constants, dk_error *err) {
+  *out = false;
+  const scan_plan *p = &r->plan;
+  if (r->pbound) {
+    const char **pv = dk__calloc(p->alloc, r->n_part, sizeof *pv);
+    DK_RETURN_IF(!pv, DK_NOMEM, err, "out of memory (file reader)");
+    partition_texts(pv, r, e, constants);
+    struct ArrowArray pb;
+    dk_status st = dk_partition_batch(&pb, &r->pschema, pv, 1, err);
+    uint8_t keep = 1;
+    if (!st) {
+      st = dk_expr_eval_filter(&keep, NULL, r->pbound, &r->pschema, &pb, err);
+      dk__array_release(&pb);
+    }
+    dk__free(p->alloc, pv);
+    if (st) {
+      dk__error_prefix(err, "%s: partition values", e->path);
+      return st;
+    }
+    if (!keep) {
+      *out = true;
+      return DK_OK;
+    }
+  }
+  if (p->residual_bound && e->stats && dk_expr__has_columns(p->residual_bound)) {
+    dk_arena ar;
+    dk__arena_init(&ar, p->alloc, 0);
+    dk_json_value *jv = NULL;
+    if (dk__json_parse(&jv, &ar, e->stats, strlen(e->stats), NULL) == DK_OK) {
+      dk_file_stats fs = {.root = jv};
+      *out = dk_expr__skip_eval(p->residual_bound, &fs) == DK_SKIP_CAN_SKIP;
+    }
+    dk__arena_dispose(&ar); /* stats that do not parse are ignored, as a scan ignores them */
+  }
+  return DK_OK;
+}
+
 dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
                              const dk_file_entry *e, dk_error *err) {
+  return dk_scan__file_open_selected(out, r, e, NULL, NULL, err);
+}
+
+dk_status dk_scan__file_open_selected(dk_scan__file **out, const dk_scan__file_reader *r,
+                                      const dk_file_entry *e, const dk_dv_descriptor *keep_dv,
+                                      const char *const *constants, dk_error *err) {
   *out = NULL;
   const scan_plan *p = &r->plan;
   dk_scan__file *f = dk__calloc(p->alloc, 1, sizeof *f);
@@ -783,13 +967,9 @@ dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
     dk_scan__file_close(f);
     return dk__error_set(err, DK_NOMEM, "out of memory (file reader)");
   }
-  for (size_t c = 0, k = 0; c < p->n_cols; c++) {
-    if (!p->cols[c].is_partition) continue;
-    int is_null = 0;
-    const char *v = dk_file_partition_value(r->snap, e, p->cols[c].field->name, &is_null);
-    f->pvals[k++] = is_null ? NULL : v;
-  }
+  partition_texts(f->pvals, r, e, constants);
   dk_scan__task_from_entry(&f->task, e, f->pvals);
+  f->task.keep_dv = keep_dv;
   dk_status st = dk_scan__task_open(&f->tr, p, NULL, r->sto, &f->task, err);
   if (st) {
     dk_scan__file_close(f);

@@ -20,6 +20,8 @@
 #ifndef DK_SCAN_FILE_READER_H
 #define DK_SCAN_FILE_READER_H
 
+#include <stdbool.h>
+
 #include "dk/expr.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
@@ -36,6 +38,15 @@ typedef struct dk_scan__file_reader_options {
   const dk_expr *predicate; /* unbound; NULL: every row (that the DV keeps) */
   unsigned metadata_fields; /* DK_META_* bits of the `_metadata` struct column (0: none) */
   int64_t batch_size;       /* rows per batch at most; <= 0: 65536 */
+  /* Columns that are not in the table schema (a change data feed's `_change_type`,
+  ** `_commit_version`, `_commit_timestamp`), requested, filtered and projected by name like
+  ** table columns: read from every file by name (a cdc file's `_change_type`; a file without
+  ** the column gives nulls), or, where extra_constant[i] is set, constant per file with the
+  ** value the caller gives at open, as partition values are. The fields must outlive the
+  ** reader. */
+  const dk_field *extra_columns;
+  size_t n_extra_columns;
+  const bool *extra_constant; /* n_extra_columns flags, or NULL (none constant) */
 } dk_scan__file_reader_options;
 
 /* Holds a reference to snap. Errors as dk_scan_new (unknown columns, bad predicate). */
@@ -50,6 +61,20 @@ dk_status dk_scan__file_reader_schema(struct ArrowSchema *out, const dk_scan__fi
 ** until the file is closed. */
 dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
                              const dk_file_entry *f, dk_error *err);
+/* Like dk_scan__file_open, but with keep_dv (may be NULL) only the rows it deletes are
+** selected (those f->dv deletes excepted): the rows two deletion vectors of a file differ by
+** (change data feed, delta-spark's IF_NOT_CONTAINED row index filter); keep_dv and
+** `constants` must outlive the file.
+** `constants` (may be NULL: nulls) holds the text of each constant extra column, in their
+** order (parsed as partition values of the column's type are). */
+dk_status dk_scan__file_open_selected(dk_scan__file **out, const dk_scan__file_reader *r,
+                                      const dk_file_entry *f, const dk_dv_descriptor *keep_dv,
+                                      const char *const *constants, dk_error *err);
+/* Whether the reader's predicate rules file f out without reading it: its conjuncts over
+** partition columns and constant extra columns are false for f's values, or its statistics
+** (f->stats, when set) show no row can match. */
+dk_status dk_scan__file_prunes(bool *out, const dk_scan__file_reader *r, const dk_file_entry *f,
+                               const char *const *constants, dk_error *err);
 /* The next non-empty batch of selected rows; out->release == NULL at the end of the file. */
 dk_status dk_scan__file_next(struct ArrowArray *out, dk_scan__file *f, dk_error *err);
 /* The physical row indexes of every selected row not yet returned, ascending, read to the

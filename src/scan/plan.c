@@ -349,14 +349,21 @@ static dk_status build_full_schema(struct ArrowSchema *out, const scan_plan *p,
 dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
                              const char *const *columns, int64_t n_columns,
                              const dk_expr *filter, unsigned meta, dk_error *err) {
+  const dk_metadata *md = dk_snapshot_metadata(snap);
+  return dk_scan__plan_init_ex(p, alloc, snap, dk_snapshot_schema(snap), md->partition_columns,
+                               md->n_partition_columns, columns, n_columns, filter, meta, err);
+}
+
+dk_status dk_scan__plan_init_ex(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
+                                const dk_type *schema, const char *const *pcols, size_t n_pcols,
+                                const char *const *columns, int64_t n_columns,
+                                const dk_expr *filter, unsigned meta, dk_error *err) {
   p->alloc = alloc;
   dk__arena_init(&p->ar, p->alloc, 0);
   p->mode = dk_snapshot_column_mapping_mode(snap);
   p->meta = meta;
   p->limit = -1;
   p->batch_size = 65536;
-  const dk_type *schema = dk_snapshot_schema(snap);
-  const dk_metadata *md = dk_snapshot_metadata(snap);
   /* the table's root (absolute for a local table on the built-in backend: _metadata.file_path
    * and splits do not depend on the cwd) and its backend */
   p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
@@ -364,7 +371,7 @@ dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_s
   p->confine = dk_snapshot__confine(snap);
   /* the request (every column: data columns and each listed partition column), then at most
   ** every top-level column again as filter-only columns */
-  size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + md->n_partition_columns) +
+  size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + n_pcols) +
                 schema->n_fields;
   p->cols = dk__calloc(p->alloc, ncap ? ncap : 1, sizeof *p->cols);
   DK_RETURN_IF(!p->root || !p->cols, DK_NOMEM, err, "out of memory (scan)");
@@ -376,8 +383,8 @@ dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_s
   p->row_id_col = dk_snapshot_property(snap, "delta.rowTracking.materializedRowIdColumnName");
   p->row_cv_col =
       dk_snapshot_property(snap, "delta.rowTracking.materializedRowCommitVersionColumnName");
-  p->n_pcols = md->n_partition_columns;
-  p->pcols = (const char **)md->partition_columns;
+  p->n_pcols = n_pcols;
+  p->pcols = (const char **)pcols;
   DK_RETURN_NOT_OK(dk_scan__plan_add_columns(p, schema, columns, n_columns, err));
   p->n_out = p->n_cols;
   if (filter) DK_RETURN_NOT_OK(dk_scan__add_filter_columns(p, filter, schema, 1, err));

@@ -56,7 +56,7 @@ typedef struct scan_plan {
   dk_arena ar;                /* pruned field types, copies of names */
   int64_t n_req;              /* requested column names (-1: all columns) */
   const char **req;
-  size_t n_pcols;             /* the table's partition columns */
+  size_t n_pcols;             /* the table's partition columns (and constant extra columns) */
   const char **pcols;
 } scan_plan;
 
@@ -66,6 +66,9 @@ typedef struct scan_task {
   int64_t size, mtime;
   const char *const *pvals;   /* one text per partition output column (NULL = null) */
   const dk_dv_descriptor *dv; /* NULL: none */
+  const dk_dv_descriptor *keep_dv; /* non-NULL: only the rows this DV deletes are read (and
+                                    * of them, those `dv` does not delete): a change data
+                                    * feed's DV difference */
   int has_base_row_id;
   int64_t base_row_id;
   int has_default_rcv;
@@ -112,6 +115,13 @@ static inline void dk_scan__stat_add(int64_t *p, int64_t v) {
 dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
                              const char *const *columns, int64_t n_columns,
                              const dk_expr *filter, unsigned meta, dk_error *err);
+/* The same over `schema` (a STRUCT) instead of the snapshot's, with `pcols` as the columns
+** whose values come from per-file texts (the partition columns, and the file reader's
+** constant extra columns); both must outlive the plan. */
+dk_status dk_scan__plan_init_ex(scan_plan *p, const dk_allocator *alloc, const dk_snapshot *snap,
+                                const dk_type *schema, const char *const *pcols, size_t n_pcols,
+                                const char *const *columns, int64_t n_columns,
+                                const dk_expr *filter, unsigned meta, dk_error *err);
 void dk_scan__plan_dispose(scan_plan *p);
 /* Builds out_schema and read_schema from the plan's columns. */
 dk_status dk_scan__plan_build_schema(scan_plan *p, const dk_type *schema, dk_error *err);
@@ -149,6 +159,7 @@ typedef struct task_reader {
   char *uri;             /* its URI (file://..., s3://...) for _metadata.file_path */
   dk_parquet_file *pf;
   dk_dv *dv;
+  dk_dv *keep_dv;        /* scan_task.keep_dv loaded, or NULL */
   int n_rg, rg;          /* row groups; next one to open */
   int64_t rg_first_row;  /* row index of the current row group's first row */
   int64_t next_row;      /* row index of the next batch's first row */

@@ -15,5 +15,7 @@ const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s);
 dk_storage *dk_snapshot__storage(const dk_snapshot *s);
 /* dk_table_options.confine_paths of the snapshot's table (io/uri.h dk__root.confine). */
 int dk_snapshot__confine(const dk_snapshot *s);
+/* The table's executor (util/exec.h; dk_table_options.threads), borrowed likewise. */
+struct dk__exec *dk_snapshot__exec(const dk_snapshot *s);
 
 #endif /* DK_SNAPSHOT_ACCESS_H */

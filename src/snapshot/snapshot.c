@@ -479,6 +479,7 @@ const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root
 const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
 dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 int dk_snapshot__confine(const dk_snapshot *s) { return s->table->confine; }
+struct dk__exec *dk_snapshot__exec(const dk_snapshot *s) { return s->table->exec; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {

@@ -14,8 +14,8 @@ import pytest
 import dkharness
 
 TABLE = "delta-golden/basic-decimal-table"
-COMMANDS = ["describe", "history", "files", "scan", "parquet", "sql", "create", "vacuum",
-            "restore", "checkpoint", "version", "help"]
+COMMANDS = ["describe", "history", "files", "scan", "changes", "tail", "parquet", "sql",
+            "create", "vacuum", "restore", "checkpoint", "version", "help"]
 REPO = Path(__file__).resolve().parents[2]
 
 

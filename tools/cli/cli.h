@@ -45,6 +45,15 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table,
 int dk_cli_open(const char *uri, const struct dk_snapshot_options *o, struct dk_table **t,
                 struct dk_snapshot **s);
 void dk_cli_format_ts(char *buf, size_t cap, int64_t ms);
+/* Opens only the table (storage options applied); 1 on an error (printed). */
+int dk_cli_open_table(const char *uri, struct dk_table **t);
+/* ms since the epoch, or 'YYYY-MM-DD[ HH:MM:SS[.fff]]' in UTC; -1 when malformed. */
+int dk_cli_parse_ts(const char *s, int64_t *out);
+/* --threads N of the commands that open tables (the table's log-replay threads); -1 when bad. */
+int dk_cli_threads_option(const char *v);
+/* `dk changes` and `dk tail` (cmd_changes.c). */
+int dk_cli_changes(int argc, char **argv);
+int dk_cli_tail(int argc, char **argv);
 /* storage_opts.c: `--storage-option KEY=VALUE` (-1 when malformed), s3:// URIs and the
 ** process's S3 backend for them (*out = NULL for a local path). */
 struct dk_storage;

@@ -61,6 +61,17 @@ static int g_table_threads;
 /* --no-confine-paths: dk_table_options.confine_paths off (on by default in the tool). */
 static int g_no_confine;
 
+int dk_cli_threads_option(const char *v) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end || n < 0 || n > 256) {
+    fprintf(stderr, "dk: bad --threads '%s'\n", v);
+    return -1;
+  }
+  g_table_threads = (int)n;
+  return 0;
+}
+
 int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_options *o,
                          int *json, int64_t *limit) {
   memset(o, 0, sizeof *o);
@@ -89,13 +100,7 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_
     } else if (!strcmp(a, "--limit") && i + 1 < argc && limit) {
       *limit = strtoll(argv[++i], NULL, 10);
     } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-      char *end;
-      long n = strtol(argv[++i], &end, 10);
-      if (*end || n < 0 || n > 256) {
-        fprintf(stderr, "dk: bad --threads '%s'\n", argv[i]);
-        return -1;
-      }
-      g_table_threads = (int)n;
+      if (dk_cli_threads_option(argv[++i])) return -1;
     } else if (!strcmp(a, "--storage-option") && i + 1 < argc) {
       if (dk_cli_storage_option(argv[++i])) return -1;
     } else if (!strcmp(a, "--no-confine-paths")) {
@@ -117,22 +122,31 @@ int dk_cli_snapshot_args(int argc, char **argv, const char **table, dk_snapshot_
   return 0;
 }
 
-int dk_cli_open(const char *uri, const dk_snapshot_options *o, dk_table **t, dk_snapshot **s) {
+int dk_cli_parse_ts(const char *s, int64_t *out) { return parse_ts(s, out); }
+
+int dk_cli_open_table(const char *uri, dk_table **t) {
   dk_error err;
   dk_error_init(&err);
   *t = NULL;
-  *s = NULL;
   dk_table_options to;
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
   to.threads = g_table_threads;
   to.confine_paths = !g_no_confine;
-  if (dk_cli_storage_for(uri, &to.storage, &err) != DK_OK) {
+  if (dk_cli_storage_for(uri, &to.storage, &err) != DK_OK ||
+      dk_table_open(t, uri, &to, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
     return 1;
   }
-  if (dk_table_open(t, uri, &to, &err) != DK_OK ||
-      dk_snapshot_open(s, *t, o, &err) != DK_OK) {
+  return 0;
+}
+
+int dk_cli_open(const char *uri, const dk_snapshot_options *o, dk_table **t, dk_snapshot **s) {
+  dk_error err;
+  dk_error_init(&err);
+  *s = NULL;
+  if (dk_cli_open_table(uri, t)) return 1;
+  if (dk_snapshot_open(s, *t, o, &err) != DK_OK) {
     fprintf(stderr, "dk: %s: %s\n", dk_status_str(err.code), err.message);
     dk_table_free(*t);
     *t = NULL;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dk/changes.h"
 #include "dk/common.h"
 #include "dk/expr.h"
 #include "dk/parquet.h"
@@ -30,6 +31,7 @@
 #include <pthread.h>
 
 #include "io_dk_spark_DkNative.h"
+#include "io_dk_spark_DkStreamNative.h"
 
 /* Executor reads allocate through this counting allocator, so tests can check that a failed
  * or abandoned read returns every byte (DkDebug.nativeBytesOutstanding). 16-byte header. */
@@ -628,4 +630,405 @@ JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_exprBindCheck(JNIEnv *env, j
   dk_expr_free(e);
   if (st == DK_OK) return NULL;
   return (*env)->NewStringUTF(env, err.message[0] ? err.message : dk_status_str(st));
+}
+
+/* ---- change data feed and streaming reads (io.dk.spark.DkStreamNative) -------------------
+ * Driver and executors alike open the table themselves: the driver plans (dk_changes_new,
+ * dk_stream_latest_offset, dk_stream_batch_between) and hands each input partition the range
+ * or the two offsets plus a file slice; the executor plans the same range or batch again and
+ * reads its slice (dk_changes_read_files, dk_stream_batch_read_files). */
+
+typedef struct jni_changes {
+  dk_table *table;
+  dk_changes *changes;
+  dk_expr *filter;
+} jni_changes;
+
+typedef struct jni_stream {
+  dk_table *table;
+  dk_stream *stream;
+  char *regex;
+  const char **cols;
+  size_t n_cols;
+} jni_stream;
+
+/* Copies a String[] into one malloc'ed array of pointers (*out, NULL for a null array). */
+static int dup_jstrings(JNIEnv *env, jobjectArray arr, const char ***out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!arr) return 0;
+  jsize len = (*env)->GetArrayLength(env, arr);
+  const char **v = calloc((size_t)len + 1, sizeof *v);
+  if (!v) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return -1;
+  }
+  for (jsize i = 0; i < len; i++) {
+    int failed = 0;
+    jstring js = (jstring)(*env)->GetObjectArrayElement(env, arr, i);
+    v[i] = dup_jstring(env, js, &failed);
+    (*env)->DeleteLocalRef(env, js);
+    if (failed || !v[i]) {
+      for (jsize k = 0; k < i; k++) free((void *)v[k]);
+      free(v);
+      if (!failed) throw_dk(env, DK_INVALID, 0, "null column name");
+      return -1;
+    }
+  }
+  *out = v;
+  *n = (size_t)len;
+  return 0;
+}
+
+static void free_jstrings(const char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) free((void *)v[i]);
+  free(v);
+}
+
+static jlongArray new_long_array(JNIEnv *env, const jlong *v, jsize n) {
+  jlongArray arr = (*env)->NewLongArray(env, n);
+  if (arr && n) (*env)->SetLongArrayRegion(env, arr, 0, n, v);
+  return arr;
+}
+
+static dk_status open_table(JNIEnv *env, dk_table **out, jstring path) {
+  int failed = 0;
+  char *c = dup_jstring(env, path, &failed);
+  if (failed) return DK_NOMEM;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_table_open(out, c, NULL, &err);
+  free(c);
+  if (st != DK_OK) throw_err(env, &err, st, 1);
+  return st;
+}
+
+static void changes_free(jni_changes *h) {
+  if (!h) return;
+  dk_changes_free(h->changes);
+  dk_expr_free(h->filter);
+  dk_table_free(h->table);
+  free(h);
+}
+
+/* bounds: {start_kind, start, end_kind, end} as dk_bound_kind / versions / ms. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env, jclass cls,
+                                                                     jstring path,
+                                                                     jlongArray bounds,
+                                                                     jobjectArray columns,
+                                                                     jstring filter) {
+  (void)cls;
+  jlong b[4];
+  (*env)->GetLongArrayRegion(env, bounds, 0, 4, b);
+  if ((*env)->ExceptionCheck(env)) return 0;
+  jni_changes *h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  const char **cols = NULL;
+  size_t ncols = 0;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = open_table(env, &h->table, path);
+  if (st == DK_OK && dup_jstrings(env, columns, &cols, &ncols) != 0) st = DK_NOMEM;
+  if (st == DK_OK && filter) {
+    int failed = 0;
+    char *ftext = dup_jstring(env, filter, &failed);
+    st = failed ? DK_NOMEM : dk_expr_parse(&h->filter, ftext, &err);
+    free(ftext);
+    if (st != DK_OK && !failed) throw_err(env, &err, st, 0);
+  }
+  if (st == DK_OK) {
+    dk_changes_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_CHANGES_OPTIONS_VERSION;
+    o.start_kind = (dk_bound_kind)b[0];
+    o.start = (int64_t)b[1];
+    o.end_kind = (dk_bound_kind)b[2];
+    o.end = (int64_t)b[3];
+    o.columns = cols;
+    o.n_columns = ncols;
+    o.filter = h->filter;
+    st = dk_changes_new(&h->changes, h->table, &o, &err);
+    if (st != DK_OK) throw_err(env, &err, st, 0);
+  }
+  free_jstrings(cols, ncols);
+  if (st != DK_OK) {
+    changes_free(h);
+    return 0;
+  }
+  return (jlong)(intptr_t)h;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesFree(JNIEnv *env, jclass cls,
+                                                                   jlong handle) {
+  (void)env;
+  (void)cls;
+  changes_free((jni_changes *)(intptr_t)handle);
+}
+
+/* {start version, end version, schema version, files} */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesInfo(JNIEnv *env,
+                                                                         jclass cls,
+                                                                         jlong handle) {
+  (void)cls;
+  const dk_changes *c = ((jni_changes *)(intptr_t)handle)->changes;
+  jlong v[4] = {dk_changes_start_version(c), dk_changes_end_version(c),
+                dk_changes_schema_version(c), dk_changes_num_files(c)};
+  return new_long_array(env, v, 4);
+}
+
+typedef dk_status (*file_get_fn)(dk_change_file *out, const void *owner, int64_t i,
+                                 dk_error *err);
+
+static dk_status changes_file(dk_change_file *out, const void *c, int64_t i, dk_error *err) {
+  return dk_changes_file_get(out, c, i, err);
+}
+
+static dk_status batch_file(dk_change_file *out, const void *b, int64_t i, dk_error *err) {
+  return dk_stream_batch_file(out, b, i, err);
+}
+
+/* The size in bytes of each of n change files (for packing them into input partitions). */
+static jlongArray file_sizes(JNIEnv *env, const void *owner, int64_t n, file_get_fn get) {
+  jlong *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  if (!v) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return NULL;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    dk_change_file f;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st = get(&f, owner, i, &err);
+    if (st != DK_OK) {
+      free(v);
+      throw_err(env, &err, st, 0);
+      return NULL;
+    }
+    v[i] = (jlong)f.entry.size;
+  }
+  jlongArray arr = new_long_array(env, v, (jsize)n);
+  free(v);
+  return arr;
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesFileSizes(JNIEnv *env,
+                                                                              jclass cls,
+                                                                              jlong handle) {
+  (void)cls;
+  const dk_changes *c = ((jni_changes *)(intptr_t)handle)->changes;
+  return file_sizes(env, c, dk_changes_num_files(c), changes_file);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesSchema(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_changes_schema((struct ArrowSchema *)(intptr_t)out,
+                                   ((jni_changes *)(intptr_t)handle)->changes, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesReadFiles(JNIEnv *env,
+                                                                        jclass cls,
+                                                                        jlong handle,
+                                                                        jlong first, jlong n,
+                                                                        jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_changes_read_files((struct ArrowArrayStream *)(intptr_t)out,
+                                       ((jni_changes *)(intptr_t)handle)->changes,
+                                       (int64_t)first, (int64_t)n, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+static void stream_free(jni_stream *h) {
+  if (!h) return;
+  dk_stream_free(h->stream);
+  dk_table_free(h->table);
+  free(h->regex);
+  free_jstrings(h->cols, h->n_cols);
+  free(h);
+}
+
+/* opts: {start kind (dk_stream_start), starting version, starting timestamp ms, max files,
+ * max bytes, available now, ignore deletes, ignore changes, skip change commits, allow data
+ * loss, change data feed, max initial snapshot files}; exclude_regex may be null. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, jclass cls,
+                                                                    jstring path,
+                                                                    jlongArray opts,
+                                                                    jstring exclude_regex,
+                                                                    jobjectArray columns) {
+  (void)cls;
+  jlong v[12];
+  (*env)->GetLongArrayRegion(env, opts, 0, 12, v);
+  if ((*env)->ExceptionCheck(env)) return 0;
+  jni_stream *h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  int failed = 0;
+  dk_status st = open_table(env, &h->table, path);
+  if (st == DK_OK) h->regex = dup_jstring(env, exclude_regex, &failed);
+  if (st == DK_OK && (failed || dup_jstrings(env, columns, &h->cols, &h->n_cols) != 0))
+    st = DK_NOMEM;
+  if (st == DK_OK) {
+    dk_error err;
+    dk_error_init(&err);
+    dk_stream_options o;
+    memset(&o, 0, sizeof o);
+    o.version = DK_STREAM_OPTIONS_VERSION;
+    o.start = (dk_stream_start)v[0];
+    o.starting_version = (int64_t)v[1];
+    o.starting_timestamp_ms = (int64_t)v[2];
+    o.max_files = (int64_t)v[3];
+    o.max_bytes = (int64_t)v[4];
+    o.available_now = (int)v[5];
+    o.ignore_deletes = (int)v[6];
+    o.ignore_changes = (int)v[7];
+    o.skip_change_commits = (int)v[8];
+    o.allow_data_loss = (int)v[9];
+    o.change_data_feed = (int)v[10];
+    o.max_initial_snapshot_files = (int64_t)v[11];
+    o.exclude_regex = h->regex;
+    o.columns = h->cols;
+    o.n_columns = h->n_cols;
+    st = dk_stream_open(&h->stream, h->table, &o, &err);
+    if (st != DK_OK) throw_err(env, &err, st, 0);
+  }
+  if (st != DK_OK) {
+    stream_free(h);
+    return 0;
+  }
+  return (jlong)(intptr_t)h;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_streamFree(JNIEnv *env, jclass cls,
+                                                                  jlong handle) {
+  (void)env;
+  (void)cls;
+  stream_free((jni_stream *)(intptr_t)handle);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_streamSchema(JNIEnv *env, jclass cls,
+                                                                    jlong handle, jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_stream_schema((struct ArrowSchema *)(intptr_t)out,
+                                  ((jni_stream *)(intptr_t)handle)->stream, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+static jstring offset_json(JNIEnv *env, const dk_stream *s, const dk_stream_offset *o) {
+  const char *id = dk_stream_table_id(s);
+  size_t n = dk_stream_offset_json(NULL, 0, o, id);
+  char *buf = malloc(n + 1);
+  if (!buf) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return NULL;
+  }
+  dk_stream_offset_json(buf, n + 1, o, id);
+  jstring js = (*env)->NewStringUTF(env, buf);
+  free(buf);
+  return js;
+}
+
+/* Parses an offset of this stream's table; 0 (and a Java exception) when it is malformed. */
+static int offset_parse(JNIEnv *env, dk_stream_offset *out, const dk_stream *s, jstring json) {
+  int failed = 0;
+  char *c = dup_jstring(env, json, &failed);
+  if (failed || !c) return -1;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_stream_offset_parse(out, c, strlen(c), dk_stream_table_id(s), &err);
+  free(c);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return -1;
+  }
+  return 0;
+}
+
+/* The stream's start offset (Spark's initialOffset). */
+JNIEXPORT jstring JNICALL Java_io_dk_spark_DkStreamNative_streamInitialOffset(JNIEnv *env,
+                                                                              jclass cls,
+                                                                              jlong handle) {
+  (void)cls;
+  const dk_stream *s = ((jni_stream *)(intptr_t)handle)->stream;
+  dk_stream_offset o;
+  dk_stream_offset_get(&o, s);
+  return offset_json(env, s, &o);
+}
+
+/* The end offset of the next batch after `start` within the limits, or null when nothing is
+ * there (dk_stream_latest_offset). */
+JNIEXPORT jstring JNICALL Java_io_dk_spark_DkStreamNative_streamLatestOffset(
+    JNIEnv *env, jclass cls, jlong handle, jstring start, jlong max_files, jlong max_bytes) {
+  (void)cls;
+  dk_stream *s = ((jni_stream *)(intptr_t)handle)->stream;
+  dk_stream_offset from, out;
+  if (offset_parse(env, &from, s, start) != 0) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  int has = 0;
+  dk_status st = dk_stream_latest_offset(&out, &has, s, &from, (int64_t)max_files,
+                                         (int64_t)max_bytes, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  return has ? offset_json(env, s, &out) : NULL;
+}
+
+/* The batch (start, end] (dk_stream_batch_between), as a handle for batchFileSizes /
+ * batchReadFiles / batchFree. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamBatch(JNIEnv *env, jclass cls,
+                                                                    jlong handle, jstring start,
+                                                                    jstring end) {
+  (void)cls;
+  dk_stream *s = ((jni_stream *)(intptr_t)handle)->stream;
+  dk_stream_offset a, b;
+  if (offset_parse(env, &a, s, start) != 0 || offset_parse(env, &b, s, end) != 0) return 0;
+  dk_error err;
+  dk_error_init(&err);
+  dk_stream_batch *batch = NULL;
+  dk_status st = dk_stream_batch_between(&batch, s, &a, &b, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return 0;
+  }
+  return (jlong)(intptr_t)batch;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_batchFree(JNIEnv *env, jclass cls,
+                                                                 jlong batch) {
+  (void)env;
+  (void)cls;
+  dk_stream_batch_free((dk_stream_batch *)(intptr_t)batch);
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_batchFileSizes(JNIEnv *env,
+                                                                            jclass cls,
+                                                                            jlong batch) {
+  (void)cls;
+  const dk_stream_batch *b = (const dk_stream_batch *)(intptr_t)batch;
+  return file_sizes(env, b, dk_stream_batch_num_files(b), batch_file);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_batchReadFiles(JNIEnv *env, jclass cls,
+                                                                      jlong batch, jlong first,
+                                                                      jlong n, jlong out) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_stream_batch_read_files((struct ArrowArrayStream *)(intptr_t)out,
+                                            (dk_stream_batch *)(intptr_t)batch, (int64_t)first,
+                                            (int64_t)n, &err);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
 }

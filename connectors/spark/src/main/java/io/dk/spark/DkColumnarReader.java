@@ -31,25 +31,47 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
   private final int[] keep;
   private final StructType schema;
 
+  private final AutoCloseable owner;
+
   DkColumnarReader(byte[] split, String root, String[] storageOptions, int[] keep,
+      StructType schema) {
+    this(addr -> {
+      if (storageOptions != null) DkNative.splitReadWith(split, addr, root, storageOptions);
+      else DkNative.splitRead(split, addr);
+    }, null, keep, schema);
+  }
+
+  /** Reads the stream `fill` writes at the address it is given; `owner` (the native handle
+   *  the stream was opened from, or null) is closed after the stream, also on failure. */
+  DkColumnarReader(java.util.function.LongConsumer fill, AutoCloseable owner, int[] keep,
       StructType schema) {
     this.keep = keep;
     this.schema = schema;
+    this.owner = owner;
     DkNative.ensureLoaded();
     BufferAllocator a = new RootAllocator();
     ArrowArrayStream s = null;
     try {
       s = ArrowArrayStream.allocateNew(a);
-      if (storageOptions != null) DkNative.splitReadWith(split, s.memoryAddress(), root, storageOptions);
-      else DkNative.splitRead(split, s.memoryAddress());
+      fill.accept(s.memoryAddress());
       this.reader = Data.importArrayStream(a, s);
     } catch (RuntimeException | Error e) {
       if (s != null) s.close();
       a.close();
+      closeOwner();
       throw e;
     }
     this.allocator = a;
     this.stream = s;
+  }
+
+  private void closeOwner() {
+    if (owner == null) return;
+    try {
+      owner.close();
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
   }
 
   private static final java.util.regex.Pattern CDATA =
@@ -108,8 +130,12 @@ final class DkColumnarReader implements PartitionReader<ColumnarBatch> {
     try {
       reader.close();
     } finally {
-      stream.close();
-      allocator.close();
+      try {
+        stream.close();
+        allocator.close();
+      } finally {
+        closeOwner();
+      }
     }
   }
 

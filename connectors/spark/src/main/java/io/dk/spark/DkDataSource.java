@@ -17,7 +17,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * {@code spark.read.format("dk").load(path)} with options {@code versionAsOf} and
- * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone).
+ * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone);
+ * {@code readChangeFeed} reads the change data feed (DkChangesTable); readStream reads the
+ * table as a stream (DkMicroBatchStream).
  */
 public class DkDataSource implements TableProvider, DataSourceRegister {
   private DkTable table;
@@ -25,7 +27,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
   @Override public String shortName() { return "dk"; }
 
   @Override public StructType inferSchema(CaseInsensitiveStringMap options) {
-    return load(options).schema();
+    return DkStreamOptions.changeDataFeed(options) ? new DkChangesTable(load(options)).schema()
+                                                   : load(options).schema();
   }
 
   @Override public Transform[] inferPartitioning(CaseInsensitiveStringMap options) {
@@ -34,7 +37,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
 
   @Override public Table getTable(StructType schema, Transform[] partitioning,
       Map<String, String> properties) {
-    return load(new CaseInsensitiveStringMap(properties));
+    CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(properties);
+    return DkStreamOptions.changeDataFeed(o) ? new DkChangesTable(load(o)) : load(o);
   }
 
   private synchronized DkTable load(CaseInsensitiveStringMap o) {

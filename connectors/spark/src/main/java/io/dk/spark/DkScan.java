@@ -39,6 +39,7 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
   private NativeScan nscan;
   private StructType readSchema;
   private byte[][] splits;
+  private final CaseInsensitiveStringMap options;
 
   DkScan(DkTable table, String[] columns, String filter, List<String> pushedText, long limit,
       int meta, CaseInsensitiveStringMap options) {
@@ -48,6 +49,7 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
     this.pushedText = new ArrayList<>(pushedText);
     this.limit = limit;
     this.meta = meta;
+    this.options = options;
     SQLConf conf = SQLConf.get();
     long target = conf.filesMaxPartitionBytes(), cost = conf.filesOpenCostInBytes();
     if (options.containsKey("maxPartitionBytes"))
@@ -129,6 +131,13 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
   }
 
   @Override public Batch toBatch() { return this; }
+
+  /** readStream: the table's rows commit by commit (DkMicroBatchStream over libdk's dk_stream). */
+  @Override public org.apache.spark.sql.connector.read.streaming.MicroBatchStream
+      toMicroBatchStream(String checkpointLocation) {
+    return new DkMicroBatchStream(new DkStreamOptions(options), table.schema(),
+        checkpointLocation);
+  }
 
   @Override public Statistics estimateStatistics() {
     long[] st = native_().stats();

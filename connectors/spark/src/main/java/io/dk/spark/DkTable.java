@@ -21,8 +21,8 @@ import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * A Delta table at one snapshot, read through libdk. Capabilities: BATCH_READ (micro-batch
- * reads and writes get their own capabilities when they exist).
+ * A Delta table at one snapshot, read through libdk. Capabilities: BATCH_READ and
+ * MICRO_BATCH_READ (DkMicroBatchStream, from DkScan.toMicroBatchStream).
  */
 public class DkTable implements SupportsRead, SupportsMetadataColumns {
   static final String METADATA = "_metadata";
@@ -65,7 +65,7 @@ public class DkTable implements SupportsRead, SupportsMetadataColumns {
   @Override public Map<String, String> properties() { return snapshot.properties(); }
 
   @Override public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
   }
 
   @Override public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
