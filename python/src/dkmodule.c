@@ -1266,6 +1266,8 @@ static PyObject *table_optimize(TableObject *self, PyObject *args, PyObject *kw)
                        "partitions_optimized", (long long)r.partitions_optimized, "bins",
                        (long long)r.bins, "files_considered", (long long)r.files_considered,
                        "attempts", r.attempts);
+}
+
 /* ---- row-level DML ---------------------------------------------------------------------- */
 
 static PyObject *dml_result(const dk_dml_metrics *m, const dk_commit_result *r) {
