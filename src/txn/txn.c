@@ -383,8 +383,9 @@ int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
 /* ---- staging ------------------------------------------------------------------------------ */
 
 static const char *physical_name(const dk_txn *x, const char *logical) {
-  if (!x->snap) return logical;
-  const dk_field *f = dk_schema_find(dk_snapshot_schema(x->snap), logical);
+  const dk_type *s = x->meta_schema ? x->meta_schema : x->snap ? dk_snapshot_schema(x->snap) : NULL;
+  if (!s) return logical;
+  const dk_field *f = dk_schema_find(s, logical);
   return f && f->physical_name ? f->physical_name : logical;
 }
 
@@ -558,6 +559,7 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
   if (!nm.id || !nm.schema_string) return DK_NOMEM;
   txn_meta prev = x->meta;
   x->meta = nm;
+  x->meta_schema = schema;
   x->has_new_meta = 1;
   /* a new table gets the protocol its properties need; an existing one is upgraded when a
    * property needs a feature its protocol lacks */

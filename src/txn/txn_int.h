@@ -72,6 +72,8 @@ struct dk_txn {
   dk_protocol protocol;
   txn_meta meta;
   int has_new_meta, has_new_protocol;
+  const dk_type *meta_schema;      /* meta's parsed schema when it is not the read snapshot's
+                                      (staged metadata, writer transactions), else NULL */
   /* staged actions */
   txn_add *adds;
   size_t n_adds, cap_adds;
