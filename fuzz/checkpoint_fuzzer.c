@@ -1,7 +1,7 @@
 /*
 ** checkpoint_fuzzer.c — fuzz target for Parquet checkpoint reading (src/log/checkpoint_parquet.c
 ** over src/codec/parquet): the input is one checkpoint file (classic, multi-part part, V2
-** top-level file or sidecar), written to a temp file and applied to a fresh replay state the
+** top-level file or sidecar), served by a one-file in-memory dk_storage and applied to a fresh replay state the
 ** way a snapshot applies its checkpoint (begin/end_checkpoint brackets, then finish); then the
 ** stats of every file are read, which decodes the add.stats pages kept as stored. Every error
 ** must be a clean status with a message (DK_INTERNAL counts as a bug); crashes, leaks and
@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "blob_storage.h"
 #include "log/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,24 +27,18 @@ static void check_clean(dk_status s, const dk_error *err) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char path[] = "/tmp/dk_checkpoint_fuzz_XXXXXX";
-  int fd = mkstemp(path);
-  if (fd < 0) return 0;
-  size_t done = 0;
-  while (done < size) {
-    ssize_t w = write(fd, data + done, size - done);
-    if (w <= 0) break;
-    done += (size_t)w;
-  }
-  close(fd);
-  if (done == size) {
+  blob_storage bs;
+  blob_storage_init(&bs, data, size);
+  {
     dk__state st;
     dk_error err;
     dk_error_init(&err);
     if (dk_log__state_init(&st, NULL, "/fuzz/table", &err) == DK_OK) {
       st.cur_version = 1;
       dk_log__state_begin_checkpoint(&st);
-      dk_status s = dk_log__apply_parquet_checkpoint(&st, path, NULL, &err);
+      dk_status s = dk_log__apply_parquet_checkpoint(&st, &bs.base, "/fuzz/table/_delta_log/"
+                                                     "00000000000000000001.checkpoint.parquet",
+                                                     0, NULL, &err);
       dk_log__state_end_checkpoint(&st);
       check_clean(s, &err);
       if (s == DK_OK) {
@@ -78,6 +72,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dk_log__state_dispose(&st);
     }
   }
-  unlink(path);
   return 0;
 }

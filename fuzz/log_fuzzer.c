@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "log/replay.h"
+#include "log/paths.h"
 #include "log/segment.h"
 #include "protocol/protocol.h"
 #include "protocol/schema.h"

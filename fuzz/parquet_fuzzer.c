@@ -1,38 +1,37 @@
 /*
-** parquet_fuzzer.c — libFuzzer target over the Parquet reader: the input is written to a
-** memfd, opened (pread and mmap alternately), its metadata rendered, and every column read
-** with a small batch size. Any crash, hang or sanitizer report is a bug; errors are fine.
+** parquet_fuzzer.c — libFuzzer target over the Parquet reader: the input is opened through a
+** byte source twice — over memory (reads are views, as with a mapped file) and over a
+** dk_storage that cannot map (reads are copies, batched per row group, as from an object
+** store) — its metadata rendered, and every column read with a small batch size. Any crash,
+** hang or sanitizer report is a bug; errors are fine.
 */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "arrow/array.h"
+#include "blob_storage.h"
+#include "codec/parquet/open.h"
 #include "dk/parquet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int fd = memfd_create("pq", 0);
-  if (fd < 0) return 0;
-  size_t done = 0;
-  while (done < size) {
-    ssize_t w = write(fd, data + done, size - done);
-    if (w <= 0) break;
-    done += (size_t)w;
-  }
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  blob_storage bs;
+  blob_storage_init(&bs, data, size);
   for (int mode = 0; mode < 2; mode++) {
     dk_error err;
     dk_error_init(&err);
     /* page CRCs off: mutated pages must reach the decoders, not stop at the checksum */
-    dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .use_mmap = mode,
-                                  .skip_page_checksums = 1};
+    dk_pq__open_opts oo = {.skip_page_crc = 1};
     dk_parquet_file *f = NULL;
-    if (dk_parquet_open(&f, path, &oo, &err) != DK_OK) break;
+    dk__source src;
+    if (mode == 0) {
+      dk_io__source_mem(&src, data, size, "fuzz.parquet");
+      if (dk_pq__open_source(&f, &src, &oo, &err) != DK_OK) break;
+    } else if (dk_pq__open_storage(&f, &bs.base, "fuzz.parquet", &oo, &err) != DK_OK) {
+      break;
+    }
     char *js = NULL;
     if (dk_parquet_meta_json(&js, f, &err) == DK_OK) dk_free(js);
     struct ArrowSchema sc;
@@ -85,6 +84,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     dk_parquet_file_free(f);
   }
-  close(fd);
   return 0;
 }

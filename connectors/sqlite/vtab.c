@@ -104,6 +104,7 @@ static const struct {
 
 typedef struct dks_col {
   char *name;
+  char *fmt; /* Arrow format of a data column (for INSERT) */
   dks_kind kind;
   int prec, scale;
   int meta; /* -1 for data columns, else index into META */
@@ -133,6 +134,9 @@ typedef struct dks_vtab {
   int64_t npaths;
   int64_t *slots; /* nslots entries: ordinal + 1, 0 = empty */
   int64_t nslots;
+  /* INSERT: rows of this SQLite transaction (ndata values each), committed at xSync */
+  sqlite3_value **pending;
+  int64_t npending, cappending;
 } dks_vtab;
 
 typedef struct dks_cursor {
@@ -165,9 +169,20 @@ static int set_dk_error(sqlite3_vtab *vt, const char *what, const dk_error *err)
   return err->code == DK_NOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
 }
 
+static void pending_clear(dks_vtab *t) {
+  for (int64_t i = 0; i < t->npending * t->ndata; i++) sqlite3_value_free(t->pending[i]);
+  sqlite3_free(t->pending);
+  t->pending = NULL;
+  t->npending = t->cappending = 0;
+}
+
 static void vtab_free(dks_vtab *t) {
   if (!t) return;
-  for (int i = 0; i < t->ncol; i++) sqlite3_free(t->cols[i].name);
+  pending_clear(t);
+  for (int i = 0; i < t->ncol; i++) {
+    sqlite3_free(t->cols[i].name);
+    sqlite3_free(t->cols[i].fmt);
+  }
   sqlite3_free(t->cols);
   for (int64_t i = 0; i < t->npaths; i++) sqlite3_free(t->paths[i]);
   sqlite3_free(t->paths);
@@ -395,6 +410,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
   for (int64_t i = 0; i < sc.n_children; i++) {
     dks_col *c = &t->cols[t->ncol];
     c->name = sqlite3_mprintf("%s", sc.children[i]->name);
+    c->fmt = sqlite3_mprintf("%s", sc.children[i]->format);
     c->kind = dks_kind_of(sc.children[i]->format, &c->prec, &c->scale);
     c->meta = -1;
     t->ncol++;
@@ -421,6 +437,7 @@ static int delta_connect(sqlite3 *db, void *aux, int argc, const char *const *ar
     if (clash) continue;
     dks_col *c = &t->cols[t->ncol++];
     c->name = sqlite3_mprintf("%s", META[m].column);
+    c->fmt = NULL;
     c->kind = DKS_OTHER;
     c->meta = m;
     if (!c->name) {
@@ -1264,6 +1281,274 @@ static int delta_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out) {
   return SQLITE_OK;
 }
 
+
+/* ---- INSERT: one Delta commit per SQLite transaction -------------------------------------- */
+
+/* An Arrow column built from SQLite values (buffers malloc'd, freed by release). */
+typedef struct ins_col {
+  uint8_t *valid;
+  void *vals;
+  char *data;
+} ins_col;
+
+static void ins_release(struct ArrowArray *a) {
+  if (!a->release) return;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (a->children[i]->release) a->children[i]->release(a->children[i]);
+  for (int64_t i = 0; i < a->n_buffers; i++) free((void *)a->buffers[i]);
+  free(a->buffers);
+  free(a->children ? a->children[0] : NULL);
+  free(a->children);
+  a->release = NULL;
+}
+
+/* Builds column j (format fmt) of n rows from vals[r * stride + j]. */
+static int ins_build(struct ArrowArray *out, const char *fmt, const char *name,
+                     sqlite3_value **vals, int64_t n, int stride, int j, char **zerr) {
+  memset(out, 0, sizeof *out);
+  int w = 0, is_str = 0, is_bool = 0, is_date = 0, is_ts = 0;
+  if (!strcmp(fmt, "l") || !strcmp(fmt, "g")) w = 8;
+  else if (!strcmp(fmt, "i") || !strcmp(fmt, "f")) w = 4;
+  else if (!strcmp(fmt, "s")) w = 2;
+  else if (!strcmp(fmt, "c")) w = 1;
+  else if (!strcmp(fmt, "tdD")) { w = 4; is_date = 1; }
+  else if (!strncmp(fmt, "tsu:", 4)) { w = 8; is_ts = 1; }
+  else if (!strcmp(fmt, "b")) is_bool = 1;
+  else if (!strcmp(fmt, "u") || !strcmp(fmt, "z")) is_str = 1;
+  else {
+    *zerr = sqlite3_mprintf("delta: INSERT into column '%s' (Arrow type %s) is not supported yet",
+                            name, fmt);
+    return SQLITE_ERROR;
+  }
+  uint8_t *valid = calloc((size_t)(n + 7) / 8 + 1, 1);
+  void *v = is_bool ? calloc((size_t)(n + 7) / 8 + 1, 1)
+            : is_str ? calloc((size_t)n + 1, sizeof(int32_t))
+                     : calloc((size_t)(n ? n : 1), (size_t)w);
+  size_t cap = 256, len = 0;
+  char *data = is_str ? malloc(cap) : NULL;
+  const void **bufs = calloc(3, sizeof *bufs);
+  if (!valid || !v || (is_str && !data) || !bufs) goto nomem;
+  int64_t nulls = 0;
+  for (int64_t r = 0; r < n; r++) {
+    sqlite3_value *x = vals[r * stride + j];
+    int ty = sqlite3_value_type(x);
+    if (ty == SQLITE_NULL) {
+      nulls++;
+      if (is_str) ((int32_t *)v)[r + 1] = (int32_t)len;
+      continue;
+    }
+    valid[r >> 3] |= (uint8_t)(1u << (r & 7));
+    if (is_str) {
+      const void *p = !strcmp(fmt, "u") ? (const void *)sqlite3_value_text(x) : sqlite3_value_blob(x);
+      size_t m = (size_t)sqlite3_value_bytes(x);
+      if (len + m > cap) {
+        while (len + m > cap) cap *= 2;
+        char *d2 = realloc(data, cap);
+        if (!d2) goto nomem;
+        data = d2;
+      }
+      if (m) memcpy(data + len, p, m);
+      len += m;
+      ((int32_t *)v)[r + 1] = (int32_t)len;
+    } else if (is_bool) {
+      if (sqlite3_value_int64(x)) ((uint8_t *)v)[r >> 3] |= (uint8_t)(1u << (r & 7));
+    } else if (!strcmp(fmt, "g") || !strcmp(fmt, "f")) {
+      double d = sqlite3_value_double(x);
+      if (w == 8) ((double *)v)[r] = d;
+      else ((float *)v)[r] = (float)d;
+    } else {
+      int64_t iv;
+      if (ty == SQLITE_INTEGER) iv = sqlite3_value_int64(x);
+      else if (is_date && ty == SQLITE_TEXT) {
+        int32_t days;
+        const char *tx = (const char *)sqlite3_value_text(x);
+        if (!dks_parse_date(tx, strlen(tx), &days)) goto badval;
+        iv = days;
+      } else if (is_ts && ty == SQLITE_TEXT) {
+        int64_t ms;
+        if (!parse_when((const char *)sqlite3_value_text(x), &ms)) goto badval;
+        iv = ms * 1000;
+      } else {
+        goto badval;
+      }
+      switch (w) {
+        case 8: ((int64_t *)v)[r] = iv; break;
+        case 4: ((int32_t *)v)[r] = (int32_t)iv; break;
+        case 2: ((int16_t *)v)[r] = (int16_t)iv; break;
+        default: ((int8_t *)v)[r] = (int8_t)iv; break;
+      }
+    }
+  }
+  bufs[0] = valid;
+  bufs[1] = v;
+  bufs[2] = data;
+  out->length = n;
+  out->null_count = nulls;
+  out->n_buffers = is_str ? 3 : 2;
+  out->buffers = bufs;
+  out->release = ins_release;
+  if (!is_str) free(data);
+  return SQLITE_OK;
+badval:
+  *zerr = sqlite3_mprintf("delta: INSERT: a value of column '%s' does not fit its type %s", name,
+                          fmt);
+  free(valid);
+  free(v);
+  free(data);
+  free(bufs);
+  return SQLITE_ERROR;
+nomem:
+  free(valid);
+  free(v);
+  free(data);
+  free(bufs);
+  return SQLITE_NOMEM;
+}
+
+typedef struct ins_stream {
+  dks_vtab *t;
+  int done;
+  char err[512];
+} ins_stream;
+
+static int ins_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  ins_stream *is = s->private_data;
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_snapshot_arrow_schema(out, is->t->snap, 0, &err) != DK_OK) {
+    snprintf(is->err, sizeof is->err, "%s", err.message);
+    return EINVAL;
+  }
+  return 0;
+}
+
+static int ins_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  ins_stream *is = s->private_data;
+  dks_vtab *t = is->t;
+  memset(out, 0, sizeof *out);
+  if (is->done) return 0;
+  is->done = 1;
+  /* the table's columns in schema order = the vtab's data columns re-ordered by name */
+  struct ArrowSchema sc;
+  if (ins_schema(s, &sc)) return EINVAL;
+  struct ArrowArray **kids = calloc((size_t)sc.n_children + 1, sizeof *kids);
+  struct ArrowArray *store = calloc((size_t)sc.n_children + 1, sizeof *store);
+  int rc = (!kids || !store) ? ENOMEM : 0;
+  for (int64_t i = 0; i < sc.n_children && !rc; i++) {
+    int j = 0;
+    while (j < t->ndata && sqlite3_stricmp(t->cols[j].name, sc.children[i]->name)) j++;
+    char *zerr = NULL;
+    if (j == t->ndata) {
+      snprintf(is->err, sizeof is->err, "column '%s' is not in the virtual table",
+               sc.children[i]->name);
+      rc = EINVAL;
+      break;
+    }
+    if (ins_build(&store[i], sc.children[i]->format, sc.children[i]->name, t->pending,
+                  t->npending, t->ndata, j, &zerr) != SQLITE_OK) {
+      snprintf(is->err, sizeof is->err, "%s", zerr ? zerr : "out of memory");
+      sqlite3_free(zerr);
+      rc = EINVAL;
+      break;
+    }
+    kids[i] = &store[i];
+  }
+  if (rc) {
+    for (int64_t i = 0; store && i < sc.n_children; i++)
+      if (store[i].release) store[i].release(&store[i]);
+    free(store);
+    free(kids);
+    sc.release(&sc);
+    return rc;
+  }
+  const void **bufs = calloc(1, sizeof *bufs);
+  out->length = t->npending;
+  out->n_buffers = 1;
+  out->buffers = bufs;
+  out->n_children = sc.n_children;
+  out->children = kids; /* kids[0] == store: freed by ins_release */
+  out->release = ins_release;
+  if (!sc.n_children) free(store);
+  sc.release(&sc);
+  return 0;
+}
+
+static const char *ins_error(struct ArrowArrayStream *s) {
+  return ((ins_stream *)s->private_data)->err;
+}
+
+static void ins_stream_release(struct ArrowArrayStream *s) { s->release = NULL; }
+
+static int delta_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  dks_vtab *t = (dks_vtab *)vt;
+  (void)rowid;
+  if (argc == 1 || sqlite3_value_type(argv[0]) != SQLITE_NULL) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("delta: only INSERT is supported on a delta table (DELETE and "
+                                  "UPDATE come with row-level DML)");
+    return SQLITE_ERROR;
+  }
+  if (t->npending == t->cappending) {
+    int64_t nc = t->cappending ? t->cappending * 2 : 64;
+    sqlite3_value **p = sqlite3_realloc64(t->pending, (sqlite3_uint64)(nc * t->ndata) * sizeof *p);
+    if (!p) return SQLITE_NOMEM;
+    t->pending = p;
+    t->cappending = nc;
+  }
+  for (int j = 0; j < t->ndata; j++) {
+    sqlite3_value *v = sqlite3_value_dup(argv[2 + j]);
+    if (!v) {
+      for (int k = 0; k < j; k++) sqlite3_value_free(t->pending[t->npending * t->ndata + k]);
+      return SQLITE_NOMEM;
+    }
+    t->pending[t->npending * t->ndata + j] = v;
+  }
+  t->npending++;
+  return SQLITE_OK;
+}
+
+static int delta_begin(sqlite3_vtab *vt) {
+  pending_clear((dks_vtab *)vt);
+  return SQLITE_OK;
+}
+
+/* xSync: the commit itself, so a failure makes SQLite roll the transaction back. */
+static int delta_sync(sqlite3_vtab *vt) {
+  dks_vtab *t = (dks_vtab *)vt;
+  if (!t->npending) return SQLITE_OK;
+  ins_stream is = {.t = t};
+  struct ArrowArrayStream st = {.get_schema = ins_schema, .get_next = ins_next,
+                                .get_last_error = ins_error, .release = ins_stream_release,
+                                .private_data = &is};
+  dk_write_table_options o = {.version = DK_WRITE_TABLE_OPTIONS_VERSION, .mode = DK_WRITE_APPEND};
+  o.txn.version = DK_TXN_OPTIONS_VERSION;
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  dk_error err;
+  dk_error_init(&err);
+  if (dk_write_table(&r, t->table, &st, &o, &err) != DK_OK) {
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("delta: INSERT: %s: %s", dk_status_str(err.code), err.message);
+    return err.code == DK_CONFLICT ? SQLITE_BUSY : SQLITE_ERROR;
+  }
+  pending_clear(t);
+  dk_snapshot *s2 = NULL;
+  if (dk_snapshot_update(&s2, t->snap, &err) == DK_OK) {
+    dk_snapshot_free(t->snap);
+    t->snap = s2;
+  }
+  return SQLITE_OK;
+}
+
+static int delta_commit(sqlite3_vtab *vt) {
+  pending_clear((dks_vtab *)vt);
+  return SQLITE_OK;
+}
+
+static int delta_rollback(sqlite3_vtab *vt) {
+  pending_clear((dks_vtab *)vt);
+  return SQLITE_OK;
+}
+
 static sqlite3_module delta_module = {
     .iVersion = 0,
     .xCreate = delta_connect,
@@ -1278,6 +1563,11 @@ static sqlite3_module delta_module = {
     .xEof = delta_eof,
     .xColumn = delta_column,
     .xRowid = delta_rowid,
+    .xUpdate = delta_update,
+    .xBegin = delta_begin,
+    .xSync = delta_sync,
+    .xCommit = delta_commit,
+    .xRollback = delta_rollback,
 };
 
 /* delta_scan as an eponymous table only explains how to use it. */

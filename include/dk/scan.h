@@ -157,10 +157,28 @@ DK_API int64_t dk_scan_num_splits(const dk_scan *scan);
  *  allocated; free with dk_free (dk/common.h). */
 DK_API DK_WARN_UNUSED dk_status dk_scan_split_serialize(uint8_t **out, size_t *len, const dk_scan *scan,
                                          int64_t i, dk_error *err);
-/** Reads one serialized split as a stream of batches in the scan's output schema. Malformed
- *  bytes are DK_CORRUPT (naming the byte offset). */
+/** Reads one serialized split as a stream of batches in the scan's output schema, through
+ *  the built-in local backend (dk_split_read_v2 with only `alloc` set). Malformed bytes are
+ *  DK_CORRUPT (naming the byte offset). */
 DK_API DK_WARN_UNUSED dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
                                const dk_allocator *alloc, dk_error *err);
+
+#define DK_SPLIT_READ_OPTIONS_VERSION 1
+typedef struct dk_split_read_options {
+  unsigned version;          /**< DK_SPLIT_READ_OPTIONS_VERSION */
+  const dk_allocator *alloc; /**< NULL = libc */
+  dk_storage *storage;       /**< the backend the split's files are read through (borrowed; it
+                                  must outlive the stream), as dk_table_options.storage was
+                                  for the table; NULL = the built-in local backend */
+} dk_split_read_options;
+
+/** dk_split_read with options. A split of a table whose root is a URI of another scheme
+ *  (s3://...) needs opts->storage (else DK_UNSUPPORTED naming the scheme).
+ *  @return DK_OK; DK_CORRUPT (malformed bytes); DK_UNSUPPORTED; DK_INVALID (a backend of
+ *  version 0); DK_NOMEM. Reading fails as dk_scan_read does. */
+DK_API DK_WARN_UNUSED dk_status dk_split_read_v2(struct ArrowArrayStream *out, const uint8_t *split,
+                                  size_t len, const dk_split_read_options *opts,
+                                  dk_error *err);
 
 /** Reads the whole scan. The stream holds a reference to the scan. */
 DK_API DK_WARN_UNUSED dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *err);

@@ -118,14 +118,17 @@ DK_API dk_snapshot *dk_txn_snapshot(const dk_txn *txn);
 
 /** Records a read of the files matching `filter` (unbound, logical names; NULL = all files)
  *  and returns them: *out_idx receives indexes into the read snapshot's file list (allocated,
- *  free with dk_free), *n their number. Partition conjuncts prune exactly, the rest by
- *  statistics, as delta-spark's txn.filterFiles. Either output may be NULL. */
+ *  free with dk_free), *n their number: every file of the partitions the partition conjuncts
+ *  select, as delta-spark's txn.filterFiles returns them (data conjuncts do not narrow the
+ *  read set; tests/interop/conflict_matrix.json). Either output may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_read_files(dk_txn *txn, const dk_expr *filter, int64_t **out_idx,
                                    int64_t *n, dk_error *err);
 /** Records a read of the partitions given as rows of serialized partition values
  *  (values[row * n_partition_columns + col], logical partition-column order, NULL = null):
- *  dynamic partition overwrite (delta-spark txn.filterFiles(newFiles)). Returns the indexes
- *  of the snapshot's files in those partitions like dk_txn_read_files. */
+ *  dynamic partition overwrite (delta-spark txn.filterFiles(newFiles)): concurrent adds in
+ *  those partitions conflict; the files themselves are not recorded as read (so a concurrent
+ *  removal of one is ConcurrentDeleteDeleteException when this transaction removes it, as in
+ *  delta-spark). Returns the indexes of the snapshot's files in those partitions. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_read_partitions(dk_txn *txn, const char *const *values, int64_t n_rows,
                                         int64_t **out_idx, int64_t *n, dk_error *err);
 /** Marks the whole table as read (any concurrent change conflicts). */
@@ -279,6 +282,83 @@ typedef struct dk_create_options {
  *  existing table. out->committed_version is -1 when DK_CREATE_IGNORE found a table. */
 DK_API DK_WARN_UNUSED dk_status dk_table_create(dk_commit_result *out, dk_table *t, const dk_create_options *o,
                                  dk_error *err);
+
+/* ---- writing data ----------------------------------------------------------------------- */
+
+/** Progress of a write (files closed so far, rows and bytes written). */
+typedef void (*dk_write_progress_fn)(void *payload, int64_t files, int64_t rows, int64_t bytes);
+
+#define DK_WRITE_OPTIONS_VERSION 1
+typedef struct dk_write_options {
+  unsigned version;               /**< DK_WRITE_OPTIONS_VERSION */
+  int64_t target_file_size;       /**< Parquet bytes per data file before a new file starts;
+                                       0 = delta.targetFileSize, else 128 MiB */
+  const dk_expr *replace_where;   /**< every new row must satisfy it (replaceWhere's
+                                       constraint check: DELTA_REPLACE_WHERE_MISMATCH) */
+  int threads;                    /**< Parquet encoding threads; 0 = the CPUs, at most 2 */
+  dk_write_progress_fn progress;  /**< called after each file; may be NULL */
+  void *progress_payload;
+} dk_write_options;
+
+#define DK_WRITE_RESULT_VERSION 1
+typedef struct dk_write_result {
+  unsigned version;               /**< DK_WRITE_RESULT_VERSION (set by the caller) */
+  int64_t files, rows, bytes;     /**< data files added, rows and bytes in them */
+  /** Distinct partitions written: n_partitions rows of n_partition_columns serialized values
+   *  (NULL = null), valid until the transaction ends. */
+  int64_t n_partitions;
+  const char *const *partitions;
+} dk_write_result;
+
+/** Writes every batch of `data` (not released) as new Parquet data files of the transaction's
+ *  table and stages their adds: rows are split by the table's partition columns into
+ *  Hive-style directories (delta-spark's escaping, __HIVE_DEFAULT_PARTITION__ for null), files
+ *  roll at the target size, each add carries delta-spark's statistics. The stream's columns
+ *  must be the table's (by name, case-insensitive; the table's Arrow types); CHECK constraints
+ *  and invariants are evaluated on every row (a violation is DK_INVALID naming it); tables with
+ *  generated or identity columns are refused (DK_UNSUPPORTED). On failure no file written so
+ *  far stays referenced and the transaction should be aborted. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_write(dk_write_result *out, dk_txn *txn, struct ArrowArrayStream *data,
+                              const dk_write_options *opts, dk_error *err);
+
+typedef enum dk_write_mode {
+  DK_WRITE_ERROR_IF_EXISTS = 0,   /**< a new table; an existing one is DK_INVALID */
+  DK_WRITE_APPEND = 1,
+  DK_WRITE_OVERWRITE = 2,         /**< all rows, or those matching `predicate` (replaceWhere),
+                                       or the partitions written (dynamic) */
+  DK_WRITE_IGNORE = 3             /**< nothing when the table exists */
+} dk_write_mode;
+
+typedef enum dk_schema_mode {
+  DK_SCHEMA_STRICT = 0,           /**< the data must have the table's columns */
+  DK_SCHEMA_MERGE = 1,            /**< mergeSchema: new columns are added to the table */
+  DK_SCHEMA_OVERWRITE = 2         /**< overwriteSchema (with a full overwrite only) */
+} dk_schema_mode;
+
+#define DK_WRITE_TABLE_OPTIONS_VERSION 1
+typedef struct dk_write_table_options {
+  unsigned version;               /**< DK_WRITE_TABLE_OPTIONS_VERSION */
+  dk_write_mode mode;
+  size_t n_partition_by;          /**< new tables (and overwriteSchema) */
+  const char *const *partition_by;
+  const char *predicate;          /**< replaceWhere, with DK_WRITE_OVERWRITE (partition
+                                       columns only in this version) */
+  int dynamic_partition_overwrite;/**< with DK_WRITE_OVERWRITE: replace the partitions written */
+  dk_schema_mode schema_mode;
+  size_t n_properties;            /**< new tables: 2 * n key/value table properties */
+  const char *const *properties;
+  const char *app_id;             /**< idempotent write: skipped when the table's txn version of
+                                       app_id is >= app_version */
+  int64_t app_version;
+  dk_write_options write;         /**< file size, threads, progress */
+  dk_txn_options txn;             /**< commit options (operation set by dk: WRITE) */
+} dk_write_table_options;
+
+/** A whole write as delta-spark's DataFrameWriter does it: one WRITE commit (creating the
+ *  table when there is none). out->committed_version is -1 when nothing was written
+ *  (DK_WRITE_IGNORE on an existing table, or an idempotent write already applied). */
+DK_API DK_WARN_UNUSED dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArrayStream *data,
+                                const dk_write_table_options *opts, dk_error *err);
 
 DK_END_DECL
 

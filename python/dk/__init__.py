@@ -63,8 +63,68 @@ __all__ = [
     "InternalError", "Transaction", "ConcurrentModification", "ConcurrentAppendException",
     "ConcurrentDeleteReadException", "ConcurrentDeleteDeleteException",
     "MetadataChangedException", "ProtocolChangedException", "ConcurrentTransactionException",
-    "MaxCommitRetriesExceeded",
+    "MaxCommitRetriesExceeded", "write_table",
 ]
+
+
+def write_table(path, data, *, mode="error", partition_by=None, predicate=None,
+                partition_overwrite="static", schema_mode=None, properties=None,
+                target_file_size=None, app_id=None, app_version=None, commit_properties=None):
+    """Writes ``data`` (any object with ``__arrow_c_stream__``: pyarrow Table or
+    RecordBatchReader, Polars DataFrame, DuckDB relation, a dk scan) to the Delta table at
+    ``path`` in one commit, as delta-spark's DataFrameWriter does.
+
+    mode: "error" (the default; a new table), "append", "overwrite" or "ignore".
+    partition_by: partition columns of a new table (must match an existing one's).
+    predicate: with mode="overwrite", replaceWhere: only rows matching it are replaced, and every
+    new row must match it. partition_overwrite="dynamic": replace exactly the partitions written.
+    schema_mode: None, "merge" (add the data's new columns) or "overwrite" (with a full
+    overwrite: new schema and partitioning). properties: table properties of a new table.
+    target_file_size: bytes per data file. app_id/app_version: an idempotent write, skipped when
+    the table already has that app at app_version or later. commit_properties: dict with
+    "user_metadata" and "max_attempts".
+
+    Returns {"version": committed version (-1 when nothing was written), "attempts": commit
+    attempts, "checkpoint": 1 when a checkpoint followed}. Conflicts raise
+    dk.ConcurrentModification subclasses.
+    """
+    import os
+    if partition_overwrite not in ("static", "dynamic"):
+        raise InvalidArgument("partition_overwrite must be 'static' or 'dynamic'")
+    if (app_id is None) != (app_version is None):
+        raise InvalidArgument("app_id and app_version go together")
+    path = os.path.abspath(os.fspath(path))
+    os.makedirs(path, exist_ok=True)
+    if not hasattr(data, "__arrow_c_stream__"):
+        raise TypeError("write_table: data must implement __arrow_c_stream__")
+    stream = data
+    # an existing table: bring the data to the table's Arrow types (pyarrow casts)
+    if mode in ("append", "overwrite") and schema_mode != "overwrite":
+        try:
+            snap = Table(path).snapshot()
+        except TableNotFound:
+            snap = None
+        if snap is not None:
+            import pyarrow as pa
+            target = pa.schema(snap.schema)
+            tbl = pa.table(data) if not isinstance(data, pa.Table) else data
+            names = {f.name.lower(): f for f in target}
+            cols = []
+            for name in tbl.column_names:
+                f = names.get(name.lower())
+                col = tbl[name]
+                if f is not None and col.type != f.type:
+                    col = col.cast(f.type)
+                cols.append(col)
+            stream = pa.table(cols, names=tbl.column_names)
+    cp = commit_properties or {}
+    return _dk._write_table(path, stream.__arrow_c_stream__(), mode=mode,
+                            partition_by=list(partition_by or []), predicate=predicate,
+                            dynamic=partition_overwrite == "dynamic", schema_mode=schema_mode,
+                            properties=properties, target_file_size=int(target_file_size or 0),
+                            app_id=app_id, app_version=-1 if app_version is None else app_version,
+                            user_metadata=cp.get("user_metadata"),
+                            max_attempts=int(cp.get("max_attempts", 0)))
 
 
 _CODECS = ("snappy", "zstd", "gzip", "lz4_raw", "lz4", "none", "uncompressed")

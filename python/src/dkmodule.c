@@ -1230,6 +1230,96 @@ static PyObject *table_restore(TableObject *self, PyObject *args, PyObject *kw) 
                        r.attempts);
 }
 
+/* ---- dk.write_table ---------------------------------------------------------------------- */
+
+static PyObject *mod_write_table(PyObject *m, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {K("path"), K("stream"), K("mode"), K("partition_by"), K("predicate"),
+                           K("dynamic"), K("schema_mode"), K("properties"),
+                           K("target_file_size"), K("app_id"), K("app_version"),
+                           K("user_metadata"), K("max_attempts"), K("threads"), NULL};
+  PyObject *path_obj, *cap, *parts = Py_None, *props = Py_None;
+  const char *mode = "error", *predicate = NULL, *schema_mode = NULL, *app_id = NULL,
+             *umeta = NULL;
+  int dynamic = 0, max_attempts = 0, threads = 0;
+  long long target = 0, app_version = -1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|sOzpzOLzLziI:_write_table", kwlist, &path_obj,
+                                   &cap, &mode, &parts, &predicate, &dynamic, &schema_mode,
+                                   &props, &target, &app_id, &app_version, &umeta,
+                                   &max_attempts, &threads))
+    return NULL;
+  struct ArrowArrayStream *stream = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (!stream) return NULL;
+  dk_write_table_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_WRITE_TABLE_OPTIONS_VERSION;
+  if (!strcmp(mode, "error")) o.mode = DK_WRITE_ERROR_IF_EXISTS;
+  else if (!strcmp(mode, "append")) o.mode = DK_WRITE_APPEND;
+  else if (!strcmp(mode, "overwrite")) o.mode = DK_WRITE_OVERWRITE;
+  else if (!strcmp(mode, "ignore")) o.mode = DK_WRITE_IGNORE;
+  else {
+    PyErr_Format(PyExc_ValueError, "mode must be error, append, overwrite or ignore, not '%s'",
+                 mode);
+    return NULL;
+  }
+  if (!schema_mode) o.schema_mode = DK_SCHEMA_STRICT;
+  else if (!strcmp(schema_mode, "merge")) o.schema_mode = DK_SCHEMA_MERGE;
+  else if (!strcmp(schema_mode, "overwrite")) o.schema_mode = DK_SCHEMA_OVERWRITE;
+  else {
+    PyErr_Format(PyExc_ValueError, "schema_mode must be None, 'merge' or 'overwrite'");
+    return NULL;
+  }
+  PyObject *fs = NULL;
+  if (!PyUnicode_FSConverter(path_obj, &fs)) return NULL;
+  PyObject *keep = PyList_New(0), *empty = PyTuple_New(0);
+  Py_ssize_t np = 0, nc = 0;
+  const char **pc = keep && empty ? str_array_of(parts == Py_None ? empty : parts, &np, keep)
+                                  : NULL;
+  const char **kv = pc ? kv_array_of(props, &nc, keep) : NULL;
+  PyObject *res = NULL;
+  if (kv) {
+    o.n_partition_by = (size_t)np;
+    o.partition_by = pc;
+    o.predicate = predicate;
+    o.dynamic_partition_overwrite = dynamic;
+    o.n_properties = (size_t)nc;
+    o.properties = kv;
+    o.app_id = app_id;
+    o.app_version = app_version;
+    o.write.version = DK_WRITE_OPTIONS_VERSION;
+    o.write.target_file_size = target;
+    o.write.threads = threads;
+    o.txn.version = DK_TXN_OPTIONS_VERSION;
+    o.txn.user_metadata = umeta;
+    o.txn.max_attempts = max_attempts;
+    dk_table_options to;
+    memset(&to, 0, sizeof to);
+    to.version = DK_TABLE_OPTIONS_VERSION;
+    to.alloc = &g_alloc;
+    dk_commit_result r;
+    memset(&r, 0, sizeof r);
+    r.version = DK_COMMIT_RESULT_VERSION;
+    dk_error err;
+    dk_error_init(&err);
+    dk_table *t = NULL;
+    dk_status st;
+    const char *path = PyBytes_AS_STRING(fs);
+    Py_BEGIN_ALLOW_THREADS st = dk_table_open(&t, path, &to, &err);
+    if (!st) st = dk_write_table(&r, t, stream, &o, &err);
+    dk_table_free(t);
+    Py_END_ALLOW_THREADS
+    if (st) raise_dk(NULL, &err);
+    else
+      res = Py_BuildValue("{s:L,s:i,s:i}", "version", (long long)r.committed_version, "attempts",
+                          r.attempts, "checkpoint", r.checkpoint);
+  }
+  PyMem_Free(pc);
+  PyMem_Free(kv);
+  Py_XDECREF(keep);
+  Py_XDECREF(empty);
+  Py_DECREF(fs);
+  return res;
+}
+
 static PyObject *table_create_cls(PyObject *cls, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {K("path"), K("schema"), K("partition_by"), K("properties"), K("mode"),
                            K("name"), K("description"), NULL};
@@ -2292,6 +2382,8 @@ static PyObject *mod_live_allocations(PyObject *m, PyObject *noargs) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"_write_table", (PyCFunction)(void (*)(void))mod_write_table, METH_VARARGS | METH_KEYWORDS,
+     "_write_table(path, stream_capsule, ...): see dk.write_table"},
     {"schema_from_ddl", mod_schema_from_ddl, METH_VARARGS,
      "schema_from_ddl('a long, b string') -> the Delta schemaString"},
     {"_live_allocations", mod_live_allocations, METH_NOARGS,

@@ -659,9 +659,13 @@ dk_status dk__array_wrap(struct ArrowArray *out, int64_t length, int64_t null_co
                         void (*release_owner)(void *owner), void *owner,
                         const dk_allocator *alloc, dk_error *err) {
   memset(out, 0, sizeof *out);
-  if (n_buffers > 3) return dk__error_set(err, DK_INTERNAL, "too many buffers");
-  array_private *p = array_private_new(alloc, n_children);
-  if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (array wrap)");
+  array_private *p = n_buffers > 3 ? NULL : array_private_new(alloc, n_children);
+  if (!p) { /* the children and the owner were handed over: release them */
+    for (int64_t i = 0; i < n_children; i++) dk__array_release(&children[i]);
+    if (release_owner) release_owner(owner);
+    if (n_buffers > 3) return dk__error_set(err, DK_INTERNAL, "too many buffers");
+    return dk__error_set(err, DK_NOMEM, "out of memory (array wrap)");
+  }
   for (int i = 0; i < n_buffers; i++) p->buffer_ptrs[i] = buffers[i];
   for (int64_t i = 0; i < n_children; i++) dk__array_move(&children[i], &p->children[i]);
   p->release_owner = release_owner;
@@ -715,6 +719,22 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
 static const char *stream_last_error(struct ArrowArrayStream *s) {
   stream_private *p = s->private_data;
   return p->err.code ? p->err.message : NULL;
+}
+
+dk_status dk__stream_status(const struct ArrowArrayStream *s, int rc) {
+  if (rc == 0) return DK_OK;
+  if (s->get_next == stream_get_next) {
+    const stream_private *p = s->private_data;
+    if (p->err.code != DK_OK) return p->err.code;
+  }
+  switch (rc) {
+    case 12: return DK_NOMEM;
+    case 22: return DK_INVALID;
+    case 2: return DK_NOT_FOUND;
+    case 95: return DK_UNSUPPORTED;
+    case 125: return DK_CANCELLED;
+    default: return DK_IO;
+  }
 }
 
 static void stream_release(struct ArrowArrayStream *s) {

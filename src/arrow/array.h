@@ -191,7 +191,8 @@ static inline void dk__bit_clear(uint8_t *bits, int64_t i) {
 
 /* Wraps an arbitrary owner: `release_owner(owner)` runs when the array is released. Used to
 ** hand decoded pages to Arrow without copying. buffers/children are copied into the private
-** block; children are moved. */
+** block; children are moved. The children and the owner pass in on every path: a failure
+** releases them (and runs release_owner). */
 dk_status dk__array_wrap(struct ArrowArray *out, int64_t length, int64_t null_count,
                         int64_t offset, int n_buffers, const void *const *buffers,
                         int64_t n_children, struct ArrowArray *children,
@@ -221,5 +222,8 @@ dk_status dk__stream_from_batches(struct ArrowArrayStream *out, struct ArrowSche
 
 /* Maps a dk_status to the errno value the Arrow stream callbacks return. */
 int dk__status_to_errno(dk_status s);
+/* The dk_status behind a stream callback's errno rc: the one recorded for a stream made by
+** dk__stream_init, else rc mapped back. */
+dk_status dk__stream_status(const struct ArrowArrayStream *s, int rc);
 
 #endif /* DK_ARROW_ARRAY_H */

@@ -8,6 +8,7 @@
 ** them; a 'p' DV names its file by an absolute path/URI (the format of `add.path`).
 */
 #include "dv/dv.h"
+#include "io/uri.h"
 
 dk_status dk_dv__descriptor_init(dk_dv_desc *out, dk_str storage_type, dk_str path,
                                 const int64_t *offset, int64_t size_in_bytes,
@@ -44,31 +45,6 @@ dk_status dk_dv__unique_id(dk_buf *out, const dk_dv_desc *d, dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_putc(out, (char)d->storage_type, err));
   DK_RETURN_NOT_OK(dk__buf_append(out, d->path_or_inline.ptr, d->path_or_inline.len, err));
   if (d->has_offset) DK_RETURN_NOT_OK(dk__buf_printf(out, err, "@%lld", (long long)d->offset));
-  return DK_OK;
-}
-
-static int dv_hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* Appends s[0..n) with %XX escapes decoded (RFC 3986 percent-encoding). */
-static dk_status dv_percent_decode(dk_buf *out, const char *s, size_t n, dk_error *err) {
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c == '%') {
-      int h = i + 2 < n ? dv_hexval(s[i + 1]) : -1, l = i + 2 < n ? dv_hexval(s[i + 2]) : -1;
-      DK_RETURN_IF(h < 0 || l < 0, DK_CORRUPT, err,
-                   "deletionVector path: bad percent escape at character %zu", i);
-      DK_RETURN_IF(h == 0 && l == 0, DK_CORRUPT, err,
-                   "deletionVector path: %%00 at character %zu", i);
-      c = (char)(h << 4 | l);
-      i += 2;
-    }
-    DK_RETURN_NOT_OK(dk__buf_putc(out, c, err));
-  }
   return DK_OK;
 }
 
@@ -129,23 +105,21 @@ dk_status dk_dv__resolve_path(const char *table_root, const dk_dv_desc *d, dk_bu
     case DK_DV_STORAGE_PATH: {
       const char *s = d->path_or_inline.ptr;
       size_t n = d->path_or_inline.len;
-      if (n >= 5 && !strncmp(s, "file:", 5)) {
-        s += 5, n -= 5;
-        if (n >= 2 && s[0] == '/' && s[1] == '/') {
-          /* file://authority/path: only an empty authority or localhost is local. */
-          const char *slash = memchr(s + 2, '/', n - 2);
-          size_t alen = slash ? (size_t)(slash - (s + 2)) : n - 2;
-          DK_RETURN_IF(!(alen == 0 || (alen == 9 && !strncmp(s + 2, "localhost", 9))),
-                       DK_UNSUPPORTED, err,
-                       "deletionVector path \"%.*s\": file URI with a remote host",
-                       (int)DK_MIN(d->path_or_inline.len, 256), d->path_or_inline.ptr);
-          s += 2 + alen, n -= 2 + alen;
-        }
-        DK_RETURN_IF(n == 0 || s[0] != '/', DK_CORRUPT, err,
-                     "deletionVector path \"%.*s\" is not absolute",
-                     (int)DK_MIN(d->path_or_inline.len, 256), d->path_or_inline.ptr);
+      dk__uri u;
+      if (dk__uri_split(&u, s, n) && dk__scheme_is(u.scheme, "file")) {
+        /* file://authority/path: only an empty authority or localhost is local */
+        DK_RETURN_IF(u.authority.ptr && u.authority.len &&
+                         !(u.authority.len == 9 && !memcmp(u.authority.ptr, "localhost", 9)),
+                     DK_UNSUPPORTED, err,
+                     "deletionVector path \"%.*s\": file URI with a remote host",
+                     (int)DK_MIN(n, 256), s);
+        DK_RETURN_IF(u.path.len == 0 || u.path.ptr[0] != '/', DK_CORRUPT, err,
+                     "deletionVector path \"%.*s\" is not absolute", (int)DK_MIN(n, 256), s);
+        s = u.path.ptr, n = u.path.len;
       }
-      return dv_percent_decode(out, s, n, err);
+      dk_status st = dk__pct_decode(out, s, n, DK__PCT_STRICT, err);
+      if (st) dk__error_prefix(err, "deletionVector path");
+      return st;
     }
     case DK_DV_STORAGE_INLINE:
       return dk__error_set(err, DK_INVALID, "deletionVector: an inline DV has no file path");

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "dv/dv.h"
+#include "io/uri.h"
 
 /* Reads above this size are checked against st->stat first. */
 #define DV_STAT_THRESHOLD (1u << 20)
@@ -92,14 +93,28 @@ cleanup:
 static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_root,
                               const dk_dv_desc *d, const dk_allocator *alloc,
                               dk_error *err) {
-  dk_buf path;
+  dk_buf path, where;
   dk__buf_init(&path, alloc);
+  dk__buf_init(&where, alloc);
   uint8_t *bytes = NULL;
-  dk_status s = dk_dv__resolve_path(table_root, d, &path, err);
+  dk_status s = dk_dv__resolve_path(table_root, d, &where, err);
   if (s != DK_OK) goto cleanup;
   if (!st || !st->read_range) {
-    s = dk__error_set(err, DK_INVALID, "DV file %s: no storage to read it with", path.data);
+    s = dk__error_set(err, DK_INVALID, "DV file %s: no storage to read it with", where.data);
     goto cleanup;
+  }
+  if (table_root) { /* the key on the table's backend (a URI scheme it does not serve fails) */
+    dk__root root;
+    dk_io__root_init(&root, table_root, st);
+    dk__loc loc;
+    s = dk_io__resolve(&loc, &path, &root, NULL, where.data, where.len, err);
+    if (s != DK_OK) {
+      dk__error_prefix(err, "DV file");
+      goto cleanup;
+    }
+  } else {
+    s = dk__buf_append(&path, where.data, where.len, err);
+    if (s != DK_OK) goto cleanup;
   }
   int64_t offset = d->offset;
   uint64_t want = (uint64_t)d->size_in_bytes + 8;      /* size, bitmap, checksum */
@@ -141,9 +156,9 @@ static dk_status dv_load_file(dk_dv **out, dk_storage *st, const char *table_roo
   s = dk_dv__decode_file_range(out, bytes + with_version, n - (size_t)with_version,
                               d->size_in_bytes, path.data, offset, alloc, err);
   if (s != DK_OK) goto cleanup;
-  char where[64 + 4096];
-  snprintf(where, sizeof where, "DV file %s offset %lld", path.data, (long long)offset);
-  s = dv_check_cardinality(*out, d, where, err);
+  dk__buf_clear(&where);
+  s = dk__buf_printf(&where, err, "DV file %s offset %lld", path.data, (long long)offset);
+  if (s == DK_OK) s = dv_check_cardinality(*out, d, where.data, err);
 cleanup:
   if (s != DK_OK && *out) {
     dk_dv__free(*out);
@@ -151,6 +166,7 @@ cleanup:
   }
   dk__free(alloc, bytes);
   dk__buf_dispose(&path);
+  dk__buf_dispose(&where);
   return s;
 }
 

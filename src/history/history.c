@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "dk/history.h"
+#include "log/paths.h"
 #include "protocol/actions.h"
 #include "snapshot/snapshot_int.h"
 

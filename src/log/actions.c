@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "log/paths.h"
 #include "log/replay.h"
 
 dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
@@ -176,58 +177,6 @@ static const char **intern_pv_text(dk__state *st, const dk_str *pv, size_t n, dk
   if (dk__hmap_upsert(&st->pv_text, k->data, k->len, &slot, &ins, err) != DK_OK) return NULL;
   *slot = (uint64_t)(uintptr_t)t;
   return t;
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar,
-                                 const char *root, size_t root_len, const char *p, size_t n,
-                                 dk_error *err) {
-  char *d = dk__arena_alloc(ar, n + 1, err);
-  if (!d) return DK_NOMEM;
-  size_t k = 0;
-  if (!memchr(p, '%', n)) { /* the common case: nothing to decode */
-    memcpy(d, p, n);
-    k = n;
-  }
-  for (size_t i = k ? n : 0; i < n; i++) {
-    if (p[i] == '%' && i + 2 < n) {
-      int h = hexval(p[i + 1]), l = hexval(p[i + 2]);
-      if (h >= 0 && l >= 0) {
-        d[k++] = (char)(h * 16 + l);
-        i += 2;
-        continue;
-      }
-    }
-    d[k++] = p[i];
-  }
-  d[k] = 0;
-  const char *s = d;
-  size_t len = k;
-  if (len >= 5 && memcmp(s, "file:", 5) == 0) {
-    s += 5;
-    len -= 5;
-    if (len >= 2 && s[0] == '/' && s[1] == '/') {
-      /* file://host/path or file:///path: skip the authority */
-      const char *slash = memchr(s + 2, '/', len - 2);
-      if (!slash) return dk__error_set(err, DK_CORRUPT, "log: invalid file URI '%s'", d);
-      len -= (size_t)(slash - s);
-      s = slash;
-    }
-  }
-  if (root_len > 0 && len > root_len + 1 && s[0] == '/' && memcmp(s, root, root_len) == 0 &&
-      s[root_len] == '/') {
-    s += root_len + 1;
-    len -= root_len + 1;
-  }
-  *out = s;
-  *out_len = len;
-  return DK_OK;
 }
 
 /* ---- the (path, DV unique id) index ---------------------------------------------------- */

@@ -17,10 +17,11 @@ dk_status dk_log__apply_checkpoint(const dk__log *lg, dk__state *st, const dk__s
                                    dk_error *err);
 
 /* Reads the actions of a Parquet checkpoint file (classic part, v2 top-level file or
- * sidecar) and applies them with DK__FROM_CHECKPOINT. Sidecar actions found are appended to
- * `sidecars` as JSON objects when non-NULL. */
-dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
-                                           dk_error *err);
+ * sidecar), key on sto (size > 0: its size, trusted), and applies them with
+ * DK__FROM_CHECKPOINT. Sidecar actions found are appended to `sidecars` as JSON objects when
+ * non-NULL. */
+dk_status dk_log__apply_parquet_checkpoint(dk__state *st, dk_storage *sto, const char *key,
+                                           int64_t size, dk_buf *sidecars, dk_error *err);
 
 /* checkpoint_direct.c: a checkpoint's add and remove rows straight from the Parquet leaves.
  * Open fails with DK_UNSUPPORTED (nothing applied) for a layout it does not read. The pass

@@ -18,7 +18,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "arrow/array.h"
 #include "codec/parquet/metadata.h"
+#include "codec/parquet/open.h"
 #include "codec/parquet/pages.h"
 #include "dk/parquet.h"
 #include "log/checkpoint.h"
@@ -352,9 +354,12 @@ static dk_status read_pass(dk__state *st, dk_parquet_file *pf, const char *const
   while (s == DK_OK && row_base < row_limit) {
     struct ArrowArray batch;
     memset(&batch, 0, sizeof batch);
-    if (stream.get_next(&stream, &batch) != 0) {
+    int rc = stream.get_next(&stream, &batch);
+    if (rc != 0) {
       const char *m = stream.get_last_error ? stream.get_last_error(&stream) : NULL;
-      s = dk__error_set(err, DK_CORRUPT, "reading checkpoint rows failed: %s", m ? m : "?");
+      dk_status why = dk__stream_status(&stream, rc);
+      s = dk__error_set(err, why == DK_IO || why == DK_NOMEM ? why : DK_CORRUPT,
+                        "reading checkpoint rows failed: %s", m ? m : "?");
       break;
     }
     if (!batch.release) break; /* end of stream */
@@ -581,12 +586,12 @@ static dk_status other_rows(dk_parquet_file *pf, const char **cols, size_t *n_co
   return DK_OK;
 }
 
-dk_status dk_log__apply_parquet_checkpoint(dk__state *st, const char *path, dk_buf *sidecars,
-                                           dk_error *err) {
+dk_status dk_log__apply_parquet_checkpoint(dk__state *st, dk_storage *sto, const char *path,
+                                           int64_t size, dk_buf *sidecars, dk_error *err) {
   (void)sidecars;
   dk_parquet_file *pf = NULL;
-  dk_parquet_open_options oo = {.version = DK_PARQUET_OPEN_OPTIONS_VERSION, .alloc = st->alloc};
-  dk_status s = dk_parquet_open(&pf, path, &oo, err);
+  dk_pq__open_opts oo = {.alloc = st->alloc, .size = size};
+  dk_status s = dk_pq__open_storage(&pf, sto, path, &oo, err);
   if (s != DK_OK) {
     dk__error_prefix(err, "checkpoint"); /* the message names the file */
     return s;

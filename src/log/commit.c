@@ -12,14 +12,31 @@
 #include <stdlib.h>
 
 #include "log/commit.h"
+#include "log/paths.h"
 
-dk_status dk_log__read_file(const dk__log *lg, const char *name, uint8_t **data, size_t *len,
-                            dk_error *err) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s/_delta_log/%s", lg->root, name) >= (int)sizeof path)
-    return dk__error_set(err, DK_INVALID, "path too long");
-  dk_status st = lg->sto->read(lg->sto, path, data, len, err);
-  if (st != DK_OK) dk__error_prefix(err, "%s", path);
+dk_status dk_log__read_file(const dk__log *lg, const dk__logfile *lf, uint8_t **data,
+                            size_t *len, dk_error *err) {
+  *data = NULL;
+  *len = 0;
+  dk_buf key;
+  dk__buf_init(&key, lg->alloc);
+  dk_status st = dk_log__file_key(&key, lg->root, lf->name, err);
+  if (!st) {
+    st = lg->sto->read(lg->sto, key.data, data, len, err);
+    if (st != DK_OK) {
+      dk__error_prefix(err, "%s", key.data);
+    } else if (lf->size > 0 && (uint64_t)*len != (uint64_t)lf->size) {
+      /* log files are immutable: a different length means a cut-short read (or a file
+       * replaced under us), which must not pass for a commit with fewer actions */
+      st = dk__error_set(err, DK_CORRUPT,
+                         "%s: read %zu bytes, but the listing gave %lld (the read was cut short "
+                         "or the file changed)", key.data, *len, (long long)lf->size);
+      lg->sto->free_buf(lg->sto, *data);
+      *data = NULL;
+      *len = 0;
+    }
+  }
+  dk__buf_dispose(&key);
   return st;
 }
 
@@ -82,7 +99,7 @@ static bool keep_line(const dk_json_value *line, void *payload) {
 static void parse_slot(const dk__log *lg, commit_slot *s) {
   uint8_t *data = NULL;
   size_t len = 0, bad_line, bad_off;
-  s->st = dk_log__read_file(lg, s->lf->name, &data, &len, &s->err);
+  s->st = dk_log__read_file(lg, s->lf, &data, &len, &s->err);
   if (s->st != DK_OK) return;
   dk_status st = dk_log__scan_lines((const char *)data, len, false, &s->ar, keep_line, s,
                                     &bad_line, &bad_off, &s->err);
@@ -318,7 +335,7 @@ dk_status dk_log__scan_commit(const dk__log *lg, const dk__logfile *lf, dk_arena
                               dk__line_fn fn, void *payload, dk_error *err) {
   uint8_t *data;
   size_t len, bad_line, bad_off;
-  DK_RETURN_NOT_OK(dk_log__read_file(lg, lf->name, &data, &len, err));
+  DK_RETURN_NOT_OK(dk_log__read_file(lg, lf, &data, &len, err));
   dk_status st = dk_log__scan_lines((const char *)data, len, false, ar, fn, payload, &bad_line,
                                     &bad_off, err);
   if (st != DK_OK)
@@ -352,16 +369,18 @@ dk_status dk_log__commit_info(const dk_json_value **ci, const dk__log *lg, const
                               dk_arena *ar, dk_error *err) {
   ci_find fc = {NULL}, *f = &fc;
   *ci = NULL;
-  char path[4096];
-  if (lf->size > (int64_t)CI_PREFIX && lg->sto->read_range &&
-      snprintf(path, sizeof path, "%s/_delta_log/%s", lg->root, lf->name) < (int)sizeof path) {
+  if (lf->size > (int64_t)CI_PREFIX) {
+    dk_buf key;
+    dk__buf_init(&key, lg->alloc);
     char *buf = dk__malloc(lg->alloc, CI_PREFIX);
     dk_error pe;
     dk_error_init(&pe);
     size_t bad_line, bad_off;
-    if (buf && lg->sto->read_range(lg->sto, path, 0, buf, CI_PREFIX, &pe) == DK_OK)
+    if (buf && dk_log__file_key(&key, lg->root, lf->name, &pe) == DK_OK &&
+        lg->sto->read_range(lg->sto, key.data, 0, buf, CI_PREFIX, &pe) == DK_OK)
       (void)dk_log__scan_lines(buf, CI_PREFIX, true, ar, find_ci, f, &bad_line, &bad_off, &pe);
     dk__free(lg->alloc, buf);
+    dk__buf_dispose(&key);
     if (f->ci) {
       *ci = f->ci;
       return DK_OK;

@@ -14,9 +14,10 @@
 #include "log/segment.h"
 #include "util/exec.h"
 
-/* Reads `<root>/_delta_log/<name>` whole (free with lg->sto->free_buf). */
-dk_status dk_log__read_file(const dk__log *lg, const char *name, uint8_t **data, size_t *len,
-                            dk_error *err);
+/* Reads the log file lf (`<root>/_delta_log/<name>`) whole (free with lg->sto->free_buf). A
+ * length other than the listed size (when it is known, > 0) is DK_CORRUPT. */
+dk_status dk_log__read_file(const dk__log *lg, const dk__logfile *lf, uint8_t **data,
+                            size_t *len, dk_error *err);
 
 /* Parses the action lines (newline-delimited JSON) of text[0..len) in order, calling fn for
  * each until it returns false; blank lines are skipped. complete_only: text is a prefix of a

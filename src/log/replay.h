@@ -214,10 +214,4 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err);
  * refreshes). */
 void dk_log__state_rebase(dk__state *st);
 
-/* URL-decodes a log path and canonicalises it: "file:" URIs become local paths and
- * absolute paths under the table root become relative. Result lives in `ar`. */
-dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar,
-                                 const char *root, size_t root_len, const char *p, size_t n,
-                                 dk_error *err);
-
 #endif /* DK_LOG_REPLAY_H */

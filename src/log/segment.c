@@ -15,74 +15,7 @@
 #include <stdlib.h>
 
 #include "codec/json/json.h"
-#include "log/segment.h"
-
-static bool digits(const char *s, size_t n, int64_t *out) {
-  int64_t v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    if (v > (INT64_MAX - 9) / 10) return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return n > 0;
-}
-
-static bool ends_with(const char *s, size_t n, const char *suf) {
-  size_t k = strlen(suf);
-  return n >= k && memcmp(s + n - k, suf, k) == 0;
-}
-
-bool dk_log__parse_name(const char *name, dk__logfile *out) {
-  size_t n = strlen(name);
-  memset(out, 0, sizeof *out);
-  if (n < 21 || name[20] != '.' || !digits(name, 20, &out->version)) return false;
-  out->version_hi = out->version;
-  const char *rest = name + 21;
-  size_t rn = n - 21;
-  if (rn == 4 && !memcmp(rest, "json", 4)) {
-    out->kind = DK__LF_COMMIT;
-    return true;
-  }
-  if (rn == 3 && !memcmp(rest, "crc", 3)) {
-    out->kind = DK__LF_CRC;
-    return true;
-  }
-  if (rn == 18 && !memcmp(rest, "checkpoint.parquet", 18)) {
-    out->kind = DK__LF_CP_CLASSIC;
-    return true;
-  }
-  /* x.y.compacted.json */
-  if (rn == 20 + 15 && digits(rest, 20, &out->version_hi) &&
-      !memcmp(rest + 20, ".compacted.json", 15)) {
-    out->kind = DK__LF_COMPACTION;
-    return out->version_hi >= out->version;
-  }
-  if (rn > 11 && !memcmp(rest, "checkpoint.", 11)) {
-    const char *c = rest + 11;
-    size_t cn = rn - 11;
-    int64_t i, k;
-    /* i.n.parquet with 10-digit i and n */
-    if (cn == 10 + 1 + 10 + 8 && digits(c, 10, &i) && c[10] == '.' && digits(c + 11, 10, &k) &&
-        !memcmp(c + 21, ".parquet", 8)) {
-      if (i < 1 || k < 1 || i > k || k > 1000000) return false;
-      out->kind = DK__LF_CP_MULTI;
-      out->part = (int)i;
-      out->nparts = (int)k;
-      return true;
-    }
-    /* <uuid>.json | <uuid>.parquet */
-    if (ends_with(c, cn, ".json") && cn > 5) {
-      out->kind = DK__LF_CP_V2_JSON;
-      return memchr(c, '.', cn - 5) == NULL;
-    }
-    if (ends_with(c, cn, ".parquet") && cn > 8) {
-      out->kind = DK__LF_CP_V2_PARQUET;
-      return memchr(c, '.', cn - 8) == NULL;
-    }
-  }
-  return false;
-}
+#include "log/paths.h"
 
 typedef struct list_ctx {
   dk__segment *seg;
@@ -139,13 +72,16 @@ static dk_status list_log(dk__segment *seg, dk_storage *sto, const char *logdir,
 }
 
 /* Reads _last_checkpoint; returns its version or -1 when absent/unusable (never an error). */
-static int64_t read_hint(dk_storage *sto, const char *logdir, const dk_allocator *alloc) {
-  char path[4096];
-  if (snprintf(path, sizeof path, "%s/_last_checkpoint", logdir) >= (int)sizeof path) return -1;
+static int64_t read_hint(dk_storage *sto, const char *root, const dk_allocator *alloc) {
+  dk_buf key;
+  dk__buf_init(&key, alloc);
   uint8_t *data = NULL;
   size_t len = 0;
   dk_error e = {0};
-  if (sto->read(sto, path, &data, &len, &e) != DK_OK) return -1;
+  dk_status st = dk_log__file_key(&key, root, DK_LOG__LAST_CHECKPOINT, &e);
+  if (!st) st = sto->read(sto, key.data, &data, &len, &e);
+  dk__buf_dispose(&key);
+  if (st != DK_OK) return -1;
   int64_t v = -1;
   dk_arena ar;
   dk__arena_init(&ar, alloc, 4096);
@@ -156,6 +92,17 @@ static int64_t read_hint(dk_storage *sto, const char *logdir, const dk_allocator
   dk__arena_dispose(&ar);
   sto->free_buf(sto, data);
   return v;
+}
+
+/* "<root>/_delta_log", kept in the segment's arena. */
+static const char *log_dir(dk__segment *seg, const char *root, dk_error *err) {
+  dk_buf key;
+  dk__buf_init(&key, seg->alloc);
+  const char *d = NULL;
+  if (dk_log__dir_key(&key, root, err) == DK_OK)
+    d = dk__arena_strndup(&seg->names, key.data, key.len, err);
+  dk__buf_dispose(&key);
+  return d;
 }
 
 /* Finds the newest complete checkpoint with version in [lo, hi]; fills seg->cp_*. */
@@ -212,9 +159,8 @@ dk_status dk_log__list_all(dk__segment *seg, dk_storage *sto, const char *root,
   seg->alloc = alloc;
   seg->cp_version = -1;
   dk__arena_init(&seg->names, alloc, 16 * 1024);
-  char logdir[4096];
-  if (snprintf(logdir, sizeof logdir, "%s/_delta_log", root) >= (int)sizeof logdir)
-    return dk__error_set(err, DK_INVALID, "table path too long");
+  const char *logdir = log_dir(seg, root, err);
+  if (!logdir) return DK_NOMEM;
   return list_log(seg, sto, logdir, NULL, err);
 }
 
@@ -233,12 +179,11 @@ dk_status dk_log__segment_build(dk__segment *seg, dk_storage *sto, const char *r
   seg->alloc = alloc;
   seg->cp_version = -1;
   dk__arena_init(&seg->names, alloc, 16 * 1024);
-  char logdir[4096];
-  if (snprintf(logdir, sizeof logdir, "%s/_delta_log", root) >= (int)sizeof logdir)
-    return dk__error_set(err, DK_INVALID, "table path too long");
+  const char *logdir = log_dir(seg, root, err);
+  if (!logdir) return DK_NOMEM;
 
   int64_t hint = -1;
-  if (min_version < 0 && version < 0) hint = read_hint(sto, logdir, alloc);
+  if (min_version < 0 && version < 0) hint = read_hint(sto, root, alloc);
   char start[32];
   dk_status st;
   bool listed_all = true;

@@ -40,9 +40,6 @@ typedef struct dk__logfile {
   int part, nparts;         /* multi-part checkpoints */
 } dk__logfile;
 
-/* Classifies a _delta_log file name; false for anything else. */
-bool dk_log__parse_name(const char *name, dk__logfile *out);
-
 /* The log files needed to build one version. */
 typedef struct dk__segment {
   int64_t version;          /* the version the segment builds */

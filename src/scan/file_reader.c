@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "codec/parquet/open.h"
+#include "io/uri.h"
+#include "log/paths.h"
 #include "scan/file_reader.h"
 #include "expr/expr.h"
 #include "scan/scan_int.h"
@@ -37,51 +40,6 @@ void dk_scan__task_close(task_reader *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* Resolves a log path against the root: absolute URIs (file:/x, file:///x) become local paths
-** (percent-decoded); relative paths are already decoded by the log reader. */
-static dk_status resolve_path(char **out, const char *root, const char *path,
-                              const dk_allocator *a, dk_error *err) {
-  dk_buf b;
-  dk__buf_init(&b, a);
-  dk_status st = DK_OK;
-  if (!strncmp(path, "file:", 5)) {
-    const char *p = path + 5;
-    if (!strncmp(p, "//localhost/", 12)) p += 11;
-    else if (!strncmp(p, "///", 3)) p += 2;
-    for (; *p && !st; p++) {
-      if (*p == '%' && hexval(p[1]) >= 0 && hexval(p[2]) >= 0) {
-        st = dk__buf_putc(&b, (char)(hexval(p[1]) * 16 + hexval(p[2])), err);
-        p += 2;
-      } else {
-        st = dk__buf_putc(&b, *p, err);
-      }
-    }
-  } else if (path[0] == '/') {
-    st = dk__buf_puts(&b, path, err);
-  } else if (strstr(path, "://")) {
-    st = dk__error_set(err, DK_UNSUPPORTED, "scan: data file '%s' is not on the local file system",
-                       path);
-  } else {
-    st = dk__buf_printf(&b, err, "%s/%s", root, path);
-  }
-  if (!st) st = dk__buf_putc(&b, 0, err);
-  if (st) {
-    dk__buf_dispose(&b);
-    return st;
-  }
-  *out = dk__strdup(a, (const char *)b.data);
-  dk__buf_dispose(&b);
-  DK_RETURN_IF(!*out, DK_NOMEM, err, "out of memory (scan)");
-  return DK_OK;
-}
-
 dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
                              dk_storage *sto, const scan_task *t, dk_error *err) {
   memset(r, 0, sizeof *r);
@@ -91,33 +49,30 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
   r->task = t;
   const dk_allocator *a = plan->alloc;
   r->row_id_src = r->row_cv_src = -1;
-  DK_RETURN_NOT_OK(resolve_path(&r->full_path, plan->root, t->path, a, err));
-  if (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME)) {
+  {
+    /* the file's key on the backend (log/paths.h), and its URI for _metadata */
+    dk__root root;
+    dk_io__root_init(&root, plan->root, sto);
+    dk__loc loc;
     dk_buf b;
     dk__buf_init(&b, a);
-    /* file URI, percent-encoding what is not unreserved or '/' (RFC 3986) */
-    dk_status st = dk__buf_puts(&b, "file://", err);
-    for (const unsigned char *q = (const unsigned char *)r->full_path; !st && *q; q++) {
-      unsigned char ch = *q;
-      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-          strchr("-._~/!$&'()*+,;=:@", ch))
-        st = dk__buf_putc(&b, (char)ch, err);
-      else
-        st = dk__buf_printf(&b, err, "%%%02X", ch);
+    dk_status st = dk_log__data_key(&loc, &b, &root, t->path, err);
+    if (!st) r->full_path = dk__buf_detach(&b);
+    if (!st && !r->full_path) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
+    if (!st && (plan->meta & (DK_META_FILE_PATH | DK_META_FILE_NAME))) {
+      st = dk_io__key_uri(&b, r->full_path, err);
+      if (!st) r->uri = dk__buf_detach(&b);
+      if (!st && !r->uri) st = dk__error_set(err, DK_NOMEM, "out of memory (scan)");
     }
-    if (!st) st = dk__buf_putc(&b, 0, err);
-    if (!st) r->uri = dk__strdup(a, (const char *)b.data);
     dk__buf_dispose(&b);
-    DK_RETURN_NOT_OK(st);
-    DK_RETURN_IF(!r->uri, DK_NOMEM, err, "out of memory (scan)");
+    if (st) {
+      dk__error_prefix(err, "scan: data file");
+      return st;
+    }
   }
-  dk_parquet_open_options po;
-  memset(&po, 0, sizeof po);
-  po.version = DK_PARQUET_OPEN_OPTIONS_VERSION;
-  po.alloc = a;
-  po.file_size = t->size > 0 ? t->size : 0;
-  po.skip_page_checksums = plan->skip_page_crc;
-  DK_RETURN_NOT_OK(dk_parquet_open(&r->pf, r->full_path, &po, err));
+  dk_pq__open_opts po = {.alloc = a, .size = t->size > 0 ? t->size : 0,
+                         .skip_page_crc = plan->skip_page_crc};
+  DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) {
     dk_dv_desc d;
@@ -542,7 +497,10 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
       int rc = r->stream.get_next(&r->stream, &b);
       if (rc) {
         const char *m = r->stream.get_last_error(&r->stream);
-        return dk__error_set(err, rc == ENOMEM ? DK_NOMEM : DK_CORRUPT, "%s", m ? m : "read error");
+        /* storage failures and memory stay what they are; anything else was the file's fault */
+        dk_status why = dk__stream_status(&r->stream, rc);
+        return dk__error_set(err, why == DK_IO || why == DK_NOMEM ? why : DK_CORRUPT, "%s",
+                             m ? m : "read error");
       }
       if (!b.release) {
         r->in_rg = 0;
@@ -742,7 +700,7 @@ struct dk_scan__file_reader {
   const dk_allocator *alloc;
   dk_snapshot *snap;
   dk_pool *pool; /* plan.alloc */
-  dk_storage *sto;
+  dk_storage *sto; /* plan.sto: the table's backend (borrowed; snap keeps the table) */
   scan_plan plan;
   size_t n_part; /* partition columns of the plan (output and filter-only) */
 };
@@ -759,7 +717,6 @@ struct dk_scan__file {
 void dk_scan__file_reader_free(dk_scan__file_reader *r) {
   if (!r) return;
   dk_scan__plan_dispose(&r->plan);
-  if (r->sto) r->sto->free(r->sto);
   dk__pool_release(r->pool);
   dk_snapshot_free(r->snap);
   dk__free(r->alloc, r);
@@ -784,7 +741,7 @@ dk_status dk_scan__file_reader_new(dk_scan__file_reader **out, dk_snapshot *snap
   if (!st && o->batch_size > 0) p->batch_size = o->batch_size;
   if (!st && o->predicate)
     st = dk_expr__bind(&p->residual_bound, o->predicate, &p->read_schema, p->alloc, err);
-  if (!st) st = dk_storage_local_new(&r->sto, alloc, err);
+  if (!st) r->sto = p->sto;
   for (size_t c = 0; !st && c < p->n_cols; c++) r->n_part += (size_t)p->cols[c].is_partition;
   if (st) {
     dk_scan__file_reader_free(r);

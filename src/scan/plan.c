@@ -357,12 +357,10 @@ dk_status dk_scan__plan_init(scan_plan *p, const dk_allocator *alloc, const dk_s
   p->batch_size = 65536;
   const dk_type *schema = dk_snapshot_schema(snap);
   const dk_metadata *md = dk_snapshot_metadata(snap);
-  {
-    /* absolute root: _metadata.file_path and splits must not depend on the cwd */
-    char *abs = realpath(dk_snapshot_table_root(snap), NULL);
-    p->root = dk__strdup(p->alloc, abs ? abs : dk_snapshot_table_root(snap));
-    free(abs);
-  }
+  /* the table's root (absolute for a local table on the built-in backend: _metadata.file_path
+   * and splits do not depend on the cwd) and its backend */
+  p->root = dk__strdup(p->alloc, dk_snapshot_table_root(snap));
+  p->sto = dk_snapshot__storage(snap);
   /* the request (every column: data columns and each listed partition column), then at most
   ** every top-level column again as filter-only columns */
   size_t ncap = (n_columns >= 0 ? (size_t)n_columns : schema->n_fields + md->n_partition_columns) +

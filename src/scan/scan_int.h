@@ -35,7 +35,9 @@ typedef struct scan_col {
 /* Everything a reader needs besides the file list (shared by whole-scan and split reads). */
 typedef struct scan_plan {
   const dk_allocator *alloc;
-  char *root;                 /* table root path */
+  char *root;                 /* table root (canonical: local path or whole URI) */
+  dk_storage *sto;            /* the backend every file is read through (borrowed: the table's,
+                                 or the split reader's) */
   dk_column_mapping_mode mode;
   size_t n_cols;              /* columns read: the n_out output ones, then filter-only ones */
   size_t n_out;
@@ -140,8 +142,8 @@ typedef struct task_reader {
   dk_scan_stats *stats;  /* may be NULL */
   dk_storage *sto;
   const scan_task *task;
-  char *full_path;       /* local path */
-  char *uri;             /* file:// URI for _metadata.file_path */
+  char *full_path;       /* the file's key on sto (log/paths.h dk_log__data_key) */
+  char *uri;             /* its URI (file://..., s3://...) for _metadata.file_path */
   dk_parquet_file *pf;
   dk_dv *dv;
   int n_rg, rg;          /* row groups; next one to open */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "expr/expr.h"
+#include "io/uri.h"
 #include "protocol/schema.h"
 #include "scan/scan_int.h"
 
@@ -202,7 +203,8 @@ typedef struct split_stream {
   dk_pool *pool; /* plan.alloc, as in dk_scan */
   dk_arena ar;
   scan_plan plan;
-  dk_storage *sto;
+  dk_storage *sto;         /* plan.sto */
+  int own_sto;             /* sto is a local backend made for this split */
   int64_t n_tasks, next;
   scan_task *tasks;
   int open;
@@ -212,7 +214,7 @@ typedef struct split_stream {
 
 static void split_stream_free(split_stream *s) {
   if (s->open) dk_scan__task_close(&s->fr);
-  if (s->sto) s->sto->free(s->sto);
+  if (s->own_sto) s->sto->free(s->sto);
   dk_scan__plan_dispose(&s->plan);
   dk__pool_release(s->pool);
   dk__arena_dispose(&s->ar);
@@ -387,8 +389,15 @@ static dk_status split_stream_next(void *state, struct ArrowArray *out, dk_error
 
 static void split_stream_release(void *state) { split_stream_free(state); }
 
-dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
-                        const dk_allocator *alloc, dk_error *err) {
+dk_status dk_split_read_v2(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+                           const dk_split_read_options *opts, dk_error *err) {
+  memset(out, 0, sizeof *out);
+  DK_RETURN_IF(opts && opts->version > DK_SPLIT_READ_OPTIONS_VERSION, DK_UNSUPPORTED, err,
+               "dk_split_read: options version %u is newer than this dk (%d)", opts->version,
+               DK_SPLIT_READ_OPTIONS_VERSION);
+  const dk_allocator *alloc = opts ? opts->alloc : NULL;
+  dk_storage *given = opts ? opts->storage : NULL;
+  if (given) DK_RETURN_NOT_OK(dk_io__storage_check(given, "dk_split_read", err));
   split_stream *s = dk__calloc(alloc, 1, sizeof *s);
   DK_RETURN_IF(!s, DK_NOMEM, err, "out of memory (split)");
   s->alloc = alloc;
@@ -400,11 +409,29 @@ dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size
   dk__arena_init(&s->ar, alloc, 0);
   dk__arena_init(&s->plan.ar, s->plan.alloc, 0);
   dk_status st = split_parse(s, split, len, err);
-  if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
+  if (!st && given) {
+    s->sto = given;
+  } else if (!st) {
+    dk__uri u;
+    if (dk__uri_split(&u, s->plan.root, strlen(s->plan.root)) && !dk__scheme_is(u.scheme, "file"))
+      st = dk__error_set(err, DK_UNSUPPORTED,
+                         "dk_split_read: table '%s': no storage backend for scheme '%.*s' (local "
+                         "paths are built in; pass one in dk_split_read_options.storage)",
+                         s->plan.root, (int)u.scheme.len, u.scheme.ptr);
+    if (!st) st = dk_storage_local_new(&s->sto, alloc, err);
+    s->own_sto = !st;
+  }
+  s->plan.sto = s->sto;
   if (st) {
     split_stream_free(s);
     return st;
   }
   static const dk_stream_impl impl = {split_stream_schema, split_stream_next, split_stream_release};
   return dk__stream_init(out, &impl, s, alloc, err);
+}
+
+dk_status dk_split_read(struct ArrowArrayStream *out, const uint8_t *split, size_t len,
+                        const dk_allocator *alloc, dk_error *err) {
+  dk_split_read_options o = {DK_SPLIT_READ_OPTIONS_VERSION, alloc, NULL};
+  return dk_split_read_v2(out, split, len, &o, err);
 }

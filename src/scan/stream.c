@@ -13,7 +13,7 @@
 
 typedef struct scan_stream {
   dk_scan *scan;
-  dk_storage *sto;
+  dk_storage *sto;       /* the table's backend (borrowed) */
   int64_t next_file;
   int open;
   task_reader fr;
@@ -59,7 +59,6 @@ static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error 
 static void scan_stream_release(void *state) {
   scan_stream *s = state;
   if (s->open) dk_scan__task_close(&s->fr);
-  if (s->sto) s->sto->free(s->sto);
   dk_scan *scan = s->scan;
   dk__free(scan->alloc, s);
   dk_scan_free(scan);
@@ -109,8 +108,8 @@ static void mt_worker(void *arg) {
   dk_scan *scan = m->scan;
   dk_error err;
   dk_error_init(&err);
-  dk_storage *sto = NULL;
-  dk_status st = dk_storage_local_new(&sto, scan->alloc, &err);
+  dk_storage *sto = scan->plan.sto;
+  dk_status st = DK_OK;
   while (!st) {
     pthread_mutex_lock(&m->mu);
     int64_t it = m->cancel ? m->n_items : m->next_file++;
@@ -133,7 +132,6 @@ static void mt_worker(void *arg) {
     if (st) dk__error_prefix(&err, "%s", t.path);
     dk_scan__task_close(&fr);
   }
-  if (sto) sto->free(sto);
   pthread_mutex_lock(&m->mu);
   if (st && m->err.code == DK_OK) m->err = err;
   m->running--;
@@ -290,12 +288,7 @@ dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *er
   __atomic_add_fetch(&scan->refs, 1, __ATOMIC_RELAXED);
   s->scan = scan;
   s->remaining = scan->plan.limit;
-  dk_status st = dk_storage_local_new(&s->sto, scan->alloc, err);
-  if (st) {
-    dk__free(scan->alloc, s);
-    dk_scan_free(scan);
-    return st;
-  }
+  s->sto = scan->plan.sto;
   static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
   return dk__stream_init(out, &impl, s, scan->alloc, err);
 }

@@ -9,15 +9,16 @@
 ** enablement version on, the commit file's modification time before).
 */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "log/paths.h"
 #include "protocol/protocol.h"
 #include "protocol/schema.h"
 #include "protocol/table_config.h"
 #include "snapshot/access.h"
 #include "snapshot/snapshot_int.h"
+#include "storage/local.h"
 
 /* ---- table ------------------------------------------------------------------------------ */
 
@@ -27,43 +28,44 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
   if (!uri || !*uri) return dk__error_set(err, DK_INVALID, "dk_table_open: empty table URI");
   DK_CHECK_OPTIONS_VERSION(opts, DK_TABLE_OPTIONS_VERSION, "dk_table_open", err);
   const dk_allocator *alloc = opts ? opts->alloc : NULL;
-  const char *p = uri;
-  if (!strncmp(p, "file://", 7)) {
-    p += 7;
-    if (*p != '/') {
-      const char *slash = strchr(p, '/');
-      if (!slash) return dk__error_set(err, DK_INVALID, "dk_table_open: bad file URI '%s'", uri);
-      p = slash;
+  dk_storage *given = opts ? opts->storage : NULL;
+  if (given) DK_RETURN_NOT_OK(dk_io__storage_check(given, "dk_table_open", err));
+  char *root = NULL;
+  size_t scheme_len = 0;
+  dk_status st = dk_io__root_canonical(&root, &scheme_len, uri, alloc, err);
+  if (st) {
+    dk__error_prefix(err, "dk_table_open");
+    return st;
+  }
+  if (scheme_len && !given) {
+    st = dk__error_set(err, DK_UNSUPPORTED,
+                       "dk_table_open: '%s': no storage backend for scheme '%.*s' (local paths "
+                       "are built in; pass a backend in dk_table_options.storage)",
+                       uri, (int)scheme_len, root);
+    dk__free(alloc, root);
+    return st;
+  }
+  if (!given) {
+    /* the local root is made absolute, so that absolute paths in the log can be recognised
+     * as lying under it and nothing depends on the working directory later */
+    char *real = dk_storage__local_realpath(root, alloc);
+    if (real) {
+      dk__free(alloc, root);
+      root = real;
     }
-  } else if (!strncmp(p, "file:", 5)) {
-    p += 5;
-  } else if (strstr(p, "://")) {
-    if (!opts || !opts->storage)
-      return dk__error_set(err, DK_INVALID,
-                           "dk_table_open: '%s' needs a storage backend (only local paths are "
-                           "built in)",
-                           uri);
-    p = strstr(p, "://") + 3;
-    p = strchr(p, '/') ? strchr(p, '/') : "/";
   }
   dk_table *t = dk__calloc(alloc, 1, sizeof *t);
-  if (!t) return dk__error_set(err, DK_NOMEM, "out of memory");
-  t->alloc = alloc;
-  t->refs = 1;
-  /* a local root is made absolute so that absolute paths in the log can be recognised */
-  char real[PATH_MAX];
-  if (!(opts && opts->storage) && realpath(p, real)) p = real;
-  size_t n = strlen(p);
-  while (n > 1 && p[n - 1] == '/') n--;
-  t->root = dk__strndup(alloc, p, n);
-  if (!t->root) {
-    dk__free(alloc, t);
+  if (!t) {
+    dk__free(alloc, root);
     return dk__error_set(err, DK_NOMEM, "out of memory");
   }
-  if (opts && opts->storage) {
-    t->sto = opts->storage;
+  t->alloc = alloc;
+  t->refs = 1;
+  t->root = root;
+  if (given) {
+    t->sto = given;
   } else {
-    dk_status st = dk_storage_local_new(&t->sto, alloc, err);
+    st = dk_storage_local_new(&t->sto, alloc, err);
     if (st != DK_OK) {
       dk__free(alloc, t->root);
       dk__free(alloc, t);
@@ -71,17 +73,19 @@ dk_status dk_table_open(dk_table **out, const char *uri, const dk_table_options 
     }
     t->own_sto = 1;
   }
-  dk_status est = dk__exec_new(&t->exec, opts ? opts->threads : 0, alloc, err);
-  if (est != DK_OK) {
+  st = dk__exec_new(&t->exec, opts ? opts->threads : 0, alloc, err);
+  if (st != DK_OK) {
     dk_table_free(t);
-    return est;
+    return st;
   }
-  dk_file_info fi;
-  dk_error e2 = {0};
-  dk_status st = t->sto->stat(t->sto, t->root, &fi, &e2);
-  if (st == DK_NOT_FOUND) {
-    dk_table_free(t);
-    return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", uri);
+  if (!scheme_len) { /* a local root must exist; an object store has no directories to ask */
+    dk_file_info fi;
+    dk_error e2 = {0};
+    st = t->sto->stat(t->sto, t->root, &fi, &e2);
+    if (st == DK_NOT_FOUND) {
+      dk_table_free(t);
+      return dk__error_set(err, DK_NOT_FOUND, "table root %s does not exist", uri);
+    }
   }
   *out = t;
   return DK_OK;
@@ -197,7 +201,7 @@ static dk_status load_from_crc(dk_snapshot *s, const dk__logfile *crc, dk_error 
   uint8_t *data;
   size_t len;
   dk_error e2 = {0};
-  if (dk_log__read_file(&lg, crc->name, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
+  if (dk_log__read_file(&lg, crc, &data, &len, &e2) != DK_OK) return DK_NOT_FOUND;
   dk_arena ar;
   dk__arena_init(&ar, t->alloc, 16 * 1024);
   dk_json_value *j;
@@ -463,6 +467,7 @@ int64_t dk_snapshot_version(const dk_snapshot *s) { return s->version; }
 int64_t dk_snapshot_timestamp(const dk_snapshot *s) { return s->timestamp; }
 const char *dk_snapshot_table_root(const dk_snapshot *s) { return s->table->root; }
 const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->table->alloc; }
+dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
@@ -522,8 +527,14 @@ dk_status dk_snapshot_file(dk_file_entry *out, const dk_snapshot *s, int64_t i, 
 
 size_t dk_snapshot_file_path(char *buf, size_t cap, const dk_snapshot *s,
                              const dk_file_entry *f) {
-  int n = f->path[0] == '/' ? snprintf(buf, cap, "%s", f->path)
-                            : snprintf(buf, cap, "%s/%s", s->table->root, f->path);
+  dk__root r = dk_snapshot__root(s->table);
+  dk_buf key;
+  dk__buf_init(&key, s->table->alloc);
+  dk__loc loc;
+  /* a path no backend of the table serves is shown as the log has it */
+  const char *p = dk_log__data_key(&loc, &key, &r, f->path, NULL) == DK_OK ? key.data : f->path;
+  int n = snprintf(buf, cap, "%s", p);
+  dk__buf_dispose(&key);
   return n < 0 ? 0 : (size_t)n;
 }
 

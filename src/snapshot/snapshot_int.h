@@ -5,6 +5,7 @@
 #ifndef DK_SNAPSHOT_INT_H
 #define DK_SNAPSHOT_INT_H
 
+#include "io/uri.h"
 #include "log/checkpoint.h"
 #include "log/commit.h"
 #include "log/replay.h"
@@ -16,10 +17,17 @@ struct dk_table {
   const dk_allocator *alloc;
   dk_storage *sto;
   int own_sto;
-  char *root;
+  char *root;        /* canonical root (io/uri.h dk__root.uri): local path or whole URI */
   dk__exec *exec; /* every thread the table's readers use */
   int refs; /* atomic: the handle plus one per snapshot */
 };
+
+/* The table's root and backend for resolving paths (io/uri.h). */
+static inline dk__root dk_snapshot__root(const dk_table *t) {
+  dk__root r;
+  dk_io__root_init(&r, t->root, t->sto);
+  return r;
+}
 
 /* The table's log for the readers of src/log/. */
 static inline dk__log dk_snapshot__log(const dk_table *t) {

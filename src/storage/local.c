@@ -20,7 +20,10 @@
 ** no directories), so a new table's _delta_log needs no separate mkdir.
 ** Temp files are named ".<name>.<pid>-<n>.tmp" and created with O_EXCL and mode 0666 & ~umask.
 ** Errors name the operation, the path and the errno text; ENOENT is DK_NOT_FOUND.
+** Beside the vtable, local.h: dk_storage__local_realpath for table roots.
 */
+#include "storage/local.h"
+
 #include "dk/sys/storage.h"
 
 #include <dirent.h>
@@ -375,19 +378,17 @@ static dk_status write_temp(dk_storage *s, const char *path, const void *data, s
 }
 
 /* fsync of the directory holding path, so a rename/link survives a crash (best effort). */
-static void sync_parent(const char *path) {
+static void sync_parent(dk_storage *s, const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return;
-  char dir[4096];
-  size_t n = slash == path ? 1 : (size_t)(slash - path);
-  if (n >= sizeof dir) return;
-  memcpy(dir, path, n);
-  dir[n] = 0;
+  char *dir = dk__strndup(alloc_of(s), path, slash == path ? 1 : (size_t)(slash - path));
+  if (!dir) return;
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     (void)fsync(fd);
     close(fd);
   }
+  dk__free(alloc_of(s), dir);
 }
 
 static dk_status local_write(dk_storage *s, const char *path, const void *data, size_t len,
@@ -401,7 +402,7 @@ static dk_status local_write(dk_storage *s, const char *path, const void *data, 
       unlink(tmp.data);
       st = sys_error(err, e, "rename to", path);
     } else {
-      sync_parent(path);
+      sync_parent(s, path);
     }
   }
   dk__buf_dispose(&tmp);
@@ -410,7 +411,8 @@ static dk_status local_write(dk_storage *s, const char *path, const void *data, 
 
 /* Publishes the written temp file tmp under path only if path is absent (link, or an exclusive
 ** rename where the filesystem has no hard links); tmp is gone afterwards either way. */
-static dk_status publish_if_absent(const char *tmp, const char *path, dk_error *err) {
+static dk_status publish_if_absent(dk_storage *s, const char *tmp, const char *path,
+                                   dk_error *err) {
   int rc = link(tmp, path);
   int e = rc != 0 ? errno : 0;
   bool renamed = false;
@@ -422,7 +424,7 @@ static dk_status publish_if_absent(const char *tmp, const char *path, dk_error *
   }
   if (!renamed) unlink(tmp);
   if (rc == 0) {
-    sync_parent(path);
+    sync_parent(s, path);
     return DK_OK;
   }
   if (e == EEXIST)
@@ -440,7 +442,7 @@ static dk_status local_put_if_absent(dk_storage *s, const char *path, const void
   dk_buf tmp;
   dk__buf_init(&tmp, alloc_of(s));
   dk_status st = write_temp(s, path, data, len, &tmp, err);
-  if (st == DK_OK) st = publish_if_absent(tmp.data, path, err);
+  if (st == DK_OK) st = publish_if_absent(s, tmp.data, path, err);
   dk__buf_dispose(&tmp);
   return st;
 }
@@ -507,9 +509,9 @@ static dk_status lw_commit(dk_storage_writer *w, int if_absent, dk_error *err) {
     if (rename(lw->tmp.data, lw->path) != 0)
       st = sys_error(err, errno, "rename to", lw->path);
     else
-      sync_parent(lw->path);
+      sync_parent(lw->s, lw->path);
   } else if (st == DK_OK) {
-    st = publish_if_absent(lw->tmp.data, lw->path, err);
+    st = publish_if_absent(lw->s, lw->tmp.data, lw->path, err);
   }
   if (st != DK_OK) unlink(lw->tmp.data);
   lw_free(lw);
@@ -593,4 +595,22 @@ dk_status dk_storage_local_new(dk_storage **out, const dk_allocator *alloc, dk_e
   s->unmap = local_unmap;
   *out = s;
   return DK_OK;
+}
+
+char *dk_storage__local_realpath(const char *path, const dk_allocator *a) {
+  char *r = realpath(path, NULL);
+  if (!r) return NULL;
+  char *copy = dk__strdup(a, r);
+  free(r);
+  return copy;
+}
+
+dk_status dk_storage__read_local_file(const dk_allocator *a, const char *path, char **out,
+                                      size_t *len, dk_error *err) {
+  local_ctx c = {a};
+  dk_storage s = {.version = DK_STORAGE_VERSION, .ctx = &c};
+  uint8_t *p = NULL;
+  dk_status st = local_read(&s, path, &p, len, err);
+  *out = (char *)p;
+  return st;
 }

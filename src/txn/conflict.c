@@ -30,6 +30,7 @@
 #include "log/commit.h"
 #include "log/replay.h"
 #include "protocol/schema.h"
+#include "log/paths.h"
 #include "txn/txn_int.h"
 
 /* ---- reading a winning commit --------------------------------------------------------------- */
@@ -195,16 +196,14 @@ static bool winner_line(const dk_json_value *line, void *payload) {
   return true;
 }
 
-dk_status dk_txn__read_winner(txn_winner *w, dk_txn *x, int64_t v, dk_arena *ar,
-                              dk_error *err) {
+/* dk_txn__read_winner of the commit file at key `path`. */
+static dk_status read_winner_at(txn_winner *w, dk_txn *x, int64_t v, const char *path,
+                                dk_arena *ar, dk_error *err) {
   memset(w, 0, sizeof *w);
   w->version = v;
   w->is_blind_append = -1;
   w->ict = -1;
   w->hwm = -1;
-  char path[4096];
-  int n = snprintf(path, sizeof path, "%s/_delta_log/%020lld.json", x->table->root, (long long)v);
-  DK_RETURN_IF(n < 0 || (size_t)n >= sizeof path, DK_INVALID, err, "table path too long");
   dk_storage *sto = x->table->sto;
   uint8_t *data = NULL;
   size_t len = 0;
@@ -232,6 +231,19 @@ dk_status dk_txn__read_winner(txn_winner *w, dk_txn *x, int64_t v, dk_arena *ar,
   st = dk_log__scan_lines(text, len, false, ar, winner_line, &c, &bad_line, &bad_off, err);
   if (!st) st = c.st;
   if (st) dk__error_prefix(err, "%s: line %zu", path, bad_line);
+  return st;
+}
+
+dk_status dk_txn__read_winner(txn_winner *w, dk_txn *x, int64_t v, dk_arena *ar,
+                              dk_error *err) {
+  dk_buf name, key;
+  dk__buf_init(&name, x->alloc);
+  dk__buf_init(&key, x->alloc);
+  dk_status st = dk_log__name_commit(&name, v, err);
+  if (!st) st = dk_log__file_key(&key, x->table->root, name.data, err);
+  if (!st) st = read_winner_at(w, x, v, key.data, ar, err);
+  dk__buf_dispose(&name);
+  dk__buf_dispose(&key);
   return st;
 }
 

@@ -103,6 +103,30 @@ static void feat_add(feat_set *s, const char *name, int reader_writer) {
   }
 }
 
+/* Sets a writer-version-7 protocol's feature lists from fs (reader features, and reader
+ * version 3, when any is a reader-writer feature). */
+static dk_status fill_features(dk_protocol *out, dk_arena *ar, const feat_set *fs, dk_error *err) {
+  int any_rw = 0;
+  for (size_t i = 0; i < fs->n; i++) any_rw |= fs->rw[i];
+  if (any_rw) out->min_reader_version = 3;
+  else if (out->min_reader_version < 1) out->min_reader_version = 1;
+  const char **w = dk__arena_alloc(ar, (fs->n + 1) * sizeof *w, err);
+  const char **r = dk__arena_alloc(ar, (fs->n + 1) * sizeof *r, err);
+  if (!w || !r) return DK_NOMEM;
+  size_t nr = 0;
+  for (size_t i = 0; i < fs->n; i++) {
+    w[i] = fs->names[i];
+    if (fs->rw[i]) r[nr++] = fs->names[i];
+  }
+  out->writer_features = w;
+  out->n_writer_features = fs->n;
+  out->has_writer_features = 1;
+  out->reader_features = r;
+  out->n_reader_features = nr;
+  out->has_reader_features = out->min_reader_version >= 3;
+  return DK_OK;
+}
+
 static int is_rw_feature(const char *f) {
   static const char *const rw[] = {"columnMapping", "deletionVectors", "timestampNtz",
                                    "v2Checkpoint", "vacuumProtocolCheck", "typeWidening",
@@ -177,27 +201,8 @@ dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta
     return DK_OK;
   }
   /* table features: list every feature (implied legacy ones included once upgraded) */
-  int any_rw = 0;
-  for (size_t i = 0; i < fs.n; i++) any_rw |= fs.rw[i];
-  out->min_reader_version = any_rw ? 3 : 1;
   out->min_writer_version = 7;
-  const char **w = dk__arena_alloc(ar, (fs.n + 1) * sizeof *w, err);
-  const char **r = dk__arena_alloc(ar, (fs.n + 1) * sizeof *r, err);
-  if (!w || !r) return DK_NOMEM;
-  size_t nr = 0;
-  for (size_t i = 0; i < fs.n; i++) {
-    w[i] = fs.names[i];
-    if (fs.rw[i]) r[nr++] = fs.names[i];
-  }
-  out->writer_features = w;
-  out->n_writer_features = fs.n;
-  out->has_writer_features = 1;
-  if (any_rw) {
-    out->reader_features = r;
-    out->n_reader_features = nr;
-    out->has_reader_features = 1;
-  }
-  return DK_OK;
+  return fill_features(out, ar, &fs, err);
 }
 
 dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protocol *a,
@@ -218,22 +223,5 @@ dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protoc
       for (size_t i = 0; i < p->n_writer_features; i++)
         feat_add(&fs, p->writer_features[i], is_rw_feature(p->writer_features[i]));
   }
-  int any_rw = 0;
-  for (size_t i = 0; i < fs.n; i++) any_rw |= fs.rw[i];
-  if (any_rw) out->min_reader_version = 3;
-  const char **w = dk__arena_alloc(ar, (fs.n + 1) * sizeof *w, err);
-  const char **r = dk__arena_alloc(ar, (fs.n + 1) * sizeof *r, err);
-  if (!w || !r) return DK_NOMEM;
-  size_t nr = 0;
-  for (size_t i = 0; i < fs.n; i++) {
-    w[i] = fs.names[i];
-    if (fs.rw[i]) r[nr++] = fs.names[i];
-  }
-  out->writer_features = w;
-  out->n_writer_features = fs.n;
-  out->has_writer_features = 1;
-  out->reader_features = r;
-  out->n_reader_features = nr;
-  out->has_reader_features = out->min_reader_version >= 3;
-  return DK_OK;
+  return fill_features(out, ar, &fs, err);
 }

@@ -10,7 +10,6 @@
 ** path p=a%253Ab/... . A null value is the directory __HIVE_DEFAULT_PARTITION__.
 ** (When the io module's path codec lands, the URI half moves there.)
 */
-#include <fcntl.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <time.h>

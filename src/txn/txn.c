@@ -22,6 +22,7 @@
 
 #include "dk/maintenance.h"
 #include "dk/scan.h"
+#include "log/paths.h"
 #include "txn/txn_int.h"
 
 #define DEFAULT_MAX_ATTEMPTS 10000
@@ -269,17 +270,36 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     DK_RETURN_NOT_OK(dk_expr_split(&ponly, &rest, filter, md->partition_columns,
                                    md->n_partition_columns, err));
   dk_expr_free(rest);
-  DK_RETURN_NOT_OK(add_pred(x, ponly, err));
-  dk_scan_options so = {.version = DK_SCAN_OPTIONS_VERSION, .filter = filter, .limit = -1,
+  /* the files read are those the partition conjuncts select: delta-spark's txn.filterFiles
+   * returns (and records as read) every file of the matching partitions for a data predicate
+   * too (tests/interop/conflict_matrix.json: a concurrent delete of a file whose stats rule the
+   * predicate out is still ConcurrentDeleteReadException) */
+  dk_scan_options so = {.version = DK_SCAN_OPTIONS_VERSION, .filter = ponly, .limit = -1,
                         .keep_residual = 1};
   dk_scan *scan = NULL;
-  DK_RETURN_NOT_OK(dk_scan_new(&scan, x->snap, &so, err));
+  dk_status st0 = DK_OK;
+  if (filter) { /* the whole predicate must bind (unknown columns, type errors) */
+    struct ArrowSchema sch;
+    dk_expr *bound = NULL;
+    st0 = dk_snapshot_arrow_schema(&sch, x->snap, 0, err);
+    if (!st0) {
+      st0 = dk_expr_bind(&bound, filter, &sch, err);
+      sch.release(&sch);
+      dk_expr_free(bound);
+    }
+  }
+  if (!st0) st0 = dk_scan_new(&scan, x->snap, &so, err);
+  if (st0) {
+    dk_expr_free(ponly);
+    return st0;
+  }
+  DK_RETURN_NOT_OK(add_pred(x, ponly, err)); /* takes ponly */
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
   /* the scan selects files in snapshot order: walk both lists together */
   if (out_idx) {
-    idx = dk__malloc(x->alloc, (size_t)(nf ? nf : 1) * sizeof *idx);
+    idx = dk__malloc(NULL, (size_t)(nf ? nf : 1) * sizeof *idx); /* dk_free */
     if (!idx) st = dk__error_set(err, DK_NOMEM, "out of memory (transaction)");
   }
   int64_t j = 0;
@@ -301,7 +321,7 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
   }
   dk_scan_free(scan);
   if (st) {
-    dk__free(x->alloc, idx);
+    dk__free(NULL, idx);
     return st;
   }
   if (out_idx) *out_idx = idx;
@@ -330,13 +350,13 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
   x->dyn_parts = rows;
   x->n_dyn = old + (size_t)n_rows;
   int64_t total = dk_snapshot_num_files(x->snap), cnt = 0;
-  int64_t *idx = out_idx ? dk__malloc(x->alloc, (size_t)(total ? total : 1) * sizeof *idx) : NULL;
+  int64_t *idx = out_idx ? dk__malloc(NULL, (size_t)(total ? total : 1) * sizeof *idx) : NULL;
   if (out_idx && !idx) return dk__error_set(err, DK_NOMEM, "out of memory (transaction)");
   for (int64_t i = 0; i < total; i++) {
     dk_file_entry fe;
     dk_status st = dk_snapshot_file(&fe, x->snap, i, err);
     if (st) {
-      dk__free(x->alloc, idx);
+      dk__free(NULL, idx);
       return st;
     }
     for (int64_t r = 0; r < n_rows; r++) {
@@ -351,12 +371,7 @@ dk_status dk_txn_read_partitions(dk_txn *x, const char *const *values, int64_t n
       }
       if (c == npc) {
         if (idx) idx[cnt] = i;
-        cnt++;
-        st = mark_read(x, fe.path, err);
-        if (st) {
-          dk__free(x->alloc, idx);
-          return st;
-        }
+        cnt++; /* a partition read, not a file read (delta-spark filterFiles(newFiles)) */
         break;
       }
     }
@@ -557,7 +572,6 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
   nm.conf = conf;
   nm.n_conf = nc;
   if (!nm.id || !nm.schema_string) return DK_NOMEM;
-  txn_meta prev = x->meta;
   x->meta = nm;
   x->meta_schema = schema;
   x->has_new_meta = 1;
@@ -581,7 +595,6 @@ dk_status dk_txn_set_metadata(dk_txn *x, const dk_metadata_spec *m, dk_error *er
                              x->table->root, (int)need.min_writer_version);
     }
   }
-  (void)prev;
   /* strip the consumed properties */
   size_t w = 0;
   for (size_t i = 0; i < x->meta.n_conf; i++) {
@@ -714,6 +727,27 @@ dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err) {
   return st;
 }
 
+dk_status dk_txn__put_file_fields(dk_buf *b, const char *stats, const char *tags_json,
+                                  const dk_dv_descriptor *dv, int has_brid, int64_t brid,
+                                  int has_drcv, int64_t drcv, dk_error *err) {
+  if (stats) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_str(b, stats, err));
+  }
+  if (tags_json) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, tags_json, err));
+  }
+  if (dv) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
+    DK_RETURN_NOT_OK(dk_txn__put_dv(b, dv, err));
+  }
+  if (has_brid) DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)brid));
+  if (has_drcv)
+    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld", (long long)drcv));
+  return DK_OK;
+}
+
 dk_status dk_txn__put_metadata(dk_buf *b, const txn_meta *m, const char *const *extra, size_t n_extra,
                               dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"metaData\":{\"id\":", err));
@@ -798,23 +832,9 @@ static dk_status put_remove(dk_buf *b, const dk_file_entry *f, int data_change, 
                                   (long long)now, data_change ? "true" : "false"));
   DK_RETURN_NOT_OK(dk_txn__put_kv_map(b, f->partition_kv, f->n_partition_values, err));
   DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"size\":%lld", (long long)f->size));
-  if (f->stats) {
-    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_str(b, f->stats, err));
-  }
-  if (f->tags_json) {
-    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-    DK_RETURN_NOT_OK(dk__buf_puts(b, f->tags_json, err));
-  }
-  if (f->dv) {
-    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-    DK_RETURN_NOT_OK(dk_txn__put_dv(b, f->dv, err));
-  }
-  if (f->has_base_row_id)
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)f->base_row_id));
-  if (f->has_default_row_commit_version)
-    DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                    (long long)f->default_row_commit_version));
+  DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, f->stats, f->tags_json, f->dv, f->has_base_row_id,
+                                           f->base_row_id, f->has_default_row_commit_version,
+                                           f->default_row_commit_version, err));
   DK_RETURN_NOT_OK(dk__buf_puts(b, "}}\n", err));
   return DK_OK;
 }
@@ -935,27 +955,10 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
                                     ",\"size\":%lld,\"modificationTime\":%lld,\"dataChange\":%s",
                                     (long long)a->size, (long long)a->mtime,
                                     a->data_change ? "true" : "false"));
-    if (a->stats) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"stats\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_str(b, a->stats, err));
-    }
-    if (a->tags) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"tags\":", err));
-      DK_RETURN_NOT_OK(dk__buf_puts(b, a->tags, err));
-    }
-    if (a->dv) {
-      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"deletionVector\":", err));
-      DK_RETURN_NOT_OK(dk_txn__put_dv(b, a->dv, err));
-    }
-    if (a->fixed_row_id) {
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld", (long long)a->base_row_id));
-      if (a->drcv >= 0)
-        DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"defaultRowCommitVersion\":%lld",
-                                        (long long)a->drcv));
-    } else if (rt) {
-      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"baseRowId\":%lld,\"defaultRowCommitVersion\":%lld",
-                                      (long long)a->base_row_id, (long long)v));
-    }
+    int has_rid = a->fixed_row_id || rt;
+    int64_t drcv = a->fixed_row_id ? a->drcv : v;
+    DK_RETURN_NOT_OK(dk_txn__put_file_fields(b, a->stats, a->tags, a->dv, has_rid, a->base_row_id,
+                                             has_rid && drcv >= 0, drcv, err));
     if (a->clustering) {
       DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"clusteringProvider\":", err));
       DK_RETURN_NOT_OK(dk_txn__put_str(b, a->clustering, err));
@@ -970,15 +973,21 @@ static dk_status build_commit(dk_buf *b, dk_txn *x, int64_t v, int64_t now, int6
 static dk_status fs_commit(dk_committer *c, dk_storage *sto, const char *root, int64_t v,
                            const char *actions, size_t len, dk_error *err) {
   (void)c;
-  char path[4096];
-  int n = snprintf(path, sizeof path, "%s/_delta_log/%020lld.json", root, (long long)v);
-  DK_RETURN_IF(n < 0 || (size_t)n >= sizeof path, DK_INVALID, err, "table path too long");
+  dk_buf name, key;
+  dk__buf_init(&name, NULL);
+  dk__buf_init(&key, NULL);
+  dk_status st = dk_log__name_commit(&name, v, err);
+  if (!st) st = dk_log__file_key(&key, root, name.data, err);
   /* a winner is usually there already when writers race: finding it costs a stat, writing
    * (and syncing) a commit that cannot land costs far more */
   dk_file_info fi;
-  if (sto->stat(sto, path, &fi, NULL) == DK_OK)
-    return dk__error_set(err, DK_CONFLICT, "%s exists", path);
-  return sto->put_if_absent(sto, path, actions, len, err);
+  if (!st && sto->stat(sto, key.data, &fi, NULL) == DK_OK)
+    st = dk__error_set(err, DK_CONFLICT, "%s exists", key.data);
+  else if (!st)
+    st = sto->put_if_absent(sto, key.data, actions, len, err);
+  dk__buf_dispose(&name);
+  dk__buf_dispose(&key);
+  return st;
 }
 
 static dk_committer filesystem_committer = {1, NULL, fs_commit};

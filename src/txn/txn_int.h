@@ -160,6 +160,11 @@ dk_status dk_txn__put_key(dk_buf *b, const char *k, dk_error *err);
 dk_status dk_txn__put_str(dk_buf *b, const char *s, dk_error *err);
 dk_status dk_txn__put_kv_map(dk_buf *b, const char *const *kv, size_t n, dk_error *err);
 dk_status dk_txn__put_dv(dk_buf *b, const dk_dv_descriptor *dv, dk_error *err);
+/* The optional fields of an add/remove: stats, tags, deletionVector, baseRowId,
+ * defaultRowCommitVersion (each only when present). */
+dk_status dk_txn__put_file_fields(dk_buf *b, const char *stats, const char *tags_json,
+                                  const dk_dv_descriptor *dv, int has_brid, int64_t brid,
+                                  int has_drcv, int64_t drcv, dk_error *err);
 /* A file path in the log's URI form (absolute URIs as they are). */
 dk_status dk_txn__put_path(dk_buf *b, const char *path, dk_error *err);
 /* {"metaData":{...}}\n with n_extra more configuration entries (2 * n: key, value). */

@@ -318,10 +318,13 @@ dk_status dk_table_restore(dk_commit_result *out, dk_table *t, int64_t version,
     DK_CHECK_GOTO(file_key(&key, &f, err));
     if (dk__hmap_get(&in_latest, key.data, key.len)) continue;
     /* the file must still exist (not vacuumed) */
-    char full[4096];
-    dk_snapshot_file_path(full, sizeof full, old, &f);
+    size_t fl = dk_snapshot_file_path(NULL, 0, old, &f);
+    char *full = dk__malloc(t->alloc, fl + 1);
+    if (!full) DK_CHECK_GOTO(dk__error_set(err, DK_NOMEM, "out of memory (RESTORE)"));
+    dk_snapshot_file_path(full, fl + 1, old, &f);
     dk_file_info fi;
     st = t->sto->stat(t->sto, full, &fi, err);
+    dk__free(t->alloc, full);
     if (st == DK_NOT_FOUND) {
       dk__error_prefix(err, "RESTORE %s to version %lld: data file '%s' of that version no "
                             "longer exists (vacuumed?)",

@@ -1,11 +1,10 @@
 /*
-** buf.c — dk_buf (growable byte buffer), dk_arena (bump allocator), dk_hmap (hash map),
-** and whole-file reading.
+** buf.c — dk_buf (growable byte buffer), dk_arena (bump allocator), dk_hmap (hash map).
+** (Files are read through dk_storage only: src/storage/.)
 **
 ** None of these allocate per appended byte or per inserted key: buffers double, arenas
 ** carve from chunks, the hash map copies keys into its own arena.
 */
-#include <errno.h>
 #include <stdio.h>
 
 #include "util/util.h"
@@ -299,35 +298,4 @@ bool dk__hmap_remove(dk_hmap *m, const char *key, size_t klen) {
     m->slots[i] = m->slots[k];
     i = k;
   }
-}
-
-/* ---- files ----------------------------------------------------------------------------- */
-
-dk_status dk__read_file(const dk_allocator *a, const char *path, char **out, size_t *len,
-                        dk_error *err) {
-  *out = NULL;
-  *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return dk__error_set(err, errno == ENOENT ? DK_NOT_FOUND : DK_IO, "%s: cannot open: %s",
-                         path, strerror(errno));
-  dk_buf b;
-  dk__buf_init(&b, a);
-  char tmp[65536];
-  size_t n;
-  dk_status st = DK_OK;
-  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
-    st = dk__buf_append(&b, tmp, n, err);
-    if (st) break;
-  }
-  if (!st && ferror(f)) st = dk__error_set(err, DK_IO, "%s: read failed", path);
-  fclose(f);
-  if (st) {
-    dk__buf_dispose(&b);
-    return st;
-  }
-  if (!b.data) DK_RETURN_NOT_OK(dk__buf_reserve(&b, 1, err));
-  *len = b.len;
-  *out = dk__buf_detach(&b);
-  return DK_OK;
 }

@@ -180,10 +180,5 @@ void dk__pool_release(dk_pool *p);
 void dk__pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
                       size_t *cached_bytes);
 
-/* ---- misc ------------------------------------------------------------------------------ */
-
-/* Reads a whole file into *out (dk__malloc'd, NUL-terminated). */
-dk_status dk__read_file(const dk_allocator *a, const char *path, char **out, size_t *len,
-                        dk_error *err);
 
 #endif /* DK_UTIL_H */

@@ -69,6 +69,12 @@ class Runner:
     def jlist(self, seq):
         return list(self.conv.asJava(seq))
 
+    def resolve(self, txn, sql):
+        path = txn.deltaLog().dataPath().toString()
+        plan = self.spark.read.format("delta").load(path).where(sql)._jdf.queryExecution() \
+            .analyzed()
+        return plan.condition()
+
     def add_action(self, part, data_change):
         path = ("p=%s/" % part if part else "") + "part-00000-%s.c000.snappy.parquet" % uuid.uuid4()
         a = {"path": path, "partitionValues": {"p": part} if part else {}, "size": 1000,
@@ -81,7 +87,9 @@ class Runner:
         read = []
         for kind, arg in op.get("reads", []):
             if kind == "pred":
-                files = txn.filterFiles(self.seq([self.parser.parseExpression(arg)]), False)
+                # resolved against the table, as DELETE/replaceWhere resolve theirs (an
+                # unresolved expression would not be used for data skipping)
+                files = txn.filterFiles(self.seq([self.resolve(txn, arg)]), False)
                 read += self.jlist(files)
             elif kind == "dyn":
                 files = txn.filterFiles(self.seq([self.add_action(arg, True)]))
@@ -150,25 +158,46 @@ def main(argv):
     out = argv[1] if len(argv) > 1 else os.path.join(HERE, "conflict_matrix.json")
     filters = argv[2:]
     from sparkenv import get_spark, versions
+    # resume: cases already decided by this same runner (fingerprint) are kept
+    results, seconds = {}, 0.0
+    partial = out + ".partial"
+    for prev in (out, partial):
+        try:
+            with open(prev) as f:
+                doc = json.load(f)
+            if doc.get("fingerprint") == fingerprint():
+                results.update(doc.get("cases", {}))
+                seconds = max(seconds, doc.get("seconds", 0.0))
+        except (OSError, ValueError):
+            pass
     spark = get_spark("dk-conflict-matrix")
     tmp = tempfile.mkdtemp(prefix="dk-cm-")
+
+    def save(path, extra):
+        doc = {"fingerprint": fingerprint(), "versions": versions(),
+               "seconds": round(seconds + time.time() - t0, 1), "cases": results}
+        doc.update(extra)
+        with open(path + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(path + ".tmp", path)
+
     try:
         bases = make_bases(spark, tmp)
         r = Runner(spark)
-        results = {}
         t0 = time.time()
         for name, table, w, l in conflict_cases.cases():
             if filters and not any(f in name for f in filters):
                 continue
+            if name in results:
+                continue
             res = r.run_case(bases[table], table, w, l, tmp)
             results[name] = res
             print("%-50s %s" % (name, res["outcome"]), flush=True)
-        doc = {"fingerprint": fingerprint(), "versions": versions(),
-               "isolation_write_serializable": isolation_probe(spark, tmp),
-               "seconds": round(time.time() - t0, 1), "cases": results}
-        with open(out, "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=True)
-            f.write("\n")
+            save(partial, {})  # a killed run resumes where it stopped
+        save(out, {"isolation_write_serializable": isolation_probe(spark, tmp)})
+        if os.path.exists(partial):
+            os.remove(partial)
     finally:
         spark.stop()
         shutil.rmtree(tmp, ignore_errors=True)

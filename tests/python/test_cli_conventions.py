@@ -67,7 +67,7 @@ def test_help_lists_every_option_the_commands_accept(dk):
         missing = sorted(o for o in opts if o not in text)
         assert not missing, (cmd, missing)
     # the writing commands share cmd_txn.c: together their helps name every option it parses
-    text = "".join(dk("help", c)[1] for c in ("create", "vacuum", "restore", "checkpoint"))
+    text = "".join(dk("help", c)[1] for c in ("create", "write", "vacuum", "restore", "checkpoint"))
     opts = set(re.findall(r'strcmp\(argv\[i\], "(--[a-z-]+)"\)',
                           (REPO / "tools" / "cli" / "cmd_txn.c").read_text()))
     assert opts and not sorted(o for o in opts if o not in text)

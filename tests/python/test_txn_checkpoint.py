@@ -64,18 +64,29 @@ def test_v2_checkpoint_replaces_the_commits(tmp_path):
     assert rs_rows(root) == rows_dk(root)
 
 
-def test_classic_checkpoint_needs_the_parquet_writer(tmp_path):
+def test_classic_checkpoint_replaces_the_commits(tmp_path):
     root = str(tmp_path / "c")
-    t = dk.Table.create(root, "x long")
-    with pytest.raises(dk.UnsupportedFeature, match="Parquet writer"):
-        t.checkpoint()
-    # the automatic checkpoint is skipped, the commit stands
-    for i in range(10):
-        x = t.transaction()
-        x.set_metric("n", i)
-        x.commit()
-    assert t.snapshot().version == 10
-    assert not [n for n in os.listdir(os.path.join(root, "_delta_log")) if "checkpoint" in n]
+    for i in range(12):
+        dk.write_table(root, pa.table({"x": pa.array([i], pa.int64()),
+                                       "p": ["a" if i % 2 else "b:c"]}),
+                       mode="append" if i else "error", partition_by=["p"])
+    dk.write_table(root, pa.table({"x": pa.array([99], pa.int64()), "p": ["a"]}),
+                   mode="overwrite", predicate="p = 'a'")
+    log = os.path.join(root, "_delta_log")
+    assert "%020d.checkpoint.parquet" % 10 in os.listdir(log)  # automatic, interval 10
+    r = dk.Table(root).checkpoint()
+    assert r["version"] == 12 and r["num_add_files"] == 7
+    import pyarrow.parquet as pq
+    cp = pq.read_table(os.path.join(log, r["file"]))
+    assert set(cp.schema.names) >= {"txn", "add", "remove", "metaData", "protocol"}
+    want = rows_dk(root)
+    for v in range(13):
+        os.remove(os.path.join(log, "%020d.json" % v))
+    assert rows_dk(root) == want
+    t = deltalake.DeltaTable(root).to_pyarrow_table()
+    assert sorted(zip(t["x"].to_pylist(), t["p"].to_pylist())) == want
+    # the tombstones of the replaceWhere are in the checkpoint
+    assert cp.column("remove").drop_null().__len__() == 6
 
 
 def test_metadata_cleanup(tmp_path):

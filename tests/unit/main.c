@@ -1,12 +1,14 @@
 /*
 ** main.c — the unit-test runner behind test.h.
 */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "dk/snapshot.h"
 #include "test.h"
+#include "util/util.h"
 
 typedef struct {
   const char *name;
@@ -126,4 +128,35 @@ int main(int argc, char **argv) {
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
+}
+
+/* Reads a whole local file into *out (dk__malloc'd, NUL-terminated): test fixtures only;
+** libdk reads through dk_storage. */
+dk_status dk__read_file(const dk_allocator *a, const char *path, char **out, size_t *len,
+                        dk_error *err) {
+  *out = NULL;
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return dk__error_set(err, errno == ENOENT ? DK_NOT_FOUND : DK_IO, "%s: cannot open: %s",
+                         path, strerror(errno));
+  dk_buf b;
+  dk__buf_init(&b, a);
+  char tmp[65536];
+  size_t n;
+  dk_status st = DK_OK;
+  while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+    st = dk__buf_append(&b, tmp, n, err);
+    if (st) break;
+  }
+  if (!st && ferror(f)) st = dk__error_set(err, DK_IO, "%s: read failed", path);
+  fclose(f);
+  if (st) {
+    dk__buf_dispose(&b);
+    return st;
+  }
+  if (!b.data) DK_RETURN_NOT_OK(dk__buf_reserve(&b, 1, err));
+  *len = b.len;
+  *out = dk__buf_detach(&b);
+  return DK_OK;
 }

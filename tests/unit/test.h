@@ -25,6 +25,9 @@ const char *dk_test_data_dir(void);
 const char *dk_test_tmpdir(void);
 /* Lines in a text file (a last line without '\n' counts), or -1 when it cannot be read. */
 int64_t dk_test_count_lines(const char *path);
+/* Reads a whole local file into *out (freed with dk__free(a, *out)), NUL-terminated. */
+dk_status dk__read_file(const dk_allocator *a, const char *path, char **out, size_t *len,
+                        dk_error *err);
 /* The live file paths of a snapshot, sorted and joined by sep (truncated to cap). */
 struct dk_snapshot;
 void dk_test_snapshot_paths(const struct dk_snapshot *s, const char *sep, char *out, size_t cap);

@@ -419,3 +419,29 @@ DK_TEST(txn__vacuum_and_restore) {
   CHECK(stat(p, &sb) == 0);
   dk_table_free(t);
 }
+
+DK_TEST(txn__schema_from_ddl) {
+  dk_error err;
+  dk_error_init(&err);
+  char *s = NULL;
+  CHECK_OK(dk_schema_from_ddl(&s, "a long, `b c` STRING not null comment 'x', "
+                                  "d decimal(10,2), e array<int>, f map<string, bigint>, "
+                                  "g struct<x: int, y: timestamp_ntz>", &err), &err);
+  CHECK_EQ_STR(s, "{\"type\":\"struct\",\"fields\":["
+                  "{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},"
+                  "{\"name\":\"b c\",\"type\":\"string\",\"nullable\":false,\"metadata\":{\"comment\":\"x\"}},"
+                  "{\"name\":\"d\",\"type\":\"decimal(10,2)\",\"nullable\":true,\"metadata\":{}},"
+                  "{\"name\":\"e\",\"type\":{\"type\":\"array\",\"elementType\":\"integer\",\"containsNull\":true},\"nullable\":true,\"metadata\":{}},"
+                  "{\"name\":\"f\",\"type\":{\"type\":\"map\",\"keyType\":\"string\",\"valueType\":\"long\",\"valueContainsNull\":true},\"nullable\":true,\"metadata\":{}},"
+                  "{\"name\":\"g\",\"type\":{\"type\":\"struct\",\"fields\":["
+                  "{\"name\":\"x\",\"type\":\"integer\",\"nullable\":true,\"metadata\":{}},"
+                  "{\"name\":\"y\",\"type\":\"timestamp_ntz\",\"nullable\":true,\"metadata\":{}}]},\"nullable\":true,\"metadata\":{}}]}");
+  dk_free(s);
+  s = NULL;
+  CHECK_STATUS(dk_schema_from_ddl(&s, "a lonk", &err), DK_INVALID);
+  CHECK(strstr(err.message, "unknown type") != NULL);
+  dk_error_init(&err);
+  CHECK_STATUS(dk_schema_from_ddl(&s, "a decimal(40,2)", &err), DK_INVALID);
+  dk_error_init(&err);
+  CHECK_STATUS(dk_schema_from_ddl(&s, "", &err), DK_INVALID);
+}

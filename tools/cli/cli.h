@@ -20,6 +20,7 @@ int dk_cli_create(int argc, char **argv);
 int dk_cli_vacuum(int argc, char **argv);
 int dk_cli_restore(int argc, char **argv);
 int dk_cli_checkpoint(int argc, char **argv);
+int dk_cli_write(int argc, char **argv);
 /* `dk sql "SQL" [--format table|jsonl|csv] [--stats]` (cmd_sql.c). */
 int dk_cli_sql(int argc, char **argv);
 /* `dk files ... --where EXPR` (cmd_scan.c): selected and skipped files. */

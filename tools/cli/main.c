@@ -131,6 +131,20 @@ static const cli_command commands[] = {
      "usage: dk restore TABLE --version N\n"},
     {"checkpoint", dk_cli_checkpoint, "write a checkpoint and _last_checkpoint",
      "usage: dk checkpoint TABLE [--version N]\n"},
+    {"write", dk_cli_write, "write files' rows to a table in one commit",
+     "usage: dk write TABLE FILE... [--mode append|overwrite|error|ignore] [--partition-by a,b]\n"
+     "                [--replace-where EXPR] [--dynamic]\n"
+     "\n"
+     "Writes the rows of the Parquet files as new data files of the Delta table at TABLE, in\n"
+     "one WRITE commit (creating the table when there is none), as delta-spark's\n"
+     "DataFrameWriter does. A progress line (files, rows, bytes) goes to stderr when it is a\n"
+     "terminal.\n"
+     "\n"
+     "  --mode M           error (default: a new table), append, overwrite, or ignore\n"
+     "  --partition-by L   partition columns of a new table\n"
+     "  --replace-where E  with --mode overwrite: replace only the rows matching E (every new\n"
+     "                     row must match it)\n"
+     "  --dynamic          with --mode overwrite: replace exactly the partitions written\n"},
     {"version", NULL, "print dk's version", "usage: dk version   (or dk --version)\n"},
     {"help", NULL, "help on a command", "usage: dk help [COMMAND]   (or dk COMMAND --help)\n"},
 };

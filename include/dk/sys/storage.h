@@ -3,10 +3,20 @@
  * @brief The storage backend vtable: how dk lists, reads and writes a table's files.
  *
  * dk ships a local-filesystem implementation (dk_storage_local_new); an object store backend
- * implements the same table. The struct is versioned: `version` comes first and operations
- * are only ever appended, so dk checks `version` before calling one added later.
- * Paths are absolute within the backend ("/data/t/_delta_log/00000000000000000000.json" for
- * the local backend; a URL's path for object stores).
+ * implements the same table. Every byte dk reads or writes goes through one of these.
+ *
+ * Versions: `version` comes first and operations are only ever appended. dk refuses a backend
+ * whose version is 0 (an unset struct), calls no version-2 operation of a version-1 backend,
+ * and uses a backend newer than DK_STORAGE_VERSION as a DK_STORAGE_VERSION one.
+ *
+ * Paths (keys): a table whose root is a local path or file URI hands the backend absolute
+ * local paths ("/data/t/_delta_log/00000000000000000000.json"). A table whose root is a URI
+ * of another scheme ("s3://bucket/t") hands it whole URIs: "scheme://authority/path", where
+ * the path is the object's key as stored, not percent-encoded
+ * ("s3://bucket/t/p=a b/part-0.parquet"); list_from gets directories in the same form
+ * ("s3://bucket/t/_delta_log") and must report listed paths in it. A backend serves the
+ * scheme of the table it was given to (s3, s3a and s3n count as one). Error messages should
+ * name the path.
  */
 #ifndef DK_SYS_STORAGE_H
 #define DK_SYS_STORAGE_H

@@ -58,6 +58,16 @@ void dk_pq__leaf_batch_dispose(pq_leaf_batch *b) {
   dk__abuf_free(&b->data, b->alloc);
 }
 
+bool dk_pq__chunk_range(const dk_parquet_file *f, int row_group, int leaf, int64_t *start,
+                        int64_t *len) {
+  const pq_column_meta *cm = &f->meta.row_groups[row_group].columns[leaf];
+  int64_t s = cm->data_page_offset;
+  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < s) s = cm->dictionary_page_offset;
+  *start = s;
+  *len = cm->total_compressed;
+  return !(s < 4 || *len < 0 || s > f->size - 8 || *len > f->size - 8 - s);
+}
+
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
                           const dk_allocator *alloc, dk_error *err) {
   memset(c, 0, sizeof *c);
@@ -77,12 +87,10 @@ dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, in
     return dk__error_set(err, DK_CORRUPT,
                          "corrupt Parquet footer: column chunk type %s differs from schema type %s",
                          dk_pq__type_name(cm->type), dk_pq__type_name(c->type));
-  int64_t start = cm->data_page_offset;
-  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < start)
-    start = cm->dictionary_page_offset;
-  int64_t len = cm->total_compressed;
+  int64_t start, len;
+  bool inside = dk_pq__chunk_range(f, row_group, leaf, &start, &len);
   c->page_off = start;
-  if (start < 4 || len < 0 || start > f->size - 8 || len > f->size - 8 - start)
+  if (!inside)
     return dk__error_set(err, DK_CORRUPT,
                          "corrupt Parquet footer: column chunk at offset %lld, %lld bytes, lies "
                          "outside the file (%lld bytes)",
@@ -111,7 +119,8 @@ static dk_status win_get(pq_col *c, size_t need, const uint8_t **p, dk_error *er
     return DK_OK;
   }
   size_t left = c->chunk_len - c->pos;
-  size_t want = DK_MIN(DK_MAX(need, WIN_MIN), left);
+  /* where every read is a round trip (an object store), the rest of the chunk comes at once */
+  size_t want = c->f->src.coalesce ? left : DK_MIN(DK_MAX(need, WIN_MIN), left);
   if (want > c->win_cap || !c->owned) {
     size_t cap = DK_MAX(want, c->win_cap);
     dk__free(c->alloc, c->owned);
@@ -129,9 +138,19 @@ static dk_status win_get(pq_col *c, size_t need, const uint8_t **p, dk_error *er
   return DK_OK;
 }
 
+void dk_pq__col_give_chunk(pq_col *c, uint8_t *bytes) {
+  if (c->owned || c->chunk) { /* mapped, or already reading: not needed */
+    dk__free(c->alloc, bytes);
+    return;
+  }
+  c->chunk_buf = bytes;
+  c->chunk = bytes;
+}
+
 void dk_pq__col_close(pq_col *c) {
   if (!c->f) return;
   dk__free(c->alloc, c->owned);
+  dk__free(c->alloc, c->chunk_buf);
   dk_buf *bufs[] = {&c->dict_page, &c->dict_vals, &c->page, &c->mat_offs, &c->mat_data,
                     &c->la_def, &c->la_rep, &c->idx, &c->scratch};
   for (size_t i = 0; i < DK_ARRAY_LEN(bufs); i++) dk__buf_dispose(bufs[i]);

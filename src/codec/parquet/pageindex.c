@@ -56,11 +56,9 @@ dk_status dk_parquet_page_index_read(dk_parquet_page_index **out, const dk_parqu
   dk__arena_init(&pi->ar, f->alloc, 0);
   pi->bytes = dk__malloc(f->alloc, (size_t)(ol + cl));
   dk_status st = pi->bytes ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (page index)");
-  const uint8_t *v = NULL;
-  if (!st) st = dk_pq__file_read(f, oo, (size_t)ol, pi->bytes, &v, err);
-  if (!st && v != pi->bytes) memcpy(pi->bytes, v, (size_t)ol);
-  if (!st && cl) st = dk_pq__file_read(f, co, (size_t)cl, pi->bytes + ol, &v, err);
-  if (!st && cl && v != pi->bytes + ol) memcpy(pi->bytes + ol, v, (size_t)cl);
+  /* both structures in one batched read (an object store issues them together) */
+  dk_byte_range r[2] = {{oo, (size_t)ol, pi->bytes}, {co, (size_t)cl, pi->bytes + ol}};
+  if (!st) st = dk_io__source_read_ranges((dk__source *)&f->src, r, cl ? 2 : 1, err);
   /* the parsers of metadata.c (also behind `dk parquet meta`) */
   pq_page_location *loc = NULL;
   int nloc = 0;

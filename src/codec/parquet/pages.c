@@ -22,10 +22,15 @@ static int level_width(int max_level) {
   return bw;
 }
 
-/* Makes chunk bytes [pos, pos + need) addressable at *p: a view of the mmap, or read into win
-** (valid until the next call). */
-static dk_status chunk_get(const dk_parquet_file *f, int64_t start, size_t pos, size_t need,
-                           dk_buf *win, const uint8_t **p, dk_error *err) {
+/* Makes chunk bytes [pos, pos + need) addressable at *p: a view of the mmap or of the whole
+** chunk read ahead (whole != NULL), or read into win (valid until the next call). */
+static dk_status chunk_get(const dk_parquet_file *f, int64_t start, const uint8_t *whole,
+                           size_t pos, size_t need, dk_buf *win, const uint8_t **p,
+                           dk_error *err) {
+  if (whole) {
+    *p = whole + pos;
+    return DK_OK;
+  }
   if (f->map) return dk_pq__file_read(f, start + (int64_t)pos, need, NULL, p, err);
   dk__buf_clear(win);
   DK_RETURN_NOT_OK(dk__buf_reserve(win, need ? need : 1, err));
@@ -44,16 +49,20 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
   if (cm->type != PQ_BYTE_ARRAY)
     return dk__error_set(err, DK_CORRUPT, "corrupt Parquet footer: column chunk type of '%s'",
                          dotted_path);
-  int64_t start = cm->data_page_offset;
-  if (cm->dictionary_page_offset > 0 && cm->dictionary_page_offset < start)
-    start = cm->dictionary_page_offset;
-  int64_t len = cm->total_compressed;
-  if (start < 4 || len < 0 || start > f->size - 8 || len > f->size - 8 - start)
+  int64_t start, len;
+  if (!dk_pq__chunk_range(f, g, leaf, &start, &len))
     return dk__error_set(err, DK_CORRUPT,
                          "corrupt Parquet footer: column chunk at offset %lld, %lld bytes, lies "
                          "outside the file (%lld bytes)",
                          (long long)start, (long long)len, (long long)f->size);
   size_t pos = 0, clen = (size_t)len;
+  /* where every read is a round trip (an object store), the whole chunk comes in one read */
+  const uint8_t *whole = NULL;
+  if (f->src.coalesce && !f->map && clen) {
+    dk__buf_clear(win);
+    DK_RETURN_NOT_OK(dk__buf_reserve(win, clen, err));
+    DK_RETURN_NOT_OK(dk_pq__file_read(f, start, clen, (uint8_t *)win->data, &whole, err));
+  }
   int64_t rg_rows = 0;
   int have_dict = 0;
   while (pos < clen) {
@@ -64,7 +73,7 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
     size_t left = clen - pos, probe = DK_MIN(left, (size_t)1024);
     for (;;) {
       const uint8_t *hp;
-      DK_RETURN_NOT_OK(chunk_get(f, start, pos, probe, win, &hp, err));
+      DK_RETURN_NOT_OK(chunk_get(f, start, whole, pos, probe, win, &hp, err));
       dk_error pe;
       dk_error_init(&pe);
       dk_status hs = dk_pq__parse_page_header(&h, hp, probe, off, &hl, &pe);
@@ -83,7 +92,7 @@ static dk_status walk_chunk(const dk_parquet_file *f, int g, int leaf, const cha
       continue;
     }
     const uint8_t *bp;
-    DK_RETURN_NOT_OK(chunk_get(f, start, pos + hl, (size_t)h.compressed_size, win, &bp, err));
+    DK_RETURN_NOT_OK(chunk_get(f, start, whole, pos + hl, (size_t)h.compressed_size, win, &bp, err));
     DK_RETURN_NOT_OK(dk_pq__page_check_crc(f, &h, bp, (size_t)h.compressed_size, off, err));
     dk_pq__page pg;
     memset(&pg, 0, sizeof pg);

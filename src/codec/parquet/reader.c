@@ -1,20 +1,20 @@
 /*
-** reader.c — the public Parquet reader (include/dk/parquet.h): open a local file (pread or
-** mmap), parse its footer (parquet-format README "File format": magic, FileMetaData, footer
-** length), expose schema/row-group/statistics facts, and stream selected columns and row
-** groups as Arrow struct batches.
+** reader.c — the public Parquet reader (include/dk/parquet.h): open a file through a byte
+** source (io/source.h: any dk_storage backend, or memory), parse its footer (parquet-format
+** README "File format": magic, FileMetaData, footer length), expose schema/row-group/statistics
+** facts, and stream selected columns and row groups as Arrow struct batches. dk_parquet_open
+** opens a local path through the local backend; nothing here touches the filesystem.
 */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <libdeflate.h>
 
 #include "codec/parquet/reader.h"
+
+/* Bytes read from the end of the file at open, with the 4-byte head in the same batch: the
+** footer of most files fits, so opening costs one (batched) read. */
+#define FOOTER_READ ((size_t)64 << 10)
 
 /* ---- file --------------------------------------------------------------------------------- */
 
@@ -23,8 +23,8 @@ void dk_pq__file_ref(dk_parquet_file *f) { __atomic_add_fetch(&f->refs, 1, __ATO
 void dk_parquet_file_free(dk_parquet_file *f) {
   if (!f) return;
   if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
-  if (f->map) munmap(f->map, (size_t)f->size);
-  if (f->fd >= 0) close(f->fd);
+  dk_io__source_release(&f->src);
+  if (f->own_sto) f->own_sto->free(f->own_sto);
   dk__free(f->alloc, f->footer);
   dk__free(f->alloc, f->path);
   dk__arena_dispose(&f->arena);
@@ -33,50 +33,69 @@ void dk_parquet_file_free(dk_parquet_file *f) {
 
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
                            const uint8_t **view, dk_error *err) {
-  if (off < 0 || off > f->size || (int64_t)len > f->size - off)
-    return dk__error_set(err, DK_CORRUPT, "read of %zu bytes at offset %lld past the end (%lld bytes)",
-                         len, (long long)off, (long long)f->size);
-  if (f->map) {
-    *view = f->map + off;
-    return DK_OK;
+  /* the source is only read, never changed: reads from several threads are fine */
+  return dk_io__source_read((dk__source *)&f->src, off, len, dst, view, err);
+}
+
+/* Reads the head magic and the tail (footer length, magic and as much of the footer as
+** FOOTER_READ holds) in one batch; a longer footer costs a second read. f->footer receives the
+** footer's flen bytes. */
+static dk_status read_footer(dk_parquet_file *f, uint32_t *flen_out, int64_t *foff_out,
+                             dk_error *err) {
+  int64_t size = f->size;
+  size_t tail = (size_t)DK_MIN((int64_t)FOOTER_READ, size - 4);
+  uint8_t head[4];
+  uint8_t *buf = dk__malloc(f->alloc, tail);
+  DK_RETURN_IF(!buf, DK_NOMEM, err, "out of memory (footer)");
+  dk_byte_range r[2] = {{0, 4, head}, {size - (int64_t)tail, tail, buf}};
+  dk_status st = dk_io__source_read_ranges(&f->src, r, 2, err);
+  if (!st && memcmp(head, "PAR1", 4))
+    st = dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset 0: bad magic (not a Parquet file)");
+  const uint8_t *t8 = buf + tail - 8;
+  if (!st && !memcmp(t8 + 4, "PARE", 4))
+    st = dk__error_set(err, DK_UNSUPPORTED, "encrypted Parquet footers are not supported");
+  if (!st && memcmp(t8 + 4, "PAR1", 4))
+    st = dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset %lld: bad trailing magic",
+                       (long long)(size - 4));
+  uint32_t flen = 0;
+  if (!st) {
+    memcpy(&flen, t8, 4);
+    if ((int64_t)flen > size - 12)
+      st = dk__error_set(err, DK_CORRUPT,
+                         "corrupt Parquet file at offset %lld: footer length %u exceeds the file (%lld bytes)",
+                         (long long)(size - 8), flen, (long long)size);
   }
-  size_t done = 0;
-  while (done < len) {
-    ssize_t r = pread(f->fd, dst + done, len - done, (off_t)(off + (int64_t)done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return dk__error_set(err, DK_IO, "read at offset %lld failed: %s", (long long)off, strerror(errno));
-    if (r == 0) return dk__error_set(err, DK_CORRUPT, "file shrank while reading at offset %lld", (long long)off);
-    done += (size_t)r;
+  if (st) {
+    dk__free(f->alloc, buf);
+    return st;
   }
-  *view = dst;
+  int64_t foff = size - 8 - flen;
+  if ((size_t)flen + 8 <= tail) { /* the footer is in the tail: move it to the front */
+    memmove(buf, t8 - flen, flen);
+    f->footer = buf;
+  } else { /* read the part before the tail */
+    f->footer = dk__malloc(f->alloc, flen);
+    if (!f->footer) {
+      dk__free(f->alloc, buf);
+      return dk__error_set(err, DK_NOMEM, "out of memory (footer of %u bytes)", flen);
+    }
+    size_t have = tail - 8, missing = flen - have;
+    memcpy(f->footer + missing, buf, have);
+    dk__free(f->alloc, buf);
+    dk_byte_range rest = {foff, missing, f->footer};
+    DK_RETURN_NOT_OK(dk_io__source_read_ranges(&f->src, &rest, 1, err));
+  }
+  *flen_out = flen;
+  *foff_out = foff;
   return DK_OK;
 }
 
 static dk_status parse_footer(dk_parquet_file *f, dk_error *err) {
-  uint8_t tail[8], head[4];
-  const uint8_t *v;
   if (f->size < 12)
     return dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset 0: %lld bytes is too small", (long long)f->size);
-  DK_RETURN_NOT_OK(dk_pq__file_read(f, 0, 4, head, &v, err));
-  if (memcmp(v, "PAR1", 4))
-    return dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset 0: bad magic (not a Parquet file)");
-  DK_RETURN_NOT_OK(dk_pq__file_read(f, f->size - 8, 8, tail, &v, err));
-  if (!memcmp(v + 4, "PARE", 4))
-    return dk__error_set(err, DK_UNSUPPORTED, "encrypted Parquet footers are not supported");
-  if (memcmp(v + 4, "PAR1", 4))
-    return dk__error_set(err, DK_CORRUPT, "corrupt Parquet file at offset %lld: bad trailing magic",
-                         (long long)(f->size - 4));
-  uint32_t flen;
-  memcpy(&flen, v, 4);
-  if ((int64_t)flen > f->size - 12)
-    return dk__error_set(err, DK_CORRUPT,
-                         "corrupt Parquet file at offset %lld: footer length %u exceeds the file (%lld bytes)",
-                         (long long)(f->size - 8), flen, (long long)f->size);
-  int64_t foff = f->size - 8 - flen;
-  f->footer = dk__malloc(f->alloc, flen ? flen : 1);
-  if (!f->footer) return dk__error_set(err, DK_NOMEM, "out of memory (footer)");
-  DK_RETURN_NOT_OK(dk_pq__file_read(f, foff, flen, f->footer, &v, err));
-  if (v != f->footer) memcpy(f->footer, v, flen);
+  uint32_t flen = 0;
+  int64_t foff = 0;
+  DK_RETURN_NOT_OK(read_footer(f, &flen, &foff, err));
   DK_RETURN_NOT_OK(dk_pq__parse_file_meta(&f->meta, &f->arena, f->footer, flen, foff, err));
   DK_RETURN_NOT_OK(dk_pq__build_schema(&f->root, &f->leaves, &f->n_leaves, &f->arena,
                                        f->meta.schema, f->meta.n_schema, err));
@@ -102,58 +121,70 @@ static dk_status parse_footer(dk_parquet_file *f, dk_error *err) {
   return dk_pq__build_anodes(f, err);
 }
 
-dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
-                          const dk_parquet_open_options *opts, dk_error *err) {
+dk_status dk_pq__open_source(dk_parquet_file **out, dk__source *src, const dk_pq__open_opts *o,
+                             dk_error *err) {
   *out = NULL;
-  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_OPEN_OPTIONS_VERSION, "dk_parquet_open", err);
-  const dk_allocator *a = opts ? opts->alloc : NULL;
-  dk_parquet_file *f = dk__calloc(a, 1, sizeof *f);
-  if (!f) return dk__error_set(err, DK_NOMEM, "out of memory");
-  f->alloc = a;
-  f->skip_page_crc = opts && opts->version >= 2 && opts->skip_page_checksums;
+  const dk_allocator *alloc = o ? o->alloc : NULL;
+  dk_parquet_file *f = dk__calloc(alloc, 1, sizeof *f);
+  if (!f) {
+    dk_io__source_release(src);
+    return dk__error_set(err, DK_NOMEM, "out of memory");
+  }
+  f->alloc = alloc;
+  f->skip_page_crc = o && o->skip_page_crc;
   f->refs = 1;
-  f->fd = -1;
-  dk__arena_init(&f->arena, a, 16384);
+  f->src = *src; /* moved */
+  memset(src, 0, sizeof *src);
+  f->map = f->src.view;
+  f->size = f->src.size;
+  dk__arena_init(&f->arena, alloc, 16384);
   dk_status st = DK_OK;
-  f->path = dk__strdup(a, path);
+  f->path = dk__strdup(alloc, f->src.name ? f->src.name : "");
   if (!f->path) {
     st = dk__error_set(err, DK_NOMEM, "out of memory");
     goto cleanup;
   }
-  f->fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (f->fd < 0) {
-    st = dk__error_set(err, errno == ENOENT ? DK_NOT_FOUND : DK_IO, "cannot open: %s", strerror(errno));
+  st = parse_footer(f, err);
+  if (st) {
+    dk__error_prefix(err, "%s", f->path);
     goto cleanup;
   }
-  if (opts && opts->file_size > 0) {
-    f->size = opts->file_size;
-  } else {
-    struct stat sb;
-    if (fstat(f->fd, &sb) != 0) {
-      st = dk__error_set(err, DK_IO, "cannot stat: %s", strerror(errno));
-      goto cleanup;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-      st = dk__error_set(err, DK_IO, "is a directory");
-      goto cleanup;
-    }
-    f->size = sb.st_size;
-  }
-  if (opts && opts->use_mmap && f->size > 0) {
-    void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, f->fd, 0);
-    if (m == MAP_FAILED) {
-      st = dk__error_set(err, DK_IO, "mmap failed: %s", strerror(errno));
-      goto cleanup;
-    }
-    f->map = m;
-  }
-  DK_CHECK_GOTO(parse_footer(f, err));
   *out = f;
   return DK_OK;
 cleanup:
-  dk__error_prefix(err, "%s", path);
   dk_parquet_file_free(f);
   return st;
+}
+
+dk_status dk_pq__open_storage(dk_parquet_file **out, dk_storage *sto, const char *key,
+                              const dk_pq__open_opts *o, dk_error *err) {
+  *out = NULL;
+  dk__source src;
+  dk__source_opts so = {o ? o->size : 0, o ? o->map : 0, o ? o->alloc : NULL};
+  DK_RETURN_NOT_OK(dk_io__source_open(&src, sto, key, &so, err));
+  return dk_pq__open_source(out, &src, o, err);
+}
+
+dk_status dk_parquet_open(dk_parquet_file **out, const char *path,
+                          const dk_parquet_open_options *opts, dk_error *err) {
+  *out = NULL;
+  DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_OPEN_OPTIONS_VERSION, "dk_parquet_open", err);
+  dk_pq__open_opts o = {0};
+  if (opts) {
+    o.alloc = opts->alloc;
+    o.size = opts->file_size;
+    o.map = opts->use_mmap;
+    o.skip_page_crc = opts->version >= 2 && opts->skip_page_checksums;
+  }
+  dk_storage *sto = NULL;
+  DK_RETURN_NOT_OK(dk_storage_local_new(&sto, o.alloc, err));
+  dk_status st = dk_pq__open_storage(out, sto, path, &o, err);
+  if (st) {
+    sto->free(sto);
+    return st;
+  }
+  (*out)->own_sto = sto;
+  return DK_OK;
 }
 
 dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *h,

@@ -8,6 +8,8 @@
 #include "arrow/array.h"
 #include "codec/parquet/encoding.h"
 #include "codec/parquet/metadata.h"
+#include "codec/parquet/open.h"
+#include "io/source.h"
 
 /* How a leaf's physical values become Arrow values. */
 enum {
@@ -48,9 +50,10 @@ struct pq_anode {
 struct dk_parquet_file {
   const dk_allocator *alloc;
   int refs;            /* atomic */
-  char *path;
-  int fd;
-  uint8_t *map;        /* mmap of the whole file, or NULL */
+  char *path;          /* the source's name (the storage key), for messages */
+  dk__source src;      /* where the bytes come from (owned) */
+  dk_storage *own_sto; /* dk_parquet_open's local backend, freed with the file; else NULL */
+  const uint8_t *map;  /* src.view: the whole file when mapped, or NULL */
   int64_t size;
   dk_arena arena;      /* metadata, schema, nodes */
   uint8_t *footer;     /* footer bytes (stats point into it) */
@@ -73,7 +76,7 @@ dk_status dk_pq__page_check_crc(const dk_parquet_file *f, const pq_page_header *
                                 const uint8_t *body, size_t len, int64_t page_off,
                                 dk_error *err);
 
-/* Reads `len` bytes at `off` into dst (pread), or returns a pointer into the mmap. */
+/* Reads `len` bytes at `off` into dst, or returns a pointer into the mapping. */
 dk_status dk_pq__file_read(const dk_parquet_file *f, int64_t off, size_t len, uint8_t *dst,
                            const uint8_t **view, dk_error *err);
 
@@ -109,6 +112,7 @@ typedef struct pq_col {
   ** [win_lo, win_lo + win_len) and grows only to the largest page */
   uint8_t *owned;
   const uint8_t *chunk;
+  uint8_t *chunk_buf;      /* the whole chunk read ahead (dk_pq__col_give_chunk), or NULL */
   size_t chunk_len, pos;
   size_t win_cap, win_lo, win_len;
   int64_t chunk_off;
@@ -151,6 +155,13 @@ typedef struct pq_col {
 dk_status dk_pq__col_open(pq_col *c, const dk_parquet_file *f, int row_group, int leaf,
                           const dk_allocator *alloc, dk_error *err);
 void dk_pq__col_close(pq_col *c);
+/* Hands an opened column the bytes of its whole chunk, read ahead by the caller (allocated
+** with the column's allocator; the column frees them). */
+void dk_pq__col_give_chunk(pq_col *c, uint8_t *bytes);
+/* The byte range [*start, *start + *len) of a leaf's chunk in a row group; false when the
+** footer places it outside the file (dk_pq__col_open then reports it). */
+bool dk_pq__chunk_range(const dk_parquet_file *f, int row_group, int leaf, int64_t *start,
+                        int64_t *len);
 /* Appends the levels and values of the next `rows` rows to b (after clearing it). Fewer rows
 ** than asked for before the chunk ends is DK_CORRUPT. */
 dk_status dk_pq__col_read(pq_col *c, int64_t rows, pq_leaf_batch *b, dk_error *err);

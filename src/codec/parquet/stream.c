@@ -40,7 +40,12 @@ typedef struct pq_stream {
   int64_t row_start, row_end; /* row_end > 0: rows [row_start, row_end) of the one row group */
   int64_t *skip_to;        /* per selected leaf: first page to decode (row_start > 0), or NULL */
   int64_t *discard;        /* per selected leaf: rows of that page before row_start */
+  uint8_t **pre;           /* per selected leaf: its chunk read ahead, until its column opens */
 } pq_stream;
+
+/* Where reads are round trips (dk__source.coalesce), the selected chunks of a row group are
+** read in one batch when they total at most this; beyond it each column reads its own. */
+#define PREFETCH_MAX ((int64_t)256 << 20)
 
 /* ---- parallel decode: tasks are columns (open + read), then top-level fields (assembly) --- */
 
@@ -57,6 +62,10 @@ typedef struct pq_job {
 static dk_status col_task(pq_stream *s, int i, dk_error *err) {
   if (s->need_open) {
     DK_RETURN_NOT_OK(dk_pq__col_open(&s->cols[i], s->f, s->cur_rg, s->sel[i], s->out_alloc, err));
+    if (s->pre && s->pre[i]) {
+      dk_pq__col_give_chunk(&s->cols[i], s->pre[i]);
+      s->pre[i] = NULL;
+    }
     if (s->skip_to) {
       s->cols[i].skip_to = s->skip_to[i];
       /* rows of the first page before row_start: decoded and dropped (the next read clears
@@ -248,9 +257,44 @@ static void collect_leaves(const pq_anode *n, uint8_t *mark) {
 /* ---- stream callbacks -------------------------------------------------------------------- */
 
 static void close_cols(pq_stream *s) {
+  if (s->pre)
+    for (int i = 0; i < s->n_sel; i++) {
+      dk__free(s->out_alloc, s->pre[i]);
+      s->pre[i] = NULL;
+    }
   if (!s->cols_open) return;
   for (int i = 0; i < s->n_sel; i++) dk_pq__col_close(&s->cols[i]);
   s->cols_open = 0;
+}
+
+/* Reads the chunks of the selected leaves in row group rg in one batch (see PREFETCH_MAX); a
+** chunk the footer places outside the file is left to dk_pq__col_open to report. */
+static dk_status prefetch_chunks(pq_stream *s, int rg, dk_error *err) {
+  if (!s->pre) {
+    s->pre = dk__arena_alloc(&s->arena, sizeof *s->pre * (size_t)(s->n_sel + 1), err);
+    if (!s->pre) return DK_NOMEM;
+    memset(s->pre, 0, sizeof *s->pre * (size_t)(s->n_sel + 1));
+  }
+  int64_t total = 0;
+  for (int i = 0; i < s->n_sel; i++) {
+    int64_t start, len;
+    if (dk_pq__chunk_range(s->f, rg, s->sel[i], &start, &len)) total += len;
+  }
+  if (total > PREFETCH_MAX || total == 0) return DK_OK;
+  dk_byte_range *r = dk__malloc(s->alloc, sizeof *r * (size_t)s->n_sel);
+  DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (column chunks)");
+  size_t n = 0;
+  dk_status st = DK_OK;
+  for (int i = 0; i < s->n_sel && !st; i++) {
+    int64_t start, len;
+    if (!dk_pq__chunk_range(s->f, rg, s->sel[i], &start, &len) || len == 0) continue;
+    s->pre[i] = dk__malloc(s->out_alloc, (size_t)len);
+    if (!s->pre[i]) st = dk__error_set(err, DK_NOMEM, "out of memory (column chunks)");
+    else r[n++] = (dk_byte_range){start, (size_t)len, s->pre[i]};
+  }
+  if (!st) st = dk_io__source_read_ranges(&s->f->src, r, n, err);
+  dk__free(s->alloc, r);
+  return st;
 }
 
 static dk_status stream_schema(void *st, struct ArrowSchema *out, dk_error *err) {
@@ -268,6 +312,7 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
     s->need_open = 1;
     s->rows_left = s->row_end > 0 ? s->row_end - s->row_start : s->f->meta.row_groups[rg].num_rows;
+    if (s->f->src.coalesce && !s->f->map) DK_RETURN_NOT_OK(prefetch_chunks(s, rg, err));
     /* threads take column tasks in this order: largest first, so one big column (long
     ** strings) does not start last and leave the other threads idle at the batch's end */
     const pq_column_meta *cm = s->f->meta.row_groups[rg].columns;

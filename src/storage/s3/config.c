@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "storage/local.h"
 #include "storage/s3/s3.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -259,8 +260,8 @@ static void files_load(shared_files *f, const dk_s3_options *o, const char *prof
     f->conf_path = e ? dk__strdup(a, e) : home_path(a, ".aws/config");
   }
   size_t len;
-  if (f->cred_path && dk__read_file(a, f->cred_path, &f->cred, &len, NULL) != DK_OK) f->cred = NULL;
-  if (f->conf_path && dk__read_file(a, f->conf_path, &f->conf, &len, NULL) != DK_OK) f->conf = NULL;
+  if (f->cred_path && dk_storage__read_local_file(a, f->cred_path, &f->cred, &len, NULL) != DK_OK) f->cred = NULL;
+  if (f->conf_path && dk_storage__read_local_file(a, f->conf_path, &f->conf, &len, NULL) != DK_OK) f->conf = NULL;
   if (!strcmp(profile, "default")) snprintf(f->conf_section, sizeof f->conf_section, "default");
   else snprintf(f->conf_section, sizeof f->conf_section, "profile %s", profile);
   char *probe;

@@ -1,0 +1,973 @@
+/*
+** write.c — writing data into a transaction (delta-spark TransactionalWrite /
+** DelayedCommitProtocol / WriteIntoDelta; PROTOCOL.md "Add File", "Partition Value
+** Serialization"; write-path.md §1.9-1.10, §4).
+**
+** dk_txn_write takes an Arrow stream whose columns are the table's, splits each batch by the
+** partition columns (rows of one partition go to that partition's open file, through the
+** scan's take kernel), writes the data columns under their physical names (and field ids
+** under column mapping) with dk's Parquet writer, rolls to a new file at the target size, and
+** stages an add per file with the writer's Delta statistics. Directories are
+** `escapePathName(col)=escapePathName(value)`, null as __HIVE_DEFAULT_PARTITION__; files are
+** named part-<n:05d>-<uuid>.c000.<codec>.parquet as Spark names them. CHECK constraints and
+** invariants are evaluated per batch with dk's expression evaluator (a row where one is
+** FALSE or NULL fails the write, as Spark's); so is replaceWhere's predicate.
+**
+** dk_write_table is the DataFrameWriter on top: create (ErrorIfExists/Ignore), append,
+** overwrite (all rows, a partition replaceWhere, or dynamic partition overwrite), mergeSchema /
+** overwriteSchema, idempotent app transactions, one WRITE commit with Spark's
+** operationParameters and metrics.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arrow/array.h"
+#include "dk/parquet.h"
+#include "protocol/values.h"
+#include "scan/scan_int.h"
+#include "txn/txn_int.h"
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One open data file (per partition). */
+typedef struct wfile {
+  dk_parquet_writer *w;
+  char *rel;                  /* path relative to the root */
+  const char **pv;            /* partition values (n_part, NULL = null), arena */
+  int64_t est_bytes;          /* input bytes so far (roll estimate) */
+} wfile;
+
+typedef struct wctx {
+  dk_txn *x;
+  const dk_allocator *alloc;
+  const dk_type *schema;      /* logical table schema */
+  struct ArrowSchema phys;    /* physical table schema (all columns) */
+  struct ArrowSchema data;    /* physical data columns (the files' schema) */
+  size_t n_cols;              /* table columns */
+  int64_t *in_col;            /* table column -> stream column */
+  int *is_part;               /* table column is a partition column */
+  size_t n_part;
+  int64_t *part_col;          /* partition column k -> table column */
+  int64_t *data_col;          /* data column j -> table column */
+  size_t n_data;
+  dk_hmap groups;             /* partition key text -> wfile index + 1 */
+  wfile *files;
+  size_t n_files, cap_files;
+  dk_buf done_paths;          /* closed files (to delete on failure): rel NUL ... */
+  dk_parquet_write_options po;
+  dk_delta_stats_options so;
+  int64_t target;
+  int64_t seq;
+  char uuid[37];
+  dk_expr **checks;           /* bound CHECK constraints / invariants / replaceWhere */
+  char **check_names;
+  size_t n_checks;
+  const dk_write_options *o;
+  dk_write_result *res;
+  const char **parts_seen;    /* distinct partitions (rows of n_part), arena */
+  size_t n_parts_seen, cap_parts_seen;
+} wctx;
+
+static const char *codec_ext(dk_parquet_codec c) {
+  switch (c) {
+    case DK_PARQUET_ZSTD: return "zstd.";
+    case DK_PARQUET_GZIP: return "gz.";
+    case DK_PARQUET_LZ4_RAW: return "lz4raw.";
+    case DK_PARQUET_UNCOMPRESSED: return "";
+    default: return "snappy.";
+  }
+}
+
+/* Partition value text of row r of a column (Delta "Partition Value Serialization"). */
+static dk_status part_text(char *buf, size_t cap, int *is_null, const struct ArrowSchema *s,
+                           const struct ArrowArray *a, int64_t r, dk_error *err) {
+  int64_t i = r + a->offset;
+  const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+  *is_null = valid && !dk__bit_get(valid, i);
+  if (*is_null) return DK_OK;
+  const char *f = s->format;
+  if (!strcmp(f, "u") || !strcmp(f, "U")) {
+    int64_t lo, hi;
+    if (f[0] == 'u') {
+      lo = ((const int32_t *)a->buffers[1])[i];
+      hi = ((const int32_t *)a->buffers[1])[i + 1];
+    } else {
+      lo = ((const int64_t *)a->buffers[1])[i];
+      hi = ((const int64_t *)a->buffers[1])[i + 1];
+    }
+    if ((size_t)(hi - lo) >= cap)
+      return dk__error_set(err, DK_INVALID, "partition value of '%s' longer than %zu bytes",
+                           s->name, cap - 1);
+    memcpy(buf, (const char *)a->buffers[2] + lo, (size_t)(hi - lo));
+    buf[hi - lo] = 0;
+    if (hi == lo) *is_null = 1; /* "" is null (Spark) */
+    return DK_OK;
+  }
+  if (!strcmp(f, "b")) {
+    snprintf(buf, cap, "%s", dk__bit_get(a->buffers[1], i) ? "true" : "false");
+  } else if (!strcmp(f, "c")) {
+    snprintf(buf, cap, "%d", (int)((const int8_t *)a->buffers[1])[i]);
+  } else if (!strcmp(f, "s")) {
+    snprintf(buf, cap, "%d", (int)((const int16_t *)a->buffers[1])[i]);
+  } else if (!strcmp(f, "i")) {
+    snprintf(buf, cap, "%d", (int)((const int32_t *)a->buffers[1])[i]);
+  } else if (!strcmp(f, "l")) {
+    snprintf(buf, cap, "%lld", (long long)((const int64_t *)a->buffers[1])[i]);
+  } else if (!strcmp(f, "tdD")) {
+    dk__format_date(buf, cap, ((const int32_t *)a->buffers[1])[i]);
+  } else if (!strncmp(f, "tsu:", 4)) {
+    int64_t us = ((const int64_t *)a->buffers[1])[i];
+    int64_t days = us >= 0 ? us / 86400000000LL : -((-us + 86399999999LL) / 86400000000LL);
+    int64_t rem = us - days * 86400000000LL, y;
+    unsigned mo, d;
+    dk__civil_from_days(days, &y, &mo, &d);
+    int hh = (int)(rem / 3600000000LL), mi = (int)(rem / 60000000LL % 60),
+        ss = (int)(rem / 1000000 % 60), fr = (int)(rem % 1000000);
+    if (f[4]) /* timestamp (UTC): ISO-8601 with micros, as delta-spark writes it */
+      snprintf(buf, cap, "%04lld-%02u-%02uT%02d:%02d:%02d.%06dZ", (long long)y, mo, d, hh, mi,
+               ss, fr);
+    else /* timestamp_ntz */
+      snprintf(buf, cap, "%04lld-%02u-%02u %02d:%02d:%02d.%06d", (long long)y, mo, d, hh, mi,
+               ss, fr);
+  } else if (!strncmp(f, "d:", 2)) {
+    int p = 0, sc = 0;
+    sscanf(f + 2, "%d,%d", &p, &sc);
+    dk_i128 v;
+    memcpy(&v, (const uint8_t *)a->buffers[1] + 16 * i, 16);
+    dk__format_decimal(buf, cap, v, sc);
+  } else {
+    return dk__error_set(err, DK_UNSUPPORTED,
+                         "partition column '%s': Arrow type '%s' is not supported as a "
+                         "partition value by dk's writer",
+                         s->name, f);
+  }
+  return DK_OK;
+}
+
+static dk_status grow_files(wctx *c, dk_error *err) {
+  if (c->n_files < c->cap_files) return DK_OK;
+  size_t nc = c->cap_files ? c->cap_files * 2 : 8;
+  wfile *q = dk__realloc(c->alloc, c->files, nc * sizeof *q);
+  if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  c->files = q;
+  c->cap_files = nc;
+  return DK_OK;
+}
+
+static dk_status open_file(wctx *c, const char *const *pv, size_t *out, dk_error *err) {
+  dk_buf rel;
+  dk__buf_init(&rel, c->alloc);
+  dk_status st = DK_OK;
+  for (size_t k = 0; k < c->n_part && !st; k++) {
+    st = dk_txn__escape_partition(&rel, c->x->meta.part[k], err);
+    if (!st) st = dk__buf_putc(&rel, '=', err);
+    if (!st) st = pv[k] ? dk_txn__escape_partition(&rel, pv[k], err)
+                        : dk__buf_puts(&rel, "__HIVE_DEFAULT_PARTITION__", err);
+    if (!st) st = dk__buf_putc(&rel, '/', err);
+  }
+  if (!st)
+    st = dk__buf_printf(&rel, err, "part-%05lld-%s.c000.%sparquet", (long long)c->seq++, c->uuid,
+                        codec_ext(c->po.codec));
+  char full[4200];
+  if (!st) snprintf(full, sizeof full, "%s/%s", c->x->table->root, rel.data);
+  if (!st) st = grow_files(c, err);
+  if (st) {
+    dk__buf_dispose(&rel);
+    return st;
+  }
+  wfile *f = &c->files[c->n_files];
+  memset(f, 0, sizeof *f);
+  st = dk_parquet_writer_open(&f->w, c->x->table->sto, full, &c->data, &c->po, err);
+  if (st) {
+    dk__buf_dispose(&rel);
+    return st;
+  }
+  f->rel = dk__buf_detach(&rel);
+  f->pv = c->n_part ? dk__arena_alloc(&c->x->ar, c->n_part * sizeof *f->pv, err) : NULL;
+  for (size_t k = 0; k < c->n_part; k++)
+    f->pv[k] = pv[k] ? dk__arena_strndup(&c->x->ar, pv[k], strlen(pv[k]), err) : NULL;
+  *out = c->n_files++;
+  return DK_OK;
+}
+
+/* Closes file i and stages its add. */
+static dk_status close_file(wctx *c, size_t i, dk_error *err) {
+  wfile *f = &c->files[i];
+  dk_parquet_write_result r = {.version = DK_PARQUET_WRITE_RESULT_VERSION};
+  dk_status st = dk_parquet_writer_close(f->w, &r, err);
+  char *stats = NULL;
+  if (!st) st = dk__buf_append(&c->done_paths, f->rel, strlen(f->rel) + 1, err);
+  if (!st) st = dk_parquet_writer_delta_stats(&stats, f->w, &c->so, err);
+  if (!st) {
+    const char **kv = c->n_part ? dk__calloc(c->alloc, 2 * c->n_part, sizeof *kv) : NULL;
+    for (size_t k = 0; kv && k < c->n_part; k++) {
+      kv[2 * k] = c->x->meta.part[k];
+      kv[2 * k + 1] = f->pv[k];
+    }
+    dk_add_file a = {.version = DK_ADD_FILE_VERSION, .path = f->rel,
+                     .n_partition_values = c->n_part, .partition_kv = kv, .size = r.file_size,
+                     .modification_time = wall_ms(), .data_change = 1, .stats = stats};
+    if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
+    else st = dk_txn_add_file(c->x, &a, err);
+    dk__free(c->alloc, kv);
+    if (!st && c->res) {
+      c->res->files++;
+      c->res->rows += r.num_rows;
+      c->res->bytes += r.file_size;
+      if (c->o && c->o->progress)
+        c->o->progress(c->o->progress_payload, c->res->files, c->res->rows, c->res->bytes);
+    }
+  }
+  dk_free(stats);
+  dk_parquet_writer_free(f->w);
+  f->w = NULL;
+  dk__free(c->alloc, f->rel);
+  f->rel = NULL;
+  return st;
+}
+
+/* Evaluates the constraints on one batch (stream schema). */
+static dk_status check_rows(wctx *c, const struct ArrowSchema *s, const struct ArrowArray *b,
+                            dk_error *err) {
+  if (!c->n_checks || b->length == 0) return DK_OK;
+  uint8_t *mask = dk__malloc(c->alloc, (size_t)b->length);
+  if (!mask) return dk__error_set(err, DK_NOMEM, "out of memory (constraint check)");
+  dk_status st = DK_OK;
+  for (size_t k = 0; k < c->n_checks && !st; k++) {
+    int64_t sel = 0;
+    st = dk_expr_eval_filter(mask, &sel, c->checks[k], s, b, err);
+    if (!st && sel != b->length) {
+      int64_t r = 0;
+      while (r < b->length && mask[r]) r++;
+      if (!strncmp(c->check_names[k], "replaceWhere:", 13))
+        st = dk__error_set(err, DK_INVALID,
+                           "Data written out does not match replaceWhere '%s': row %lld of the "
+                           "batch does not satisfy it (DELTA_REPLACE_WHERE_MISMATCH)",
+                           c->check_names[k] + 13, (long long)r);
+      else
+        st = dk__error_set(err, DK_INVALID,
+                           "CHECK constraint %s violated by row %lld of the batch "
+                           "(DELTA_VIOLATE_CONSTRAINT_WITH_VALUES)",
+                           c->check_names[k], (long long)r);
+    }
+  }
+  dk__free(c->alloc, mask);
+  return st;
+}
+
+static dk_status add_check(wctx *c, const char *name, const dk_expr *e,
+                           const struct ArrowSchema *s, dk_error *err) {
+  dk_expr *b = NULL;
+  DK_RETURN_NOT_OK(dk_expr_bind(&b, e, s, err));
+  dk_expr **ne = dk__realloc(c->alloc, c->checks, (c->n_checks + 1) * sizeof *ne);
+  char **nn = ne ? dk__realloc(c->alloc, c->check_names, (c->n_checks + 1) * sizeof *nn) : NULL;
+  if (ne) c->checks = ne;
+  if (nn) c->check_names = nn;
+  char *nm = nn ? dk__strdup(c->alloc, name) : NULL;
+  if (!nm) {
+    dk_expr_free(b);
+    return dk__error_set(err, DK_NOMEM, "out of memory (constraints)");
+  }
+  c->checks[c->n_checks] = b;
+  c->check_names[c->n_checks++] = nm;
+  return DK_OK;
+}
+
+/* CHECK constraints (delta.constraints.<name>) and column invariants of the table. */
+static dk_status load_constraints(wctx *c, const struct ArrowSchema *s, dk_error *err) {
+  const txn_meta *m = &c->x->meta;
+  for (size_t i = 0; i < m->n_conf; i++) {
+    const char *k = m->conf[2 * i];
+    if (strncmp(k, "delta.constraints.", 18)) continue;
+    dk_expr *e = NULL;
+    dk_status st = dk_expr_parse(&e, m->conf[2 * i + 1], err);
+    if (st) {
+      dk__error_prefix(err, "CHECK constraint %s (%s) is beyond dk's expression grammar; the "
+                            "write is refused",
+                       k + 18, m->conf[2 * i + 1]);
+      return DK_UNSUPPORTED;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s (%s)", k + 18, m->conf[2 * i + 1]);
+    st = add_check(c, name, e, s, err);
+    dk_expr_free(e);
+    if (st) return st;
+  }
+  for (size_t i = 0; i < c->schema->n_fields; i++) {
+    const dk_field *f = &c->schema->fields[i];
+    const char *md = f->metadata_json ? f->metadata_json : "";
+    if (strstr(md, "\"delta.generationExpression\""))
+      return dk__error_set(err, DK_UNSUPPORTED,
+                           "column '%s' is a generated column; dk does not compute generated "
+                           "columns yet, so the write is refused",
+                           f->name);
+    if (strstr(md, "\"delta.identity."))
+      return dk__error_set(err, DK_UNSUPPORTED,
+                           "column '%s' is an identity column; dk does not assign identity "
+                           "values yet, so the write is refused",
+                           f->name);
+    if (strstr(md, "\"delta.invariants\""))
+      return dk__error_set(err, DK_UNSUPPORTED,
+                           "column '%s' has a delta.invariants constraint; dk does not enforce "
+                           "invariants yet, so the write is refused",
+                           f->name);
+  }
+  return DK_OK;
+}
+
+static void wctx_dispose(wctx *c, int failed) {
+  for (size_t i = 0; i < c->n_files; i++) {
+    dk_parquet_writer_free(c->files[i].w); /* aborts: nothing published */
+    dk__free(c->alloc, c->files[i].rel);
+  }
+  if (failed) /* files closed before the failure are referenced by nothing: delete them */
+    for (size_t p = 0; p < c->done_paths.len;) {
+      const char *rel = c->done_paths.data + p;
+      char full[4200];
+      snprintf(full, sizeof full, "%s/%s", c->x->table->root, rel);
+      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
+      p += strlen(rel) + 1;
+    }
+  dk__free(c->alloc, c->files);
+  dk__buf_dispose(&c->done_paths);
+  dk__hmap_dispose(&c->groups);
+  for (size_t i = 0; i < c->n_checks; i++) {
+    dk_expr_free(c->checks[i]);
+    dk__free(c->alloc, c->check_names[i]);
+  }
+  dk__free(c->alloc, c->checks);
+  dk__free(c->alloc, c->check_names);
+  dk__free(c->alloc, c->in_col);
+  dk__free(c->alloc, c->is_part);
+  dk__free(c->alloc, c->part_col);
+  dk__free(c->alloc, c->data_col);
+  if (c->data.release) c->data.release(&c->data);
+  if (c->phys.release) c->phys.release(&c->phys);
+}
+
+/* Resolves the stream's columns against the table's and builds the files' schema. */
+static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
+  dk_txn *x = c->x;
+  DK_RETURN_NOT_OK(dk_schema__parse(&c->schema, &x->ar, x->meta.schema_string,
+                                    strlen(x->meta.schema_string), err));
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&c->phys, c->schema, 1, c->alloc, err));
+  c->n_cols = c->schema->n_fields;
+  c->n_part = x->meta.n_part;
+  c->in_col = dk__calloc(c->alloc, c->n_cols + 1, sizeof *c->in_col);
+  c->is_part = dk__calloc(c->alloc, c->n_cols + 1, sizeof *c->is_part);
+  c->part_col = dk__calloc(c->alloc, c->n_part + 1, sizeof *c->part_col);
+  c->data_col = dk__calloc(c->alloc, c->n_cols + 1, sizeof *c->data_col);
+  if (!c->in_col || !c->is_part || !c->part_col || !c->data_col)
+    return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  for (size_t k = 0; k < c->n_part; k++) {
+    const dk_field *f = dk_schema_find(c->schema, x->meta.part[k]);
+    DK_RETURN_IF(!f, DK_CORRUPT, err, "partition column '%s' is not in the schema",
+                 x->meta.part[k]);
+    c->part_col[k] = f - c->schema->fields;
+    c->is_part[c->part_col[k]] = 1;
+  }
+  /* every stream column is a table column, and every table column is in the stream */
+  for (int64_t j = 0; j < in->n_children; j++) {
+    const char *nm = in->children[j]->name ? in->children[j]->name : "";
+    if (!dk_schema_find(c->schema, nm))
+      return dk__error_set(err, DK_INVALID,
+                           "A schema mismatch detected when writing to the Delta table: column "
+                           "'%s' of the data is not in the table's schema (write with "
+                           "schema_mode merge to add it) (DELTA_METADATA_MISMATCH)",
+                           nm);
+  }
+  for (size_t i = 0; i < c->n_cols; i++) {
+    const dk_field *f = &c->schema->fields[i];
+    int64_t j = 0;
+    while (j < in->n_children && strcasecmp(in->children[j]->name, f->name)) j++;
+    if (j == in->n_children)
+      return dk__error_set(err, DK_INVALID, "%s column '%s' is missing from the data",
+                           c->is_part[i] ? "partition" : "table", f->name);
+    /* the data's Arrow type must be the table's */
+    if (strcmp(in->children[j]->format, c->phys.children[i]->format) &&
+        !(c->phys.children[i]->format[0] == 'u' && !strcmp(in->children[j]->format, "U")))
+      return dk__error_set(err, DK_INVALID,
+                           "A schema mismatch detected when writing to the Delta table: column "
+                           "'%s' has Arrow type '%s' in the data and '%s' in the table",
+                           f->name, in->children[j]->format, c->phys.children[i]->format);
+    c->in_col[i] = j;
+    if (!c->is_part[i]) c->data_col[c->n_data++] = (int64_t)i;
+  }
+  /* the files' schema: the physical data columns, in table order, the data's types */
+  dk_atype sty = dk__atype_make(DK_AT_STRUCT);
+  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data, err));
+  for (size_t d = 0; d < c->n_data; d++) {
+    dk__schema_release(c->data.children[d]);
+    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], c->phys.children[c->data_col[d]], err));
+  }
+  return DK_OK;
+}
+
+/* The data columns of batch b (stream layout) as a struct array in the files' layout (the
+ * children are moved out of b; b keeps its other children until released). */
+static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b,
+                           dk_error *err) {
+  struct ArrowArray *kids = dk__calloc(c->alloc, c->n_data + 1, sizeof *kids);
+  if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  for (size_t d = 0; d < c->n_data; d++) {
+    struct ArrowArray *src = b->children[c->in_col[c->data_col[d]]];
+    kids[d] = *src;
+    src->release = NULL;
+  }
+  const void *bufs[1] = {NULL};
+  dk_status st = dk__array_wrap(out, b->length, 0, b->offset, 1, bufs, (int64_t)c->n_data, kids,
+                                NULL, NULL, c->alloc, err);
+  dk__free(c->alloc, kids);
+  return st;
+}
+
+static dk_status note_partition(wctx *c, const char *const *pv, dk_error *err) {
+  if (c->n_parts_seen == c->cap_parts_seen) {
+    size_t nc = c->cap_parts_seen ? c->cap_parts_seen * 2 : 16;
+    const char **q = dk__arena_alloc(&c->x->ar, nc * (c->n_part ? c->n_part : 1) * sizeof *q, err);
+    if (!q) return DK_NOMEM;
+    if (c->n_parts_seen) memcpy(q, c->parts_seen, c->n_parts_seen * c->n_part * sizeof *q);
+    c->parts_seen = q;
+    c->cap_parts_seen = nc;
+  }
+  memcpy(c->parts_seen + c->n_parts_seen * c->n_part, pv, c->n_part * sizeof *pv);
+  c->n_parts_seen++;
+  return DK_OK;
+}
+
+/* A slice borrows its parent's buffers: "releasing" it frees nothing. */
+static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
+
+/* Bytes of a column's values (rough for nested types). */
+static int64_t raw_bytes(const struct ArrowSchema *s, const struct ArrowArray *a) {
+  const char *f = s->format;
+  int64_t n = a->length;
+  if ((f[0] == 'u' || f[0] == 'z') && !f[1] && a->n_buffers >= 3 && a->buffers[1]) {
+    const int32_t *o = a->buffers[1];
+    return 4 * n + (o[a->offset + n] - o[a->offset]);
+  }
+  if ((f[0] == 'U' || f[0] == 'Z') && !f[1] && a->n_buffers >= 3 && a->buffers[1]) {
+    const int64_t *o = a->buffers[1];
+    return 8 * n + (o[a->offset + n] - o[a->offset]);
+  }
+  if (!strcmp(f, "b")) return n / 8 + 1;
+  if (!strcmp(f, "c")) return n;
+  if (!strcmp(f, "s")) return 2 * n;
+  if (!strcmp(f, "i") || !strcmp(f, "f") || !strncmp(f, "td", 2)) return 4 * n;
+  if (!strncmp(f, "d:", 2)) return 16 * n;
+  if (f[0] == '+') {
+    int64_t t = 0;
+    for (int64_t i = 0; i < a->n_children; i++) t += raw_bytes(s->children[i], a->children[i]);
+    return t + n;
+  }
+  return 8 * n;
+}
+
+/* Writes rows of `arr` (the files' layout) into file *fi, rolling to a new file of the same
+ * partition whenever the current one reaches the target size (*fi then names the new one). */
+static dk_status write_rows(wctx *c, size_t *fi, const struct ArrowArray *arr, double row_bytes,
+                            dk_error *err) {
+  int64_t done = 0;
+  while (done < arr->length) {
+    wfile *f = &c->files[*fi];
+    int64_t room = c->target - f->est_bytes;
+    int64_t rows = row_bytes > 0 ? (int64_t)((double)room / row_bytes) : arr->length;
+    if (rows < 1) rows = 1;
+    if (rows > arr->length - done) rows = arr->length - done;
+    struct ArrowArray sl = *arr; /* a borrowed slice: not released here */
+    sl.offset = arr->offset + done;
+    sl.length = rows;
+    sl.null_count = arr->null_count ? -1 : 0;
+    sl.release = borrowed_release;
+    DK_RETURN_NOT_OK(dk_parquet_writer_write(f->w, &sl, err));
+    f->est_bytes += (int64_t)(row_bytes * (double)rows);
+    done += rows;
+    if (f->est_bytes >= c->target) {
+      const char *pv[64];
+      for (size_t k = 0; k < c->n_part; k++) pv[k] = f->pv[k];
+      DK_RETURN_NOT_OK(close_file(c, *fi, err));
+      if (done < arr->length) DK_RETURN_NOT_OK(open_file(c, pv, fi, err));
+    }
+  }
+  return DK_OK;
+}
+
+/* Routes one batch: whole into the single file (unpartitioned) or by partition. */
+static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct ArrowArray *b,
+                             dk_error *err) {
+  if (b->length == 0) return DK_OK;
+  DK_RETURN_NOT_OK(check_rows(c, in, b, err));
+  int64_t bytes = 0; /* the batch's raw size: files roll by it (Parquet is smaller) */
+  for (int64_t j = 0; j < b->n_children; j++) bytes += raw_bytes(in->children[j], b->children[j]);
+  if (c->n_part == 0) {
+    if (c->n_files == 0 || !c->files[c->n_files - 1].w) {
+      size_t fi;
+      DK_RETURN_NOT_OK(open_file(c, NULL, &fi, err));
+      DK_RETURN_NOT_OK(note_partition(c, NULL, err));
+    }
+    size_t fi = c->n_files - 1;
+    struct ArrowArray view;
+    DK_RETURN_NOT_OK(data_view(&view, c, b, err));
+    dk_status st = write_rows(c, &fi, &view, (double)bytes / (double)b->length, err);
+    view.release(&view);
+    return st;
+  }
+  /* partitioned: group rows by their partition values */
+  int64_t n = b->length;
+  int64_t *gid = dk__malloc(c->alloc, (size_t)n * sizeof *gid);
+  int64_t *idx = dk__malloc(c->alloc, (size_t)n * sizeof *idx);
+  if (!gid || !idx) {
+    dk__free(c->alloc, gid);
+    dk__free(c->alloc, idx);
+    return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  }
+  dk_status st = DK_OK;
+  dk_buf key;
+  dk__buf_init(&key, c->alloc);
+  char val[1024];
+  const char *pv[64];
+  char pvbuf[64][1024];
+  DK_RETURN_IF(c->n_part > 64, DK_UNSUPPORTED, err, "more than 64 partition columns");
+  for (int64_t r = 0; r < n && !st; r++) {
+    dk__buf_clear(&key);
+    for (size_t k = 0; k < c->n_part && !st; k++) {
+      int64_t col = c->in_col[c->part_col[k]];
+      int is_null;
+      st = part_text(val, sizeof val, &is_null, in->children[col], b->children[col],
+                     r + b->offset, err);
+      if (st) break;
+      if (is_null && !c->schema->fields[c->part_col[k]].nullable)
+        st = dk__error_set(err, DK_INVALID,
+                           "NULL value in the non-nullable partition column '%s' "
+                           "(DELTA_NOT_NULL_CONSTRAINT_VIOLATED)",
+                           c->schema->fields[c->part_col[k]].name);
+      if (!st) st = dk__buf_putc(&key, is_null ? 'N' : 'V', err);
+      if (!st && !is_null) st = dk__buf_append(&key, val, strlen(val), err);
+      if (!st) st = dk__buf_putc(&key, 0, err);
+    }
+    if (st) break;
+    uint64_t *slot;
+    bool ins;
+    st = dk__hmap_upsert(&c->groups, key.data, key.len, &slot, &ins, err);
+    if (st) break;
+    if (ins || !c->files[*slot - 1].w) {
+      /* a new partition (or its last file rolled): open a file */
+      const char *p = key.data;
+      for (size_t k = 0; k < c->n_part; k++) {
+        size_t l = strlen(p);
+        if (p[0] == 'N') pv[k] = NULL;
+        else {
+          memcpy(pvbuf[k], p + 1, l);
+          pv[k] = pvbuf[k];
+        }
+        p += l + 1;
+      }
+      size_t fi;
+      st = open_file(c, pv, &fi, err);
+      if (!st && ins) st = note_partition(c, c->files[fi].pv, err);
+      if (st) break;
+      *slot = fi + 1;
+    }
+    gid[r] = (int64_t)(*slot - 1);
+  }
+  dk__buf_dispose(&key);
+  struct ArrowArray view;
+  memset(&view, 0, sizeof view);
+  if (!st) st = data_view(&view, c, b, err);
+  /* per window of rows, one take per file the window touches (small windows keep the
+   * taken arrays in reused memory) */
+  const int64_t win = 1 << 20;
+  for (int64_t w0 = 0; w0 < n && !st; w0 += win) {
+    int64_t w1 = w0 + win < n ? w0 + win : n;
+    for (int64_t r = w0; r < w1 && !st; r++) {
+      int64_t g = gid[r];
+      if (g < 0) continue;
+      int64_t m = 0;
+      for (int64_t q = r; q < w1; q++)
+        if (gid[q] == g) {
+          idx[m++] = q;
+          gid[q] = -1;
+        }
+      struct ArrowArray part;
+      st = dk_scan__take(&part, &c->data, &view, idx, m, c->alloc, err);
+      if (st) break;
+      size_t fi = (size_t)g;
+      st = write_rows(c, &fi, &part, (double)bytes / (double)n, err);
+      part.release(&part);
+      if (st) break;
+      if (fi != (size_t)g) { /* rolled: the partition's rows go on in the new file */
+        for (size_t q = 0; q < c->groups.cap; q++)
+          if (c->groups.slots[q].hash && c->groups.slots[q].value == (uint64_t)g + 1)
+            c->groups.slots[q].value = fi + 1;
+        for (int64_t q = r; q < n; q++)
+          if (gid[q] == g) gid[q] = (int64_t)fi;
+      }
+    }
+  }
+  if (view.release) view.release(&view);
+  dk__free(c->alloc, gid);
+  dk__free(c->alloc, idx);
+  return st;
+}
+
+dk_status dk_txn_write(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
+                       const dk_write_options *o, dk_error *err) {
+  if (out) {
+    unsigned v = out->version;
+    memset(out, 0, sizeof *out);
+    out->version = v;
+  }
+  DK_RETURN_IF(!x || !data || !data->get_schema, DK_INVALID, err, "dk_txn_write: no data");
+  DK_RETURN_IF(!x->meta.schema_string, DK_INVALID, err,
+               "dk_txn_write: the table has no schema yet (set the metadata first)");
+  DK_RETURN_IF(o && o->version > DK_WRITE_OPTIONS_VERSION, DK_UNSUPPORTED, err,
+               "dk_write_options version %u is newer than dk's", o->version);
+  wctx c;
+  memset(&c, 0, sizeof c);
+  c.x = x;
+  c.alloc = x->alloc;
+  c.o = o;
+  c.res = out;
+  dk__hmap_init(&c.groups, x->alloc);
+  dk__buf_init(&c.done_paths, x->alloc);
+  dk_txn__uuid(c.uuid);
+  c.po.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
+  c.po.alloc = x->alloc;
+  c.po.threads = o && o->threads > 0 ? o->threads : (int)DK_MIN(sysconf(_SC_NPROCESSORS_ONLN), 2);
+  const char *codec = dk_txn__meta_conf(&x->meta, "delta.parquet.compression.codec");
+  if (codec && !strcasecmp(codec, "zstd")) c.po.codec = DK_PARQUET_ZSTD;
+  else if (codec && !strcasecmp(codec, "gzip")) c.po.codec = DK_PARQUET_GZIP;
+  else if (codec && (!strcasecmp(codec, "uncompressed") || !strcasecmp(codec, "none")))
+    c.po.codec = DK_PARQUET_UNCOMPRESSED;
+  c.so.version = DK_DELTA_STATS_OPTIONS_VERSION;
+  c.so.num_indexed_cols = dk_txn__meta_conf(&x->meta, "delta.dataSkippingNumIndexedCols");
+  c.so.stats_columns = dk_txn__meta_conf(&x->meta, "delta.dataSkippingStatsColumns");
+  c.so.tight_bounds = dk_txn__protocol_supports(&x->protocol, "deletionVectors");
+  c.target = o && o->target_file_size > 0 ? o->target_file_size : 0;
+  const char *tfs = dk_txn__meta_conf(&x->meta, "delta.targetFileSize");
+  if (!c.target && tfs) c.target = strtoll(tfs, NULL, 10);
+  if (c.target <= 0) c.target = 128LL << 20;
+  struct ArrowSchema in;
+  memset(&in, 0, sizeof in);
+  dk_status st = DK_OK;
+  if (data->get_schema(data, &in) != 0) {
+    const char *m = data->get_last_error ? data->get_last_error(data) : NULL;
+    st = dk__error_set(err, DK_CALLBACK, "the data stream's get_schema failed: %s", m ? m : "");
+    goto cleanup;
+  }
+  DK_CHECK_GOTO(setup(&c, &in, err));
+  DK_CHECK_GOTO(load_constraints(&c, &in, err));
+  if (o && o->replace_where) {
+    char *txt = NULL;
+    (void)dk_expr_to_string(&txt, o->replace_where, NULL);
+    char name[600];
+    snprintf(name, sizeof name, "replaceWhere:%s", txt ? txt : "");
+    dk_expr_string_free(txt);
+    DK_CHECK_GOTO(add_check(&c, name, o->replace_where, &in, err));
+  }
+  for (;;) {
+    struct ArrowArray b;
+    memset(&b, 0, sizeof b);
+    if (data->get_next(data, &b) != 0) {
+      const char *m = data->get_last_error ? data->get_last_error(data) : NULL;
+      st = dk__error_set(err, DK_CALLBACK, "the data stream failed: %s", m ? m : "");
+      break;
+    }
+    if (!b.release) break;
+    st = write_batch(&c, &in, &b, err);
+    b.release(&b);
+    if (st) break;
+  }
+  for (size_t i = 0; i < c.n_files && !st; i++)
+    if (c.files[i].w) st = close_file(&c, i, err);
+  if (!st && out) {
+    out->n_partitions = (int64_t)c.n_parts_seen;
+    out->partitions = c.parts_seen;
+  }
+cleanup:
+  if (in.release) in.release(&in);
+  wctx_dispose(&c, st != DK_OK);
+  return st;
+}
+
+
+/* ---- DataFrameWriter ---------------------------------------------------------------------- */
+
+/* An Arrow type as a Delta type (JSON value), as delta-spark maps Spark's types. */
+static dk_status delta_type_of(dk_buf *b, const struct ArrowSchema *s, dk_error *err) {
+  const char *f = s->format;
+  static const struct { const char *fmt, *delta; } prim[] = {
+      {"b", "boolean"}, {"c", "byte"},    {"s", "short"},  {"i", "integer"}, {"l", "long"},
+      {"f", "float"},   {"g", "double"},  {"u", "string"}, {"U", "string"},  {"vu", "string"},
+      {"z", "binary"},  {"Z", "binary"},  {"vz", "binary"}, {"tdD", "date"}, {"tdm", "date"},
+  };
+  for (size_t i = 0; i < DK_ARRAY_LEN(prim); i++)
+    if (!strcmp(f, prim[i].fmt)) return dk__buf_printf(b, err, "\"%s\"", prim[i].delta);
+  if (!strncmp(f, "w:", 2)) return dk__buf_puts(b, "\"binary\"", err);
+  if (!strncmp(f, "d:", 2)) {
+    int p = 0, sc = 0;
+    sscanf(f + 2, "%d,%d", &p, &sc);
+    DK_RETURN_IF(p < 1 || p > 38, DK_UNSUPPORTED, err, "column '%s': decimal precision %d",
+                 s->name, p);
+    return dk__buf_printf(b, err, "\"decimal(%d,%d)\"", p, sc);
+  }
+  if (!strncmp(f, "ts", 2) && strlen(f) >= 4 && f[3] == ':')
+    return dk__buf_puts(b, f[4] ? "\"timestamp\"" : "\"timestamp_ntz\"", err);
+  if (!strcmp(f, "+l") || !strcmp(f, "+L")) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"type\":\"array\",\"elementType\":", err));
+    DK_RETURN_NOT_OK(delta_type_of(b, s->children[0], err));
+    return dk__buf_printf(b, err, ",\"containsNull\":%s}",
+                          (s->children[0]->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
+  }
+  if (!strcmp(f, "+m")) {
+    const struct ArrowSchema *e = s->children[0];
+    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"type\":\"map\",\"keyType\":", err));
+    DK_RETURN_NOT_OK(delta_type_of(b, e->children[0], err));
+    DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"valueType\":", err));
+    DK_RETURN_NOT_OK(delta_type_of(b, e->children[1], err));
+    return dk__buf_printf(b, err, ",\"valueContainsNull\":%s}",
+                          (e->children[1]->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
+  }
+  if (!strcmp(f, "+s")) {
+    DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"type\":\"struct\",\"fields\":[", err));
+    for (int64_t i = 0; i < s->n_children; i++) {
+      const struct ArrowSchema *c = s->children[i];
+      if (i) DK_RETURN_NOT_OK(dk__buf_putc(b, ',', err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"name\":", err));
+      DK_RETURN_NOT_OK(dk_txn__put_str(b, c->name ? c->name : "", err));
+      DK_RETURN_NOT_OK(dk__buf_puts(b, ",\"type\":", err));
+      DK_RETURN_NOT_OK(delta_type_of(b, c, err));
+      DK_RETURN_NOT_OK(dk__buf_printf(b, err, ",\"nullable\":%s,\"metadata\":{}}",
+                                      (c->flags & ARROW_FLAG_NULLABLE) ? "true" : "false"));
+    }
+    return dk__buf_puts(b, "]}", err);
+  }
+  return dk__error_set(err, DK_UNSUPPORTED, "column '%s': Arrow type '%s' has no Delta type",
+                       s->name ? s->name : "", f);
+}
+
+static dk_status put_json_list(dk_buf *b, const char *const *l, size_t n, dk_error *err) {
+  dk_buf in;
+  dk__buf_init(&in, b->alloc);
+  dk_status st = dk__buf_putc(&in, '[', err);
+  for (size_t i = 0; i < n && !st; i++) {
+    if (i) st = dk__buf_putc(&in, ',', err);
+    if (!st) st = dk_txn__put_str(&in, l[i], err);
+  }
+  if (!st) st = dk__buf_putc(&in, ']', err);
+  if (!st) st = dk_txn__put_str(b, in.data, err);
+  dk__buf_dispose(&in);
+  return st;
+}
+
+dk_status dk_write_table(dk_commit_result *out, dk_table *t, struct ArrowArrayStream *data,
+                         const dk_write_table_options *opts, dk_error *err) {
+  if (out) {
+    unsigned v = out->version;
+    memset(out, 0, sizeof *out);
+    out->version = v;
+    out->committed_version = -1;
+  }
+  DK_RETURN_IF(!t || !data, DK_INVALID, err, "dk_write_table: no table or data");
+  DK_RETURN_IF(opts && opts->version > DK_WRITE_TABLE_OPTIONS_VERSION, DK_UNSUPPORTED, err,
+               "dk_write_table_options version %u is newer than dk's", opts->version);
+  dk_write_table_options o = {.version = DK_WRITE_TABLE_OPTIONS_VERSION};
+  if (opts) o = *opts;
+  int overwrite = o.mode == DK_WRITE_OVERWRITE;
+  DK_RETURN_IF((o.predicate || o.dynamic_partition_overwrite) && !overwrite, DK_INVALID, err,
+               "replaceWhere and dynamic partition overwrite need mode overwrite");
+  DK_RETURN_IF(o.predicate && o.dynamic_partition_overwrite, DK_INVALID, err,
+               "A 'replaceWhere' expression and 'partitionOverwriteMode'='dynamic' cannot both "
+               "be set (DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE)");
+  DK_RETURN_IF(o.schema_mode == DK_SCHEMA_OVERWRITE &&
+                   (!overwrite || o.predicate || o.dynamic_partition_overwrite),
+               DK_INVALID, err,
+               "schema_mode overwrite needs a full overwrite (not replaceWhere or dynamic "
+               "partition overwrite) (DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE)");
+  dk_snapshot *s = NULL;
+  dk_error e2;
+  dk_error_init(&e2);
+  dk_status st = dk_snapshot_open(&s, t, NULL, &e2);
+  if (st && st != DK_NOT_FOUND) {
+    if (err) *err = e2;
+    return st;
+  }
+  st = DK_OK;
+  if (s && o.mode == DK_WRITE_IGNORE) {
+    dk_snapshot_free(s);
+    return DK_OK;
+  }
+  if (s && o.mode == DK_WRITE_ERROR_IF_EXISTS) {
+    dk_snapshot_free(s);
+    return dk__error_set(err, DK_INVALID,
+                         "Cannot write to already existent path %s without mode append or "
+                         "overwrite (DELTA_PATH_EXISTS)",
+                         t->root);
+  }
+  struct ArrowSchema in;
+  memset(&in, 0, sizeof in);
+  dk_buf params, schema;
+  dk__buf_init(&params, t->alloc);
+  dk__buf_init(&schema, t->alloc);
+  dk_txn *x = NULL;
+  dk_expr *pred = NULL;
+  int64_t *idx = NULL, n_idx = 0, removed_bytes = 0;
+  if (data->get_schema(data, &in) != 0) {
+    st = dk__error_set(err, DK_CALLBACK, "the data stream's get_schema failed");
+    goto cleanup;
+  }
+  const char *mode_name = o.mode == DK_WRITE_APPEND      ? "Append"
+                          : o.mode == DK_WRITE_OVERWRITE ? "Overwrite"
+                          : o.mode == DK_WRITE_IGNORE    ? "Ignore"
+                                                         : "ErrorIfExists";
+  /* partition columns: given, or the table's */
+  const char *const *pcols = o.partition_by;
+  size_t npc = o.n_partition_by;
+  if (s && !npc && o.schema_mode != DK_SCHEMA_OVERWRITE) { /* overwriteSchema: as given */
+    pcols = dk_snapshot_metadata(s)->partition_columns;
+    npc = dk_snapshot_metadata(s)->n_partition_columns;
+  }
+  if (s && o.n_partition_by && o.schema_mode != DK_SCHEMA_OVERWRITE) {
+    const dk_metadata *md = dk_snapshot_metadata(s);
+    int same = md->n_partition_columns == o.n_partition_by;
+    for (size_t i = 0; same && i < o.n_partition_by; i++)
+      same = !strcasecmp(md->partition_columns[i], o.partition_by[i]);
+    if (!same) {
+      st = dk__error_set(err, DK_INVALID,
+                         "%s: the partition columns given differ from the table's (change them "
+                         "only with a full overwrite and schema_mode overwrite) "
+                         "(DELTA_PARTITION_COLUMN_MISMATCH)",
+                         t->root);
+      goto cleanup;
+    }
+  }
+  DK_CHECK_GOTO(dk__buf_printf(&params, err, "{\"mode\":\"%s\",\"partitionBy\":", mode_name));
+  DK_CHECK_GOTO(put_json_list(&params, pcols, npc, err));
+  if (o.predicate) {
+    const char *one[1] = {o.predicate};
+    DK_CHECK_GOTO(dk__buf_puts(&params, ",\"predicate\":", err));
+    DK_CHECK_GOTO(put_json_list(&params, one, 1, err));
+  }
+  if (o.dynamic_partition_overwrite)
+    DK_CHECK_GOTO(dk__buf_puts(&params, ",\"isDynamicPartitionOverwrite\":\"true\"", err));
+  if (o.schema_mode == DK_SCHEMA_MERGE)
+    DK_CHECK_GOTO(dk__buf_puts(&params, ",\"canMergeSchema\":\"true\"", err));
+  if (o.schema_mode == DK_SCHEMA_OVERWRITE)
+    DK_CHECK_GOTO(dk__buf_puts(&params, ",\"canOverwriteSchema\":\"true\"", err));
+  DK_CHECK_GOTO(dk__buf_putc(&params, '}', err));
+  dk_txn_options to = o.txn;
+  if (!to.version) to.version = DK_TXN_OPTIONS_VERSION;
+  to.operation = "WRITE";
+  to.operation_parameters = params.data;
+  int set_meta = !s || o.schema_mode == DK_SCHEMA_OVERWRITE;
+  if (set_meta) {
+    DK_CHECK_GOTO(delta_type_of(&schema, &in, err));
+  } else if (o.schema_mode == DK_SCHEMA_MERGE) {
+    /* mergeSchema: the data's columns the table lacks are appended (nullable) */
+    const dk_type *ts = dk_snapshot_schema(s);
+    const char *old = dk_snapshot_metadata(s)->schema_string;
+    size_t ol = strlen(old);
+    int added = 0;
+    DK_CHECK_GOTO(dk__buf_append(&schema, old, ol >= 2 ? ol - 2 : ol, err));
+    for (int64_t j = 0; j < in.n_children; j++) {
+      const struct ArrowSchema *c = in.children[j];
+      if (dk_schema_find(ts, c->name)) continue;
+      DK_CHECK_GOTO(dk__buf_puts(&schema, ts->n_fields || added ? ",{\"name\":" : "{\"name\":", err));
+      DK_CHECK_GOTO(dk_txn__put_str(&schema, c->name, err));
+      DK_CHECK_GOTO(dk__buf_puts(&schema, ",\"type\":", err));
+      DK_CHECK_GOTO(delta_type_of(&schema, c, err));
+      DK_CHECK_GOTO(dk__buf_puts(&schema, ",\"nullable\":true,\"metadata\":{}}", err));
+      added++;
+    }
+    DK_CHECK_GOTO(dk__buf_puts(&schema, "]}", err));
+    set_meta = added > 0;
+  }
+  DK_CHECK_GOTO(s ? dk_txn_begin(&x, s, &to, err) : dk_txn_begin_create(&x, t, &to, err));
+  if (set_meta) {
+    const dk_metadata *md = s ? dk_snapshot_metadata(s) : NULL;
+    const char **conf = NULL;
+    size_t nconf = o.n_properties;
+    const char *const *cv = o.properties;
+    if (md && !o.n_properties) { /* keep the table's properties */
+      conf = dk__calloc(t->alloc, 2 * md->n_configuration + 1, sizeof *conf);
+      if (!conf) {
+        st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
+        goto cleanup;
+      }
+      for (size_t i = 0; i < md->n_configuration; i++) {
+        conf[2 * i] = md->config_keys[i];
+        conf[2 * i + 1] = md->config_values[i];
+      }
+      nconf = md->n_configuration;
+      cv = conf;
+    }
+    dk_metadata_spec m = {.version = DK_METADATA_SPEC_VERSION, .schema_string = schema.data,
+                          .n_partition_columns = npc, .partition_columns = pcols,
+                          .n_configuration = nconf, .configuration = cv, .created_time = -1};
+    st = dk_txn_set_metadata(x, &m, err);
+    dk__free(t->alloc, conf);
+    if (st) goto cleanup;
+  }
+  if (o.app_id) {
+    if (dk_txn_app_version(x, o.app_id) >= o.app_version) goto cleanup; /* already written */
+    DK_CHECK_GOTO(dk_txn_set_app_version(x, o.app_id, o.app_version, err));
+  }
+  dk_write_options wo = o.write;
+  if (!wo.version) wo.version = DK_WRITE_OPTIONS_VERSION;
+  if (overwrite && s && !o.dynamic_partition_overwrite) {
+    if (o.predicate) {
+      DK_CHECK_GOTO(dk_expr_parse(&pred, o.predicate, err));
+      const dk_metadata *md = dk_snapshot_metadata(s);
+      if (!dk_expr_references_only(pred, md->partition_columns, md->n_partition_columns)) {
+        st = dk__error_set(err, DK_UNSUPPORTED,
+                           "replaceWhere '%s' references data columns; dk replaces by partition "
+                           "predicates only so far",
+                           o.predicate);
+        goto cleanup;
+      }
+      wo.replace_where = pred;
+    }
+    DK_CHECK_GOTO(dk_txn_read_files(x, pred, &idx, &n_idx, err));
+    for (int64_t i = 0; i < n_idx; i++) {
+      dk_file_entry f;
+      DK_CHECK_GOTO(dk_snapshot_file(&f, s, idx[i], err));
+      removed_bytes += f.size;
+      DK_CHECK_GOTO(dk_txn_remove_file(x, idx[i], 1, err));
+    }
+  }
+  dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+  DK_CHECK_GOTO(dk_txn_write(&wr, x, data, &wo, err));
+  if (overwrite && s && o.dynamic_partition_overwrite && wr.n_partitions > 0) {
+    DK_CHECK_GOTO(dk_txn_read_partitions(x, wr.partitions, wr.n_partitions, &idx, &n_idx, err));
+    for (int64_t i = 0; i < n_idx; i++) {
+      dk_file_entry f;
+      DK_CHECK_GOTO(dk_snapshot_file(&f, s, idx[i], err));
+      removed_bytes += f.size;
+      DK_CHECK_GOTO(dk_txn_remove_file(x, idx[i], 1, err));
+    }
+  }
+  DK_CHECK_GOTO(dk_txn_set_metric(x, "numFiles", wr.files, err));
+  DK_CHECK_GOTO(dk_txn_set_metric(x, "numOutputRows", wr.rows, err));
+  DK_CHECK_GOTO(dk_txn_set_metric(x, "numOutputBytes", wr.bytes, err));
+  if (overwrite && s) {
+    DK_CHECK_GOTO(dk_txn_set_metric(x, "numRemovedFiles", n_idx, err));
+    DK_CHECK_GOTO(dk_txn_set_metric(x, "numRemovedBytes", removed_bytes, err));
+  }
+  st = dk_txn_commit(x, out, err);
+  x = NULL;
+cleanup:
+  dk_txn_abort(x);
+  dk_expr_free(pred);
+  dk_free(idx);
+  if (in.release) in.release(&in);
+  dk__buf_dispose(&params);
+  dk__buf_dispose(&schema);
+  dk_snapshot_free(s);
+  return st;
+}
