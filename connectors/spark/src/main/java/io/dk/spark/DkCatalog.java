@@ -29,8 +29,9 @@ public class DkCatalog implements TableCatalog {
   private static Table open(Identifier ident, long version, Long tsMs) throws NoSuchTableException {
     String p = path(ident);
     try {
-      return new DkTable(version < 0 && tsMs == null ? NativeSnapshot.latest(p)
-                                                     : NativeSnapshot.open(p, version, tsMs));
+      boolean pinned = version >= 0 || tsMs != null;
+      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs) : NativeSnapshot.latest(p),
+          pinned, CaseInsensitiveStringMap.empty());
     } catch (DkException e) {
       if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
         NoSuchTableException n = new NoSuchTableException(ident);

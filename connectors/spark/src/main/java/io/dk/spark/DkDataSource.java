@@ -17,7 +17,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * {@code spark.read.format("dk").load(path)} with options {@code versionAsOf} and
- * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone).
+ * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone), and
+ * {@code df.write.format("dk").mode("append" | "overwrite").save(path)} (DkWriteBuilder): the
+ * source accepts external metadata, so a write to a path with no table yet gets a table that
+ * the write creates, with the data's schema and partitionBy columns.
  */
 public class DkDataSource implements TableProvider, DataSourceRegister {
   private DkTable table;
@@ -32,9 +35,16 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
     return load(options).partitioning();
   }
 
+  @Override public boolean supportsExternalMetadata() { return true; }
+
   @Override public Table getTable(StructType schema, Transform[] partitioning,
       Map<String, String> properties) {
-    return load(new CaseInsensitiveStringMap(properties));
+    CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(properties);
+    String path = o.get("path");
+    if (path != null && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
+        && !new java.io.File(path, "_delta_log").isDirectory())
+      return DkTable.absent(path, schema, partitioning, o);
+    return load(o);
   }
 
   private synchronized DkTable load(CaseInsensitiveStringMap o) {
@@ -63,8 +73,9 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
             "give either versionAsOf or timestampAsOf, not both");
       ts = parseTimestampMs(o.get("timestampAsOf"));
     }
-    table = new DkTable(version < 0 && ts == null ? NativeSnapshot.latest(path)
-                                                  : NativeSnapshot.open(path, version, ts));
+    boolean pinned = version >= 0 || ts != null;
+    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts) : NativeSnapshot.latest(path),
+        pinned, o);
     return table;
   }
 
