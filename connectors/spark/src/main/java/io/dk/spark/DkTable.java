@@ -56,7 +56,7 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
     this.schema = SparkTypes.overlay(ArrowUtils.fromArrowSchema(snapshot.arrowSchema()), deltaSchema);
   }
 
-  private DkTable(String path, StructType schema, String[] partitionColumns,
+  DkTable(String path, StructType schema, String[] partitionColumns,
       CaseInsensitiveStringMap options) {
     this.snapshot = null;
     this.path = path;

@@ -73,6 +73,20 @@ final class WriteOptions implements Serializable {
     throw invalid(key + " must be true or false, got '" + v + "'");
   }
 
+  /** Session defaults for new tables' properties, as delta-spark applies them:
+   *  spark.databricks.delta.properties.defaults.X=v gives delta.X=v. */
+  static Map<String, String> tableDefaults() {
+    Map<String, String> out = new LinkedHashMap<>();
+    SparkSession s = SparkSession.getActiveSession().getOrElse(() -> null);
+    if (s == null) return out;
+    String pre = "spark.databricks.delta.properties.defaults.";
+    for (Map.Entry<String, String> e
+        : scala.jdk.javaapi.CollectionConverters.asJava(s.conf().getAll()).entrySet())
+      if (e.getKey().startsWith(pre))
+        out.put("delta." + e.getKey().substring(pre.length()), e.getValue());
+    return out;
+  }
+
   static String conf(String key) {
     SparkSession s = SparkSession.getActiveSession().getOrElse(() -> null);
     return s == null ? null : s.conf().get(key, null);

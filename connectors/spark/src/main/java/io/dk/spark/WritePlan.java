@@ -24,26 +24,38 @@ final class WritePlan implements AutoCloseable {
   private final WriteOptions o;
   private final DkWriteBuilder.Mode mode;
   private final String[] partCols;
+  private final DkStagedTable staged; // DDL (CREATE / REPLACE [AS SELECT]), or null
+  private final NativeSnapshot base;
   private NativeTxn txn;
   /** An idempotent write whose version the table already has: nothing is written. */
   final boolean skip;
   private long removedFiles, removedBytes;
   final DkWriterFactory factory;
 
-  /** params: commitInfo.operationParameters; null = WRITE's (mode, partitionBy, ...).
-   *  appId / appVersion: an idempotent write (null / -1 = none). */
+  /** params: commitInfo.operationParameters; null = WRITE's (mode, partitionBy, ...). For a
+   *  DkStagedTable the DDL's operation and parameters are used instead (params null: the
+   *  AS SELECT write; non-null: the metadata-only commit). appId / appVersion: an idempotent
+   *  write (null / -1 = none). */
   WritePlan(DkTable table, StructType data, WriteOptions o, DkWriteBuilder.Mode mode,
       String predicate, String operation, Map<String, String> params, String appId,
       long appVersion) {
     this.table = table;
     this.o = o;
     this.mode = mode;
+    staged = table instanceof DkStagedTable ? (DkStagedTable) table : null;
+    // the snapshot the transaction reads: the table's, the one DDL replaces, or none (create)
+    base = staged != null ? staged.existing : table.exists() ? table.snapshot() : null;
+    if (staged != null) {
+      operation = staged.operation(params == null);
+      params = staged.operationParameters();
+    }
     boolean overwrite = mode != DkWriteBuilder.Mode.APPEND;
     if (o.overwriteSchema && (mode == DkWriteBuilder.Mode.REPLACE_WHERE
         || mode == DkWriteBuilder.Mode.DYNAMIC))
       throw invalid("'overwriteSchema' cannot be used with replaceWhere or dynamic partition "
           + "overwrite (DELTA_OVERWRITE_SCHEMA_WITH_DYNAMIC_PARTITION_OVERWRITE)");
-    boolean newMeta = !table.exists() || (o.overwriteSchema && mode == DkWriteBuilder.Mode.OVERWRITE);
+    boolean newMeta = base == null || staged != null
+        || (o.overwriteSchema && mode == DkWriteBuilder.Mode.OVERWRITE);
     StructType target;
     String schemaJson = null;
     String[] parts = table.partitionColumnNames();
@@ -84,16 +96,24 @@ final class WritePlan implements AutoCloseable {
       if (mode == DkWriteBuilder.Mode.REPLACE_WHERE) params.put("predicate", predicate); // as delta-spark
       if (mode == DkWriteBuilder.Mode.DYNAMIC) params.put("isDynamicPartitionOverwrite", "true");
       if (o.mergeSchema) params.put("canMergeSchema", "true");
-      if (o.overwriteSchema && newMeta && table.exists()) params.put("canOverwriteSchema", "true");
+      if (o.overwriteSchema && newMeta && base != null) params.put("canOverwriteSchema", "true");
     }
-    txn = table.exists()
-        ? NativeTxn.begin(table.snapshot(), operation, jsonObject(params), o.userMetadata)
+    txn = base != null
+        ? NativeTxn.begin(base, operation, jsonObject(params), o.userMetadata)
         : NativeTxn.beginCreate(table.path(), operation, jsonObject(params), o.userMetadata);
     try {
       if (schemaJson != null) {
-        Map<String, String> conf = table.exists() ? table.properties() : new LinkedHashMap<>();
-        if (!table.exists()) conf.putAll(o.tableProperties);
-        txn.setMetadata(schemaJson, java.util.Arrays.asList(parts), conf, null, null);
+        Map<String, String> conf;
+        if (staged != null) conf = staged.properties;
+        else if (base != null) conf = table.properties();
+        else conf = o.tableProperties;
+        if (base == null || staged != null) { // new / replaced: the session's defaults first
+          Map<String, String> d = WriteOptions.tableDefaults();
+          d.putAll(conf);
+          conf = d;
+        }
+        txn.setMetadata(schemaJson, java.util.Arrays.asList(parts), conf, null,
+            staged != null ? staged.description : null);
       }
       boolean done = false;
       if (appId != null) {
@@ -101,8 +121,8 @@ final class WritePlan implements AutoCloseable {
         if (!done) txn.setAppVersion(appId, appVersion);
       }
       skip = done;
-      if (!skip && table.exists()
-          && (mode == DkWriteBuilder.Mode.OVERWRITE || mode == DkWriteBuilder.Mode.REPLACE_WHERE)) {
+      if (!skip && base != null && (staged != null || mode == DkWriteBuilder.Mode.OVERWRITE
+          || mode == DkWriteBuilder.Mode.REPLACE_WHERE)) {
         String f = mode == DkWriteBuilder.Mode.REPLACE_WHERE ? predicate : null;
         for (long i : txn.readFiles(f, true)) remove(i);
       }
@@ -141,16 +161,18 @@ final class WritePlan implements AutoCloseable {
         for (String v : c.partitions) written.add(v);
         writtenRows += partCols.length == 0 ? 0 : c.partitions.length / partCols.length;
       }
-      if (mode == DkWriteBuilder.Mode.DYNAMIC && table.exists() && writtenRows > 0)
+      if (mode == DkWriteBuilder.Mode.DYNAMIC && base != null && writtenRows > 0)
         for (long i : txn.readPartitions(written.toArray(new String[0]), writtenRows)) remove(i);
       txn.setMetric("numFiles", files);
       txn.setMetric("numOutputRows", rows);
       txn.setMetric("numOutputBytes", bytes);
-      if (mode != DkWriteBuilder.Mode.APPEND && table.exists()) {
+      if ((mode != DkWriteBuilder.Mode.APPEND || staged != null) && base != null) {
         txn.setMetric("numRemovedFiles", removedFiles);
         txn.setMetric("numRemovedBytes", removedBytes);
       }
-      return txn.commit();
+      long[] r = txn.commit();
+      if (staged != null) staged.markWritten();
+      return r;
     } finally {
       close();
     }
