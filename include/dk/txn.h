@@ -216,6 +216,39 @@ typedef struct dk_commit_result {
 DK_API DK_WARN_UNUSED dk_status dk_txn_commit(dk_txn *txn, dk_commit_result *out, dk_error *err);
 
 
+/* ---- writes done elsewhere (distributed engines) ---------------------------------------- */
+
+/* A driver begins the transaction and ships dk_txn_writer_state's bytes to its workers; each
+ * worker starts a writer transaction from them (dk_txn_begin_writer), writes its data files
+ * through it (dk_txn_write: the same directories, file names and statistics as a local
+ * write), and returns dk_txn_staged_adds' text; the driver stages every worker's adds with
+ * dk_txn_add_staged and commits once. */
+
+/** The table metadata and protocol the transaction writes with (including staged metadata
+ *  changes), as bytes for writer transactions elsewhere. *out is allocated (dk_free).
+ *  @return DK_OK; DK_INVALID when a new table has no metadata staged yet. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_writer_state(char **out, size_t *len, const dk_txn *txn,
+                                                    dk_error *err);
+/** Starts a writer transaction on table `t` from dk_txn_writer_state's bytes. It stages adds
+ *  (dk_txn_add_file, dk_txn_write) for export with dk_txn_staged_adds; it reads nothing and
+ *  cannot commit (dk_txn_commit is DK_INVALID; free it with dk_txn_abort).
+ *  @return DK_OK; DK_CORRUPT for bytes that are not a writer state; DK_UNSUPPORTED when the
+ *  protocol has a writer feature dk does not honour. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_begin_writer(dk_txn **out, dk_table *t, const char *state,
+                                                    size_t len, const dk_txn_options *opts,
+                                                    dk_error *err);
+/** The adds staged so far, one `{"add":{...}}` JSON object a line (the log's fields; the path
+ *  as stored, not URI-encoded). *out is allocated (dk_free); *len excludes the NUL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_staged_adds(char **out, size_t *len, const dk_txn *txn,
+                                                   dk_error *err);
+/** Stages the adds of dk_txn_staged_adds' text (of a writer transaction begun from this
+ *  transaction's state): their partition values must name exactly the table's partition
+ *  columns (physical names). Returns the number staged in *n (may be NULL).
+ *  @return DK_OK; DK_CORRUPT for text that is not such adds; DK_INVALID for partition values
+ *  that do not fit the table. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_add_staged(dk_txn *txn, const char *adds, size_t len,
+                                                  int64_t *n, dk_error *err);
+
 /* ---- creating tables -------------------------------------------------------------------- */
 
 /** Converts a column list in Spark's DDL form ("a long, b string not null, c decimal(10,2),

@@ -398,8 +398,7 @@ int64_t dk_txn_app_version(dk_txn *x, const char *app_id) {
 /* ---- staging ------------------------------------------------------------------------------ */
 
 static const char *physical_name(const dk_txn *x, const char *logical) {
-  const dk_type *s = x->has_new_meta ? x->meta_schema : x->snap ? dk_snapshot_schema(x->snap)
-                                                                : NULL;
+  const dk_type *s = x->meta_schema ? x->meta_schema : x->snap ? dk_snapshot_schema(x->snap) : NULL;
   if (!s) return logical;
   const dk_field *f = dk_schema_find(s, logical);
   return f && f->physical_name ? f->physical_name : logical;

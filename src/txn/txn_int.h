@@ -72,8 +72,9 @@ struct dk_txn {
   /* current protocol and metadata (the read snapshot's, adopted winners', or staged) */
   dk_protocol protocol;
   txn_meta meta;
-  const dk_type *meta_schema;      /* the staged metadata's schema, parsed (arena) */
   int has_new_meta, has_new_protocol;
+  const dk_type *meta_schema;      /* meta's parsed schema when it is not the read snapshot's
+                                      (staged metadata, writer transactions), else NULL */
   /* staged actions */
   txn_add *adds;
   size_t n_adds, cap_adds;

@@ -5,6 +5,12 @@
  * serialization, and split reads exported through the Arrow C Data Interface
  * (ArrowSchema / ArrowArrayStream structs allocated on the Java side by arrow-c-data).
  *
+ * Writes: the driver's transaction (txn*: begin on a snapshot or create, reads, removes,
+ * metadata, app versions, the writer state for executors, executors' adds staged, commit)
+ * and the executors' writer transactions (writer*), which pull Spark's rows as Arrow batches
+ * from the Java DataWriter (an ArrowArrayStream whose get_next calls back into Java once per
+ * batch) through dk_txn_write.
+ *
  * Handles are plain pointers passed as jlong; the Java wrappers (NativeSnapshot,
  * NativeScan) own them and free them exactly once. Object-store tables (s3://, s3a://) are
  * opened and their splits read through S3 backends made from the storage options the Java
@@ -26,6 +32,7 @@
 #include "dk/parquet.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
+#include "dk/txn.h"
 #include "dk/sys/storage_s3.h"
 
 #include <pthread.h>
@@ -1031,4 +1038,590 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_batchReadFiles(JNIEnv *en
                                             (dk_stream_batch *)(intptr_t)batch, (int64_t)first,
                                             (int64_t)n, &err);
   if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+/* ---- transactions (driver) ---------------------------------------------------------------- */
+
+/* A driver transaction; `table` is owned when the transaction creates the table. */
+typedef struct jni_txn {
+  dk_table *table;
+  dk_txn *txn;
+} jni_txn;
+
+/* Status 7 (DK_CONFLICT) carries the conflict kind in the context (DkException). */
+#define CTX_CONFLICT_BASE 100
+
+/* txn options: operation, parameters JSON, engine info, user metadata (any may be NULL). */
+static jlong txn_begin(JNIEnv *env, dk_snapshot *snap, dk_table *create_on, jstring op,
+                       jstring params, jstring engine, jstring user_md) {
+  int f1 = 0, f2 = 0, f3 = 0, f4 = 0;
+  char *cop = dup_jstring(env, op, &f1), *cpar = dup_jstring(env, params, &f2),
+       *ceng = dup_jstring(env, engine, &f3), *cum = dup_jstring(env, user_md, &f4);
+  jni_txn *h = NULL;
+  if (f1 || f2 || f3 || f4) goto done;
+  h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    goto done;
+  }
+  dk_txn_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_TXN_OPTIONS_VERSION;
+  o.operation = cop;
+  o.operation_parameters = cpar;
+  o.engine_info = ceng;
+  o.user_metadata = cum;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = snap ? dk_txn_begin(&h->txn, snap, &o, &err)
+                      : dk_txn_begin_create(&h->txn, create_on, &o, &err);
+  if (st != DK_OK) {
+    free(h);
+    h = NULL;
+    throw_err(env, &err, st, 0);
+    goto done;
+  }
+  if (!snap) h->table = create_on;
+done:
+  free(cop);
+  free(cpar);
+  free(ceng);
+  free(cum);
+  return (jlong)(intptr_t)h;
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnBegin(JNIEnv *env, jclass cls, jlong snap,
+                                                           jstring op, jstring params,
+                                                           jstring engine, jstring user_md) {
+  (void)cls;
+  return txn_begin(env, ((jni_snapshot *)(intptr_t)snap)->snap, NULL, op, params, engine,
+                   user_md);
+}
+
+/* A transaction creating the table at `uri` (version 0). */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnBeginCreate(JNIEnv *env, jclass cls,
+                                                                 jstring uri, jstring op,
+                                                                 jstring params, jstring engine,
+                                                                 jstring user_md) {
+  (void)cls;
+  int failed = 0;
+  char *curi = dup_jstring(env, uri, &failed);
+  if (failed) return 0;
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = NULL;
+  dk_status st = dk_table_open(&t, curi, NULL, &err);
+  free(curi);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 1);
+    return 0;
+  }
+  jlong h = txn_begin(env, NULL, t, op, params, engine, user_md);
+  if (!h) dk_table_free(t);
+  return h;
+}
+
+static dk_txn *TXN(jlong h) { return ((jni_txn *)(intptr_t)h)->txn; }
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnAbort(JNIEnv *env, jclass cls, jlong h) {
+  (void)env;
+  (void)cls;
+  jni_txn *t = (jni_txn *)(intptr_t)h;
+  if (!t) return;
+  dk_txn_abort(t->txn);
+  dk_table_free(t->table);
+  free(t);
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnReadVersion(JNIEnv *env, jclass cls,
+                                                                 jlong h) {
+  (void)env;
+  (void)cls;
+  return (jlong)dk_txn_read_version(TXN(h));
+}
+
+/* Java String[] -> malloc'ed array of malloc'ed strings (NULL elements stay NULL). */
+static char **dup_string_array(JNIEnv *env, jobjectArray a, jsize *n, int *failed) {
+  *failed = 0;
+  *n = a ? (*env)->GetArrayLength(env, a) : 0;
+  char **out = calloc((size_t)*n + 1, sizeof *out);
+  if (!out) {
+    *failed = 1;
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return NULL;
+  }
+  for (jsize i = 0; i < *n && !*failed; i++) {
+    jstring js = (jstring)(*env)->GetObjectArrayElement(env, a, i);
+    out[i] = dup_jstring(env, js, failed);
+    (*env)->DeleteLocalRef(env, js);
+  }
+  return out;
+}
+
+static void free_string_array(char **a, jsize n) {
+  if (!a) return;
+  for (jsize i = 0; i < n; i++) free(a[i]);
+  free(a);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetadata(
+    JNIEnv *env, jclass cls, jlong h, jstring schema, jobjectArray parts, jobjectArray conf_kv,
+    jstring name, jstring description) {
+  (void)cls;
+  int f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0;
+  jsize np = 0, nc = 0;
+  char *cs = dup_jstring(env, schema, &f1), *cn = dup_jstring(env, name, &f4),
+       *cd = dup_jstring(env, description, &f5);
+  char **pa = dup_string_array(env, parts, &np, &f2), **kv = dup_string_array(env, conf_kv, &nc, &f3);
+  if (!(f1 || f2 || f3 || f4 || f5)) {
+    dk_metadata_spec m;
+    memset(&m, 0, sizeof m);
+    m.version = DK_METADATA_SPEC_VERSION;
+    m.schema_string = cs;
+    m.name = cn;
+    m.description = cd;
+    m.n_partition_columns = (size_t)np;
+    m.partition_columns = (const char *const *)pa;
+    m.n_configuration = (size_t)nc / 2;
+    m.configuration = (const char *const *)kv;
+    m.created_time = -1;
+    dk_error err;
+    dk_error_init(&err);
+    dk_status st = dk_txn_set_metadata(TXN(h), &m, &err);
+    if (st != DK_OK) throw_err(env, &err, st, 0);
+  }
+  free(cs);
+  free(cn);
+  free(cd);
+  free_string_array(pa, np);
+  free_string_array(kv, nc);
+}
+
+static jlongArray new_long_array64(JNIEnv *env, const int64_t *v, jsize n) {
+  jlongArray arr = (*env)->NewLongArray(env, n);
+  if (!arr || !n) return arr;
+  jlong *tmp = malloc((size_t)n * sizeof *tmp);
+  if (!tmp) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return NULL;
+  }
+  for (jsize i = 0; i < n; i++) tmp[i] = (jlong)v[i];
+  (*env)->SetLongArrayRegion(env, arr, 0, n, tmp);
+  free(tmp);
+  return arr;
+}
+
+/* Records a read of the files matching `filter` (NULL = all) and returns their indexes. With
+ * partition_only, a filter on data columns is DK_UNSUPPORTED (replaceWhere replaces whole
+ * files of the partitions it selects). */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnReadFiles(JNIEnv *env, jclass cls,
+                                                                    jlong h, jstring filter,
+                                                                    jboolean partition_only) {
+  (void)cls;
+  int failed = 0;
+  char *ft = dup_jstring(env, filter, &failed);
+  if (failed) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *e = NULL;
+  dk_status st = ft ? dk_expr_parse(&e, ft, &err) : DK_OK;
+  if (st == DK_OK && e && partition_only) {
+    const dk_metadata *md = dk_snapshot_metadata(dk_txn_snapshot(TXN(h)));
+    if (!dk_expr_references_only(e, md->partition_columns, md->n_partition_columns)) {
+      st = DK_UNSUPPORTED;
+      snprintf(err.message, sizeof err.message,
+               "replaceWhere '%s' references data columns; dk replaces by partition predicates "
+               "only so far",
+               ft);
+    }
+  }
+  free(ft);
+  int64_t *idx = NULL, n = 0;
+  if (st == DK_OK) st = dk_txn_read_files(TXN(h), e, &idx, &n, &err);
+  dk_expr_free(e);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  jlongArray r = new_long_array64(env, idx, (jsize)n);
+  dk_free(idx);
+  return r;
+}
+
+/* Records a read of the partitions given as rows of serialized values (flat, nRows rows of
+ * the table's partition columns) and returns the indexes of their files. */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnReadPartitions(JNIEnv *env,
+                                                                         jclass cls, jlong h,
+                                                                         jobjectArray values,
+                                                                         jint n_rows) {
+  (void)cls;
+  int failed = 0;
+  jsize n = 0;
+  char **v = dup_string_array(env, values, &n, &failed);
+  if (failed) {
+    free_string_array(v, n);
+    return NULL;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  int64_t *idx = NULL, cnt = 0;
+  dk_status st = dk_txn_read_partitions(TXN(h), (const char *const *)v, (int64_t)n_rows, &idx,
+                                        &cnt, &err);
+  free_string_array(v, n);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  jlongArray r = new_long_array64(env, idx, (jsize)cnt);
+  dk_free(idx);
+  return r;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnReadWholeTable(JNIEnv *env, jclass cls,
+                                                                  jlong h) {
+  (void)env;
+  (void)cls;
+  dk_txn_read_whole_table(TXN(h));
+}
+
+/* Removes active file i; returns its size (for the operation metrics). */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnRemoveFile(JNIEnv *env, jclass cls,
+                                                                jlong h, jlong i,
+                                                                jboolean data_change) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  dk_file_entry f;
+  dk_status st = dk_snapshot_file(&f, dk_txn_snapshot(TXN(h)), (int64_t)i, &err);
+  if (st == DK_OK) st = dk_txn_remove_file(TXN(h), (int64_t)i, data_change ? 1 : 0, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return 0;
+  }
+  return (jlong)f.size;
+}
+
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnAppVersion(JNIEnv *env, jclass cls,
+                                                                jlong h, jstring app) {
+  (void)cls;
+  int failed = 0;
+  char *a = dup_jstring(env, app, &failed);
+  if (failed || !a) return -1;
+  int64_t v = dk_txn_app_version(TXN(h), a);
+  free(a);
+  return (jlong)v;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetAppVersion(JNIEnv *env, jclass cls,
+                                                                  jlong h, jstring app,
+                                                                  jlong version) {
+  (void)cls;
+  int failed = 0;
+  char *a = dup_jstring(env, app, &failed);
+  if (failed) return;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_txn_set_app_version(TXN(h), a, (int64_t)version, &err);
+  free(a);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetric(JNIEnv *env, jclass cls, jlong h,
+                                                              jstring name, jlong value) {
+  (void)cls;
+  int failed = 0;
+  char *n = dup_jstring(env, name, &failed);
+  if (failed || !n) return;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_txn_set_metric(TXN(h), n, (int64_t)value, &err);
+  free(n);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+}
+
+JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_txnWriterState(JNIEnv *env, jclass cls,
+                                                                     jlong h) {
+  (void)cls;
+  dk_error err;
+  dk_error_init(&err);
+  char *s = NULL;
+  size_t len = 0;
+  dk_status st = dk_txn_writer_state(&s, &len, TXN(h), &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
+  if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)s);
+  dk_free(s);
+  return b;
+}
+
+/* Stages an executor's adds (dk_txn_staged_adds text); returns how many. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnAddStaged(JNIEnv *env, jclass cls, jlong h,
+                                                               jbyteArray adds) {
+  (void)cls;
+  jsize len = (*env)->GetArrayLength(env, adds);
+  jbyte *b = (*env)->GetByteArrayElements(env, adds, NULL);
+  if (!b) return 0;
+  dk_error err;
+  dk_error_init(&err);
+  int64_t n = 0;
+  dk_status st = dk_txn_add_staged(TXN(h), (const char *)b, (size_t)len, &n, &err);
+  (*env)->ReleaseByteArrayElements(env, adds, b, JNI_ABORT);
+  if (st != DK_OK) throw_err(env, &err, st, 0);
+  return (jlong)n;
+}
+
+/* Commits (consumes the transaction; the handle is freed whatever happens). Returns
+ * {version, attempts, commit timestamp, checkpoint}; a conflict is DkException with status
+ * DK_CONFLICT and context CTX_CONFLICT_BASE + kind. */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnCommit(JNIEnv *env, jclass cls,
+                                                                 jlong h) {
+  (void)cls;
+  jni_txn *t = (jni_txn *)(intptr_t)h;
+  dk_error err;
+  dk_error_init(&err);
+  dk_commit_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_COMMIT_RESULT_VERSION;
+  dk_status st = dk_txn_commit(t->txn, &r, &err);
+  dk_table_free(t->table);
+  free(t);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, st == DK_CONFLICT ? CTX_CONFLICT_BASE + (int)r.conflict : 0);
+    return NULL;
+  }
+  int64_t v[4] = {r.committed_version, r.attempts, r.commit_timestamp, r.checkpoint};
+  return new_long_array64(env, v, 4);
+}
+
+/* ---- writer transactions (executors) ------------------------------------------------------ */
+
+#ifdef DK_WRITE_OPTIONS_VERSION /* dk_txn_write: libdk's data path */
+#define DK_JNI_CAN_WRITE 1
+#else
+#define DK_JNI_CAN_WRITE 0
+#endif
+
+typedef struct jni_writer {
+  dk_table *table;
+  dk_txn *txn;
+  char *replace_where;  /* every row must satisfy it, or NULL */
+  int64_t target_file_size;
+  int threads;
+  int64_t files, rows, bytes;
+} jni_writer;
+
+JNIEXPORT jboolean JNICALL Java_io_dk_spark_DkNative_canWrite(JNIEnv *env, jclass cls) {
+  (void)env;
+  (void)cls;
+  return DK_JNI_CAN_WRITE ? JNI_TRUE : JNI_FALSE;
+}
+
+/* A writer transaction on the table at `uri` from the driver's writer state. Allocations go
+ * through the counting allocator (DkDebug.nativeBytesOutstanding). */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_writerOpen(JNIEnv *env, jclass cls,
+                                                             jstring uri, jbyteArray state,
+                                                             jstring replace_where,
+                                                             jlong target_file_size,
+                                                             jint threads) {
+  (void)cls;
+  int f1 = 0, f2 = 0;
+  char *curi = dup_jstring(env, uri, &f1);
+  char *rw = dup_jstring(env, replace_where, &f2);
+  jni_writer *w = NULL;
+  jbyte *sb = NULL;
+  jsize slen = 0;
+  if (f1 || f2) goto fail;
+  w = calloc(1, sizeof *w);
+  if (!w) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    goto fail;
+  }
+  dk_error err;
+  dk_error_init(&err);
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  to.alloc = &g_count_alloc;
+  to.threads = 1;
+  dk_status st = dk_table_open(&w->table, curi, &to, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 1);
+    goto fail;
+  }
+  slen = (*env)->GetArrayLength(env, state);
+  sb = (*env)->GetByteArrayElements(env, state, NULL);
+  if (!sb) goto fail;
+  st = dk_txn_begin_writer(&w->txn, w->table, (const char *)sb, (size_t)slen, NULL, &err);
+  (*env)->ReleaseByteArrayElements(env, state, sb, JNI_ABORT);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    goto fail;
+  }
+  w->replace_where = rw;
+  w->target_file_size = (int64_t)target_file_size;
+  w->threads = (int)threads;
+  free(curi);
+  return (jlong)(intptr_t)w;
+fail:
+  if (w) {
+    dk_table_free(w->table);
+    free(w);
+  }
+  free(curi);
+  free(rw);
+  return 0;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_writerFree(JNIEnv *env, jclass cls, jlong h) {
+  (void)env;
+  (void)cls;
+  jni_writer *w = (jni_writer *)(intptr_t)h;
+  if (!w) return;
+  dk_txn_abort(w->txn);
+  dk_table_free(w->table);
+  free(w->replace_where);
+  free(w);
+}
+
+#if DK_JNI_CAN_WRITE
+/* An ArrowArrayStream over the Java DataWriter: exportSchema(long) / nextBatch(long) fill the
+ * C structs at the given addresses (arrow-c-data). dk_txn_write pulls on the thread that
+ * called writerWriteAll, so `env` stays valid; a Java
+ * exception stays pending and fails the stream. */
+typedef struct jpull {
+  JNIEnv *env;
+  jobject src;
+  jmethodID schema_m, next_m;
+  const char *msg;
+} jpull;
+
+static int pull_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  jpull *p = s->private_data;
+  (*p->env)->CallVoidMethod(p->env, p->src, p->schema_m, (jlong)(intptr_t)out);
+  if ((*p->env)->ExceptionCheck(p->env)) {
+    p->msg = "the Spark writer failed (Java exception)";
+    return 5; /* EIO */
+  }
+  return 0;
+}
+
+static int pull_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  jpull *p = s->private_data;
+  memset(out, 0, sizeof *out);
+  jboolean more = (*p->env)->CallBooleanMethod(p->env, p->src, p->next_m, (jlong)(intptr_t)out);
+  if ((*p->env)->ExceptionCheck(p->env)) {
+    p->msg = "the Spark writer failed (Java exception)";
+    if (out->release) out->release(out);
+    return 5;
+  }
+  if (!more) out->release = NULL;
+  return 0;
+}
+
+static const char *pull_error(struct ArrowArrayStream *s) {
+  return ((jpull *)s->private_data)->msg;
+}
+
+static void pull_release(struct ArrowArrayStream *s) { s->release = NULL; }
+#endif
+
+/* Writes every batch `source` (io.dk.spark.DkDataWriter) produces as data files of the
+ * writer transaction; returns the partitions written (flat rows of serialized values, NULL =
+ * null) followed by nothing else. Files/rows/bytes so far: writerStats. */
+JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_writerWriteAll(JNIEnv *env, jclass cls,
+                                                                        jlong h, jobject source,
+                                                                        jint n_part) {
+  (void)cls;
+#if DK_JNI_CAN_WRITE
+  jni_writer *w = (jni_writer *)(intptr_t)h;
+  jclass scls = (*env)->GetObjectClass(env, source);
+  if (!scls) return NULL;
+  jpull p;
+  memset(&p, 0, sizeof p);
+  p.env = env;
+  p.src = source;
+  p.schema_m = (*env)->GetMethodID(env, scls, "exportSchema", "(J)V");
+  p.next_m = p.schema_m ? (*env)->GetMethodID(env, scls, "nextBatch", "(J)Z") : NULL;
+  if (!p.next_m) return NULL;
+  struct ArrowArrayStream s;
+  memset(&s, 0, sizeof s);
+  s.get_schema = pull_schema;
+  s.get_next = pull_next;
+  s.get_last_error = pull_error;
+  s.release = pull_release;
+  s.private_data = &p;
+  dk_error err;
+  dk_error_init(&err);
+  dk_expr *rw = NULL;
+  dk_status st = w->replace_where ? dk_expr_parse(&rw, w->replace_where, &err) : DK_OK;
+  dk_write_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_WRITE_OPTIONS_VERSION;
+  o.target_file_size = w->target_file_size;
+  o.replace_where = rw;
+  o.threads = w->threads;
+  dk_write_result r;
+  memset(&r, 0, sizeof r);
+  r.version = DK_WRITE_RESULT_VERSION;
+  if (st == DK_OK) st = dk_txn_write(&r, w->txn, &s, &o, &err);
+  dk_expr_free(rw);
+  if ((*env)->ExceptionCheck(env)) return NULL; /* the Java failure is the error */
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  w->files += r.files;
+  w->rows += r.rows;
+  w->bytes += r.bytes;
+  jsize n = (jsize)(r.n_partitions * n_part);
+  jobjectArray out = new_string_array(env, n);
+  if (!out) return NULL;
+  for (jsize i = 0; i < n; i++) {
+    const char *v = r.partitions[i];
+    if (!v) continue;
+    jstring js = (*env)->NewStringUTF(env, v);
+    if (!js) return NULL;
+    (*env)->SetObjectArrayElement(env, out, i, js);
+    (*env)->DeleteLocalRef(env, js);
+  }
+  return out;
+#else
+  (void)h;
+  (void)source;
+  (void)n_part;
+  throw_dk(env, DK_UNSUPPORTED, 0,
+           "this libdk has no data path (dk_txn_write): the connector cannot write data files");
+  return NULL;
+#endif
+}
+
+/* {files, rows, bytes} written by the writer so far. */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_writerStats(JNIEnv *env, jclass cls,
+                                                                   jlong h) {
+  (void)cls;
+  jni_writer *w = (jni_writer *)(intptr_t)h;
+  int64_t v[3] = {w->files, w->rows, w->bytes};
+  return new_long_array64(env, v, 3);
+}
+
+JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_writerStagedAdds(JNIEnv *env, jclass cls,
+                                                                       jlong h) {
+  (void)cls;
+  jni_writer *w = (jni_writer *)(intptr_t)h;
+  dk_error err;
+  dk_error_init(&err);
+  char *s = NULL;
+  size_t len = 0;
+  dk_status st = dk_txn_staged_adds(&s, &len, w->txn, &err);
+  if (st != DK_OK) {
+    throw_err(env, &err, st, 0);
+    return NULL;
+  }
+  jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
+  if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)s);
+  dk_free(s);
+  return b;
 }

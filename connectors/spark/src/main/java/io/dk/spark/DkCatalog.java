@@ -1,19 +1,27 @@
 package io.dk.spark;
 
 import java.io.File;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Path-based catalog: with {@code spark.sql.catalog.dk=io.dk.spark.DkCatalog},
- * {@code SELECT ... FROM dk.`/path/to/table` [VERSION AS OF n | TIMESTAMP AS OF ts]}.
- * Read-only for now (create/alter/drop arrive with writes).
+ * {@code SELECT ... FROM dk.`/path/to/table` [VERSION AS OF n | TIMESTAMP AS OF ts]}, INSERT /
+ * REPLACE WHERE / INSERT OVERWRITE into {@code dk.`/path`}, and DDL on paths: CREATE TABLE,
+ * CTAS, REPLACE TABLE [AS SELECT], CREATE OR REPLACE TABLE [AS SELECT], with PARTITIONED BY,
+ * TBLPROPERTIES and COMMENT, each one atomic commit (a StagingTableCatalog: DkStagedTable).
+ * ALTER / DROP / RENAME are not supported yet.
  */
-public class DkCatalog implements TableCatalog {
+public class DkCatalog implements StagingTableCatalog {
   private String name = "dk";
 
   @Override public void initialize(String n, CaseInsensitiveStringMap options) { this.name = n; }
@@ -29,8 +37,9 @@ public class DkCatalog implements TableCatalog {
   private static Table open(Identifier ident, long version, Long tsMs) throws NoSuchTableException {
     String p = path(ident);
     try {
-      return new DkTable(version < 0 && tsMs == null ? NativeSnapshot.latest(p)
-                                                     : NativeSnapshot.open(p, version, tsMs));
+      boolean pinned = version >= 0 || tsMs != null;
+      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs) : NativeSnapshot.latest(p),
+          pinned, CaseInsensitiveStringMap.empty());
     } catch (DkException e) {
       if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
         NoSuchTableException n = new NoSuchTableException(ident);
@@ -73,6 +82,62 @@ public class DkCatalog implements TableCatalog {
   }
 
   @Override public Identifier[] listTables(String[] namespace) { return new Identifier[0]; }
+
+  private static NativeSnapshot existing(Identifier ident) throws NoSuchTableException {
+    String p = path(ident);
+    return new File(p, "_delta_log").isDirectory() ? NativeSnapshot.latest(p) : null;
+  }
+
+  @SuppressWarnings("deprecation")
+  @Override public Table createTable(Identifier ident, StructType schema, Transform[] partitions,
+      Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+    DkStagedTable t = stageCreate(ident, schema, partitions, properties);
+    t.commitStagedChanges();
+    try {
+      return loadTable(ident);
+    } catch (NoSuchTableException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @SuppressWarnings("deprecation")
+  @Override public DkStagedTable stageCreate(Identifier ident, StructType schema,
+      Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    NativeSnapshot s;
+    try {
+      s = existing(ident);
+    } catch (NoSuchTableException e) {
+      throw new NoSuchNamespaceException(ident.namespace());
+    }
+    if (s != null) {
+      s.close();
+      throw new TableAlreadyExistsException(ident);
+    }
+    return new DkStagedTable(ident.name(), null, schema, partitions, properties, "CREATE TABLE");
+  }
+
+  @SuppressWarnings("deprecation")
+  @Override public DkStagedTable stageReplace(Identifier ident, StructType schema,
+      Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    NativeSnapshot s = existing(ident);
+    if (s == null) throw new NoSuchTableException(ident);
+    return new DkStagedTable(ident.name(), s, schema, partitions, properties, "REPLACE TABLE");
+  }
+
+  @SuppressWarnings("deprecation")
+  @Override public DkStagedTable stageCreateOrReplace(Identifier ident, StructType schema,
+      Transform[] partitions, Map<String, String> properties) throws NoSuchNamespaceException {
+    NativeSnapshot s;
+    try {
+      s = existing(ident);
+    } catch (NoSuchTableException e) {
+      throw new NoSuchNamespaceException(ident.namespace());
+    }
+    return new DkStagedTable(ident.name(), s, schema, partitions, properties,
+        s == null ? "CREATE TABLE" : "CREATE OR REPLACE TABLE");
+  }
 
   @Override public Table alterTable(Identifier ident, TableChange... changes) {
     throw new UnsupportedOperationException("dk catalog is read-only");

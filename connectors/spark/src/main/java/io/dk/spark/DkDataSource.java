@@ -19,7 +19,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code spark.read.format("dk").load(path)} with options {@code versionAsOf} and
  * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone);
  * {@code readChangeFeed} reads the change data feed (DkChangesTable); readStream reads the
- * table as a stream (DkMicroBatchStream).
+ * table as a stream (DkMicroBatchStream); and
+ * {@code df.write.format("dk").mode("append" | "overwrite").save(path)} (DkWriteBuilder): the
+ * source accepts external metadata, so a write to a local path with no table yet gets a table
+ * that the write creates, with the data's schema and partitionBy columns.
  */
 public class DkDataSource implements TableProvider, DataSourceRegister {
   private DkTable table;
@@ -35,10 +38,20 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
     return load(options).partitioning();
   }
 
+  @Override public boolean supportsExternalMetadata() { return true; }
+
   @Override public Table getTable(StructType schema, Transform[] partitioning,
       Map<String, String> properties) {
     CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(properties);
-    return DkStreamOptions.changeDataFeed(o) ? new DkChangesTable(load(o)) : load(o);
+    if (DkStreamOptions.changeDataFeed(o)) return new DkChangesTable(load(o));
+    String path = o.get("path");
+    // a scheme-less (local) path without a log: a write creates the table there; object-store
+    // URIs (s3a://...) always go to libdk, which reports a missing table itself
+    if (path != null && !path.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
+        && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
+        && !new java.io.File(path, "_delta_log").isDirectory())
+      return DkTable.absent(path, schema, partitioning, o);
+    return load(o);
   }
 
   private synchronized DkTable load(CaseInsensitiveStringMap o) {
@@ -67,8 +80,9 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
             "give either versionAsOf or timestampAsOf, not both");
       ts = parseTimestampMs(o.get("timestampAsOf"));
     }
-    table = new DkTable(version < 0 && ts == null ? NativeSnapshot.latest(path)
-                                                  : NativeSnapshot.open(path, version, ts));
+    boolean pinned = version >= 0 || ts != null;
+    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts) : NativeSnapshot.latest(path),
+        pinned, o);
     return table;
   }
 

@@ -74,4 +74,41 @@ final class DkNative {
   /** Allocations made by split reads in this JVM so far (monotonic). */
   static native long nativeAllocations();
   static native String exprBindCheck(long snap, String filterText);
+
+  // ---- transactions (driver) ----
+  static native long txnBegin(long snap, String operation, String paramsJson, String engineInfo,
+      String userMetadata);
+  static native long txnBeginCreate(String uri, String operation, String paramsJson,
+      String engineInfo, String userMetadata);
+  static native void txnAbort(long txn);
+  static native long txnReadVersion(long txn);
+  /** confKv: alternating keys and values. */
+  static native void txnSetMetadata(long txn, String schemaString, String[] partitionColumns,
+      String[] confKv, String name, String description);
+  static native long[] txnReadFiles(long txn, String filterText, boolean partitionOnly);
+  /** values: nRows rows of the partition columns' serialized values (null = null). */
+  static native long[] txnReadPartitions(long txn, String[] values, int nRows);
+  static native void txnReadWholeTable(long txn);
+  /** Removes active file i of the read snapshot; returns its size. */
+  static native long txnRemoveFile(long txn, long i, boolean dataChange);
+  static native long txnAppVersion(long txn, String appId);
+  static native void txnSetAppVersion(long txn, String appId, long version);
+  static native void txnSetMetric(long txn, String name, long value);
+  static native byte[] txnWriterState(long txn);
+  static native long txnAddStaged(long txn, byte[] adds);
+  /** Consumes the handle. {version, attempts, commit timestamp, checkpoint}. */
+  static native long[] txnCommit(long txn);
+
+  // ---- writer transactions (executors) ----
+  /** Whether this libdk has the data path (dk_txn_write). */
+  static native boolean canWrite();
+  static native long writerOpen(String uri, byte[] state, String replaceWhere,
+      long targetFileSize, int threads);
+  static native void writerFree(long writer);
+  /** Pulls batches from source.exportSchema(long)/nextBatch(long); returns the partitions
+   *  written (rows of nPart serialized values). */
+  static native String[] writerWriteAll(long writer, Object source, int nPart);
+  /** {files, rows, bytes} so far. */
+  static native long[] writerStats(long writer);
+  static native byte[] writerStagedAdds(long writer);
 }

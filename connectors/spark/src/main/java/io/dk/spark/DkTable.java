@@ -12,7 +12,10 @@ import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
@@ -21,38 +24,91 @@ import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * A Delta table at one snapshot, read through libdk. Capabilities: BATCH_READ and
- * MICRO_BATCH_READ (DkMicroBatchStream, from DkScan.toMicroBatchStream).
+ * A Delta table at one snapshot, read and written through libdk; or a path where a write is
+ * about to create one ({@link #absent}). Capabilities: BATCH_READ and
+ * MICRO_BATCH_READ (DkMicroBatchStream, from DkScan.toMicroBatchStream), and for the latest
+ * snapshot the writes (BATCH_WRITE, STREAMING_WRITE, TRUNCATE, OVERWRITE_BY_FILTER,
+ * OVERWRITE_DYNAMIC); a table pinned by time travel is read-only, as Delta's V2 connector's.
+ * ACCEPT_ANY_SCHEMA only when the write options ask for mergeSchema / overwriteSchema or the
+ * write creates the table: then the connector resolves the data's columns by name itself
+ * ({@link WritePlan}); otherwise Spark resolves them (by name or position, with its casts).
  */
-public class DkTable implements SupportsRead, SupportsMetadataColumns {
+public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataColumns {
   static final String METADATA = "_metadata";
 
-  private final NativeSnapshot snapshot;
+  private final NativeSnapshot snapshot;   // null when absent
+  private final String path;
+  private final boolean pinned;
+  private final CaseInsensitiveStringMap options;
   private final StructType schema;
   private final StructType deltaSchema;  // schemaString as Spark parses it (variant, collations)
   private final String[] partitionColumns;
 
-  public DkTable(NativeSnapshot snapshot) {
+  public DkTable(NativeSnapshot snapshot) { this(snapshot, false, CaseInsensitiveStringMap.empty()); }
+
+  DkTable(NativeSnapshot snapshot, boolean pinned, CaseInsensitiveStringMap options) {
     this.snapshot = snapshot;
+    this.path = snapshot.path();
+    this.pinned = pinned;
+    this.options = options;
     this.partitionColumns = snapshot.partitionColumns();
     this.deltaSchema = SparkTypes.deltaSchema(snapshot.schemaString());
-    StructType s = SparkTypes.overlay(ArrowUtils.fromArrowSchema(snapshot.arrowSchema()), deltaSchema);
-    // Spark's order: data columns, then partition columns (in partitionColumns order).
-    Set<String> parts = new HashSet<>();
-    for (String p : partitionColumns) parts.add(p.toLowerCase(java.util.Locale.ROOT));
-    List<StructField> fields = new ArrayList<>();
-    for (StructField f : s.fields())
-      if (!parts.contains(f.name().toLowerCase(java.util.Locale.ROOT))) fields.add(f);
-    for (String p : partitionColumns)
-      for (StructField f : s.fields()) if (f.name().equalsIgnoreCase(p)) fields.add(f);
-    this.schema = new StructType(fields.toArray(new StructField[0]));
+    // DDL order (the schemaString's), as Delta's tables present it: positional INSERTs match
+    this.schema = SparkTypes.overlay(ArrowUtils.fromArrowSchema(snapshot.arrowSchema()), deltaSchema);
   }
 
-  NativeSnapshot snapshot() { return snapshot; }
+  DkTable(String path, StructType schema, String[] partitionColumns,
+      CaseInsensitiveStringMap options) {
+    this.snapshot = null;
+    this.path = path;
+    this.pinned = false;
+    this.options = options;
+    this.schema = schema;
+    this.deltaSchema = schema;
+    this.partitionColumns = partitionColumns;
+  }
+
+  /** No table at `path` yet: a write creates it with the data's schema and `partitioning`. */
+  static DkTable absent(String path, StructType schema, Transform[] partitioning,
+      CaseInsensitiveStringMap options) {
+    return new DkTable(path, schema == null ? new StructType() : schema,
+        identityColumns(partitioning), options);
+  }
+
+  /** The column names of identity partition transforms (partitionBy / PARTITIONED BY). */
+  static String[] identityColumns(Transform[] partitioning) {
+    if (partitioning == null) return new String[0];
+    String[] out = new String[partitioning.length];
+    for (int i = 0; i < out.length; i++) {
+      Transform t = partitioning[i];
+      if (!"identity".equals(t.name()) || t.references().length != 1
+          || t.references()[0].fieldNames().length != 1)
+        throw new DkException(DkException.ErrorClass.DK_UNSUPPORTED_FEATURE,
+            DkException.UNSUPPORTED, "dk tables are partitioned by columns; "
+                + t.describe() + " is not a column");
+      out[i] = t.references()[0].fieldNames()[0];
+    }
+    return out;
+  }
+
+  /** The table's snapshot; DK_TABLE_NOT_FOUND when no table exists yet. */
+  NativeSnapshot snapshot() {
+    if (snapshot == null)
+      throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, DkException.NOT_FOUND,
+          "no Delta table at " + path);
+    return snapshot;
+  }
+  boolean exists() { return snapshot != null; }
+  boolean pinned() { return pinned; }
+  String path() { return path; }
+  CaseInsensitiveStringMap options() { return options; }
   StructType deltaSchema() { return deltaSchema; }
   String[] partitionColumnNames() { return partitionColumns; }
 
-  @Override public String name() { return "dk.`" + snapshot.path() + "`@v" + snapshot.version(); }
+  @Override public String name() {
+    return snapshot == null ? "dk.`" + path + "`"
+        : "dk.`" + path + "`" + (pinned ? "@v" + snapshot.version() : "");
+  }
 
   @Override public StructType schema() { return schema; }
 
@@ -62,17 +118,34 @@ public class DkTable implements SupportsRead, SupportsMetadataColumns {
     return t;
   }
 
-  @Override public Map<String, String> properties() { return snapshot.properties(); }
+  @Override public Map<String, String> properties() {
+    return snapshot == null ? new java.util.HashMap<>() : snapshot.properties();
+  }
 
   @Override public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
+    if (pinned) return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ);
+    EnumSet<TableCapability> c = EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
+        TableCapability.BATCH_WRITE,
+        TableCapability.STREAMING_WRITE, TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
+    if (snapshot == null || WriteOptions.evolvesSchema(options))
+      c.add(TableCapability.ACCEPT_ANY_SCHEMA);
+    return c;
   }
 
   @Override public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new DkScanBuilder(this, options);
   }
 
-  boolean rowTracking() { return snapshot.hasFeature("rowTracking"); }
+  @Override public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    if (pinned)
+      throw new DkException(DkException.ErrorClass.DK_TABLE_READ_ONLY, DkException.INVALID,
+          name() + " is pinned by time travel (version " + snapshot.version()
+              + ") and cannot be written");
+    return new DkWriteBuilder(this, info);
+  }
+
+  boolean rowTracking() { return snapshot != null && snapshot.hasFeature("rowTracking"); }
 
   /** The `_metadata` struct: the six file fields, row_index, and with row tracking row_id and
    *  row_commit_version. Field order is libdk's (DK_META_* bit order). */
