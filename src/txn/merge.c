@@ -796,7 +796,7 @@ static dk_status find_keys(mg *g, const dk_expr *e, dk_expr **tk, dk_expr **sk, 
   bool as = !strcasecmp(na, g->sa), bt = !strcasecmp(nb, g->ta);
   if (!cols || !((at && bs) || (as && bt))) {
     char *txt = NULL;
-    (void)dk_expr_to_string(&txt, e, NULL);
+    if (dk_expr_to_string(&txt, e, NULL) != DK_OK) txt = NULL; /* the message names it if it can */
     dk_status st = dk__error_set(err, DK_UNSUPPORTED,
                                  "MERGE: the condition must be equalities %s.<column> = "
                                  "%s.<column> joined by AND; not '%s'",
