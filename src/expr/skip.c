@@ -416,7 +416,7 @@ static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_st
       /* (integers only for integer columns, decimals only for decimal ones: the comparison
       ** domains that read them) */
       if (col->dom == DK_DOM_I64 && col->type.id != DK_AT_DATE32 &&
-          col->type.id != DK_AT_TIMESTAMP && json_i64(v, &out->i))
+          col->type.id != DK_AT_TIMESTAMP && dk__json_as_i64(v, &out->i)) /* may be < 0 */
         out->has |= DK_STAT_INT;
       char *end;
       double d = strtod(v->u.num, &end);
