@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import dk
+from test_py_support import import_dk  # noqa: E402
+dk = import_dk()
 
 deltalake = pytest.importorskip("deltalake")
 

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-import dk
+from test_py_support import import_dk  # noqa: E402
+dk = import_dk()
 import pq_oracle
 from pq_write_gen import FLAT, NESTED, first_diff, random_params, random_table
 

@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 import pytest
 
-import dk as dkpy
+from test_py_support import import_dk  # noqa: E402
+dkpy = import_dk()
 import dkharness
 
 PRIMS = "delta-golden/data-reader-primitives"

@@ -8,7 +8,8 @@ import shutil
 import pyarrow as pa
 import pytest
 
-import dk
+from test_py_support import import_dk  # noqa: E402
+dk = import_dk()
 
 deltalake = pytest.importorskip("deltalake")
 

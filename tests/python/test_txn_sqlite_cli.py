@@ -8,7 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dk
+from test_py_support import import_dk  # noqa: E402
+dk = import_dk()
 
 deltalake = pytest.importorskip("deltalake")
 

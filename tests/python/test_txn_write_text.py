@@ -10,7 +10,8 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pytest
 
-import dk as dkmod
+from test_py_support import import_dk  # noqa: E402
+dkmod = import_dk()
 
 deltalake = pytest.importorskip("deltalake")
 
