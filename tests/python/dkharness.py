@@ -86,6 +86,23 @@ def _fail(msg: str) -> None:
     pytest.fail(msg, pytrace=False)
 
 
+def sqlite_host_env() -> dict:
+    """Environment for a host process (Debian's /usr/bin/python3) loading dk_sqlite.so: a
+    sanitizer build of the extension needs the ASan/UBSan runtimes preloaded into the
+    uninstrumented host. A host that starts other programs should drop LD_PRELOAD for them."""
+    env = dict(os.environ)
+    cache = build_dir() / "CMakeCache.txt"
+    if cache.exists() and "DK_SANITIZE:BOOL=ON" in cache.read_text():
+        libs = []
+        for lib in ("libasan.so", "libubsan.so"):
+            p = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
+            if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
+                libs.append(p.stdout.strip())
+        env["LD_PRELOAD"] = " ".join(libs)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"  # the host interpreter's own allocations
+    return env
+
+
 def _sanitizer_env() -> dict:
     env = dict(os.environ)
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")

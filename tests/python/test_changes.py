@@ -444,7 +444,7 @@ except sqlite3.Error as e:
     print(json.dumps(str(e)))
 """
     p = subprocess.Popen([py, "-c", host, str(ext), path], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, text=True, env=h.sqlite_host_env())
     first = json.loads(p.stdout.readline())
     assert first == [[3, "insert", 1], [4, "insert", 1]]
     deltalake.DeltaTable(path).delete("id = 4")

@@ -64,18 +64,9 @@ json.dump(out, sys.stdout)
 """
 
 
+
 def _ext_env():
-    env = dict(os.environ)
-    cache = h.build_dir() / "CMakeCache.txt"
-    if cache.exists() and "DK_SANITIZE:BOOL=ON" in cache.read_text():
-        libs = []
-        for lib in ("libasan.so", "libubsan.so"):
-            p = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
-            if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
-                libs.append(p.stdout.strip())
-        env["LD_PRELOAD"] = " ".join(libs)
-        env["ASAN_OPTIONS"] = "detect_leaks=0"  # the host interpreter's own allocations
-    return env
+    return h.sqlite_host_env()
 
 
 @pytest.fixture(scope="module")

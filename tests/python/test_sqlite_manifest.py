@@ -120,20 +120,9 @@ def _ext_path():
     return p
 
 
+
 def _ext_env():
-    """Environment for a host process loading dk_sqlite.so: a sanitizer build of the extension
-    needs the ASan/UBSan runtimes preloaded into the (uninstrumented) host."""
-    env = dict(os.environ)
-    cache = h.build_dir() / "CMakeCache.txt"
-    if cache.exists() and "DK_SANITIZE:BOOL=ON" in cache.read_text():
-        libs = []
-        for lib in ("libasan.so", "libubsan.so"):
-            p = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
-            if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
-                libs.append(p.stdout.strip())
-        env["LD_PRELOAD"] = " ".join(libs)
-        env["ASAN_OPTIONS"] = "detect_leaks=0"  # the host interpreter's own allocations
-    return env
+    return h.sqlite_host_env()
 
 
 def _have_system_python():

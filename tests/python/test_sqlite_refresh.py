@@ -80,7 +80,8 @@ def test_vtab_follows_concurrent_writer(tmp_path):
     stop = str(tmp_path / "stop")
     w = subprocess.Popen([sys.executable, WRITER, path, "30"])
     host = subprocess.Popen([SYSTEM_PYTHON, "-c", HOST, ext, path, stop, "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=h.sqlite_host_env())
     try:
         assert w.wait(timeout=180) == 0
     finally:
@@ -116,15 +117,16 @@ def test_vtab_declared_column_changes_type(tmp_path):
     path = str(tmp_path / "t")
     write_deltalake(path, pa.table({"id": pa.array([1, 2], pa.int64())}))
     script = r"""
-import sqlite3, sys, subprocess, json
+import os, sqlite3, sys, subprocess, json
 ext, path, py, = sys.argv[1], sys.argv[2], sys.argv[3]
+plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 con = sqlite3.connect(":memory:")
 con.enable_load_extension(True)
 con.load_extension(ext)
 con.execute("CREATE VIRTUAL TABLE t USING delta('%s')" % path)
 res = [con.execute("SELECT count(*) FROM t").fetchone()[0]]
 def write(code):
-    subprocess.run([py, "-c", code], check=True)
+    subprocess.run([py, "-c", code], check=True, env=plain)
 write("import pyarrow as pa; from deltalake import write_deltalake; "
       "write_deltalake(%r, pa.table({'id': pa.array([3], pa.int64()), 'y': pa.array(['n'])}), "
       "mode='append', schema_mode='merge')" % path)
@@ -140,7 +142,7 @@ except sqlite3.Error as e:
 print(json.dumps(res))
 """
     r = subprocess.run([SYSTEM_PYTHON, "-c", script, ext, path, sys.executable],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=h.sqlite_host_env())
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res[0] == 2
