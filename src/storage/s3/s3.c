@@ -178,7 +178,7 @@ static dk_status list_page_get(s3_backend *b, const char *prefix, const char *st
   list_entry *v = (list_entry *)(void *)pg->entries.data;
   size_t n = pg->entries.len / sizeof *v;
   if (pg->url_encoded)
-    for (size_t i = 0; i < n; i++) dk_s3__uri_decode(v[i].key, strlen(v[i].key), 1);
+    for (size_t i = 0; i < n; i++) dk__pct_decode_into(v[i].key, v[i].key, strlen(v[i].key), DK__PCT_PLUS_SPACE);
   if (n > 1) qsort(v, n, sizeof *v, cmp_entries);
   if (pg->truncated && !pg->token.len)
     st = dk__error_set(err, DK_CORRUPT, "s3 LIST s3://%s/%s: a truncated page without "
