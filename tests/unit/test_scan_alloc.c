@@ -12,33 +12,8 @@
 
 #include "dk/scan.h"
 #include "scan/file_reader.h"
+#include "fail_alloc.h"
 #include "test.h"
-
-typedef struct fail_alloc {
-  long left; /* allocations that still succeed; then every one fails */
-  long live; /* blocks not yet freed */
-  long calls;
-} fail_alloc;
-
-static void *fa_malloc(void *ctx, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  f->live++;
-  return malloc(n);
-}
-static void *fa_realloc(void *ctx, void *p, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  if (!p) f->live++;
-  return realloc(p, n);
-}
-static void fa_free(void *ctx, void *p) {
-  fail_alloc *f = ctx;
-  if (p) f->live--;
-  free(p);
-}
 
 /* Helpers return the row count, -1 for a clean failure, or UNCLEAN. */
 #define UNCLEAN (-2)
@@ -62,7 +37,7 @@ static int64_t drain_or_fail(struct ArrowArrayStream *st) {
 }
 
 typedef struct fixture {
-  fail_alloc f;
+  dk_test_fail_alloc f;
   dk_allocator a;
   dk_table *t;
   dk_snapshot *s;
@@ -75,7 +50,7 @@ static const char *const COLS[] = {"col1", "col2", "part"};
 static void fixture_open(fixture *x, dk_error *err) {
   memset(x, 0, sizeof *x);
   x->f.left = 1L << 40;
-  x->a = (dk_allocator){&x->f, fa_malloc, fa_realloc, fa_free};
+  x->a = dk_test_fail_allocator(&x->f);
   char root[1024];
   snprintf(root, sizeof root, "%s/delta-golden/dv-partitioned-with-checkpoint", dk_test_data_dir());
   dk_table_options to;
