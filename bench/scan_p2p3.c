@@ -127,28 +127,31 @@ static long rss_kib(void) {
   return res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Opens the table, its latest snapshot and the filter; what it opened stays in the outputs
+** for the caller to free, also on failure (the exit code). */
+static int open_all(const bench_args *a, dk_table **t, dk_snapshot **s, dk_expr **filter) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  if (dk_table_open(t, a->uri, &to, &err) != DK_OK) return fail("table", &err);
+  if (dk_snapshot_open(s, *t, NULL, &err) != DK_OK) return fail("snapshot", &err);
+  if (a->filter && dk_expr_parse(filter, a->filter, &err) != DK_OK) return fail("filter", &err);
+  return 0;
+}
+
 /* --repeat: N plans with the filter on one snapshot. */
 static int run_repeat(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
   long r0 = rss_kib();
   double t0 = bench_wall();
-  dk_table_options to;
-  memset(&to, 0, sizeof to);
-  to.version = DK_TABLE_OPTIONS_VERSION;
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   dk_expr *filter = NULL;
-  int rc = 0;
-  if (dk_table_open(&t, a->uri, &to, &err) != DK_OK) return fail("table", &err);
-  if (dk_snapshot_open(&s, t, NULL, &err) != DK_OK) {
-    rc = fail("snapshot", &err);
-    goto done;
-  }
-  if (a->filter && dk_expr_parse(&filter, a->filter, &err) != DK_OK) {
-    rc = fail("filter", &err);
-    goto done;
-  }
+  int rc = open_all(a, &t, &s, &filter);
+  if (rc) goto done;
   long r1 = rss_kib();
   double t1 = bench_wall(), c1 = bench_cpu(), first = 0;
   dk_scan_stats st;
@@ -187,23 +190,12 @@ static int run(const bench_args *a) {
   dk_error err;
   dk_error_init(&err);
   double c0 = bench_cpu(), t0 = bench_wall();
-  dk_table_options to;
-  memset(&to, 0, sizeof to);
-  to.version = DK_TABLE_OPTIONS_VERSION;
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   dk_expr *filter = NULL;
   dk_scan *scan = NULL;
-  int rc = 0;
-  if (dk_table_open(&t, a->uri, &to, &err) != DK_OK) return fail("table", &err);
-  if (dk_snapshot_open(&s, t, NULL, &err) != DK_OK) {
-    rc = fail("snapshot", &err);
-    goto done;
-  }
-  if (a->filter && dk_expr_parse(&filter, a->filter, &err) != DK_OK) {
-    rc = fail("filter", &err);
-    goto done;
-  }
+  int rc = open_all(a, &t, &s, &filter);
+  if (rc) goto done;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SCAN_OPTIONS_VERSION;
