@@ -444,8 +444,9 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
 }
 
 /* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
- * children copied them), so the arrays go; the strings and stats blocks they point into
- * stay until the last child is freed. Keeps a chain of refreshes at one file array. */
+ * children copied them), so the arrays and its cache go; the strings and stats blocks they
+ * point into stay until the last child is freed. Keeps a chain of refreshes at one file
+ * array. */
 static void release_arrays(dk_snapshot *s) {
   if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
   dk_table *t = s->table;
@@ -455,6 +456,9 @@ static void release_arrays(dk_snapshot *s) {
   s->st.tombs = NULL;
   s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
   s->st.cap_files = s->st.cap_tombs = 0;
+  /* nor does anyone scan it: its cache (scan/stats.c) goes too */
+  dk_snapshot__cache *c = __atomic_exchange_n(&s->cache, NULL, __ATOMIC_ACQ_REL);
+  if (c) c->free(c);
 }
 
 void dk_snapshot_free(dk_snapshot *s) {
