@@ -126,6 +126,16 @@ static int64_t mt_claim(mt_stream *m) {
   return DK_MIN(it, m->n_items);
 }
 
+/* The next work item to open ahead of time, or m->n_items: only while at least one item is
+** left for every reader, so that reading ahead never takes work an idle reader could do (two
+** files and two readers: each reads one). */
+static int64_t mt_claim_ahead(mt_stream *m) {
+  pthread_mutex_lock(&m->mu);
+  int64_t it = m->cancel || m->n_items - m->next_file < m->n_threads ? m->n_items : m->next_file++;
+  pthread_mutex_unlock(&m->mu);
+  return it;
+}
+
 /* Opens item x->it; ahead: also its first row group, chunks included (read-ahead). */
 static dk_status mt_open(mt_item *x, int ahead, dk_error *err) {
   mt_stream *m = x->m;
@@ -162,7 +172,7 @@ static void mt_worker(void *arg) {
   cur->it = mt_claim(m);
   if (cur->it < m->n_items) st = mt_open(cur, 0, &err);
   while (!st && cur->it < m->n_items) {
-    nxt->it = m->read_ahead > 0 ? mt_claim(m) : m->n_items;
+    nxt->it = m->read_ahead > 0 ? mt_claim_ahead(m) : m->n_items;
     if (nxt->it < m->n_items) {
       dk_error_init(&nxt->err);
       nxt->pending = 1;
@@ -188,7 +198,7 @@ static void mt_worker(void *arg) {
       cur = nxt;
       nxt = x;
     } else {
-      cur->it = m->read_ahead > 0 ? m->n_items : mt_claim(m);
+      cur->it = mt_claim(m);
       if (cur->it < m->n_items) st = mt_open(cur, 0, &err);
     }
   }
