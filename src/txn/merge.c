@@ -1122,31 +1122,20 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   return st;
 }
 
+typedef struct merge_args {
+  dk_dml_metrics *out;
+  const dk_merge_spec *spec;
+  const dk_dml_options *o;
+} merge_args;
+
+static dk_status merge_body(dk_txn *x, void *arg, dk_error *err) {
+  merge_args *a = arg;
+  return dk_txn_merge(a->out, x, a->spec, a->o, err);
+}
+
 dk_status dk_table_merge(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
                          const dk_merge_spec *spec, const dk_dml_options *o,
                          const dk_txn_options *txn_opts, dk_error *err) {
-  if (commit) {
-    unsigned v = commit->version;
-    memset(commit, 0, sizeof *commit);
-    commit->version = v;
-    commit->committed_version = -1;
-  }
-  DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_merge: NULL table");
-  dk_snapshot *snap = NULL;
-  dk_txn *x = NULL;
-  dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION};
-  if (txn_opts) to = *txn_opts;
-  to.operation = "MERGE";
-  dk_status st = dk_snapshot_open(&snap, t, NULL, err);
-  if (!st) st = dk_txn_begin(&x, snap, &to, err);
-  if (!st) st = dk_txn_merge(out, x, spec, o, err);
-  if (!st && x->n_adds == 0 && x->n_removes == 0) {
-    dk_txn_abort(x); /* nothing changed: no commit */
-  } else if (!st) {
-    st = dk_txn_commit(x, commit, err);
-  } else {
-    dk_txn_abort(x);
-  }
-  dk_snapshot_free(snap);
-  return st;
+  merge_args a = {out, spec, o};
+  return dk_txn__dml_run(commit, t, "MERGE", txn_opts, merge_body, &a, err);
 }
