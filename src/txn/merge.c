@@ -25,8 +25,12 @@
 ** update_postimage, delete, insert rows), kept in memory until the new files are written, then
 ** written as cdc files (MergeIntoCommand with CDC).
 **
-** Not yet: copy-on-write (tables without deletion vectors), row tracking (refused,
-** DK_UNSUPPORTED); target files are not pruned by the source keys' range.
+** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites) a
+** target file's batches are held while it is read; when any of its rows was updated or
+** deleted the file is removed and its other rows are written again (numTargetRowsCopied).
+** With row tracking the written rows carry the materialized row id and row commit version
+** columns: an updated or copied row keeps its row id, a copied row its commit version, an
+** updated one takes this commit's (NULL); an inserted row gets fresh ones.
 */
 #include <errno.h>
 #include <math.h>
@@ -56,11 +60,14 @@ typedef struct mg {
   /* schemas */
   struct ArrowSchema src;     /* the source's */
   struct ArrowSchema tgt;     /* reader batches: table columns + _metadata */
-  struct ArrowSchema out;     /* the written rows: table columns */
+  struct ArrowSchema out;     /* the table columns */
+  struct ArrowSchema wout;    /* the written rows: table columns + row tracking columns */
   struct ArrowSchema joined;  /* struct<ta: tgt, sa: src> */
   struct ArrowSchema tonly, sonly;
   size_t n_cols;              /* table columns */
-  dk_atype *types;            /* per table column */
+  size_t n_out;               /* written columns: n_cols + 2 with row tracking, else n_cols */
+  dk_atype *types;            /* per written column */
+  int cow;                    /* copy-on-write: a touched file's other rows are copied */
   /* keys */
   size_t n_keys;
   dk_expr *tkey[MAX_KEYS], *skey[MAX_KEYS];
@@ -79,8 +86,10 @@ typedef struct mg {
   dk_file_iter *it;
   int64_t *idx, n_idx, next;
   dk_scan__file *cur;
-  int64_t cur_idx, cur_nrec;
+  int64_t cur_idx, cur_nrec, cur_size;
   int64_t *dv, n_dv, cap_dv;  /* rows of the current file that go */
+  struct ArrowArray *held;    /* copy-on-write: the current file's batches */
+  size_t n_held, cap_held;
   int inserts_done;
   /* output queue */
   struct ArrowArray *q;
@@ -94,7 +103,7 @@ typedef struct mg {
   dk_error err;
   dk_status st;
   /* metrics */
-  int64_t m_upd, m_nmbs_upd, m_del, m_nmbs_del, m_ins, m_src;
+  int64_t m_upd, m_nmbs_upd, m_del, m_nmbs_del, m_ins, m_src, m_copied;
 } mg;
 
 /* ---- small arrays ---------------------------------------------------------------------------- */
@@ -434,13 +443,13 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
                       int64_t m, dk_error *err) {
   struct ArrowArray sub;
   DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, g->c->alloc, err));
-  size_t n = g->n_cols;
+  size_t n = g->n_out;
   struct ArrowArray *kids = calloc(n ? n : 1, sizeof *kids);
   struct ArrowArray **kp = calloc(n ? n : 1, sizeof *kp);
   dk_status st = kids && kp ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (size_t c = 0; c < n && !st; c++) {
     kp[c] = &kids[c];
-    st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->out.children[c]->name,
+    st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->wout.children[c]->name,
                              &sub, g->c->alloc, err);
   }
   sub.release(&sub);
@@ -628,13 +637,69 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Finishes the current target file: its rows that go become a DV (or its removal). */
+/* Copy-on-write: the rows of held batch b that no clause changed, queued to be written again
+** as they are (with their row tracking columns). */
+static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
+  int64_t n = b->length, m = 0;
+  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
+  if (!sel) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (int64_t r = 0; r < n; r++) {
+    int64_t ri = row_index_at(b, r);
+    if (!bsearch(&ri, g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64)) sel[m++] = r;
+  }
+  struct ArrowArray taken;
+  memset(&taken, 0, sizeof taken);
+  dk_status st = m ? dk_scan__take(&taken, &g->tgt, b, sel, m, g->c->alloc, err) : DK_OK;
+  free(sel);
+  if (st || !m) return st;
+  g->m_copied += m;
+  size_t nk = g->n_out;
+  many *h = malloc(sizeof *h);
+  struct ArrowArray *kids = calloc(nk ? nk : 1, sizeof *kids);
+  struct ArrowArray **kp = calloc(nk ? nk : 1, sizeof *kp);
+  if (!h || !kids || !kp) {
+    free(h), free(kids), free(kp);
+    taken.release(&taken);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  /* the table's columns, then _metadata.row_id / row_commit_version, moved out of taken */
+  struct ArrowArray *meta = taken.children[g->n_cols];
+  for (size_t c = 0; c < nk; c++) {
+    struct ArrowArray *from = c < g->n_cols ? taken.children[c] : meta->children[c - g->n_cols + 1];
+    kids[c] = *from;
+    from->release = NULL;
+    kp[c] = &kids[c];
+  }
+  taken.release(&taken);
+  h->kids = kids;
+  h->kp = kp;
+  h->n = nk;
+  static const void *no_buffers[1] = {NULL};
+  struct ArrowArray out;
+  memset(&out, 0, sizeof out);
+  out.length = m;
+  out.n_buffers = 1;
+  out.buffers = no_buffers;
+  out.n_children = (int64_t)nk;
+  out.children = kp;
+  out.private_data = h;
+  out.release = many_release;
+  return queue_push(g, &out, err);
+}
+
+/* Finishes the current target file: its rows that go become a DV (or its removal); under
+** copy-on-write a file that lost or changed any row is removed and its other rows copied. */
 static dk_status close_target(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   if (g->n_dv) {
     qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
-    st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->dv, g->n_dv, err);
+    for (size_t i = 0; i < g->n_held && !st; i++) st = copy_rows(g, &g->held[i], err);
+    if (!st)
+      st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
+    g->c->m->num_removed_bytes += g->cur_size;
   }
+  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
+  g->n_held = 0;
   g->n_dv = 0;
   dk_scan__file_close(g->cur);
   g->cur = NULL;
@@ -668,6 +733,18 @@ static dk_status inserts(mg *g, dk_error *err) {
   return st;
 }
 
+static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
+  if (g->n_held == g->cap_held) {
+    size_t nc = g->cap_held ? 2 * g->cap_held : 8;
+    struct ArrowArray *q = realloc(g->held, nc * sizeof *q);
+    if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    g->held = q;
+    g->cap_held = nc;
+  }
+  dk__array_move(b, &g->held[g->n_held++]);
+  return DK_OK;
+}
+
 /* Produces output until the queue has a batch or everything is done. */
 static dk_status step(mg *g, dk_error *err) {
   while (!g->q_len) {
@@ -679,7 +756,8 @@ static dk_status step(mg *g, dk_error *err) {
         continue;
       }
       dk_status st = target_batch(g, &b, err);
-      b.release(&b);
+      if (!st && g->cow) st = hold(g, &b, err); /* copied at the file's end if it is touched */
+      if (b.release) b.release(&b);
       if (st) return st;
       continue;
     }
@@ -690,6 +768,7 @@ static dk_status step(mg *g, dk_error *err) {
       DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
       DK_RETURN_NOT_OK(dk_scan__file_open(&g->cur, g->rd, fe, err));
       g->cur_nrec = dk_txn__stats_records(fe->stats);
+      g->cur_size = fe->size;
       if (g->cur_nrec < 0) g->cur_nrec = dk_scan__file_num_rows(g->cur);
       continue;
     }
@@ -705,7 +784,7 @@ static dk_status step(mg *g, dk_error *err) {
 
 static int s_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   mg *g = s->private_data;
-  return dk__schema_copy(out, &g->out, &g->err) ? EIO : 0;
+  return dk__schema_copy(out, &g->wout, &g->err) ? EIO : 0;
 }
 
 static int s_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -751,7 +830,7 @@ static void mg_dispose(mg *g) {
   }
   for (size_t k = 0; k < g->n_cl; k++) {
     dk_expr_free(g->cl[k].cond);
-    for (size_t c = 0; g->cl[k].vals && c < g->n_cols; c++) dk_expr_free(g->cl[k].vals[c]);
+    for (size_t c = 0; g->cl[k].vals && c < g->n_out; c++) dk_expr_free(g->cl[k].vals[c]);
     free(g->cl[k].vals);
   }
   free(g->cl);
@@ -772,6 +851,9 @@ static void mg_dispose(mg *g) {
   dk__schema_release(&g->src);
   dk__schema_release(&g->tgt);
   dk__schema_release(&g->out);
+  dk__schema_release(&g->wout);
+  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
+  free(g->held);
   dk__schema_release(&g->joined);
   dk__schema_release(&g->tonly);
   dk__schema_release(&g->sonly);
@@ -828,7 +910,7 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     if (st) return dk__error_prefix(err, "MERGE %s AND condition", kind), st;
   }
   if (c->action == DK_MERGE_DELETE) return DK_OK;
-  m->vals = calloc(g->n_cols, sizeof *m->vals);
+  m->vals = calloc(g->n_out, sizeof *m->vals);
   if (!m->vals) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   const dk_expr **given = calloc(g->n_cols ? g->n_cols : 1, sizeof *given);
   if (!given) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -875,6 +957,19 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     if (st) dk__error_prefix(err, "MERGE %s %s", kind, cn);
   }
   free(given);
+  /* row tracking: an updated row keeps its row id and takes this commit's row commit version
+   * (NULL materialized); an inserted row gets both fresh (NULL) */
+  for (size_t i = g->n_cols; i < g->n_out && !st; i++) {
+    dk_expr *e = NULL;
+    if (i == g->n_cols && c->action == DK_MERGE_UPDATE) {
+      const char *path[3] = {g->ta, "_metadata", "row_id"};
+      st = dk_expr_column(&e, path, 3, err);
+    } else {
+      st = dk_expr_literal_null(&e, err);
+    }
+    if (!st) st = dk_expr__bind_value(&m->vals[i], e, &g->joined, g->c->alloc, err);
+    dk_expr_free(e);
+  }
   return st;
 }
 
@@ -885,14 +980,7 @@ static dk_status setup(mg *g, dk_error *err) {
   dk__buf_init(&g->kb, g->c->alloc);
   DK_RETURN_IF(!sp->source || !sp->source->get_schema || !sp->on, DK_INVALID, err,
                "MERGE needs a source stream and a condition");
-  DK_RETURN_IF(!g->c->use_dvs, DK_UNSUPPORTED, err,
-               "MERGE on %s: the table does not allow deletion vectors "
-               "(delta.enableDeletionVectors) and copy-on-write MERGE is not supported yet",
-               x->table->root);
-  DK_RETURN_IF(dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
-                   dk_txn__conf_true(&x->meta, "delta.enableRowTracking"),
-               DK_UNSUPPORTED, err,
-               "MERGE on %s: tables with row tracking are not supported yet", x->table->root);
+  g->cow = !g->c->use_dvs;
   DK_RETURN_IF(!strcasecmp(g->ta, g->sa), DK_INVALID, err,
                "MERGE: the target and source aliases are both '%s'", g->ta);
   if (sp->source->get_schema(sp->source, &g->src) != 0) {
@@ -902,15 +990,32 @@ static dk_status setup(mg *g, dk_error *err) {
   }
   DK_RETURN_IF(!g->src.format || strcmp(g->src.format, "+s"), DK_INVALID, err,
                "MERGE: the source stream is not a stream of struct batches");
-  dk_scan__file_reader_options ro = {.metadata_fields = DK_META_ROW_INDEX};
+  const char *rt[2] = {dk_txn__row_tracking_col(x, 0), dk_txn__row_tracking_col(x, 1)};
+  bool tracked = rt[0] && rt[1];
+  dk_scan__file_reader_options ro = {
+      .metadata_fields =
+          DK_META_ROW_INDEX | (tracked ? DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION : 0)};
   DK_RETURN_NOT_OK(dk_scan__file_reader_new(&g->rd, x->snap, &ro, err));
   DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&g->tgt, g->rd, err));
   g->n_cols = (size_t)g->tgt.n_children - 1;
-  g->types = calloc(g->n_cols ? g->n_cols : 1, sizeof *g->types);
+  g->n_out = g->n_cols + (tracked ? 2 : 0);
+  g->types = calloc(g->n_out ? g->n_out : 1, sizeof *g->types);
   if (!g->types) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (size_t i = 0; i < g->n_cols; i++)
     DK_RETURN_NOT_OK(dk__atype_parse(&g->types[i], g->tgt.children[i]->format, err));
   DK_RETURN_NOT_OK(side_schema(&g->out, &g->tgt, "", (int64_t)g->n_cols, err));
+  /* the written rows: the table's columns, then the materialized row tracking columns */
+  dk_atype wst = dk__atype_make(DK_AT_STRUCT);
+  DK_RETURN_NOT_OK(dk__schema_init(&g->wout, &wst, "", 0, (int64_t)g->n_out, err));
+  for (size_t i = 0; i < g->n_out; i++) {
+    if (i < g->n_cols) {
+      DK_RETURN_NOT_OK(dk__schema_copy(g->wout.children[i], g->tgt.children[i], err));
+      continue;
+    }
+    g->types[i] = dk__atype_make(DK_AT_INT64);
+    DK_RETURN_NOT_OK(dk__schema_init(g->wout.children[i], &g->types[i], rt[i - g->n_cols],
+                                     ARROW_FLAG_NULLABLE, 0, err));
+  }
   g->cdf = dk_txn__cdf_on(x);
   if (g->cdf) { /* the change data rows: the table's columns, then _change_type */
     dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
@@ -1023,7 +1128,7 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
     const char *k;
     int64_t v;
   } kv[] = {
-      {"numTargetRowsCopied", 0},
+      {"numTargetRowsCopied", g->m_copied},
       {"numTargetRowsDeleted", m->num_deleted_rows},
       {"numTargetFilesAdded", m->num_added_files},
       {"numTargetBytesAdded", m->num_added_bytes},

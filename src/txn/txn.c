@@ -897,6 +897,14 @@ int dk_txn__is_blind_append(const dk_txn *x) {
   return x->n_removes == 0 && x->n_preds == 0 && x->read_paths.count == 0 && x->n_dyn == 0;
 }
 
+const char *dk_txn__row_tracking_col(const dk_txn *x, int which) {
+  if (!dk_txn__protocol_supports(&x->protocol, "rowTracking") ||
+      !dk_txn__conf_true(&x->meta, "delta.enableRowTracking"))
+    return NULL;
+  return dk_txn__meta_conf(&x->meta, which ? "delta.rowTracking.materializedRowCommitVersionColumnName"
+                                           : "delta.rowTracking.materializedRowIdColumnName");
+}
+
 static int row_tracking_on(const dk_txn *x) {
   return dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
          !dk_txn__conf_true(&x->meta, "delta.rowTrackingSuspended");

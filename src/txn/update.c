@@ -24,8 +24,9 @@
 ** With the change data feed on, the updated rows' old and new values are written as change data
 ** (update_preimage / update_postimage cdc files), as UpdateCommand.shouldOutputCdc.
 **
-** Not yet: tables with row tracking (the updated rows' materialized row ids are not written)
-** are refused (DK_UNSUPPORTED).
+** With row tracking on, the written rows keep their row ids (materialized in the column
+** delta.rowTracking.materializedRowIdColumnName names) and the updated ones get this commit's
+** row commit version (dml_rewrite.c), as delta-spark's UPDATE does.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +71,6 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
   dk_status st = DK_OK;
   if (n_set == 0 || !set)
     st = dk__error_set(err, DK_INVALID, "UPDATE needs at least one assignment");
-  else if (dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
-           dk_txn__conf_true(&x->meta, "delta.enableRowTracking"))
-    st = dk__error_set(err, DK_UNSUPPORTED,
-                       "UPDATE on %s: tables with row tracking (delta.enableRowTracking) are not "
-                       "supported yet (the updated rows' row ids would not be preserved)",
-                       x->table->root);
   /* with DVs only the matched rows are written, updated; without, every row of the touched
    * files, updated where the predicate holds */
   dml_rewrite r = {.keep = c.use_dvs ? pred : NULL, .set = set, .n_set = n_set,

@@ -76,7 +76,10 @@ typedef struct wctx {
   const char **parts_seen;    /* distinct partitions (rows of n_part), arena */
   size_t n_parts_seen, cap_parts_seen;
   int cdc;                    /* change data files (dk_txn__write_cdc) */
-  int64_t cdc_col;            /* the stream's _change_type column */
+  /* stream columns written after the data columns, not table columns: the change data's
+   * _change_type, or the materialized row tracking columns (row id, row commit version) */
+  int64_t extra_col[2];
+  size_t n_extra;
 } wctx;
 
 static const char *codec_ext(dk_parquet_codec c) {
@@ -386,12 +389,20 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->part_col[k] = f - c->schema->fields;
     c->is_part[c->part_col[k]] = 1;
   }
-  /* every stream column is a table column, and every table column is in the stream */
-  c->cdc_col = -1;
+  /* every stream column is a table column (or an extra one), and every table column is in
+   * the stream */
+  const char *rt_id = c->cdc ? NULL : dk_txn__row_tracking_col(x, 0);
+  const char *rt_cv = c->cdc ? NULL : dk_txn__row_tracking_col(x, 1);
   for (int64_t j = 0; j < in->n_children; j++) {
     const char *nm = in->children[j]->name ? in->children[j]->name : "";
-    if (c->cdc && !strcmp(nm, "_change_type") && !strcmp(in->children[j]->format, "u")) {
-      c->cdc_col = j;
+    const char *fmt = in->children[j]->format;
+    bool extra = c->cdc ? !strcmp(nm, "_change_type") && !strcmp(fmt, "u")
+                        : ((rt_id && !strcmp(nm, rt_id)) || (rt_cv && !strcmp(nm, rt_cv))) &&
+                              !strcmp(fmt, "l");
+    if (extra) {
+      DK_RETURN_IF(c->n_extra == DK_ARRAY_LEN(c->extra_col), DK_INVALID, err,
+                   "column '%s' appears twice in the data", nm);
+      c->extra_col[c->n_extra++] = j;
       continue;
     }
     if (!dk_schema_find(c->schema, nm))
@@ -418,20 +429,18 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->in_col[i] = j;
     if (!c->is_part[i]) c->data_col[c->n_data++] = (int64_t)i;
   }
-  DK_RETURN_IF(c->cdc && c->cdc_col < 0, DK_INTERNAL, err,
+  DK_RETURN_IF(c->cdc && c->n_extra != 1, DK_INTERNAL, err,
                "change data without a _change_type string column");
-  /* the files' schema: the physical data columns, in table order, the data's types (change
-   * data: then _change_type) */
+  /* the files' schema: the physical data columns, in table order, the data's types; then the
+   * extra columns (change data: _change_type) */
   dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data + (c->cdc ? 1 : 0),
+  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)(c->n_data + c->n_extra),
                                    err));
-  for (size_t d = 0; d < c->n_data; d++) {
+  for (size_t d = 0; d < c->n_data + c->n_extra; d++) {
+    const struct ArrowSchema *from = d < c->n_data ? c->phys.children[c->data_col[d]]
+                                                   : in->children[c->extra_col[d - c->n_data]];
     dk__schema_release(c->data.children[d]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], c->phys.children[c->data_col[d]], err));
-  }
-  if (c->cdc) {
-    dk__schema_release(c->data.children[c->n_data]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[c->n_data], in->children[c->cdc_col], err));
+    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], from, err));
   }
   return DK_OK;
 }
@@ -440,11 +449,12 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
  * children are moved out of b; b keeps its other children until released). */
 static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b,
                            dk_error *err) {
-  size_t nk = c->n_data + (c->cdc ? 1 : 0);
+  size_t nk = c->n_data + c->n_extra;
   struct ArrowArray *kids = dk__calloc(c->alloc, nk + 1, sizeof *kids);
   if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
   for (size_t d = 0; d < nk; d++) {
-    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]] : c->cdc_col];
+    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]]
+                                                        : c->extra_col[d - c->n_data]];
     kids[d] = *src;
     src->release = NULL;
   }

@@ -104,8 +104,9 @@ def src(ids, ks):
     return pa.table({"id": pa.array(ids, pa.int64()), "k": pa.array(ks, pa.int32())})
 
 
-def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path):
-    root = make(tmp_path)
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path, dvs):
+    root = make(tmp_path, dvs)
     before = rs(root)
     ids = list(range(0, 400, 3)) + list(range(5000, 5050))
     s = src(ids, [i % 5 for i in ids])
@@ -128,6 +129,7 @@ def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path):
     assert rs(root) == sorted(want, key=lambda r: r["id"])
     assert m["num_inserted_rows"] == 50 and m["num_source_rows"] == len(ids)
     assert m["num_deleted_rows"] == (len(before) - len(want) + 50) and m["num_updated_rows"] > 0
+    assert has_dv(root) == dvs
 
 
 def test_merge_duplicate_matches_fail_as_spark(tmp_path):
@@ -154,10 +156,20 @@ def test_merge_bad_condition_leaves_the_table(tmp_path, on, exc):
     assert version(root) == v
 
 
-def test_merge_without_dvs_is_refused(tmp_path):
+def test_merge_copy_on_write_rewrites_only_touched_files(tmp_path):
+    """Without DVs a file with a matched row is rewritten (its other rows copied); the others
+    stay; numTargetRowsCopied counts the copies."""
     root = make(tmp_path, dvs=False)
-    with pytest.raises(dk.UnsupportedFeature, match="deletion vectors"):
-        dk.Table(root).merge(src([1], [1]), on="t.id = s.id").when_matched_delete().execute()
+    before, files0 = rs(root), set(deltalake.DeltaTable(root).file_uris())
+    m = dk.Table(root).merge(src([3], [9]), on="t.id = s.id").when_matched_update(
+        {"k": "s.k"}).execute()
+    assert rs(root) == [dict(r, k=9) if r["id"] == 3 else r for r in before]
+    files1 = set(deltalake.DeltaTable(root).file_uris())
+    assert len(files0 - files1) == 1 and len(files1 - files0) == 1
+    ci = json.loads(open(os.path.join(root, "_delta_log", "%020d.json" % version(root))).readline())
+    om = ci["commitInfo"]["operationMetrics"]
+    assert om["numTargetFilesRemoved"] == "1" and om["numTargetRowsUpdated"] == "1"
+    assert int(om["numTargetRowsCopied"]) > 0 and m["num_updated_rows"] == 1
 
 
 def cdf_rows(root, start):
