@@ -6,7 +6,11 @@
 **    `t.a = s.b AND ...` equalities of the condition, both sides cast to the type Spark
 **    compares them as (src/expr/value.c); a NULL key matches nothing.
 ** 2. Every target file is read once (all columns + _metadata.row_index; the whole table is
-**    recorded as read). Per batch each row's key is looked up: matched rows are grouped by
+**    recorded as read, as delta-spark's findTouchedFiles records it). Without NOT MATCHED BY
+**    SOURCE clauses the files are first pruned by the source's keys: each key `t.col = s.x`
+**    of an integer, date, timestamp or string type gives `col BETWEEN min(s.x) AND max(s.x)`,
+**    and a file whose partition values or statistics rule that out is neither read nor
+**    rewritten (a source without a non-NULL key reads no file). Per batch each row's key is looked up: matched rows are grouped by
 **    source batch and joined into batches `struct<t: target row, s: source row>`, on which the
 **    clauses' conditions and values are evaluated as dk expressions (`t.id`, `s.v`); unmatched
 **    target rows meet the NOT MATCHED BY SOURCE clauses with a NULL source side. The first
@@ -72,6 +76,7 @@ typedef struct mg {
   size_t n_keys;
   dk_expr *tkey[MAX_KEYS], *skey[MAX_KEYS];
   dk_atype ktype[MAX_KEYS];
+  const char *kcol[MAX_KEYS]; /* the target column of key i (`t.col`), or NULL */
   /* clauses */
   mclause *cl;
   size_t n_cl;
@@ -1045,6 +1050,7 @@ static dk_status setup(mg *g, dk_error *err) {
     if (!st) st = dk_expr__bind_value(&g->skey[i], sk[i], &g->sonly, g->c->alloc, err);
     if (!st) g->n_keys = i + 1;
     if (!st) st = dk_expr__value_type(&g->ktype[i], g->tkey[i], g->skey[i], err);
+    g->kcol[i] = dk_expr_column_depth(tk[i]) == 2 ? dk_expr_column_name(tk[i], 1) : NULL;
     if (!st && g->ktype[i].id == DK_AT_TIMESTAMP) g->ktype[i].unit = DK_TU_MICRO;
     dk_expr_free(tk[i]);
     dk_expr_free(sk[i]);
@@ -1158,6 +1164,153 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
   return DK_OK;
 }
 
+/* ---- target file pruning --------------------------------------------------------------------- */
+
+/* A literal of key type t from value v (integers, dates, timestamps) or bytes p/len (strings). */
+static dk_status key_literal(dk_expr **out, const dk_atype *t, int64_t v, const char *p,
+                             size_t len, dk_error *err) {
+  switch (t->id) {
+    case DK_AT_INT8: return dk_expr_literal_int8(out, (int8_t)v, err);
+    case DK_AT_INT16: return dk_expr_literal_int16(out, (int16_t)v, err);
+    case DK_AT_INT32: return dk_expr_literal_int32(out, (int32_t)v, err);
+    case DK_AT_INT64: return dk_expr_literal_int64(out, v, err);
+    case DK_AT_DATE32: return dk_expr_literal_date(out, (int32_t)v, err);
+    case DK_AT_TIMESTAMP:
+      return t->tz[0] ? dk_expr_literal_timestamp(out, v, err)
+                      : dk_expr_literal_timestamp_ntz(out, v, err);
+    default: return dk_expr_literal_string(out, p, len, err);
+  }
+}
+
+/* The value of row r of a (of key type t): integer kinds into *v, strings as p/len. */
+static bool key_value(const struct ArrowArray *a, const dk_atype *t, int64_t r, int64_t *v,
+                      const char **p, size_t *len) {
+  int64_t i = a->offset + r;
+  const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+  if (valid && !dk__bit_get(valid, i)) return false;
+  switch (t->id) {
+    case DK_AT_INT8: *v = ((const int8_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT16: *v = ((const int16_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT32: case DK_AT_DATE32: *v = ((const int32_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT64: case DK_AT_TIMESTAMP: *v = ((const int64_t *)a->buffers[1])[i]; return true;
+    default: {
+      const int32_t *o = a->buffers[1];
+      *p = (const char *)a->buffers[2] + o[i];
+      *len = (size_t)(o[i + 1] - o[i]);
+      return true;
+    }
+  }
+}
+
+static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), into
+** *out; NULL when the key cannot prune (a computed target side, a type stats do not order the
+** same way); *none set when the source has no value (nothing can match). */
+static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error *err) {
+  *out = NULL;
+  const dk_atype *t = &g->ktype[i];
+  bool ok_type = t->id == DK_AT_INT8 || t->id == DK_AT_INT16 || t->id == DK_AT_INT32 ||
+                 t->id == DK_AT_INT64 || t->id == DK_AT_DATE32 || t->id == DK_AT_TIMESTAMP ||
+                 t->id == DK_AT_STRING;
+  if (!g->kcol[i] || !ok_type) return DK_OK;
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+  dk_buf slo, shi;
+  dk__buf_init(&slo, g->c->alloc);
+  dk__buf_init(&shi, g->c->alloc);
+  dk_status st = DK_OK;
+  for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
+    struct ArrowArray view = borrow(&g->sb[bi]), w, ka;
+    memset(&ka, 0, sizeof ka);
+    st = make_struct(&w, &view, NULL, g->sb[bi].length, err);
+    if (st) break;
+    st = dk_expr__eval_value(&ka, g->skey[i], t, "MERGE key", &w, g->c->alloc, err);
+    for (int64_t r = 0; r < g->sb[bi].length && !st; r++) {
+      int64_t v = 0;
+      const char *p = NULL;
+      size_t len = 0;
+      if (!key_value(&ka, t, r, &v, &p, &len)) continue;
+      if (t->id != DK_AT_STRING) {
+        lo = !any || v < lo ? v : lo;
+        hi = !any || v > hi ? v : hi;
+      } else {
+        if (!any || bytes_cmp(p, len, slo.data, slo.len) < 0) {
+          dk__buf_clear(&slo);
+          st = dk__buf_append(&slo, p, len, err);
+        }
+        if (!st && (!any || bytes_cmp(p, len, shi.data, shi.len) > 0)) {
+          dk__buf_clear(&shi);
+          st = dk__buf_append(&shi, p, len, err);
+        }
+      }
+      any = true;
+    }
+    dk__array_release(&ka);
+    w.release(&w);
+  }
+  dk_expr *a = NULL, *b = NULL, *c1 = NULL, *c2 = NULL, *l = NULL, *h = NULL;
+  const char *path[1] = {g->kcol[i]};
+  if (!st && !any) *none = true;
+  else if (!st) {
+    st = dk_expr_column(&a, path, 1, err);
+    if (!st) st = dk_expr_column(&b, path, 1, err);
+    if (!st) st = key_literal(&l, t, lo, slo.data ? slo.data : "", slo.len, err);
+    if (!st) st = key_literal(&h, t, hi, shi.data ? shi.data : "", shi.len, err);
+    if (!st) st = dk_expr_cmp(&c1, DK_CMP_GE, a, l, err), a = l = NULL;
+    if (!st) st = dk_expr_cmp(&c2, DK_CMP_LE, b, h, err), b = h = NULL;
+    if (!st) st = dk_expr_and(out, c1, c2, err), c1 = c2 = NULL;
+  }
+  if (st) {
+    dk_expr_free(a), dk_expr_free(b), dk_expr_free(l), dk_expr_free(h);
+    dk_expr_free(c1), dk_expr_free(c2);
+  }
+  dk__buf_dispose(&slo);
+  dk__buf_dispose(&shi);
+  return st;
+}
+
+/* The target files to read. The whole table is recorded as read (delta-spark's
+** findTouchedFiles: txn.filterFiles() over the ON condition's target-only predicates, which
+** dk's equality-only conditions never have), so conflicts are decided as Spark decides them.
+** Without NOT MATCHED BY SOURCE clauses only the files whose partition values or statistics
+** admit a row in the range of the source's keys are read: no other file can hold a match. */
+static dk_status target_files(mg *g, dk_error *err) {
+  dk_expr *pred = NULL;
+  dk_status st = dk_txn_read_files(g->x, NULL, &g->idx, &g->n_idx, err);
+  bool none = false;
+  for (size_t i = 0; i < g->n_keys && !g->has_nmbs && !st; i++) {
+    dk_expr *r = NULL;
+    st = key_range(g, i, &r, &none, err);
+    if (!st && r && pred) st = dk_expr_and(&pred, pred, r, err);
+    else if (!st && r) pred = r;
+  }
+  if (!st && none) g->n_idx = 0;
+  if (st || !pred || none) {
+    dk_expr_free(pred);
+    return st;
+  }
+  dk_scan__file_reader_options ro = {.predicate = pred};
+  dk_scan__file_reader *rd = NULL;
+  st = dk_scan__file_reader_new(&rd, g->x->snap, &ro, err);
+  int64_t kept = 0;
+  for (int64_t k = 0; k < g->n_idx && !st; k++) {
+    const dk_file_entry *fe = NULL;
+    bool prunes = false;
+    st = dk_file_iter_seek(g->it, g->idx[k], err);
+    if (!st) st = dk_file_iter_next(&fe, g->it, err);
+    if (!st) st = dk_scan__file_prunes(&prunes, rd, fe, NULL, err);
+    if (!st && !prunes) g->idx[kept++] = g->idx[k];
+  }
+  if (!st) g->n_idx = kept;
+  dk_scan__file_reader_free(rd);
+  dk_expr_free(pred);
+  return st;
+}
+
 dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
                        const dk_dml_options *o, dk_error *err) {
   DK_RETURN_IF(!sp, DK_INVALID, err, "dk_txn_merge: no merge spec");
@@ -1181,9 +1334,9 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   dk_status st = setup(g, err);
   if (!st) st = load_source(g, err);
   c.m->num_files_before_skipping = dk_snapshot_num_files(x->snap);
-  if (!st) st = dk_txn_read_files(x, NULL, &g->idx, &g->n_idx, err);
-  c.m->num_files_after_skipping = g->n_idx;
   if (!st) st = dk_snapshot_files_open(&g->it, x->snap, NULL, err);
+  if (!st) st = target_files(g, err);
+  c.m->num_files_after_skipping = g->n_idx;
   if (!st) {
     struct ArrowArrayStream s = {.get_schema = s_get_schema,
                                  .get_next = s_get_next,

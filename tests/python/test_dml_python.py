@@ -31,9 +31,10 @@ def make(tmp_path, dvs=True, name="t"):
     return root
 
 
-def rs(root):
+def rs(root, where="true"):
     dt = deltalake.DeltaTable(root)
-    got = deltalake.QueryBuilder().register("t", dt).execute("SELECT id, k, s, d FROM t").read_all()
+    got = deltalake.QueryBuilder().register("t", dt).execute(
+        "SELECT id, k, s, d FROM t WHERE " + where).read_all()
     return sorted(pa.table(got).to_pylist(), key=lambda r: r["id"])
 
 
@@ -231,3 +232,31 @@ def test_sqlite_delete_update_rollback_as_delta_rs_reads_them(tmp_path):
                "ROLLBACK;" % q)
     assert r.returncode == 0, r.stderr
     assert version(root) == v and rs(root) == want
+
+
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_reads_only_the_files_in_the_source_key_range(tmp_path, dvs):
+    """The target files read are pruned by the source keys' min/max (a skipping predicate on
+    t.id): the others are neither read nor rewritten. NOT MATCHED BY SOURCE reads them all."""
+    root = make(tmp_path, dvs)
+    before = rs(root)
+    n_files = len(deltalake.DeltaTable(root).file_uris())
+    # files holding ids 40..60 as their stats say
+    adds = pa.table(deltalake.DeltaTable(root).get_add_actions(flatten=True)).to_pylist()
+    want_files = sum(1 for a in adds if a["min.id"] <= 60 and a["max.id"] >= 40)
+    assert n_files > 4 * want_files
+    ins = {"id": "s.id", "k": "s.k"}
+    m = (dk.Table(root).merge(src([40, 60, None], [1, 2, 3]), on="t.id = s.id")
+         .when_matched_update({"k": "s.k"}).when_not_matched_insert(ins).execute())
+    assert m["num_files_before_skipping"] == n_files
+    assert m["num_files_after_skipping"] == want_files
+    sk = {40: 1, 60: 2}
+    want = [dict(r, k=sk[r["id"]]) if r["id"] in sk else r for r in before]
+    assert rs(root, "id IS NOT NULL") == want and m["num_inserted_rows"] == 1
+    m = (dk.Table(root).merge(src([41], [1]), on="t.id = s.id")
+         .when_not_matched_by_source_delete(predicate="t.id > 1990").execute())
+    assert m["num_files_after_skipping"] == m["num_files_before_skipping"]
+    # a source with no key at all reads nothing
+    m = (dk.Table(root).merge(src([None], [1]), on="t.id = s.id")
+         .when_matched_delete().when_not_matched_insert(ins).execute())
+    assert m["num_files_after_skipping"] == 0 and m["num_inserted_rows"] == 1
