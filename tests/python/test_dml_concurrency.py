@@ -5,7 +5,9 @@ the exception delta-spark's ConflictChecker raises for that race:
   * a DELETE/UPDATE whose files a winner removed or re-added with a new DV:
     ConcurrentDeleteReadException (or ConcurrentDeleteDeleteException);
   * a DELETE/UPDATE whose read partitions a winner appended to: ConcurrentAppendException;
-and appends (blind) always land. Then no row is lost or duplicated: the landed statements,
+and appends (blind) always land. (Under Serializable, delta-spark's default, the adds of a
+concurrent DML commit, DV re-adds included, in a partition we read are checked first, so a
+DELETE racing a DELETE of the same partition fails with ConcurrentAppendException, as in Spark.) Then no row is lost or duplicated: the landed statements,
 replayed one by one in their commit order on a copy of the starting table, give the same rows
 as the raced table, read by delta-rs (DataFusion, which applies DVs) and by dk.
 
@@ -30,12 +32,14 @@ CONFLICTS = ("ConcurrentAppendException", "ConcurrentDeleteReadException",
 
 def rows(ids):
     return pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([0] * len(ids), pa.int64()),
-                     "p": pa.array([i % 4 for i in ids], pa.int32())})
+                     "p": pa.array([i // 1000 if i < N else 3 for i in ids], pa.int32())})
 
 
 def statements(w):
-    """The statements of worker w: DELETEs and UPDATEs of partitions 0-2 (workers 0, 1 and
-    3, overlapping files) and of partition 3 (worker 3), appends into partition 3 (worker 2)."""
+    """The statements of worker w (partition p holds ids p*1000 .. p*1000+999, and every
+    appended row): DELETEs and UPDATEs of partitions 0-2 (workers 0, 1 and 3: the same files)
+    and of partition 3 (worker 3), appends into partition 3 (worker 2). Every predicate
+    matches rows of the starting table."""
     out = []
     for s in range(OPS):
         if w == 0:
@@ -111,6 +115,7 @@ def test_dml_processes_race(tmp_path):
     assert [v for v, _, _ in landed] == list(range(v0 + 1, last + 1)), \
         "each landed statement at its own version, no gap"
     assert any(o != "landed" for _, _, o, _ in results) or OPS < 4, "the race had no conflict"
+    assert any(stmts[w][i][0] != "append" for _, w, i in landed), "no DELETE/UPDATE landed"
     # the landed statements, one after another, on the starting table
     for v, w, i in landed:
         assert run(start, stmts[w][i]) == v, "replay of worker %d statement %d" % (w, i)
