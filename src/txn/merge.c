@@ -117,13 +117,14 @@ typedef struct two {
   struct ArrowArray kid[2];
   struct ArrowArray *kp[2];
   int n;
+  const dk_allocator *alloc;
 } two;
 
 static void two_release(struct ArrowArray *a) {
   two *h = a->private_data;
   for (int i = 0; i < h->n; i++)
     if (h->kid[i].release) h->kid[i].release(&h->kid[i]);
-  free(h);
+  dk__free(h->alloc, h);
   a->release = NULL;
 }
 
@@ -133,27 +134,30 @@ typedef struct many {
   struct ArrowArray *kids;
   struct ArrowArray **kp;
   size_t n;
+  const dk_allocator *alloc;
 } many;
 
 static void many_release(struct ArrowArray *a) {
   many *h = a->private_data;
   for (size_t i = 0; i < h->n; i++) dk__array_release(&h->kids[i]);
-  free(h->kids);
-  free(h->kp);
-  free(h);
+  const dk_allocator *al = h->alloc;
+  dk__free(al, h->kids);
+  dk__free(al, h->kp);
+  dk__free(al, h);
   a->release = NULL;
 }
 
 /* A struct array of n rows over children a (and b), which it takes over. */
 static dk_status make_struct(struct ArrowArray *out, struct ArrowArray *a, struct ArrowArray *b,
-                             int64_t n, dk_error *err) {
-  two *h = calloc(1, sizeof *h);
+                             int64_t n, const dk_allocator *al, dk_error *err) {
+  two *h = dk__calloc(al, 1, sizeof *h);
   if (!h) {
     dk__array_release(a);
     dk__array_release(b);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   }
   h->n = b ? 2 : 1;
+  h->alloc = al;
   dk__array_move(a, &h->kid[0]);
   if (b) dk__array_move(b, &h->kid[1]);
   static const void *no_buffers[1] = {NULL};
@@ -253,21 +257,28 @@ static bool key_put(dk_buf *k, const struct ArrowArray *a, const dk_atype *t, in
 typedef struct keys {
   int64_t *off, *len;
   dk_buf bytes;
-} keys;
+} keys; /* off and len are allocated with bytes.alloc; nothing is held after a failure */
+
+static void keys_dispose(keys *k) {
+  dk__free(k->bytes.alloc, k->off);
+  dk__free(k->bytes.alloc, k->len);
+  dk__buf_dispose(&k->bytes);
+  memset(k, 0, sizeof *k);
+}
 
 static dk_status eval_keys(mg *g, keys *k, dk_expr *const *bound, const struct ArrowSchema *ws,
                            const struct ArrowArray *b, int64_t n, dk_error *err) {
   (void)ws;
   struct ArrowArray view = borrow(b), w;
-  DK_RETURN_NOT_OK(make_struct(&w, &view, NULL, n, err));
+  DK_RETURN_NOT_OK(make_struct(&w, &view, NULL, n, g->c->alloc, err));
   struct ArrowArray ka[MAX_KEYS];
   memset(ka, 0, sizeof ka);
   dk_status st = DK_OK;
   for (size_t i = 0; i < g->n_keys && !st; i++)
     st = dk_expr__eval_value(&ka[i], bound[i], &g->ktype[i], "MERGE key", &w, g->c->alloc, err);
-  k->off = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->off);
-  k->len = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->len);
   dk__buf_init(&k->bytes, g->c->alloc);
+  k->off = st ? NULL : dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *k->off);
+  k->len = st ? NULL : dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *k->len);
   if (!st && (!k->off || !k->len)) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (int64_t r = 0; r < n && !st; r++) {
     size_t start = k->bytes.len;
@@ -279,14 +290,8 @@ static dk_status eval_keys(mg *g, keys *k, dk_expr *const *bound, const struct A
   }
   for (size_t i = 0; i < g->n_keys; i++) dk__array_release(&ka[i]);
   w.release(&w);
+  if (st) keys_dispose(k);
   return st;
-}
-
-static void keys_dispose(keys *k) {
-  free(k->off);
-  free(k->len);
-  dk__buf_dispose(&k->bytes);
-  memset(k, 0, sizeof *k);
 }
 
 /* ---- source ---------------------------------------------------------------------------------- */
@@ -307,8 +312,8 @@ static dk_status load_source(mg *g, dk_error *err) {
     }
     if (g->n_sb == g->cap_sb) {
       size_t nc = g->cap_sb ? 2 * g->cap_sb : 8;
-      struct ArrowArray *q = realloc(g->sb, nc * sizeof *q);
-      uint8_t **m = realloc(g->smatched, nc * sizeof *m);
+      struct ArrowArray *q = dk__realloc(g->c->alloc, g->sb, nc * sizeof *q);
+      uint8_t **m = dk__realloc(g->c->alloc, g->smatched, nc * sizeof *m);
       if (q) g->sb = q;
       if (m) g->smatched = m;
       if (!q || !m) {
@@ -318,7 +323,7 @@ static dk_status load_source(mg *g, dk_error *err) {
       g->cap_sb = nc;
     }
     DK_RETURN_IF(g->n_sb >= 0x7fffffff, DK_UNSUPPORTED, err, "MERGE: too many source batches");
-    g->smatched[g->n_sb] = calloc((size_t)b.length, 1);
+    g->smatched[g->n_sb] = dk__calloc(g->c->alloc, (size_t)b.length, 1);
     dk__array_move(&b, &g->sb[g->n_sb++]);
     if (!g->smatched[g->n_sb - 1]) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     g->m_src += g->sb[g->n_sb - 1].length;
@@ -351,7 +356,7 @@ static dk_status queue_push(mg *g, struct ArrowArray *a, dk_error *err) {
       g->q_head = 0;
     } else {
       size_t nc = g->q_cap ? 2 * g->q_cap : 8;
-      struct ArrowArray *q = realloc(g->q, nc * sizeof *q);
+      struct ArrowArray *q = dk__realloc(g->c->alloc, g->q, nc * sizeof *q);
       if (!q) {
         a->release(a);
         return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -367,7 +372,7 @@ static dk_status queue_push(mg *g, struct ArrowArray *a, dk_error *err) {
 static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
   if (g->n_dv == g->cap_dv) {
     size_t nc = g->cap_dv ? 2 * (size_t)g->cap_dv : 256;
-    int64_t *p = realloc(g->dv, nc * sizeof *p);
+    int64_t *p = dk__realloc(g->c->alloc, g->dv, nc * sizeof *p);
     if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     g->dv = p;
     g->cap_dv = (int64_t)nc;
@@ -383,10 +388,10 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
                            const char *type, int64_t m, dk_error *err) {
   (void)cs;
   size_t n = g->n_cols;
-  int64_t *ident = malloc((size_t)(m ? m : 1) * sizeof *ident);
-  struct ArrowArray *kids = calloc(n + 1, sizeof *kids);
-  struct ArrowArray **kp = calloc(n + 1, sizeof *kp);
-  many *h = malloc(sizeof *h);
+  int64_t *ident = dk__malloc(g->c->alloc, (size_t)(m ? m : 1) * sizeof *ident);
+  struct ArrowArray *kids = dk__calloc(g->c->alloc, n + 1, sizeof *kids);
+  struct ArrowArray **kp = dk__calloc(g->c->alloc, n + 1, sizeof *kp);
+  many *h = dk__malloc(g->c->alloc, sizeof *h);
   struct ArrowArray taken;
   memset(&taken, 0, sizeof taken);
   dk_status st = ident && kids && kp && h ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
@@ -401,12 +406,12 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
     st = dk__arr_append_bytes(&a, type, (int64_t)strlen(type), err);
   if (!st) st = dk__arr_finish(&a, &kids[n], err);
   if (a_init) dk__arr_reset(&a);
-  free(ident);
+  dk__free(g->c->alloc, ident);
   if (st) {
     dk__array_release(&taken);
-    free(kids);
-    free(kp);
-    free(h);
+    dk__free(g->c->alloc, kids);
+    dk__free(g->c->alloc, kp);
+    dk__free(g->c->alloc, h);
     return st;
   }
   /* the taken columns move into the new struct */
@@ -419,6 +424,7 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
   h->kids = kids;
   h->kp = kp;
   h->n = n + 1;
+  h->alloc = g->c->alloc;
   struct ArrowArray out;
   memset(&out, 0, sizeof out);
   static const void *no_buffers[1] = {NULL};
@@ -431,7 +437,7 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
   out.release = many_release;
   if (g->cq_len == g->cq_cap) {
     size_t nc = g->cq_cap ? 2 * g->cq_cap : 8;
-    struct ArrowArray *q = realloc(g->cq, nc * sizeof *q);
+    struct ArrowArray *q = dk__realloc(g->c->alloc, g->cq, nc * sizeof *q);
     if (!q) {
       out.release(&out);
       return dk__error_set(err, DK_NOMEM, "out of memory (MERGE change data)");
@@ -449,8 +455,8 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
   struct ArrowArray sub;
   DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, g->c->alloc, err));
   size_t n = g->n_out;
-  struct ArrowArray *kids = calloc(n ? n : 1, sizeof *kids);
-  struct ArrowArray **kp = calloc(n ? n : 1, sizeof *kp);
+  struct ArrowArray *kids = dk__calloc(g->c->alloc, n ? n : 1, sizeof *kids);
+  struct ArrowArray **kp = dk__calloc(g->c->alloc, n ? n : 1, sizeof *kp);
   dk_status st = kids && kp ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (size_t c = 0; c < n && !st; c++) {
     kp[c] = &kids[c];
@@ -460,23 +466,24 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
   sub.release(&sub);
   if (st) {
     for (size_t c = 0; kids && c < n; c++) dk__array_release(&kids[c]);
-    free(kids);
-    free(kp);
+    dk__free(g->c->alloc, kids);
+    dk__free(g->c->alloc, kp);
     return st;
   }
   /* a struct of n owned children */
   struct ArrowArray out;
   memset(&out, 0, sizeof out);
-  many *h = malloc(sizeof *h);
+  many *h = dk__malloc(g->c->alloc, sizeof *h);
   if (!h) {
     for (size_t c = 0; c < n; c++) dk__array_release(&kids[c]);
-    free(kids);
-    free(kp);
+    dk__free(g->c->alloc, kids);
+    dk__free(g->c->alloc, kp);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   }
   h->kids = kids;
   h->kp = kp;
   h->n = n;
+  h->alloc = g->c->alloc;
   static const void *no_buffers[1] = {NULL};
   out.length = m;
   out.n_buffers = 1;
@@ -501,8 +508,8 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
 static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, const int64_t *trow,
                        int64_t m, dk_error *err) {
   if (m == 0) return DK_OK;
-  uint8_t *left = malloc((size_t)m), *mask = malloc((size_t)m);
-  int64_t *sel = malloc((size_t)m * sizeof *sel);
+  uint8_t *left = dk__malloc(g->c->alloc, (size_t)m), *mask = dk__malloc(g->c->alloc, (size_t)m);
+  int64_t *sel = dk__malloc(g->c->alloc, (size_t)m * sizeof *sel);
   dk_status st = left && mask && sel ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   if (!st) memset(left, 1, (size_t)m);
   for (size_t k = 0; k < g->n_cl && !st; k++) {
@@ -535,9 +542,9 @@ static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, co
                        : (when == DK_MERGE_MATCHED ? &g->m_upd : &g->m_nmbs_upd);
     *cnt += n;
   }
-  free(left);
-  free(mask);
-  free(sel);
+  dk__free(g->c->alloc, left);
+  dk__free(g->c->alloc, mask);
+  dk__free(g->c->alloc, sel);
   return st;
 }
 
@@ -559,7 +566,7 @@ static dk_status join(mg *g, struct ArrowArray *out, const struct ArrowArray *b,
     dk__array_release(&sa);
     return st;
   }
-  return make_struct(out, &ta, &sa, m, err);
+  return make_struct(out, &ta, &sa, m, g->c->alloc, err);
 }
 
 static int64_t row_index_at(const struct ArrowArray *b, int64_t r) {
@@ -574,10 +581,10 @@ static dk_status target_batch(mg *g, const struct ArrowArray *b, dk_error *err) 
   keys k;
   memset(&k, 0, sizeof k);
   DK_RETURN_NOT_OK(eval_keys(g, &k, g->tkey, &g->tonly, b, n, err));
-  uint64_t *hit = calloc((size_t)(n ? n : 1), sizeof *hit);
-  int64_t *tsel = malloc((size_t)(n ? n : 1) * sizeof *tsel);
-  int64_t *ssel = malloc((size_t)(n ? n : 1) * sizeof *ssel);
-  int64_t *trow = malloc((size_t)(n ? n : 1) * sizeof *trow);
+  uint64_t *hit = dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *hit);
+  int64_t *tsel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *tsel);
+  int64_t *ssel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *ssel);
+  int64_t *trow = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *trow);
   dk_status st = hit && tsel && ssel && trow ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   int64_t n_hit = 0;
   for (int64_t r = 0; r < n && !st; r++) {
@@ -629,10 +636,10 @@ static dk_status target_batch(mg *g, const struct ArrowArray *b, dk_error *err) 
       }
     }
   }
-  free(hit);
-  free(tsel);
-  free(ssel);
-  free(trow);
+  dk__free(g->c->alloc, hit);
+  dk__free(g->c->alloc, tsel);
+  dk__free(g->c->alloc, ssel);
+  dk__free(g->c->alloc, trow);
   keys_dispose(&k);
   return st;
 }
@@ -646,7 +653,7 @@ static int cmp_i64(const void *a, const void *b) {
 ** as they are (with their row tracking columns). */
 static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   int64_t n = b->length, m = 0;
-  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
+  int64_t *sel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *sel);
   if (!sel) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (int64_t r = 0; r < n; r++) {
     int64_t ri = row_index_at(b, r);
@@ -655,15 +662,15 @@ static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   struct ArrowArray taken;
   memset(&taken, 0, sizeof taken);
   dk_status st = m ? dk_scan__take(&taken, &g->tgt, b, sel, m, g->c->alloc, err) : DK_OK;
-  free(sel);
+  dk__free(g->c->alloc, sel);
   if (st || !m) return st;
   g->m_copied += m;
   size_t nk = g->n_out;
-  many *h = malloc(sizeof *h);
-  struct ArrowArray *kids = calloc(nk ? nk : 1, sizeof *kids);
-  struct ArrowArray **kp = calloc(nk ? nk : 1, sizeof *kp);
+  many *h = dk__malloc(g->c->alloc, sizeof *h);
+  struct ArrowArray *kids = dk__calloc(g->c->alloc, nk ? nk : 1, sizeof *kids);
+  struct ArrowArray **kp = dk__calloc(g->c->alloc, nk ? nk : 1, sizeof *kp);
   if (!h || !kids || !kp) {
-    free(h), free(kids), free(kp);
+    dk__free(g->c->alloc, h), dk__free(g->c->alloc, kids), dk__free(g->c->alloc, kp);
     taken.release(&taken);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   }
@@ -679,6 +686,7 @@ static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   h->kids = kids;
   h->kp = kp;
   h->n = nk;
+  h->alloc = g->c->alloc;
   static const void *no_buffers[1] = {NULL};
   struct ArrowArray out;
   memset(&out, 0, sizeof out);
@@ -716,8 +724,8 @@ static dk_status inserts(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
     int64_t n = g->sb[bi].length, m = 0;
-    int64_t *ssel = malloc((size_t)n * sizeof *ssel);
-    int64_t *trow = malloc((size_t)n * sizeof *trow);
+    int64_t *ssel = dk__malloc(g->c->alloc, (size_t)n * sizeof *ssel);
+    int64_t *trow = dk__malloc(g->c->alloc, (size_t)n * sizeof *trow);
     if (!ssel || !trow) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     for (int64_t r = 0; r < n && !st; r++)
       if (!g->smatched[bi][r]) {
@@ -732,8 +740,8 @@ static dk_status inserts(mg *g, dk_error *err) {
         j.release(&j);
       }
     }
-    free(ssel);
-    free(trow);
+    dk__free(g->c->alloc, ssel);
+    dk__free(g->c->alloc, trow);
   }
   return st;
 }
@@ -741,7 +749,7 @@ static dk_status inserts(mg *g, dk_error *err) {
 static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
   if (g->n_held == g->cap_held) {
     size_t nc = g->cap_held ? 2 * g->cap_held : 8;
-    struct ArrowArray *q = realloc(g->held, nc * sizeof *q);
+    struct ArrowArray *q = dk__realloc(g->c->alloc, g->held, nc * sizeof *q);
     if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     g->held = q;
     g->cap_held = nc;
@@ -829,36 +837,36 @@ static void mg_dispose(mg *g) {
   if (g->cur) dk_scan__file_close(g->cur);
   dk_file_iter_free(g->it);
   dk_scan__file_reader_free(g->rd);
-  for (size_t i = 0; i < g->n_keys; i++) {
+  for (size_t i = 0; i < MAX_KEYS; i++) { /* a half-bound key too */
     dk_expr_free(g->tkey[i]);
     dk_expr_free(g->skey[i]);
   }
   for (size_t k = 0; k < g->n_cl; k++) {
     dk_expr_free(g->cl[k].cond);
     for (size_t c = 0; g->cl[k].vals && c < g->n_out; c++) dk_expr_free(g->cl[k].vals[c]);
-    free(g->cl[k].vals);
+    dk__free(g->c->alloc, g->cl[k].vals);
   }
-  free(g->cl);
+  dk__free(g->c->alloc, g->cl);
   for (size_t i = 0; i < g->n_sb; i++) {
     dk__array_release(&g->sb[i]);
-    free(g->smatched[i]);
+    dk__free(g->c->alloc, g->smatched[i]);
   }
-  free(g->sb);
-  free(g->smatched);
+  dk__free(g->c->alloc, g->sb);
+  dk__free(g->c->alloc, g->smatched);
   for (size_t i = 0; i < g->q_len; i++) dk__array_release(&g->q[g->q_head + i]);
-  free(g->q);
+  dk__free(g->c->alloc, g->q);
   for (size_t i = g->cq_next; i < g->cq_len; i++) dk__array_release(&g->cq[i]);
-  free(g->cq);
+  dk__free(g->c->alloc, g->cq);
   dk__schema_release(&g->cdc_schema);
-  free(g->dv);
-  free(g->types);
+  dk__free(g->c->alloc, g->dv);
+  dk__free(g->c->alloc, g->types);
   dk__hmap_dispose(&g->keys);
   dk__schema_release(&g->src);
   dk__schema_release(&g->tgt);
   dk__schema_release(&g->out);
   dk__schema_release(&g->wout);
   for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
-  free(g->held);
+  dk__free(g->c->alloc, g->held);
   dk__schema_release(&g->joined);
   dk__schema_release(&g->tonly);
   dk__schema_release(&g->sonly);
@@ -915,9 +923,9 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     if (st) return dk__error_prefix(err, "MERGE %s AND condition", kind), st;
   }
   if (c->action == DK_MERGE_DELETE) return DK_OK;
-  m->vals = calloc(g->n_out, sizeof *m->vals);
+  m->vals = dk__calloc(g->c->alloc, g->n_out, sizeof *m->vals);
   if (!m->vals) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  const dk_expr **given = calloc(g->n_cols ? g->n_cols : 1, sizeof *given);
+  const dk_expr **given = dk__calloc(g->c->alloc, g->n_cols ? g->n_cols : 1, sizeof *given);
   if (!given) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   dk_status st = DK_OK;
   for (size_t a = 0; a < c->n_set && !c->all && !st; a++) {
@@ -961,7 +969,7 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     dk_expr_free(e);
     if (st) dk__error_prefix(err, "MERGE %s %s", kind, cn);
   }
-  free(given);
+  dk__free(g->c->alloc, given);
   /* row tracking: an updated row keeps its row id and takes this commit's row commit version
    * (NULL materialized); an inserted row gets both fresh (NULL) */
   for (size_t i = g->n_cols; i < g->n_out && !st; i++) {
@@ -1004,7 +1012,7 @@ static dk_status setup(mg *g, dk_error *err) {
   DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&g->tgt, g->rd, err));
   g->n_cols = (size_t)g->tgt.n_children - 1;
   g->n_out = g->n_cols + (tracked ? 2 : 0);
-  g->types = calloc(g->n_out ? g->n_out : 1, sizeof *g->types);
+  g->types = dk__calloc(g->c->alloc, g->n_out ? g->n_out : 1, sizeof *g->types);
   if (!g->types) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (size_t i = 0; i < g->n_cols; i++)
     DK_RETURN_NOT_OK(dk__atype_parse(&g->types[i], g->tgt.children[i]->format, err));
@@ -1058,12 +1066,12 @@ static dk_status setup(mg *g, dk_error *err) {
   if (st) return dk__error_prefix(err, "MERGE condition"), st;
   DK_RETURN_IF(!nk, DK_UNSUPPORTED, err, "MERGE: the condition has no key equality");
   /* clauses */
-  g->cl = calloc(sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
+  g->cl = dk__calloc(g->c->alloc, sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
   if (!g->cl) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   int n_matched = 0;
   for (size_t k = 0; k < sp->n_clauses; k++) {
+    g->n_cl = k + 1; /* disposed of even if half bound */
     DK_RETURN_NOT_OK(bind_clause(g, &g->cl[k], &sp->clauses[k], err));
-    g->n_cl = k + 1;
     dk_merge_when w = sp->clauses[k].when;
     if (w == DK_MERGE_MATCHED) g->has_matched = 1, n_matched++;
     if (w == DK_MERGE_NOT_MATCHED) g->has_nm = 1;
@@ -1226,7 +1234,7 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
   for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
     struct ArrowArray view = borrow(&g->sb[bi]), w, ka;
     memset(&ka, 0, sizeof ka);
-    st = make_struct(&w, &view, NULL, g->sb[bi].length, err);
+    st = make_struct(&w, &view, NULL, g->sb[bi].length, g->c->alloc, err);
     if (st) break;
     st = dk_expr__eval_value(&ka, g->skey[i], t, "MERGE key", &w, g->c->alloc, err);
     for (int64_t r = 0; r < g->sb[bi].length && !st; r++) {
@@ -1320,7 +1328,7 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
   dml_ctx c;
   DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
-  mg *g = calloc(1, sizeof *g);
+  mg *g = dk__calloc(x->alloc, 1, sizeof *g);
   if (!g) {
     dk_txn__dml_dispose(&c);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -1375,7 +1383,7 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   if (!st) st = set_params(x, sp, err);
   if (!st) st = merge_metrics(g, err);
   mg_dispose(g);
-  free(g);
+  dk__free(x->alloc, g);
   dk_txn__dml_dispose(&c);
   return st;
 }

@@ -293,7 +293,11 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_expr_free(ponly);
     return st0;
   }
-  DK_RETURN_NOT_OK(dk_txn__read_predicate(x, ponly, err)); /* takes ponly */
+  st0 = dk_txn__read_predicate(x, ponly, err); /* takes ponly */
+  if (st0) {
+    dk_scan_free(scan);
+    return st0;
+  }
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
