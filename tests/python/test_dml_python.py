@@ -31,10 +31,10 @@ def make(tmp_path, dvs=True, name="t"):
     return root
 
 
-def rs(root, where="true"):
+def rs(root, where="true", cols="id, k, s, d"):
     dt = deltalake.DeltaTable(root)
     got = deltalake.QueryBuilder().register("t", dt).execute(
-        "SELECT id, k, s, d FROM t WHERE " + where).read_all()
+        "SELECT %s FROM t WHERE %s" % (cols, where)).read_all()
     return sorted(pa.table(got).to_pylist(), key=lambda r: r["id"])
 
 
@@ -232,6 +232,27 @@ def test_sqlite_delete_update_rollback_as_delta_rs_reads_them(tmp_path):
                "ROLLBACK;" % q)
     assert r.returncode == 0, r.stderr
     assert version(root) == v and rs(root) == want
+
+
+@pytest.mark.parametrize("prop,word", [("delta.enableRowTracking", "row tracking"),
+                                       ("delta.enableChangeDataFeed", "change data feed")])
+def test_sqlite_update_refuses_row_tracking_and_cdf_tables(tmp_path, prop, word):
+    """SQLite's UPDATE (DV bits + new rows through xUpdate) neither keeps row ids nor writes
+    update_pre/postimage rows: on such tables it fails naming the feature, the table unchanged,
+    while DELETE (DVs only, no change data, as delta-spark's DV DELETE) still works."""
+    root = str(tmp_path / "t")
+    t = pa.table({"id": pa.array(range(100), pa.int64()), "k": pa.array([1] * 100, pa.int32())})
+    dk.write_table(root, t, properties={"delta.enableDeletionVectors": "true", prop: "true",
+                                        "delta.minReaderVersion": "3",
+                                        "delta.minWriterVersion": "7"})
+    v = version(root)
+    q = "'" + root + "'"
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); UPDATE t SET k = 2 WHERE id < 5;" % q)
+    assert r.returncode != 0 and word in r.stderr and "dk update" in r.stderr, r.stderr
+    assert version(root) == v
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); DELETE FROM t WHERE id < 5;" % q)
+    assert r.returncode == 0, r.stderr
+    assert version(root) == v + 1 and [r["id"] for r in rs(root, cols="id")] == list(range(5, 100))
 
 
 @pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
