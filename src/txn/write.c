@@ -211,6 +211,58 @@ static dk_status open_file(wctx *c, const char *const *pv, size_t *out, dk_error
   return DK_OK;
 }
 
+/* The stats of a file with the materialized row tracking columns: those columns' entries left
+** out of minValues / maxValues / nullCount (they are not table columns: delta-spark collects
+** statistics over the table's data columns only). */
+static dk_status drop_extra_stats(wctx *c, char **stats, dk_error *err) {
+  dk_arena ar;
+  dk__arena_init(&ar, c->alloc, 4096);
+  dk_json_value *v = NULL;
+  dk_buf b;
+  dk__buf_init(&b, c->alloc);
+  dk_status st = dk__json_parse(&v, &ar, *stats, strlen(*stats), err);
+  if (!st && v->type != DK_JSON_OBJECT) st = dk__error_set(err, DK_INTERNAL, "stats not an object");
+  if (!st) st = dk__buf_putc(&b, '{', err);
+  for (uint32_t i = 0; !st && i < v->len; i++) {
+    const dk_json_value *m = &v->u.members[i].value;
+    if (i) st = dk__buf_putc(&b, ',', err);
+    if (!st) st = dk__json_write_str(&b, v->u.members[i].key, v->u.members[i].klen, err);
+    if (!st) st = dk__buf_putc(&b, ':', err);
+    if (st || m->type != DK_JSON_OBJECT) {
+      if (!st) st = dk__json_write_value(&b, m, err);
+      continue;
+    }
+    st = dk__buf_putc(&b, '{', err);
+    int first = 1;
+    for (uint32_t k = 0; !st && k < m->len; k++) {
+      bool extra = false;
+      for (size_t e = c->n_data; e < c->n_data + c->n_extra; e++) {
+        const char *nm = c->data.children[e]->name;
+        extra |= strlen(nm) == m->u.members[k].klen &&
+                 !memcmp(nm, m->u.members[k].key, m->u.members[k].klen);
+      }
+      if (extra) continue;
+      if (!first) st = dk__buf_putc(&b, ',', err);
+      first = 0;
+      if (!st) st = dk__json_write_str(&b, m->u.members[k].key, m->u.members[k].klen, err);
+      if (!st) st = dk__buf_putc(&b, ':', err);
+      if (!st) st = dk__json_write_value(&b, &m->u.members[k].value, err);
+    }
+    if (!st) st = dk__buf_putc(&b, '}', err);
+  }
+  if (!st) st = dk__buf_putc(&b, '}', err);
+  char *out = st ? NULL : dk__malloc(NULL, b.len + 1); /* dk_free, as the writer's */
+  if (!st && !out) st = dk__error_set(err, DK_NOMEM, "out of memory (stats)");
+  if (!st) {
+    memcpy(out, b.data, b.len + 1);
+    dk_free(*stats);
+    *stats = out;
+  }
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
+  return st;
+}
+
 /* Closes file i and stages its add. */
 static dk_status close_file(wctx *c, size_t i, dk_error *err) {
   wfile *f = &c->files[i];
@@ -219,6 +271,7 @@ static dk_status close_file(wctx *c, size_t i, dk_error *err) {
   char *stats = NULL;
   if (!st) st = dk__buf_append(&c->done_paths, f->rel, strlen(f->rel) + 1, err);
   if (!st && !c->cdc) st = dk_parquet_writer_delta_stats(&stats, f->w, &c->so, err);
+  if (!st && !c->cdc && c->n_extra && stats) st = drop_extra_stats(c, &stats, err);
   if (!st) {
     const char **kv = c->n_part ? dk__calloc(c->alloc, 2 * c->n_part, sizeof *kv) : NULL;
     for (size_t k = 0; kv && k < c->n_part; k++) {
