@@ -113,64 +113,23 @@ typedef struct mg {
 
 /* ---- small arrays ---------------------------------------------------------------------------- */
 
-typedef struct two {
-  struct ArrowArray kid[2];
-  struct ArrowArray *kp[2];
-  int n;
-  const dk_allocator *alloc;
-} two;
-
-static void two_release(struct ArrowArray *a) {
-  two *h = a->private_data;
-  for (int i = 0; i < h->n; i++)
-    if (h->kid[i].release) h->kid[i].release(&h->kid[i]);
-  dk__free(h->alloc, h);
-  a->release = NULL;
-}
-
 static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
 
-typedef struct many {
-  struct ArrowArray *kids;
-  struct ArrowArray **kp;
-  size_t n;
-  const dk_allocator *alloc;
-} many;
-
-static void many_release(struct ArrowArray *a) {
-  many *h = a->private_data;
-  for (size_t i = 0; i < h->n; i++) dk__array_release(&h->kids[i]);
-  const dk_allocator *al = h->alloc;
-  dk__free(al, h->kids);
-  dk__free(al, h->kp);
-  dk__free(al, h);
-  a->release = NULL;
+/* A struct array of n rows over children kids[0..nk), which it takes over (on failure too). */
+static dk_status wrap_struct(struct ArrowArray *out, struct ArrowArray *kids, size_t nk,
+                             int64_t n, const dk_allocator *al, dk_error *err) {
+  static const void *const no_buffers[1] = {NULL};
+  return dk__array_wrap(out, n, 0, 0, 1, no_buffers, (int64_t)nk, kids, NULL, NULL, al, err);
 }
 
 /* A struct array of n rows over children a (and b), which it takes over. */
 static dk_status make_struct(struct ArrowArray *out, struct ArrowArray *a, struct ArrowArray *b,
                              int64_t n, const dk_allocator *al, dk_error *err) {
-  two *h = dk__calloc(al, 1, sizeof *h);
-  if (!h) {
-    dk__array_release(a);
-    dk__array_release(b);
-    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  }
-  h->n = b ? 2 : 1;
-  h->alloc = al;
-  dk__array_move(a, &h->kid[0]);
-  if (b) dk__array_move(b, &h->kid[1]);
-  static const void *no_buffers[1] = {NULL};
-  memset(out, 0, sizeof *out);
-  out->length = n;
-  out->n_buffers = 1;
-  out->buffers = no_buffers;
-  out->n_children = h->n;
-  for (int i = 0; i < h->n; i++) h->kp[i] = &h->kid[i];
-  out->children = h->kp;
-  out->private_data = h;
-  out->release = two_release;
-  return DK_OK;
+  struct ArrowArray kids[2];
+  memset(kids, 0, sizeof kids);
+  dk__array_move(a, &kids[0]);
+  if (b) dk__array_move(b, &kids[1]);
+  return wrap_struct(out, kids, b ? 2 : 1, n, al, err);
 }
 
 /* A borrowed view of batch b (released without freeing b). */
@@ -384,57 +343,39 @@ static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
 /* A struct of the first n children of `cols` (a struct array of m rows whose first n children
 ** are the table's columns, as g->out describes them) plus a constant _change_type: queued as
 ** change data. */
-static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct ArrowSchema *cs,
-                           const char *type, int64_t m, dk_error *err) {
-  (void)cs;
+static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const char *type, int64_t m,
+                           dk_error *err) {
+  const dk_allocator *al = g->c->alloc;
   size_t n = g->n_cols;
-  int64_t *ident = dk__malloc(g->c->alloc, (size_t)(m ? m : 1) * sizeof *ident);
-  struct ArrowArray *kids = dk__calloc(g->c->alloc, n + 1, sizeof *kids);
-  struct ArrowArray **kp = dk__calloc(g->c->alloc, n + 1, sizeof *kp);
-  many *h = dk__malloc(g->c->alloc, sizeof *h);
+  int64_t *ident = dk__malloc(al, (size_t)(m ? m : 1) * sizeof *ident);
+  struct ArrowArray *kids = dk__calloc(al, n + 1, sizeof *kids);
   struct ArrowArray taken;
   memset(&taken, 0, sizeof taken);
-  dk_status st = ident && kids && kp && h ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  dk_status st = ident && kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   for (int64_t r = 0; r < m && !st; r++) ident[r] = r;
-  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, g->c->alloc, err);
+  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, al, err);
   dk_arr a;
   dk_atype str = dk__atype_make(DK_AT_STRING);
   bool a_init = false;
-  if (!st) st = dk__arr_init(&a, &str, g->c->alloc, err);
+  if (!st) st = dk__arr_init(&a, &str, al, err);
   if (!st) a_init = true;
   for (int64_t r = 0; r < m && !st; r++)
     st = dk__arr_append_bytes(&a, type, (int64_t)strlen(type), err);
   if (!st) st = dk__arr_finish(&a, &kids[n], err);
   if (a_init) dk__arr_reset(&a);
-  dk__free(g->c->alloc, ident);
+  dk__free(al, ident);
   if (st) {
     dk__array_release(&taken);
-    dk__free(g->c->alloc, kids);
-    dk__free(g->c->alloc, kp);
-    dk__free(g->c->alloc, h);
+    dk__free(al, kids);
     return st;
   }
   /* the taken columns move into the new struct */
-  for (size_t c = 0; c < n; c++) {
-    kids[c] = *taken.children[c];
-    taken.children[c]->release = NULL;
-  }
+  for (size_t c = 0; c < n; c++) dk__array_move(taken.children[c], &kids[c]);
   taken.release(&taken);
-  for (size_t c = 0; c <= n; c++) kp[c] = &kids[c];
-  h->kids = kids;
-  h->kp = kp;
-  h->n = n + 1;
-  h->alloc = g->c->alloc;
   struct ArrowArray out;
-  memset(&out, 0, sizeof out);
-  static const void *no_buffers[1] = {NULL};
-  out.length = m;
-  out.n_buffers = 1;
-  out.buffers = no_buffers;
-  out.n_children = (int64_t)n + 1;
-  out.children = kp;
-  out.private_data = h;
-  out.release = many_release;
+  st = wrap_struct(&out, kids, n + 1, m, al, err);
+  dk__free(al, kids);
+  if (st) return st;
   if (g->cq_len == g->cq_cap) {
     size_t nc = g->cq_cap ? 2 * g->cq_cap : 8;
     struct ArrowArray *q = dk__realloc(g->c->alloc, g->cq, nc * sizeof *q);
@@ -452,48 +393,27 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
 /* The rows written for clause cl over joined batch j (rows sel[0..m)). */
 static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, const int64_t *sel,
                       int64_t m, dk_error *err) {
+  const dk_allocator *al = g->c->alloc;
   struct ArrowArray sub;
-  DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, g->c->alloc, err));
+  DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, al, err));
   size_t n = g->n_out;
-  struct ArrowArray *kids = dk__calloc(g->c->alloc, n ? n : 1, sizeof *kids);
-  struct ArrowArray **kp = dk__calloc(g->c->alloc, n ? n : 1, sizeof *kp);
-  dk_status st = kids && kp ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  for (size_t c = 0; c < n && !st; c++) {
-    kp[c] = &kids[c];
+  struct ArrowArray *kids = dk__calloc(al, n ? n : 1, sizeof *kids);
+  dk_status st = kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t c = 0; c < n && !st; c++)
     st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->wout.children[c]->name,
-                             &sub, g->c->alloc, err);
-  }
+                             &sub, al, err);
   sub.release(&sub);
   if (st) {
     for (size_t c = 0; kids && c < n; c++) dk__array_release(&kids[c]);
-    dk__free(g->c->alloc, kids);
-    dk__free(g->c->alloc, kp);
+    dk__free(al, kids);
     return st;
   }
-  /* a struct of n owned children */
   struct ArrowArray out;
-  memset(&out, 0, sizeof out);
-  many *h = dk__malloc(g->c->alloc, sizeof *h);
-  if (!h) {
-    for (size_t c = 0; c < n; c++) dk__array_release(&kids[c]);
-    dk__free(g->c->alloc, kids);
-    dk__free(g->c->alloc, kp);
-    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  }
-  h->kids = kids;
-  h->kp = kp;
-  h->n = n;
-  h->alloc = g->c->alloc;
-  static const void *no_buffers[1] = {NULL};
-  out.length = m;
-  out.n_buffers = 1;
-  out.buffers = no_buffers;
-  out.n_children = (int64_t)n;
-  out.children = kp;
-  out.private_data = h;
-  out.release = many_release;
+  st = wrap_struct(&out, kids, n, m, al, err);
+  dk__free(al, kids);
+  if (st) return st;
   if (g->cdf) {
-    st = queue_cdc(g, &out, &g->out,
+    st = queue_cdc(g, &out,
                    cl->c->action == DK_MERGE_INSERT ? "insert" : "update_postimage", m, err);
     if (st) {
       out.release(&out);
@@ -530,8 +450,8 @@ static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, co
       struct ArrowArray tv;
       st = dk_scan__take(&tv, g->joined.children[0], j->children[0], sel, n, g->c->alloc, err);
       if (!st) {
-        st = queue_cdc(g, &tv, g->joined.children[0],
-                       cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage", n, err);
+        st = queue_cdc(g, &tv, cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage",
+                       n, err);
         tv.release(&tv);
       }
     }
@@ -666,38 +586,21 @@ static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   if (st || !m) return st;
   g->m_copied += m;
   size_t nk = g->n_out;
-  many *h = dk__malloc(g->c->alloc, sizeof *h);
   struct ArrowArray *kids = dk__calloc(g->c->alloc, nk ? nk : 1, sizeof *kids);
-  struct ArrowArray **kp = dk__calloc(g->c->alloc, nk ? nk : 1, sizeof *kp);
-  if (!h || !kids || !kp) {
-    dk__free(g->c->alloc, h), dk__free(g->c->alloc, kids), dk__free(g->c->alloc, kp);
+  if (!kids) {
     taken.release(&taken);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   }
   /* the table's columns, then _metadata.row_id / row_commit_version, moved out of taken */
   struct ArrowArray *meta = taken.children[g->n_cols];
-  for (size_t c = 0; c < nk; c++) {
-    struct ArrowArray *from = c < g->n_cols ? taken.children[c] : meta->children[c - g->n_cols + 1];
-    kids[c] = *from;
-    from->release = NULL;
-    kp[c] = &kids[c];
-  }
+  for (size_t c = 0; c < nk; c++)
+    dk__array_move(c < g->n_cols ? taken.children[c] : meta->children[c - g->n_cols + 1],
+                   &kids[c]);
   taken.release(&taken);
-  h->kids = kids;
-  h->kp = kp;
-  h->n = nk;
-  h->alloc = g->c->alloc;
-  static const void *no_buffers[1] = {NULL};
   struct ArrowArray out;
-  memset(&out, 0, sizeof out);
-  out.length = m;
-  out.n_buffers = 1;
-  out.buffers = no_buffers;
-  out.n_children = (int64_t)nk;
-  out.children = kp;
-  out.private_data = h;
-  out.release = many_release;
-  return queue_push(g, &out, err);
+  st = wrap_struct(&out, kids, nk, m, g->c->alloc, err);
+  dk__free(g->c->alloc, kids);
+  return st ? st : queue_push(g, &out, err);
 }
 
 /* Finishes the current target file: its rows that go become a DV (or its removal); under
@@ -1157,7 +1060,7 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
       {"numTargetDeletionVectorsUpdated", m->num_deletion_vectors_updated},
       {"scanTimeMs", m->scan_time_ms},
       {"numTargetRowsUpdated", m->num_updated_rows},
-      {"numOutputRows", m->num_updated_rows + m->num_inserted_rows},
+      {"numOutputRows", m->num_updated_rows + m->num_inserted_rows + g->m_copied},
       {"numTargetDeletionVectorsRemoved",
        m->num_deletion_vectors_removed + m->num_deletion_vectors_updated},
       {"numTargetRowsNotMatchedBySourceUpdated", g->m_nmbs_upd},
