@@ -287,9 +287,9 @@ static dk_status bind_row_tracking(rw *u, const dml_rewrite *r, const char *cons
   if (!st && !r->n_set) {
     st = dk_expr_column(&e[1], cv_path, 2, err);
   } else if (!st && r->when) {
-    dk_expr *null = NULL, *cv = NULL, *cond = dk_expr_ref((dk_expr *)r->when);
-    st = dk_expr_literal_null(&null, err);
-    if (!st) st = dk_expr_cast(&null, null, "bigint", err);
+    dk_expr *lit = NULL, *null = NULL, *cv = NULL, *cond = dk_expr_ref((dk_expr *)r->when);
+    st = dk_expr_literal_null(&lit, err);
+    if (!st) st = dk_expr_cast(&null, lit, "bigint", err); /* consumes lit */
     if (!st) st = dk_expr_column(&cv, cv_path, 2, err);
     if (!st) st = dk_expr_case(&e[1], &cond, &null, 1, cv, err);
     else dk_expr_free(cond), dk_expr_free(null), dk_expr_free(cv);
