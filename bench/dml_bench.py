@@ -127,7 +127,7 @@ def merge_source(variant: str, out: Path) -> Path:
     """The P10 source (Parquet, the table's schema): P10_HALF matching rows with l_quantity
     99.00, then P10_HALF rows with new keys (l_linenumber + 10)."""
     import decimal
-    import numpy as np
+    import random
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -138,12 +138,12 @@ def merge_source(variant: str, out: Path) -> Path:
         return path
     t = pq.read_table(scan_p2p3._source(CACHE))
     if variant == "scattered":
-        idx = np.sort(np.random.default_rng(20261202).choice(t.num_rows, 2 * P10_HALF,
-                                                             replace=False))
+        idx = sorted(random.Random(20261202).sample(range(t.num_rows), 2 * P10_HALF))
+        idx = random.Random(7).sample(idx, len(idx))  # matching and new rows both scattered
     else:
         key = t["l_orderkey"]
         first = pc.index(pc.greater_equal(key, scan_p2p3.P3_LO), True).as_py()
-        idx = np.arange(first, first + 2 * P10_HALF)
+        idx = list(range(first, first + 2 * P10_HALF))
     rows = t.take(pa.array(idx))
     hit, new = rows.slice(0, P10_HALF), rows.slice(P10_HALF)
     q = pa.array([decimal.Decimal("99.00")] * P10_HALF, t.schema.field("l_quantity").type)
