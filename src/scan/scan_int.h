@@ -22,6 +22,7 @@
 #include "dk/sys/storage.h"
 #include "dv/dv.h"
 #include "expr/skip.h"
+#include "util/exec.h"
 #include "util/util.h"
 
 typedef struct scan_col {
@@ -95,6 +96,7 @@ struct dk_scan {
   int64_t *splits;    /* 2 per split: first piece, number of pieces */
   int64_t split_target, open_cost;
   int threads;
+  int64_t read_ahead; /* dk_scan_options.read_ahead_bytes resolved: bytes, or -1 (none) */
   dk_scan_stats stats;
   dk_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
 };
@@ -102,6 +104,9 @@ struct dk_scan {
 /* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
 ** and files in flight). */
 #define SCAN_POOL_CACHE ((size_t)32 << 20)
+/* Default bytes of column chunks each reader thread fetches ahead on an object store
+** (dk_scan_options.read_ahead_bytes). */
+#define SCAN_READ_AHEAD ((int64_t)64 << 20)
 
 static inline void dk_scan__stat_add(int64_t *p, int64_t v) {
   __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
@@ -218,6 +223,10 @@ typedef struct task_reader {
   int n_ranges, range_pos, range_rg;
   dk_buf *rows_out;      /* row-index mode: selected physical row indexes (int64) go here and
                           * task_next returns no batches */
+  struct dk_pq__ahead *ahead; /* read-ahead slot (codec/parquet/open.h), or NULL */
+  int prefetch_now;      /* open_next_rg fetches the chunks of the group it opens at once */
+  int armed;             /* after opening a whole row group, read the next one ahead */
+  int cur_whole;         /* the open row group is read whole (not a page range) */
 } task_reader;
 
 dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
@@ -227,6 +236,16 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
 dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
                              dk_error *err);
 void dk_scan__task_close(task_reader *r);
+/* Read-ahead on an object store (see stream.c): gives the open reader a slot fetching on ex,
+** at most max bytes of column chunks ahead. Then dk_scan__task_prepare opens the first row
+** group to read and fetches its chunks (run ahead of time, on another thread, while the
+** previous file is decoded), and dk_scan__task_arm makes every row group opened from then on
+** start the fetch of the next one (only when which one is next is certain: no residual filter,
+** no DV difference). */
+dk_status dk_scan__task_read_ahead(task_reader *r, dk__exec *ex, int64_t max,
+                                   dk_error *err);
+dk_status dk_scan__task_prepare(task_reader *r, dk_error *err);
+void dk_scan__task_arm(task_reader *r);
 /* A whole-file task of a log entry; pvals: one text per partition column of the plan. */
 void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals);
 

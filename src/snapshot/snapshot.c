@@ -317,15 +317,18 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   return dk_snapshot__load(out, t, v, opts ? opts->metadata_only : 0, err);
 }
 
+/* A copy of src[0, n) in a new array of n + slack elements (the slack takes the commits'
+ * adds without a doubling realloc of the whole array). */
 static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, const void *src,
-                            size_t n, size_t es, dk_error *err) {
+                            size_t n, size_t slack, size_t es, dk_error *err) {
   *dst = NULL;
   *cap = 0;
   if (!n) return DK_OK;
-  *dst = dk__malloc(a, n * es);
+  if (slack > (SIZE_MAX / es) - n) return dk__error_set(err, DK_NOMEM, "out of memory");
+  *dst = dk__malloc(a, (n + slack) * es);
   if (!*dst) return dk__error_set(err, DK_NOMEM, "out of memory");
   memcpy(*dst, src, n * es);
-  *cap = n;
+  *cap = n + slack;
   return DK_OK;
 }
 
@@ -402,16 +405,16 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
   n->n_txns = o->n_txns;
   n->n_domains = o->n_domains;
   st = copy_array(t->alloc, (void **)&n->files, &n->cap_files, o->files, o->n_files,
-                  sizeof *o->files, err);
+                  o->n_files / 64 + 256, sizeof *o->files, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->tombs, &n->cap_tombs, o->tombs, o->n_tombs,
-                    sizeof *o->tombs, err);
+                    0, sizeof *o->tombs, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->txns, &n->cap_txns, o->txns, o->n_txns,
-                    sizeof *o->txns, err);
+                    0, sizeof *o->txns, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->domains, &n->cap_domains, o->domains, o->n_domains,
-                    sizeof *o->domains, err);
+                    0, sizeof *o->domains, err);
   for (size_t i = 0; st == DK_OK && i < n->n_txns; i++) {
     uint64_t *slot;
     bool ins;
