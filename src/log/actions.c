@@ -633,43 +633,76 @@ void dk_log__state_begin_checkpoint(dk__state *st) {
 
 /* A checkpoint is reconciled, so it names each (path, DV) once; a damaged or hostile one
  * listing a file twice (in one part, across parts or in a sidecar named twice) must not
- * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, three
- * 11-bit passes: linear, sequential next to a hash table's cache misses, and with 2048 buckets
- * cheap on small tables too, where 65536 buckets cost more than the rows), and of rows
- * with an equal key only the last stays live, as a later add of the key would win. */
+ * have it read twice. A bitmap of the rows' 32-bit key tags (16 bits a row) first finds the
+ * rows whose tag (masked to the bitmap) another row shares: almost none in a sound
+ * checkpoint, so one pass usually ends the check. Only those candidates are sorted by tag
+ * (LSD radix sort, three 11-bit passes: stable, linear), and of rows with an equal key only
+ * the last stays live, as a later add of the key would win. */
 #define RADIX_BITS 11
 #define RADIX_BUCKETS ((size_t)1 << RADIX_BITS)
 
 static dk_status dedupe_base(dk__state *st, dk_error *err) {
   size_t n = st->n_files;
   if (n < 2) return DK_OK;
-  uint64_t *a = dk__malloc(st->alloc, 2 * n * sizeof *a);
+  unsigned lg = 12;
+  while (lg < 27 && ((size_t)1 << lg) < 16 * n) lg++; /* at most 2 x 16 MiB */
+  uint32_t mask = (uint32_t)((1u << lg) - 1);
+  size_t words = ((size_t)mask >> 6) + 1;
+  uint64_t *seen = dk__calloc(st->alloc, 2 * words, sizeof *seen);
+  if (!seen) return dk__error_set(err, DK_NOMEM, "log: out of memory checking checkpoint rows");
+  uint64_t *twice = seen + words;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t h = st->files[i].ktag & mask;
+    uint64_t bit = 1ull << (h & 63);
+    if (seen[h >> 6] & bit) {
+      if (!(twice[h >> 6] & bit)) m++;
+      twice[h >> 6] |= bit;
+    }
+    seen[h >> 6] |= bit;
+  }
+  if (!m) {
+    dk__free(st->alloc, seen);
+    return DK_OK;
+  }
+  m = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t h = st->files[i].ktag & mask;
+    m += (twice[h >> 6] >> (h & 63)) & 1;
+  }
+  uint64_t *a = dk__malloc(st->alloc, 2 * m * sizeof *a);
   size_t *cnt = dk__malloc(st->alloc, RADIX_BUCKETS * sizeof *cnt);
   if (!a || !cnt) {
     dk__free(st->alloc, a);
     dk__free(st->alloc, cnt);
+    dk__free(st->alloc, seen);
     return dk__error_set(err, DK_NOMEM, "log: out of memory checking checkpoint rows");
   }
-  uint64_t *b = a + n;
-  for (size_t i = 0; i < n; i++) a[i] = (uint64_t)st->files[i].ktag << 32 | i;
+  uint64_t *b = a + m;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) { /* candidates in row order */
+    uint32_t h = st->files[i].ktag & mask;
+    if ((twice[h >> 6] >> (h & 63)) & 1) a[k++] = (uint64_t)st->files[i].ktag << 32 | i;
+  }
+  dk__free(st->alloc, seen);
   for (int shift = 32; shift < 64; shift += RADIX_BITS) { /* stable: equal tags keep order */
     memset(cnt, 0, RADIX_BUCKETS * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++;
+    for (size_t i = 0; i < m; i++) cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++;
     size_t sum = 0;
     for (size_t d = 0; d < RADIX_BUCKETS; d++) {
       size_t c = cnt[d];
       cnt[d] = sum;
       sum += c;
     }
-    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++] = a[i];
+    for (size_t i = 0; i < m; i++) b[cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++] = a[i];
     uint64_t *t = a;
     a = b;
     b = t;
   }
-  for (size_t i = 0; i + 1 < n; i++) {
+  for (size_t i = 0; i + 1 < m; i++) {
     if ((a[i] >> 32) != (a[i + 1] >> 32)) continue;
     size_t j = i + 1; /* a[i..j): one tag, positions ascending */
-    while (j < n && (a[j] >> 32) == (a[i] >> 32)) j++;
+    while (j < m && (a[j] >> 32) == (a[i] >> 32)) j++;
     for (size_t x = i; x + 1 < j; x++) {
       dk__file *f = &st->files[(uint32_t)a[x]];
       for (size_t y = x + 1; y < j; y++) {
