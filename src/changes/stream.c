@@ -155,11 +155,18 @@ static dk_status push_sentinel(seqv *q, int64_t v, bool end_of, int atomic,
 
 static dk_status schema_changed(const dk_stream *s, int64_t v, const char *cls, const char *what,
                                 dk_error *err) {
+  /* a rename or drop under column mapping: delta-spark streams on across it only with a
+  ** schema log (the schemaTrackingLocation option), which dk does not keep */
+  bool log = !strcmp(cls, "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG");
   return dk__error_set(err, DK_UNSUPPORTED,
                        "stream: the schema change at version %" PRId64 " %s: the stream's read "
-                       "schema (version %" PRId64 ") cannot read it; restart the stream to read "
-                       "with the new schema (%s%s)",
-                       v, what, dk_snapshot_version(s->init), cls,
+                       "schema (version %" PRId64 ") cannot read it; %s (%s%s)",
+                       v, what, dk_snapshot_version(s->init),
+                       log ? "delta-spark reads across it with a schema log (the option "
+                             "schemaTrackingLocation), which dk does not support: start the "
+                             "stream at a version after the rename or drop"
+                           : "restart the stream to read with the new schema",
+                       cls,
                        !strcmp(cls, "DELTA_SCHEMA_CHANGED") && s->starting_option
                            ? "_WITH_STARTING_OPTIONS"
                            : "");
@@ -629,7 +636,7 @@ static void *re_malloc(PCRE2_SIZE n, void *ctx) { return dk__malloc(ctx, n); }
 static void re_free(void *p, void *ctx) { dk__free(ctx, p); }
 
 /* Compiles excludeRegex (a Java regex) into s->re; an invalid one is DK_INVALID naming the
-** pattern, the offset and PCRE2's reason, as delta-spark refuses it before the stream runs. */
+** pattern, the offset and PCRE2's reason, with delta-spark's error class. */
 static dk_status compile_exclude(dk_stream *s, const char *pattern, dk_error *err) {
   s->re_ctx = pcre2_general_context_create(re_malloc, re_free, (void *)s->alloc);
   pcre2_compile_context *cc = s->re_ctx ? pcre2_compile_context_create(s->re_ctx) : NULL;
@@ -645,7 +652,7 @@ static dk_status compile_exclude(dk_stream *s, const char *pattern, dk_error *er
     PCRE2_UCHAR msg[256];
     if (pcre2_get_error_message(code, msg, sizeof msg) < 0) strcpy((char *)msg, "invalid");
     return dk__error_set(err, DK_INVALID,
-                         "stream: exclude_regex '%s': %s at offset %zu (DELTA_ILLEGAL_OPTION)",
+                         "stream: exclude_regex '%s': %s at offset %zu (DELTA_REGEX_OPT_SYNTAX_ERROR)",
                          pattern, (const char *)msg, (size_t)at);
   }
   s->re_md = pcre2_match_data_create_from_pattern(s->re, s->re_ctx);
