@@ -127,9 +127,7 @@ dk_status dk_changes_read(struct ArrowArrayStream *out, dk_changes *c, dk_error 
 
 /* ---- planning --------------------------------------------------------------------------- */
 
-/* delta-spark CDCReader.shouldSkipFileActionsInCommit: a MERGE whose metrics say it inserted,
-** updated and deleted no row. */
-static bool is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc) {
+bool dk_changes__is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc) {
   if (!ci || !ci->operation || strcmp(ci->operation, "MERGE") != 0 || !ci->json) return false;
   dk_arena ar;
   dk__arena_init(&ar, alloc, 0);
@@ -257,7 +255,7 @@ static dk_status plan_range(dk_changes *c, dk_table *t, const dk_changes__meta *
     dk_changes__planned *pl = NULL;
     size_t npl = 0;
     if (!st)
-      st = dk_changes__plan_commit(&pl, &npl, acts, n_acts, is_noop_merge(ci, c->alloc), v,
+      st = dk_changes__plan_commit(&pl, &npl, acts, n_acts, dk_changes__is_noop_merge(ci, c->alloc), v,
                                    c->alloc, err);
     for (size_t k = 0; k < npl && !st; k++) {
       dk_change_file f;

@@ -141,6 +141,10 @@ dk_status dk_changes__no_cm_schema_changes(bool *out, const dk_changes__meta *ne
                                            const dk_changes__meta *older,
                                            const dk_allocator *alloc, dk_error *err);
 
+/* delta-spark CDCReader.shouldSkipFileActionsInCommit: a MERGE whose metrics say it inserted,
+** updated and deleted no row (changes.c). */
+bool dk_changes__is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc);
+
 /* ---- change files and their reading (read.c) --------------------------------------------- */
 
 /* Entries of file actions (and copies that outlive what they came from). */

@@ -409,26 +409,7 @@ static dk_status validate_commit(dk_stream *s, const commit_view *c, bool *skip,
 static bool commit_is_noop_merge(const commit_view *c, const dk_allocator *alloc) {
   for (size_t k = c->i; k < c->j; k++) {
     const dk_action *a = dk_commit_range_action(c->r, k);
-    if (a->kind != DK_ACTION_COMMIT_INFO) continue;
-    const dk_action_commit_info *ci = a->commit_info;
-    if (!ci->operation || strcmp(ci->operation, "MERGE") != 0 || !ci->json) return false;
-    dk_arena ar;
-    dk__arena_init(&ar, alloc, 0);
-    dk_json_value *root = NULL;
-    bool noop = false;
-    if (dk__json_parse(&root, &ar, ci->json, strlen(ci->json), NULL) == DK_OK) {
-      const dk_json_value *m = dk__json_get(root, "operationMetrics");
-      static const char *const keys[] = {"numTargetRowsInserted", "numTargetRowsUpdated",
-                                         "numTargetRowsDeleted"};
-      noop = m != NULL;
-      for (int i = 0; noop && i < 3; i++) {
-        size_t len = 0;
-        const char *v = dk__json_as_str(dk__json_get(m, keys[i]), &len);
-        noop = v && len == 1 && v[0] == '0';
-      }
-    }
-    dk__arena_dispose(&ar);
-    return noop;
+    if (a->kind == DK_ACTION_COMMIT_INFO) return dk_changes__is_noop_merge(a->commit_info, alloc);
   }
   return false;
 }

@@ -102,8 +102,9 @@ static int common_arg(const char *cmd, common_opts *c, int argc, char **argv, in
   return 1;
 }
 
-/* Columns and filter; 2 for a malformed --where (a usage error), 1 on other errors. */
-static int common_prepare(const char *cmd, common_opts *c) {
+/* Columns, filter and the table (*t); 2 for a malformed --where (a usage error), 1 on other
+** errors. */
+static int common_open(const char *cmd, common_opts *c, dk_table **t) {
   if (c->columns) {
     c->colbuf = strdup(c->columns);
     c->cols = calloc(strlen(c->columns) + 1, sizeof *c->cols);
@@ -116,7 +117,7 @@ static int common_prepare(const char *cmd, common_opts *c) {
     fail(cmd, &err);
     return 2;
   }
-  return 0;
+  return dk_cli_open_table(c->table, t) ? 1 : 0;
 }
 
 static void common_free(common_opts *c) {
@@ -169,10 +170,9 @@ int dk_cli_changes(int argc, char **argv) {
     if (!bad && c.table) fprintf(stderr, "dk changes: --from or --from-timestamp is required\n");
     return dk_cli_usage("changes");
   }
-  int rc = common_prepare("changes", &c);
   dk_table *t = NULL;
   dk_changes *ch = NULL;
-  if (!rc && dk_cli_open_table(c.table, &t)) rc = 1;
+  int rc = common_open("changes", &c, &t);
   dk_error err;
   dk_error_init(&err);
   if (!rc) {
@@ -268,10 +268,9 @@ int dk_cli_tail(int argc, char **argv) {
   if (c.from_kind == DK_BOUND_VERSION) o.starting_version = c.from;
   if (c.from_kind == DK_BOUND_TIMESTAMP) o.starting_timestamp_ms = c.from;
   if (bad || !c.table) return dk_cli_usage("tail");
-  int rc = common_prepare("tail", &c);
   dk_table *t = NULL;
   dk_stream *s = NULL;
-  if (!rc && dk_cli_open_table(c.table, &t)) rc = 1;
+  int rc = common_open("tail", &c, &t);
   dk_error err;
   dk_error_init(&err);
   if (!rc) {
