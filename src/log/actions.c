@@ -633,14 +633,18 @@ void dk_log__state_begin_checkpoint(dk__state *st) {
 
 /* A checkpoint is reconciled, so it names each (path, DV) once; a damaged or hostile one
  * listing a file twice (in one part, across parts or in a sidecar named twice) must not
- * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, two
- * 16-bit passes: linear, and sequential next to a hash table's cache misses), and of rows
+ * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, three
+ * 11-bit passes: linear, sequential next to a hash table's cache misses, and with 2048 buckets
+ * cheap on small tables too, where 65536 buckets cost more than the rows), and of rows
  * with an equal key only the last stays live, as a later add of the key would win. */
+#define RADIX_BITS 11
+#define RADIX_BUCKETS ((size_t)1 << RADIX_BITS)
+
 static dk_status dedupe_base(dk__state *st, dk_error *err) {
   size_t n = st->n_files;
   if (n < 2) return DK_OK;
   uint64_t *a = dk__malloc(st->alloc, 2 * n * sizeof *a);
-  size_t *cnt = dk__malloc(st->alloc, 65536 * sizeof *cnt);
+  size_t *cnt = dk__malloc(st->alloc, RADIX_BUCKETS * sizeof *cnt);
   if (!a || !cnt) {
     dk__free(st->alloc, a);
     dk__free(st->alloc, cnt);
@@ -648,16 +652,16 @@ static dk_status dedupe_base(dk__state *st, dk_error *err) {
   }
   uint64_t *b = a + n;
   for (size_t i = 0; i < n; i++) a[i] = (uint64_t)st->files[i].ktag << 32 | i;
-  for (int shift = 32; shift <= 48; shift += 16) { /* stable: equal tags keep row order */
-    memset(cnt, 0, 65536 * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 0xffff]++;
+  for (int shift = 32; shift < 64; shift += RADIX_BITS) { /* stable: equal tags keep order */
+    memset(cnt, 0, RADIX_BUCKETS * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++;
     size_t sum = 0;
-    for (size_t d = 0; d < 65536; d++) {
+    for (size_t d = 0; d < RADIX_BUCKETS; d++) {
       size_t c = cnt[d];
       cnt[d] = sum;
       sum += c;
     }
-    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
+    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++] = a[i];
     uint64_t *t = a;
     a = b;
     b = t;

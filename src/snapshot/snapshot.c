@@ -178,6 +178,7 @@ static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
   s->refs = 1;
   s->table = t;
   __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_init(&s->mu, NULL); /* (cannot fail with default attributes on Linux) */
   if (dk_log__state_init(&s->st, t->alloc, t->root, err) != DK_OK) {
     dk_snapshot_free(s);
     return NULL;
@@ -467,6 +468,8 @@ void dk_snapshot_free(dk_snapshot *s) {
     return;
   }
   dk_table *t = s->table;
+  if (s->cache) s->cache->free(s->cache);
+  pthread_mutex_destroy(&s->mu);
   dk_log__state_dispose(&s->st);
   if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
@@ -483,6 +486,16 @@ const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->tab
 dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 int dk_snapshot__confine(const dk_snapshot *s) { return s->table->confine; }
 struct dk__exec *dk_snapshot__exec(const dk_snapshot *s) { return s->table->exec; }
+
+dk_snapshot__cache *dk_snapshot__cache_get(const dk_snapshot *s) {
+  return __atomic_load_n(&s->cache, __ATOMIC_ACQUIRE);
+}
+/* (the lock and the cache slot change; the snapshot's contents do not) */
+void dk_snapshot__lock(const dk_snapshot *s) { pthread_mutex_lock(&((dk_snapshot *)s)->mu); }
+void dk_snapshot__unlock(const dk_snapshot *s) { pthread_mutex_unlock(&((dk_snapshot *)s)->mu); }
+void dk_snapshot__cache_set(const dk_snapshot *s, dk_snapshot__cache *c) {
+  __atomic_store_n(&((dk_snapshot *)s)->cache, c, __ATOMIC_RELEASE);
+}
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {
