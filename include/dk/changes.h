@@ -215,9 +215,10 @@ typedef struct dk_stream_options {
   int allow_data_loss;           /**< failOnDataLoss=false (tolerated, as delta-spark does for
                                       a stream that starts at an explicit version: it
                                       still fails when that commit is gone) */
-  const char *exclude_regex;     /**< POSIX extended regex; files whose path matches are left
-                                      out of batches after admission (they still count
-                                      towards the limits), as Spark's excludeRegex */
+  const char *exclude_regex;     /**< a Java regex (PCRE2 compiles it), searched for in each
+                                      file's path; files it is found in are left out of
+                                      batches after admission (they still count towards the
+                                      limits), as Spark's excludeRegex */
   int change_data_feed;          /**< batches of change rows (readChangeFeed) instead of the
                                       rows of added files */
   const char *const *columns;    /**< for reading batches (as dk_changes_options); NULL = all */

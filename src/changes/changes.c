@@ -25,9 +25,7 @@ struct dk_changes {
   dk_snapshot *read_snap;
   int64_t start, end;
   dk_changes__reader *reader;
-  dk_change_file *files;
-  size_t n, cap;
-  dk_arena ar; /* the files' entries */
+  dk_changes__files files;
 };
 
 /* ---- timestamps ------------------------------------------------------------------------- */
@@ -95,8 +93,7 @@ static void changes_unref(void *p) {
   if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   dk_changes__reader_free(c->reader);
   dk_snapshot_free(c->read_snap);
-  dk__free(c->alloc, c->files);
-  dk__arena_dispose(&c->ar);
+  dk_changes__files_dispose(&c->files);
   dk__free(c->alloc, c);
 }
 
@@ -107,7 +104,7 @@ int64_t dk_changes_end_version(const dk_changes *c) { return c->end; }
 int64_t dk_changes_schema_version(const dk_changes *c) {
   return dk_snapshot_version(c->read_snap);
 }
-int64_t dk_changes_num_files(const dk_changes *c) { return (int64_t)c->n; }
+int64_t dk_changes_num_files(const dk_changes *c) { return (int64_t)c->files.n; }
 
 dk_status dk_changes_schema(struct ArrowSchema *out, const dk_changes *c, dk_error *err) {
   return dk_changes__reader_schema(out, c->reader, err);
@@ -115,49 +112,22 @@ dk_status dk_changes_schema(struct ArrowSchema *out, const dk_changes *c, dk_err
 
 dk_status dk_changes_file_get(dk_change_file *out, const dk_changes *c, int64_t i,
                               dk_error *err) {
-  DK_RETURN_IF(i < 0 || (size_t)i >= c->n, DK_INVALID, err,
-               "change data feed: file %" PRId64 " out of range", i);
-  *out = c->files[i];
-  return DK_OK;
+  return dk_changes__files_get(out, &c->files, i, "change data feed", err);
 }
 
 dk_status dk_changes_read_files(struct ArrowArrayStream *out, dk_changes *c, int64_t first,
                                 int64_t n, dk_error *err) {
-  DK_RETURN_IF(first < 0 || n < 0 || (size_t)first > c->n || (size_t)n > c->n - (size_t)first,
-               DK_INVALID, err, "change data feed: files [%" PRId64 ", +%" PRId64 ") out of range",
-               first, n);
-  __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
-  return dk_changes__read(out, c->reader, c->files + first, (size_t)n, changes_unref, c, err);
+  return dk_changes__files_read(out, c->reader, &c->files, first, n, &c->refs, changes_unref, c,
+                                "change data feed", err);
 }
 
 dk_status dk_changes_read(struct ArrowArrayStream *out, dk_changes *c, dk_error *err) {
-  return dk_changes_read_files(out, c, 0, (int64_t)c->n, err);
+  return dk_changes_read_files(out, c, 0, (int64_t)c->files.n, err);
 }
 
 /* ---- planning --------------------------------------------------------------------------- */
 
-static dk_status push_file(dk_changes *c, const dk_change_file *f, dk_error *err) {
-  if (c->n == c->cap) {
-    size_t nc = c->cap ? 2 * c->cap : 64;
-    dk_change_file *p = dk__realloc(c->alloc, c->files, nc * sizeof *p);
-    DK_RETURN_IF(!p, DK_NOMEM, err, "out of memory (change data feed)");
-    c->files = p;
-    c->cap = nc;
-  }
-  dk_change_file *d = &c->files[c->n];
-  *d = *f;
-  DK_RETURN_NOT_OK(dk_changes__entry_copy(&d->entry, &f->entry, false, &c->ar, err));
-  if (f->keep_dv) {
-    d->keep_dv = dk_changes__dv_copy(f->keep_dv, &c->ar, err);
-    if (!d->keep_dv) return DK_NOMEM;
-  }
-  c->n++;
-  return DK_OK;
-}
-
-/* delta-spark CDCReader.shouldSkipFileActionsInCommit: a MERGE whose metrics say it inserted,
-** updated and deleted no row. */
-static bool is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc) {
+bool dk_changes__is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc) {
   if (!ci || !ci->operation || strcmp(ci->operation, "MERGE") != 0 || !ci->json) return false;
   dk_arena ar;
   dk__arena_init(&ar, alloc, 0);
@@ -285,14 +255,14 @@ static dk_status plan_range(dk_changes *c, dk_table *t, const dk_changes__meta *
     dk_changes__planned *pl = NULL;
     size_t npl = 0;
     if (!st)
-      st = dk_changes__plan_commit(&pl, &npl, acts, n_acts, is_noop_merge(ci, c->alloc), v,
+      st = dk_changes__plan_commit(&pl, &npl, acts, n_acts, dk_changes__is_noop_merge(ci, c->alloc), v,
                                    c->alloc, err);
     for (size_t k = 0; k < npl && !st; k++) {
       dk_change_file f;
       dk_changes__file_of_planned(&f, &pl[k], v, ts);
       bool pruned = false;
       st = dk_changes__reader_prunes(&pruned, c->reader, &f, err);
-      if (!st && !pruned) st = push_file(c, &f, err);
+      if (!st && !pruned) st = dk_changes__files_push(&c->files, &f, "change data feed", err);
     }
     dk__free(c->alloc, pl);
     i = j;
@@ -380,7 +350,7 @@ dk_status dk_changes_new(dk_changes **out, dk_table *t, const dk_changes_options
   }
   c->refs = 1;
   c->alloc = dk_snapshot__allocator(latest);
-  dk__arena_init(&c->ar, c->alloc, 0);
+  dk_changes__files_init(&c->files, c->alloc);
   c->start = start;
   c->end = empty ? start - 1 : end;
 

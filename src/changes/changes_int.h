@@ -141,6 +141,10 @@ dk_status dk_changes__no_cm_schema_changes(bool *out, const dk_changes__meta *ne
                                            const dk_changes__meta *older,
                                            const dk_allocator *alloc, dk_error *err);
 
+/* delta-spark CDCReader.shouldSkipFileActionsInCommit: a MERGE whose metrics say it inserted,
+** updated and deleted no row (changes.c). */
+bool dk_changes__is_noop_merge(const dk_action_commit_info *ci, const dk_allocator *alloc);
+
 /* ---- change files and their reading (read.c) --------------------------------------------- */
 
 /* Entries of file actions (and copies that outlive what they came from). */
@@ -167,6 +171,29 @@ dk_status dk_changes__reader_schema(struct ArrowSchema *out, const dk_changes__r
 ** set, its commit version / timestamp / change type). */
 dk_status dk_changes__reader_prunes(bool *out, const dk_changes__reader *r,
                                     const dk_change_file *f, dk_error *err);
+
+/* A list of change files that owns copies of their entries (a feed's plan, a stream batch). */
+typedef struct dk_changes__files {
+  const dk_allocator *alloc;
+  dk_change_file *v;
+  size_t n, cap;
+  dk_arena ar; /* the entries' strings and DVs */
+} dk_changes__files;
+
+void dk_changes__files_init(dk_changes__files *l, const dk_allocator *alloc);
+void dk_changes__files_dispose(dk_changes__files *l);
+/* Appends a copy of f (entry without stats, keep DV); what names the owner in errors. */
+dk_status dk_changes__files_push(dk_changes__files *l, const dk_change_file *f,
+                                 const char *what, dk_error *err);
+/* *out = file i (borrowed), DK_INVALID when out of range. */
+dk_status dk_changes__files_get(dk_change_file *out, const dk_changes__files *l, int64_t i,
+                                const char *what, dk_error *err);
+/* dk_changes__read of files [first, first + n) after a range check; takes one reference of
+** *refs, which release(owner) gives back when the stream is released. */
+dk_status dk_changes__files_read(struct ArrowArrayStream *out, dk_changes__reader *r,
+                                 const dk_changes__files *l, int64_t first, int64_t n,
+                                 int *refs, void (*release)(void *owner), void *owner,
+                                 const char *what, dk_error *err);
 
 /* The files a stream reads (borrowed; they and `owner` stay alive while the stream does:
 ** release(owner) runs when it is released). */

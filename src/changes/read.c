@@ -108,6 +108,59 @@ dk_status dk_changes__entry_copy(dk_file_entry *out, const dk_file_entry *in, bo
   return st;
 }
 
+/* ---- lists of change files -------------------------------------------------------------- */
+
+void dk_changes__files_init(dk_changes__files *l, const dk_allocator *alloc) {
+  memset(l, 0, sizeof *l);
+  l->alloc = alloc;
+  dk__arena_init(&l->ar, alloc, 0);
+}
+
+void dk_changes__files_dispose(dk_changes__files *l) {
+  dk__free(l->alloc, l->v);
+  dk__arena_dispose(&l->ar);
+  memset(l, 0, sizeof *l);
+}
+
+dk_status dk_changes__files_push(dk_changes__files *l, const dk_change_file *f,
+                                 const char *what, dk_error *err) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? 2 * l->cap : 64;
+    dk_change_file *p = dk__realloc(l->alloc, l->v, nc * sizeof *p);
+    DK_RETURN_IF(!p, DK_NOMEM, err, "out of memory (%s)", what);
+    l->v = p;
+    l->cap = nc;
+  }
+  dk_change_file *d = &l->v[l->n];
+  *d = *f;
+  DK_RETURN_NOT_OK(dk_changes__entry_copy(&d->entry, &f->entry, false, &l->ar, err));
+  if (f->keep_dv) {
+    d->keep_dv = dk_changes__dv_copy(f->keep_dv, &l->ar, err);
+    if (!d->keep_dv) return DK_NOMEM;
+  }
+  l->n++;
+  return DK_OK;
+}
+
+dk_status dk_changes__files_get(dk_change_file *out, const dk_changes__files *l, int64_t i,
+                                const char *what, dk_error *err) {
+  DK_RETURN_IF(i < 0 || (size_t)i >= l->n, DK_INVALID, err, "%s: file %" PRId64 " out of range",
+               what, i);
+  *out = l->v[i];
+  return DK_OK;
+}
+
+dk_status dk_changes__files_read(struct ArrowArrayStream *out, dk_changes__reader *r,
+                                 const dk_changes__files *l, int64_t first, int64_t n,
+                                 int *refs, void (*release)(void *owner), void *owner,
+                                 const char *what, dk_error *err) {
+  DK_RETURN_IF(first < 0 || n < 0 || (size_t)first > l->n || (size_t)n > l->n - (size_t)first,
+               DK_INVALID, err, "%s: files [%" PRId64 ", +%" PRId64 ") out of range", what, first,
+               n);
+  __atomic_add_fetch(refs, 1, __ATOMIC_RELAXED);
+  return dk_changes__read(out, r, l->v + first, (size_t)n, release, owner, err);
+}
+
 /* ---- the reader ------------------------------------------------------------------------- */
 
 dk_changes__reader *dk_changes__reader_ref(dk_changes__reader *r) {

@@ -13,9 +13,14 @@
 ** position. Commits are validated as they are listed: a commit removing data without
 ** ignoreDeletes / ignoreChanges / skipChangeCommits fails, as does a schema change the read
 ** schema (the latest snapshot's when the stream opened) cannot read.
+**
+** excludeRegex is a Java regex (java.util.regex, found anywhere in the file's path, as
+** Scala's Regex.findFirstIn does): PCRE2 (libpcre2-8) compiles it, the engine nearest to
+** Java's syntax (\d, lazy quantifiers, lookarounds, (?i)); POSIX ERE has none of them.
 */
 #include <inttypes.h>
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +35,16 @@
 #define DEFAULT_INITIAL_SNAPSHOT_MAX_FILES 100000
 #define COMMITS_PER_READ 64
 
+static bool excluded(const dk_stream *s, const char *path);
+
 struct dk_stream {
   const dk_allocator *alloc;
   dk_table *t;
   dk_stream_options o;
   bool cdf;
-  regex_t re;
-  bool has_re;
+  pcre2_general_context *re_ctx; /* allocations through the stream's allocator */
+  pcre2_code *re;               /* excludeRegex, or NULL */
+  pcre2_match_data *re_md;
   dk_snapshot *init;            /* the latest snapshot when the stream opened: read schema */
   dk_arena meta_ar;
   dk_changes__meta init_meta;
@@ -63,9 +71,7 @@ struct dk_stream_batch {
   int refs; /* atomic: the handle plus one per open reader stream */
   dk_changes__reader *reader;
   dk_stream_offset start, end;
-  dk_change_file *files;
-  size_t n, cap;
-  dk_arena ar;
+  dk_changes__files files;
 };
 
 /* ---- positions ---------------------------------------------------------------------------- */
@@ -149,11 +155,18 @@ static dk_status push_sentinel(seqv *q, int64_t v, bool end_of, int atomic,
 
 static dk_status schema_changed(const dk_stream *s, int64_t v, const char *cls, const char *what,
                                 dk_error *err) {
+  /* a rename or drop under column mapping: delta-spark streams on across it only with a
+  ** schema log (the schemaTrackingLocation option), which dk does not keep */
+  bool log = !strcmp(cls, "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG");
   return dk__error_set(err, DK_UNSUPPORTED,
                        "stream: the schema change at version %" PRId64 " %s: the stream's read "
-                       "schema (version %" PRId64 ") cannot read it; restart the stream to read "
-                       "with the new schema (%s%s)",
-                       v, what, dk_snapshot_version(s->init), cls,
+                       "schema (version %" PRId64 ") cannot read it; %s (%s%s)",
+                       v, what, dk_snapshot_version(s->init),
+                       log ? "delta-spark reads across it with a schema log (the option "
+                             "schemaTrackingLocation), which dk does not support: start the "
+                             "stream at a version after the rename or drop"
+                           : "restart the stream to read with the new schema",
+                       cls,
                        !strcmp(cls, "DELTA_SCHEMA_CHANGED") && s->starting_option
                            ? "_WITH_STARTING_OPTIONS"
                            : "");
@@ -309,7 +322,7 @@ static dk_status list_snapshot(dk_stream *s, seqv *q, const dk_stream_offset *fr
       DK_RETURN_NOT_OK(dk_changes__reader_prunes(&pruned, s->reader, &f, err));
       if (pruned) continue;
     }
-    if (s->cdf && s->has_re && regexec(&s->re, p.act.entry.path, 0, NULL, 0) == 0) continue;
+    if (s->cdf && excluded(s, p.act.entry.path)) continue;
     p.ix = (dk_changes__indexed){v, k, DK_CHANGES__FILE, p.act.entry.size, 0};
     DK_RETURN_NOT_OK(seqv_push(q, &p, err));
   }
@@ -396,26 +409,7 @@ static dk_status validate_commit(dk_stream *s, const commit_view *c, bool *skip,
 static bool commit_is_noop_merge(const commit_view *c, const dk_allocator *alloc) {
   for (size_t k = c->i; k < c->j; k++) {
     const dk_action *a = dk_commit_range_action(c->r, k);
-    if (a->kind != DK_ACTION_COMMIT_INFO) continue;
-    const dk_action_commit_info *ci = a->commit_info;
-    if (!ci->operation || strcmp(ci->operation, "MERGE") != 0 || !ci->json) return false;
-    dk_arena ar;
-    dk__arena_init(&ar, alloc, 0);
-    dk_json_value *root = NULL;
-    bool noop = false;
-    if (dk__json_parse(&root, &ar, ci->json, strlen(ci->json), NULL) == DK_OK) {
-      const dk_json_value *m = dk__json_get(root, "operationMetrics");
-      static const char *const keys[] = {"numTargetRowsInserted", "numTargetRowsUpdated",
-                                         "numTargetRowsDeleted"};
-      noop = m != NULL;
-      for (int i = 0; noop && i < 3; i++) {
-        size_t len = 0;
-        const char *v = dk__json_as_str(dk__json_get(m, keys[i]), &len);
-        noop = v && len == 1 && v[0] == '0';
-      }
-    }
-    dk__arena_dispose(&ar);
-    return noop;
+    if (a->kind == DK_ACTION_COMMIT_INFO) return dk_changes__is_noop_merge(a->commit_info, alloc);
   }
   return false;
 }
@@ -455,7 +449,7 @@ static dk_status list_commit(dk_stream *s, seqv *q, const commit_view *c,
     if (noop || !in_window(c->v, i, from, end)) continue;
     /* a change data feed leaves excluded files out before admission; a stream of added
     ** files after it (they count towards the limits) */
-    if (s->cdf && s->has_re && regexec(&s->re, a->file->path, 0, NULL, 0) == 0) continue;
+    if (s->cdf && excluded(s, a->file->path)) continue;
     spos p;
     memset(&p, 0, sizeof p);
     p.act.kind = a->kind == DK_ACTION_ADD      ? DK_CHANGES__ADD
@@ -550,7 +544,9 @@ static dk_status enumerate(dk_stream *s, seqv *q, const dk_stream_offset *from,
 
 void dk_stream_free(dk_stream *s) {
   if (!s) return;
-  if (s->has_re) regfree(&s->re);
+  pcre2_match_data_free(s->re_md);
+  pcre2_code_free(s->re);
+  pcre2_general_context_free(s->re_ctx);
   dk_changes__reader_free(s->reader);
   dk_snapshot_free(s->snap);
   dk_snapshot_free(s->init);
@@ -617,6 +613,41 @@ static dk_status resolve_start(dk_stream *s, dk_error *err) {
   return DK_OK;
 }
 
+static void *re_malloc(PCRE2_SIZE n, void *ctx) { return dk__malloc(ctx, n); }
+static void re_free(void *p, void *ctx) { dk__free(ctx, p); }
+
+/* Compiles excludeRegex (a Java regex) into s->re; an invalid one is DK_INVALID naming the
+** pattern, the offset and PCRE2's reason, with delta-spark's error class. */
+static dk_status compile_exclude(dk_stream *s, const char *pattern, dk_error *err) {
+  s->re_ctx = pcre2_general_context_create(re_malloc, re_free, (void *)s->alloc);
+  pcre2_compile_context *cc = s->re_ctx ? pcre2_compile_context_create(s->re_ctx) : NULL;
+  DK_RETURN_IF(!cc, DK_NOMEM, err, "out of memory (stream: exclude_regex)");
+  int code = 0;
+  PCRE2_SIZE at = 0;
+  /* UTF: '.' and classes take whole characters, as Java's UTF-16 strings do; a path that is
+  ** not UTF-8 is still searched instead of failing the match */
+  s->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                        PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &at, cc);
+  pcre2_compile_context_free(cc);
+  if (!s->re) {
+    PCRE2_UCHAR msg[256];
+    if (pcre2_get_error_message(code, msg, sizeof msg) < 0) strcpy((char *)msg, "invalid");
+    return dk__error_set(err, DK_INVALID,
+                         "stream: exclude_regex '%s': %s at offset %zu (DELTA_REGEX_OPT_SYNTAX_ERROR)",
+                         pattern, (const char *)msg, (size_t)at);
+  }
+  s->re_md = pcre2_match_data_create_from_pattern(s->re, s->re_ctx);
+  DK_RETURN_IF(!s->re_md, DK_NOMEM, err, "out of memory (stream: exclude_regex)");
+  return DK_OK;
+}
+
+/* Whether excludeRegex is found in path (false without one). A match that ends in an error
+** (the match limit) does not exclude: the file is read, a stream must not drop data. */
+static bool excluded(const dk_stream *s, const char *path) {
+  if (!s->re) return false;
+  return pcre2_match(s->re, (PCRE2_SPTR)path, PCRE2_ZERO_TERMINATED, 0, 0, s->re_md, NULL) >= 0;
+}
+
 dk_status dk_stream_open(dk_stream **out, dk_table *t, const dk_stream_options *opts,
                          dk_error *err) {
   *out = NULL;
@@ -648,17 +679,7 @@ dk_status dk_stream_open(dk_stream **out, dk_table *t, const dk_stream_options *
   s->table_id = dk__strdup(alloc, md->id ? md->id : "");
   dk_status st = s->table_id ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (stream)");
   if (!st) st = dk_changes__meta_of(&s->init_meta, md, &s->meta_ar, err);
-  if (!st && opts->exclude_regex) {
-    int rc = regcomp(&s->re, opts->exclude_regex, REG_EXTENDED | REG_NOSUB);
-    if (rc) {
-      char msg[256];
-      regerror(rc, &s->re, msg, sizeof msg);
-      st = dk__error_set(err, DK_INVALID, "stream: exclude_regex '%s': %s (DELTA_ILLEGAL_OPTION)",
-                         opts->exclude_regex, msg);
-    } else {
-      s->has_re = true;
-    }
-  }
+  if (!st && opts->exclude_regex) st = compile_exclude(s, opts->exclude_regex, err);
   if (!st)
     st = dk_changes__reader_new(&s->reader, init, opts->columns, opts->n_columns, opts->filter,
                                 s->cdf, opts->batch_size, 0, err);
@@ -742,8 +763,7 @@ dk_status dk_stream_latest_offset(dk_stream_offset *out, int *has, dk_stream *s,
 void dk_stream_batch_free(dk_stream_batch *b) {
   if (!b || __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   dk_changes__reader_free(b->reader);
-  dk__free(b->alloc, b->files);
-  dk__arena_dispose(&b->ar);
+  dk_changes__files_dispose(&b->files);
   dk__free(b->alloc, b);
 }
 
@@ -751,47 +771,22 @@ static void batch_unref(void *p) { dk_stream_batch_free(p); }
 
 void dk_stream_batch_start(dk_stream_offset *out, const dk_stream_batch *b) { *out = b->start; }
 void dk_stream_batch_end(dk_stream_offset *out, const dk_stream_batch *b) { *out = b->end; }
-int64_t dk_stream_batch_num_files(const dk_stream_batch *b) { return (int64_t)b->n; }
+int64_t dk_stream_batch_num_files(const dk_stream_batch *b) { return (int64_t)b->files.n; }
 
 dk_status dk_stream_batch_file(dk_change_file *out, const dk_stream_batch *b, int64_t i,
                                dk_error *err) {
-  DK_RETURN_IF(i < 0 || (size_t)i >= b->n, DK_INVALID, err,
-               "stream: batch file %" PRId64 " out of range", i);
-  *out = b->files[i];
-  return DK_OK;
+  return dk_changes__files_get(out, &b->files, i, "stream: batch", err);
 }
 
 dk_status dk_stream_batch_read_files(struct ArrowArrayStream *out, dk_stream_batch *b,
                                      int64_t first, int64_t n, dk_error *err) {
-  DK_RETURN_IF(first < 0 || n < 0 || (size_t)first > b->n || (size_t)n > b->n - (size_t)first,
-               DK_INVALID, err, "stream: batch files [%" PRId64 ", +%" PRId64 ") out of range",
-               first, n);
-  __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
-  return dk_changes__read(out, b->reader, b->files + first, (size_t)n, batch_unref, b, err);
+  return dk_changes__files_read(out, b->reader, &b->files, first, n, &b->refs, batch_unref, b,
+                                "stream: batch", err);
 }
 
 dk_status dk_stream_batch_read(struct ArrowArrayStream *out, dk_stream_batch *b,
                                dk_error *err) {
-  return dk_stream_batch_read_files(out, b, 0, (int64_t)b->n, err);
-}
-
-static dk_status batch_push(dk_stream_batch *b, const dk_change_file *f, dk_error *err) {
-  if (b->n == b->cap) {
-    size_t nc = b->cap ? 2 * b->cap : 64;
-    dk_change_file *p = dk__realloc(b->alloc, b->files, nc * sizeof *p);
-    DK_RETURN_IF(!p, DK_NOMEM, err, "out of memory (stream)");
-    b->files = p;
-    b->cap = nc;
-  }
-  dk_change_file *d = &b->files[b->n];
-  *d = *f;
-  DK_RETURN_NOT_OK(dk_changes__entry_copy(&d->entry, &f->entry, false, &b->ar, err));
-  if (f->keep_dv) {
-    d->keep_dv = dk_changes__dv_copy(f->keep_dv, &b->ar, err);
-    if (!d->keep_dv) return DK_NOMEM;
-  }
-  b->n++;
-  return DK_OK;
+  return dk_stream_batch_read_files(out, b, 0, (int64_t)b->files.n, err);
 }
 
 /* The files of positions q[0..n): added files, or a change data feed's change files planned
@@ -803,13 +798,13 @@ static dk_status batch_files(dk_stream *s, dk_stream_batch *b, const seqv *q, si
     for (size_t i = 0; i < n && !st; i++) {
       const spos *p = &q->v[i];
       if (p->ix.slot != DK_CHANGES__FILE) continue;
-      if (s->has_re && regexec(&s->re, p->act.entry.path, 0, NULL, 0) == 0) continue;
+      if (excluded(s, p->act.entry.path)) continue;
       dk_change_file f;
       memset(&f, 0, sizeof f);
       f.commit_version = p->ix.version;
       f.commit_timestamp = p->ts;
       f.entry = p->act.entry;
-      st = batch_push(b, &f, err);
+      st = dk_changes__files_push(&b->files, &f, "stream", err);
     }
     return st;
   }
@@ -839,7 +834,7 @@ static dk_status batch_files(dk_stream *s, dk_stream_batch *b, const seqv *q, si
     for (size_t k = 0; k < npl && !st; k++) {
       dk_change_file f;
       dk_changes__file_of_planned(&f, &pl[k], v, ts);
-      st = batch_push(b, &f, err);
+      st = dk_changes__files_push(&b->files, &f, "stream", err);
     }
     dk__free(s->alloc, pl);
     i = j;
@@ -885,7 +880,7 @@ dk_status dk_stream_batch_between(dk_stream_batch **out, dk_stream *s,
   b->reader = dk_changes__reader_ref(s->reader);
   b->start = *start;
   b->end = *end;
-  dk__arena_init(&b->ar, s->alloc, 0);
+  dk_changes__files_init(&b->files, s->alloc);
   seqv q = {.alloc = s->alloc};
   size_t taken = 0;
   dk_status st = DK_OK;

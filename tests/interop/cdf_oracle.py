@@ -381,6 +381,11 @@ STREAMS = {
                                   "maxFilesPerTrigger": "3", "maxBytesPerTrigger": "BYTES2"}),
         ("v0_skip_exclude_b", {"startingVersion": "0", "skipChangeCommits": "true",
                                "excludeRegex": "p=b"}),
+        # Java regex syntax POSIX ERE does not have: (?i), \\d{n}, a lookahead
+        ("v0_skip_exclude_java", {"startingVersion": "0", "skipChangeCommits": "true",
+                                  "excludeRegex": "(?i)P=B/part-\\d{5}-"}),
+        ("cdf_v0_exclude_lookahead", {"startingVersion": "0", "excludeRegex": "p=(?!a)"}, True),
+        ("bad_exclude_regex", {"startingVersion": "0", "excludeRegex": "p=(b"}),
         ("v5", {"startingVersion": "5"}),
         ("v5_files1", {"startingVersion": "5", "maxFilesPerTrigger": "1"}),
         ("latest", {"startingVersion": "latest"}),

@@ -170,6 +170,7 @@ EXPECTED_STREAM_ERRORS = {
     ("cdf_basic", "v0"): "DELTA_SOURCE_TABLE_IGNORE_CHANGES",
     ("cdf_colmap", "v0"): "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG",
     ("cdf_stream", "bad_both"): "DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET",
+    ("cdf_stream", "bad_exclude_regex"): "DELTA_REGEX_OPT_SYNTAX_ERROR",
     ("cdf_live", "live_add_column"): "DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS",
 }
 
@@ -182,6 +183,10 @@ def test_stream_expected_errors(cdf):
     st = {s["name"]: s for s in cp.load(cdf, "cdf_stream")["streams"]}
     ex, full = _concat(st["v0_skip_exclude_b"]), _concat(st["v0_skip_change_commits"])
     assert ex and set(ex) < set(full) and all('"p":"b"' not in r for r in ex)
+    # Java regex syntax ((?i), \d{5}) excludes the same files; a lookahead keeps only p=a
+    assert _concat(st["v0_skip_exclude_java"]) == ex
+    la = _concat(st["cdf_v0_exclude_lookahead"])
+    assert la and all('"p":"a"' in r for r in la)
     # an explicit startingVersion whose commit was cleaned up fails whatever failOnDataLoss
     # says (Spark checks the version exists before streaming; failOnDataLoss=false only
     # restarts a running stream whose next commit vanished); from the checkpoint on it reads

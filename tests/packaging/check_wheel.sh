@@ -33,7 +33,7 @@ so=$(ls "$tmp"/test-venv/lib/python*/site-packages/dk/_dk*.so)
 # The module's own NEEDED entries (ldd would also list what libcurl itself links, e.g. its zstd).
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 echo "check_wheel: $(basename "$so") needs: $needed"
-if printf '%s\n' $needed | grep -Eq '^lib(zstd|snappy|lz4|z|deflate|brotli[a-z]*)\.so'; then
+if printf '%s\n' $needed | grep -Eq '^lib(zstd|snappy|lz4|z|deflate|brotli[a-z]*|pcre2-8)\.so'; then
   echo "check_wheel: a dependency with a static archive is linked dynamically"; exit 1
 fi
 cd "$tmp/src"

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,14 @@ static size_t split_columns(char *buf, const char **cols) {
   return n;
 }
 
-/* Options both commands share. */
+/* Options both commands share. The range: --from V / --from-timestamp TS (both), --to W /
+** --to-timestamp TS (changes only); kinds are DK_BOUND_* (DEFAULT: not given). */
 typedef struct common_opts {
   const char *table, *columns, *where;
   int format;
+  bool with_end;
+  dk_bound_kind from_kind, to_kind;
+  int64_t from, to;
   char *colbuf;
   const char **cols;
   size_t n_cols;
@@ -65,7 +70,18 @@ typedef struct common_opts {
 /* Consumes argv[*i] if it is a shared option; 1 when taken, 0 when not, -1 on a bad value. */
 static int common_arg(const char *cmd, common_opts *c, int argc, char **argv, int *i) {
   const char *a = argv[*i];
-  if (!strcmp(a, "--columns") && *i + 1 < argc) {
+  bool end = c->with_end && !strncmp(a, "--to", 4);
+  if ((!strcmp(a, "--from") || (end && !strcmp(a, "--to"))) && *i + 1 < argc) {
+    *(end ? &c->to_kind : &c->from_kind) = DK_BOUND_VERSION;
+    if (parse_version(cmd, a, argv[++*i], end ? &c->to : &c->from)) return -1;
+  } else if ((!strcmp(a, "--from-timestamp") || (end && !strcmp(a, "--to-timestamp"))) &&
+             *i + 1 < argc) {
+    *(end ? &c->to_kind : &c->from_kind) = DK_BOUND_TIMESTAMP;
+    if (dk_cli_parse_ts(argv[++*i], end ? &c->to : &c->from)) {
+      fprintf(stderr, "dk %s: bad %s '%s'\n", cmd, a, argv[*i]);
+      return -1;
+    }
+  } else if (!strcmp(a, "--columns") && *i + 1 < argc) {
     c->columns = argv[++*i];
   } else if (!strcmp(a, "--where") && *i + 1 < argc) {
     c->where = argv[++*i];
@@ -86,8 +102,9 @@ static int common_arg(const char *cmd, common_opts *c, int argc, char **argv, in
   return 1;
 }
 
-/* Columns and filter; 2 for a malformed --where (a usage error), 1 on other errors. */
-static int common_prepare(const char *cmd, common_opts *c) {
+/* Columns, filter and the table (*t); 2 for a malformed --where (a usage error), 1 on other
+** errors. */
+static int common_open(const char *cmd, common_opts *c, dk_table **t) {
   if (c->columns) {
     c->colbuf = strdup(c->columns);
     c->cols = calloc(strlen(c->columns) + 1, sizeof *c->cols);
@@ -100,7 +117,7 @@ static int common_prepare(const char *cmd, common_opts *c) {
     fail(cmd, &err);
     return 2;
   }
-  return 0;
+  return dk_cli_open_table(c->table, t) ? 1 : 0;
 }
 
 static void common_free(common_opts *c) {
@@ -128,6 +145,7 @@ static int print_files(const dk_changes *c) {
 int dk_cli_changes(int argc, char **argv) {
   common_opts c;
   memset(&c, 0, sizeof c);
+  c.with_end = true;
   dk_changes_options o;
   memset(&o, 0, sizeof o);
   o.version = DK_CHANGES_OPTIONS_VERSION;
@@ -137,35 +155,24 @@ int dk_cli_changes(int argc, char **argv) {
     int k = common_arg("changes", &c, argc, argv, &i);
     if (k < 0) bad = 1;
     if (k) continue;
-    if (!strcmp(a, "--from") && i + 1 < argc) {
-      o.start_kind = DK_BOUND_VERSION;
-      bad = parse_version("changes", a, argv[++i], &o.start);
-    } else if (!strcmp(a, "--to") && i + 1 < argc) {
-      o.end_kind = DK_BOUND_VERSION;
-      bad = parse_version("changes", a, argv[++i], &o.end);
-    } else if (!strcmp(a, "--from-timestamp") && i + 1 < argc) {
-      o.start_kind = DK_BOUND_TIMESTAMP;
-      if ((bad = dk_cli_parse_ts(argv[++i], &o.start)))
-        fprintf(stderr, "dk changes: bad --from-timestamp '%s'\n", argv[i]);
-    } else if (!strcmp(a, "--to-timestamp") && i + 1 < argc) {
-      o.end_kind = DK_BOUND_TIMESTAMP;
-      if ((bad = dk_cli_parse_ts(argv[++i], &o.end)))
-        fprintf(stderr, "dk changes: bad --to-timestamp '%s'\n", argv[i]);
-    } else if (!strcmp(a, "--files")) {
+    if (!strcmp(a, "--files")) {
       files = 1;
     } else {
       fprintf(stderr, "dk changes: unknown option '%s'\n", a);
       bad = 1;
     }
   }
+  o.start_kind = c.from_kind;
+  o.start = c.from;
+  o.end_kind = c.to_kind;
+  o.end = c.to;
   if (bad || !c.table || o.start_kind == DK_BOUND_DEFAULT) {
     if (!bad && c.table) fprintf(stderr, "dk changes: --from or --from-timestamp is required\n");
     return dk_cli_usage("changes");
   }
-  int rc = common_prepare("changes", &c);
   dk_table *t = NULL;
   dk_changes *ch = NULL;
-  if (!rc && dk_cli_open_table(c.table, &t)) rc = 1;
+  int rc = common_open("changes", &c, &t);
   dk_error err;
   dk_error_init(&err);
   if (!rc) {
@@ -213,23 +220,15 @@ int dk_cli_tail(int argc, char **argv) {
   dk_stream_options o;
   memset(&o, 0, sizeof o);
   o.version = DK_STREAM_OPTIONS_VERSION;
-  o.start = DK_STREAM_FROM_LATEST;
-  int bad = 0, once = 0, offsets = 0;
+  int bad = 0, once = 0, offsets = 0, snapshot = 0;
   double interval = 1.0;
   for (int i = 0; i < argc && !bad; i++) {
     const char *a = argv[i];
     int k = common_arg("tail", &c, argc, argv, &i);
     if (k < 0) bad = 1;
     if (k) continue;
-    if (!strcmp(a, "--from") && i + 1 < argc) {
-      o.start = DK_STREAM_FROM_VERSION;
-      bad = parse_version("tail", a, argv[++i], &o.starting_version);
-    } else if (!strcmp(a, "--from-timestamp") && i + 1 < argc) {
-      o.start = DK_STREAM_FROM_TIMESTAMP;
-      if ((bad = dk_cli_parse_ts(argv[++i], &o.starting_timestamp_ms)))
-        fprintf(stderr, "dk tail: bad --from-timestamp '%s'\n", argv[i]);
-    } else if (!strcmp(a, "--snapshot")) {
-      o.start = DK_STREAM_FROM_SNAPSHOT;
+    if (!strcmp(a, "--snapshot")) {
+      snapshot = 1;
     } else if (!strcmp(a, "--resume") && i + 1 < argc) {
       o.resume_offset = argv[++i];
     } else if (!strcmp(a, "--max-files") && i + 1 < argc) {
@@ -261,11 +260,17 @@ int dk_cli_tail(int argc, char **argv) {
       bad = 1;
     }
   }
+  /* --from / --from-timestamp win over --snapshot; neither: from the latest version */
+  o.start = c.from_kind == DK_BOUND_VERSION     ? DK_STREAM_FROM_VERSION
+            : c.from_kind == DK_BOUND_TIMESTAMP ? DK_STREAM_FROM_TIMESTAMP
+            : snapshot                          ? DK_STREAM_FROM_SNAPSHOT
+                                                : DK_STREAM_FROM_LATEST;
+  if (c.from_kind == DK_BOUND_VERSION) o.starting_version = c.from;
+  if (c.from_kind == DK_BOUND_TIMESTAMP) o.starting_timestamp_ms = c.from;
   if (bad || !c.table) return dk_cli_usage("tail");
-  int rc = common_prepare("tail", &c);
   dk_table *t = NULL;
   dk_stream *s = NULL;
-  if (!rc && dk_cli_open_table(c.table, &t)) rc = 1;
+  int rc = common_open("tail", &c, &t);
   dk_error err;
   dk_error_init(&err);
   if (!rc) {

@@ -9,8 +9,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * DeltaOptions checks them (spark-v2-connector-spec.md §6.1, §7.1): startingVersion
  * (integer >= 0 or "latest"), startingTimestamp, endingVersion / endingTimestamp (batch change
  * data feed), maxFilesPerTrigger, maxBytesPerTrigger, ignoreDeletes, ignoreChanges
- * (ignoreFileDeletion), skipChangeCommits, failOnDataLoss, excludeRegex (a POSIX extended
- * regular expression in dk), readChangeFeed (readChangeData). Serializable: executors re-plan
+ * (ignoreFileDeletion), skipChangeCommits, failOnDataLoss, excludeRegex (a Java regex; libdk
+ * compiles it with PCRE2), readChangeFeed (readChangeData). Serializable: executors re-plan
  * the same batch from it.
  */
 final class DkStreamOptions implements Serializable {
