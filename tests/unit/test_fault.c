@@ -521,10 +521,10 @@ typedef struct fail_alloc {
   int64_t live;       /* blocks not yet freed */
 } fail_alloc;
 
-static bool fa_fail(fail_alloc *f) {
-  f->n++;
-  if (f->fail_at && f->n == f->fail_at) {
-    f->failed++;
+static bool fa_fail(fail_alloc *f) { /* atomic: scans on two reader threads allocate too */
+  int64_t n = __atomic_add_fetch(&f->n, 1, __ATOMIC_RELAXED);
+  if (f->fail_at && n == f->fail_at) {
+    __atomic_add_fetch(&f->failed, 1, __ATOMIC_RELAXED);
     return true;
   }
   return false;
