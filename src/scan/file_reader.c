@@ -92,7 +92,8 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
     }
   }
   dk_pq__open_opts po = {.alloc = a, .size = t->size > 0 ? t->size : 0,
-                         .skip_page_crc = plan->skip_page_crc};
+                         .skip_page_crc = plan->skip_page_crc,
+                         .map = 1 /* local files: views of an mmap, no copies */};
   DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) DK_RETURN_NOT_OK(load_dv(&r->dv, t->dv, sto, plan, a, err));
