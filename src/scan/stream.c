@@ -197,6 +197,10 @@ static void mt_worker(void *arg) {
       mt_item *x = cur;
       cur = nxt;
       nxt = x;
+      pthread_mutex_lock(&m->mu);
+      int cancel = m->cancel;
+      pthread_mutex_unlock(&m->mu);
+      if (cancel) break; /* released: the item opened ahead is not read */
     } else {
       cur->it = mt_claim(m);
       if (cur->it < m->n_items) st = mt_open(cur, 0, &err);

@@ -29,7 +29,10 @@
 #include "test.h"
 #include "util/util.h"
 
-enum { A_SNAPSHOT = 1, A_SCAN = 2, A_SPLITS = 4, A_META_ONLY = 8 };
+/* A_THREADS: the scan runs on 2 reader threads (rows compared sorted); on a backend that
+** cannot map, with read-ahead (the next file opened and its first row group fetched by a task
+** while the current one is decoded) */
+enum { A_SNAPSHOT = 1, A_SCAN = 2, A_SPLITS = 4, A_META_ONLY = 8, A_THREADS = 16 };
 
 static int cmp_line(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -168,6 +171,7 @@ static dk_status answer(dk_buf *out, const char *root, dk_storage *sto, const dk
     o.version = DK_SCAN_OPTIONS_VERSION;
     o.limit = -1;
     o.split_target_bytes = 4096; /* several splits even for small files */
+    o.threads = what & A_THREADS ? 2 : 0;
     o.split_open_cost_bytes = 1;
     st = dk_scan_new(&scan, s, &o, err);
   }
@@ -360,6 +364,9 @@ static const ftable FTABLES[] = {
     /* partition values and paths with special characters */
     {"delta-golden/log-replay-special-characters-a", -1, A_SNAPSHOT, 0},
     {"delta-golden/data-reader-partition-values", -1, A_SCAN, 0},
+    /* the same and the DV table on two reader threads (read-ahead where reads are round trips) */
+    {"delta-golden/data-reader-partition-values", -1, A_SCAN | A_THREADS, 0},
+    {"delta-kernel-defaults/basic-dv-with-checkpoint", -1, A_SCAN | A_THREADS, 0},
     /* version checksum files (metadata-only snapshot from N.crc) */
     {"delta-golden/commit-info-containing-arbitrary-operationParams-types", -1, A_META_ONLY, 0},
     /* a log compaction file standing for commits 1..2, time travel */
@@ -514,10 +521,10 @@ typedef struct fail_alloc {
   int64_t live;       /* blocks not yet freed */
 } fail_alloc;
 
-static bool fa_fail(fail_alloc *f) {
-  f->n++;
-  if (f->fail_at && f->n == f->fail_at) {
-    f->failed++;
+static bool fa_fail(fail_alloc *f) { /* atomic: scans on two reader threads allocate too */
+  int64_t n = __atomic_add_fetch(&f->n, 1, __ATOMIC_RELAXED);
+  if (f->fail_at && n == f->fail_at) {
+    __atomic_add_fetch(&f->failed, 1, __ATOMIC_RELAXED);
     return true;
   }
   return false;
