@@ -7,13 +7,15 @@ With --instructions it instead counts the instructions each 1-thread variant exe
 valgrind (cachegrind without cache simulation), once per build: slow, but the same on a busy
 machine as on an idle one, which timings on a shared 2-core box are not.
 
-usage: bench/ab.py --a BUILD_A --b BUILD_B [--repeats 9] [--only p0,p1,p2,p3] [--instructions]
+usage: bench/ab.py --a BUILD_A --b BUILD_B [--repeats 9] [--only p0,p1,p2,p3,p1r] [--instructions]
   e.g. git archive main | tar -x -C /tmp/dk-main && cmake ... && bench/ab.py --a /tmp/dk-main/build --b build
 
 Inputs are the cached ones of bench/parquet_decode.py and bench/scan_p2p3.py (generated when
 absent), and bench/snapshot_load.py's (P1: load the 10k- and 100k-file tables and list every
 file). Variants: P0 decode with 1 and 2 threads (pread) and 1 thread mmap, P0
-decompress-only; P2 full and P3 1% with 1 and 2 threads.
+decompress-only; P2 full and P3 1% with 1 and 2 threads; p1r (not in the default set): 20
+plans of a 1%-selective scan on one snapshot of the 100k-file P1 table
+(bench/snapshot_load.py), nothing read: the per-scan cost of statistics skipping.
 """
 
 from __future__ import annotations
@@ -58,7 +60,17 @@ def variants(only: set[str]) -> list[tuple[str, str, list[str]]]:
             for n in (1, 2):
                 args = [str(root), "--threads", str(n)] + (["--filter", pred] if pred else [])
                 out.append((f"{variant} t{n}", "bench_scan_p2p3", args))
+    if "p1r" in only:
+        import snapshot_load
+        root, _ = snapshot_load.ensure_table("100k")
+        out.append((f"P1r 100k x{P1R_SCANS} 1% plans", "bench_scan_p2p3",
+                    [str(root), "--repeat", str(P1R_SCANS), "--filter", P1R_FILTER]))
     return out
+
+
+# ids grow by 50k..2M rows a file: this range meets 955 of the 100k files (1%)
+P1R_FILTER = "id >= 51250000000 AND id < 52275000000"
+P1R_SCANS = 20
 
 
 def run_once(build: Path, drv: str, args: list[str]) -> tuple[float, float]:

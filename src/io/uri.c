@@ -16,53 +16,16 @@
 
 /* ---- percent-coding ---------------------------------------------------------------------- */
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* The byte an escape at s[i] stands for, or -1 when s[i..] is not a decodable escape. */
-static int escape_at(const char *s, size_t n, size_t i) {
-  if (i + 2 >= n) return -1;
-  int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
-  if (h < 0 || l < 0) return -1;
-  return h << 4 | l;
-}
-
-size_t dk__pct_decode_into(char *dst, const char *s, size_t n) {
-  const char *pct = memchr(s, '%', n);
-  if (!pct) { /* the common case: nothing to decode */
-    memcpy(dst, s, n);
-    dst[n] = 0;
-    return n;
-  }
-  size_t k = (size_t)(pct - s);
-  memcpy(dst, s, k);
-  for (size_t i = k; i < n; i++) {
-    int c = s[i] == '%' ? escape_at(s, n, i) : -1;
-    if (c >= 0) {
-      dst[k++] = (char)c;
-      i += 2;
-    } else {
-      dst[k++] = s[i];
-    }
-  }
-  dst[k] = 0;
-  return k;
-}
-
 dk_status dk__pct_decode(dk_buf *out, const char *s, size_t n, int flags, dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_reserve(out, n + 1, err));
   if (!(flags & DK__PCT_STRICT)) {
-    out->len += dk__pct_decode_into(out->data + out->len, s, n);
+    out->len += dk__pct_decode_into(out->data + out->len, s, n, flags);
     return DK_OK;
   }
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (c == '%') {
-      int v = escape_at(s, n, i);
+      int v = dk__pct_escape_at(s, n, i);
       DK_RETURN_IF(v < 0, DK_CORRUPT, err, "bad percent escape at character %zu of \"%.*s\"", i,
                    (int)DK_MIN(n, 256), s);
       DK_RETURN_IF(v == 0, DK_CORRUPT, err, "%%00 at character %zu of \"%.*s\"", i,

@@ -53,7 +53,7 @@ DK_TEST(uri__percent_decode_vectors) {
   CHECK_EQ_INT(st, DK_OK);
   /* the arena form agrees */
   char out[32];
-  CHECK_EQ_INT(dk__pct_decode_into(out, "a%20b%", 6), 4);
+  CHECK_EQ_INT(dk__pct_decode_into(out, "a%20b%", 6, 0), 4);
   CHECK_EQ_STR(out, "a b%");
   dk__buf_dispose(&b);
 }
