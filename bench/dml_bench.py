@@ -261,6 +261,26 @@ def run_worker(argv: list[str]) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+# ---- running a system --------------------------------------------------------------------------
+
+def timed_runs(tmp: Path, tag: str, system: str, base: Path, repeats: int, spark_args: list[str],
+               argv) -> tuple[list[Path], list[dict], list[dict]]:
+    """`repeats` fresh copies of base, each changed once by `system`: Spark in one warm session
+    (spark_worker with spark_args + a warm-up copy + the copies), dk / delta-rs in a fresh
+    process each (argv(root)). Returns the copies, their files before, and the workers' answers."""
+    roots = [tmp / ("%s-%s-%d" % (tag, system, i)) for i in range(repeats)]
+    for r in roots:
+        fresh_copy(base, r)
+    befores = [snapshot_files(r) for r in roots]
+    if system != "spark":
+        return roots, befores, [run_worker(argv(r)) for r in roots]
+    warm = tmp / ("%s-spark-warm" % tag)
+    fresh_copy(base, warm)
+    got = spark_worker(spark_args + [str(warm)] + [str(r) for r in roots])
+    shutil.rmtree(warm)
+    return roots, befores, got
+
+
 # ---- P9 ----------------------------------------------------------------------------------------
 
 def p9(args, tmp: Path) -> list[str]:
@@ -277,23 +297,11 @@ def p9(args, tmp: Path) -> list[str]:
         for system in systems:
             base = plain if system == "delta-rs" else dv
             runs = []
-            roots = [tmp / ("%s-%s-%d" % (variant, system, i)) for i in range(args.repeats)]
-            for r in roots:
-                fresh_copy(base, r)
-            befores = [snapshot_files(r) for r in roots]
-            if system == "spark":
-                warm = tmp / ("%s-spark-warm" % variant)
-                fresh_copy(base, warm)
-                got = spark_worker(["delete", pred, str(warm)] + [str(r) for r in roots])
-                shutil.rmtree(warm)
-            else:
-                got = []
-                for r in roots:
-                    if system == "dk":
-                        argv = [sys.executable, __file__, "_dk", str(pydk), str(r), pred]
-                    else:
-                        argv = [sys.executable, __file__, "_deltars", str(r), pred]
-                    got.append(run_worker(argv))
+            roots, befores, got = timed_runs(
+                tmp, variant, system, base, args.repeats, ["delete", pred],
+                lambda r: ([sys.executable, __file__, "_dk", str(pydk), str(r), pred]
+                           if system == "dk" else
+                           [sys.executable, __file__, "_deltars", str(r), pred]))
             for r, b, g in zip(roots, befores, got):
                 data, log = bytes_written(b, r)
                 left = rows_left(r)
@@ -332,20 +340,11 @@ def p10(args, tmp: Path) -> list[str]:
         res = {}
         for system in args.systems.split(","):
             base = plain if system == "delta-rs" else dv
-            roots = [tmp / ("p10-%s-%s-%d" % (variant, system, i)) for i in range(args.repeats)]
-            for r in roots:
-                fresh_copy(base, r)
-            befores = [snapshot_files(r) for r in roots]
-            if system == "spark":
-                warm = tmp / ("p10-%s-spark-warm" % variant)
-                fresh_copy(base, warm)
-                got = spark_worker(["merge", str(source), str(warm)] + [str(r) for r in roots])
-                shutil.rmtree(warm)
-            else:
-                got = [run_worker([sys.executable, __file__, "_dk_merge", str(pydk), str(r),
-                                   str(source)] if system == "dk" else
-                                  [sys.executable, __file__, "_deltars_merge", str(r),
-                                   str(source)]) for r in roots]
+            roots, befores, got = timed_runs(
+                tmp, "p10-" + variant, system, base, args.repeats, ["merge", str(source)],
+                lambda r: ([sys.executable, __file__, "_dk_merge", str(pydk), str(r), str(source)]
+                           if system == "dk" else
+                           [sys.executable, __file__, "_deltars_merge", str(r), str(source)]))
             runs = []
             for r, b, g in zip(roots, befores, got):
                 data, log = bytes_written(b, r)

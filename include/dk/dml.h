@@ -104,9 +104,10 @@ typedef struct dk_dml_assignment {
  *  DVs and written, updated, to new files; without them the touched files are rewritten.
  *  Values are stored with an ANSI cast to the column's type (overflow and invalid input are
  *  DK_INVALID naming the column). Errors: DK_NOT_FOUND (unknown column), DK_INVALID (a bad
- *  predicate or value, a column assigned twice), DK_UNSUPPORTED (row tracking: not yet).
- *  With the change data feed on, the rows' old and new values are written as change data
- *  (update_preimage / update_postimage). out may be NULL. */
+ *  predicate or value, a column assigned twice). With the change data feed on, the rows'
+ *  old and new values are written as change data (update_preimage / update_postimage). With
+ *  row tracking the written rows keep their row ids and the updated ones take this commit's
+ *  row commit version (materialized columns, as delta-spark). out may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *txn,
                                               const dk_dml_assignment *set, size_t n_set,
                                               const dk_expr *predicate,
@@ -165,13 +166,16 @@ typedef struct dk_merge_spec {
 } dk_merge_spec;
 
 /** MERGE INTO table USING source ON ... WHEN ... staged into txn, as delta-spark's
- *  MergeIntoCommand with deletion vectors: the source is materialized and hashed on its keys,
- *  every target file is read once and joined; updated and deleted target rows are marked in
- *  their files' DVs, updated and inserted rows written to new files. A target row matched by
- *  more than one source row is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_
- *  MERGE], as Spark) unless the only MATCHED clause is an unconditional DELETE. With the
- *  change data feed on every change is also written as change data. Refused (DK_UNSUPPORTED)
- *  for now: tables without deletion vectors, with row tracking. out may be NULL. */
+ *  MergeIntoCommand: the source is materialized and hashed on its keys, every target file
+ *  that can hold a match is read once and joined (without NOT MATCHED BY SOURCE clauses the
+ *  files are pruned by the source keys' min/max; the whole table counts as read for
+ *  conflicts, as in Spark). With deletion vectors updated and deleted target rows are marked in
+ *  their files' DVs; without them a touched file is rewritten (copy-on-write). Updated and
+ *  inserted rows are written to new files. A target row matched by more than one source row
+ *  is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE], as Spark) unless
+ *  the only MATCHED clause is an unconditional DELETE. With the change data feed on every
+ *  change is also written as change data; with row tracking rewritten rows keep their row ids.
+ *  Scratch memory comes from the table's allocator. out may be NULL. */
 DK_API DK_WARN_UNUSED dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *txn,
                                              const dk_merge_spec *spec,
                                              const dk_dml_options *opts, dk_error *err);
