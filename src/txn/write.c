@@ -245,6 +245,7 @@ static dk_status stage_file(wctx *c, size_t i, dk_error *err) {
                      .stats = f->stats};
     if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
     else st = c->cdc ? dk_txn__add_cdc(c->x, &a, err) : dk_txn_add_file(c->x, &a, err);
+    if (!st) dk_txn__own_last_add(c->x);
     dk__free(c->alloc, kv);
     if (!st && c->res) {
       c->res->files++;
