@@ -418,11 +418,7 @@ dk_status dk_table_optimize(dk_optimize_result *out, dk_table *t, const dk_optim
     }
   }
   if (st == DK_CONFLICT) /* no attempt landed: the compacted files are nobody's */
-    for (size_t i = 0; i < p.n_adds; i++) {
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", t->root, p.adds[i].path);
-      (void)t->sto->remove(t->sto, full, NULL);
-    }
+    for (size_t i = 0; i < p.n_adds; i++) dk_txn__remove_data_file(t, p.adds[i].path);
 cleanup:
   dk_txn_abort(x);
   dk_snapshot_free(s2);

@@ -219,10 +219,7 @@ static void discard_written(dk_txn *x) {
   if (x->writer) return;
   for (size_t i = 0; i < x->n_adds; i++) {
     const txn_add *a = &x->adds[i];
-    if (!a->own) continue;
-    char full[4200];
-    snprintf(full, sizeof full, "%s/%s", x->table->root, a->path);
-    (void)x->table->sto->remove(x->table->sto, full, NULL);
+    if (a->own) dk_txn__remove_data_file(x->table, a->path);
   }
 }
 

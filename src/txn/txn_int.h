@@ -104,6 +104,8 @@ struct dk_txn {
   const char *commit_tags;         /* commitInfo.tags as a JSON object text, or NULL (arena) */
 };
 
+/* Deletes the data file at rel (relative to the root; best effort). */
+void dk_txn__remove_data_file(dk_table *t, const char *rel);
 /* Marks the newest staged add as a file this transaction wrote itself. */
 void dk_txn__own_last_add(dk_txn *x);
 

@@ -359,11 +359,8 @@ static dk_status load_constraints(wctx *c, const struct ArrowSchema *s, dk_error
 static void wctx_dispose(wctx *c, int failed) {
   for (size_t i = 0; i < c->n_files; i++) {
     wfile *f = &c->files[i];
-    if (f->finished && f->rel) { /* published by a task, never staged: delete it */
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", c->x->table->root, f->rel);
-      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
-    }
+    if (f->finished && f->rel) /* published by a task, never staged: delete it */
+      dk_txn__remove_data_file(c->x->table, f->rel);
     dk_parquet_writer_free(f->w); /* aborts the unfinished: nothing published */
     dk__free(c->alloc, f->rel);
     dk_free(f->stats);
@@ -372,9 +369,7 @@ static void wctx_dispose(wctx *c, int failed) {
   if (failed) /* files closed before the failure are referenced by nothing: delete them */
     for (size_t p = 0; p < c->done_paths.len;) {
       const char *rel = c->done_paths.data + p;
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", c->x->table->root, rel);
-      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
+      dk_txn__remove_data_file(c->x->table, rel);
       p += strlen(rel) + 1;
     }
   dk__free(c->alloc, c->files);
