@@ -84,7 +84,10 @@ typedef struct wctx {
   const char **parts_seen;    /* distinct partitions (rows of n_part), arena */
   size_t n_parts_seen, cap_parts_seen;
   int cdc;                    /* change data files (dk_txn__write_cdc) */
-  int64_t cdc_col;            /* the stream's _change_type column */
+  /* stream columns written after the data columns, not table columns: the change data's
+   * _change_type, or the materialized row tracking columns (row id, row commit version) */
+  int64_t extra_col[2];
+  size_t n_extra;
 } wctx;
 
 #define NO_FILE ((size_t)-1)
@@ -218,6 +221,58 @@ static dk_status open_file(wctx *c, const char *const *pv, size_t *out, dk_error
   return DK_OK;
 }
 
+/* The stats of a file with the materialized row tracking columns: those columns' entries left
+** out of minValues / maxValues / nullCount (they are not table columns: delta-spark collects
+** statistics over the table's data columns only). */
+static dk_status drop_extra_stats(wctx *c, char **stats, dk_error *err) {
+  dk_arena ar;
+  dk__arena_init(&ar, c->alloc, 4096);
+  dk_json_value *v = NULL;
+  dk_buf b;
+  dk__buf_init(&b, c->alloc);
+  dk_status st = dk__json_parse(&v, &ar, *stats, strlen(*stats), err);
+  if (!st && v->type != DK_JSON_OBJECT) st = dk__error_set(err, DK_INTERNAL, "stats not an object");
+  if (!st) st = dk__buf_putc(&b, '{', err);
+  for (uint32_t i = 0; !st && i < v->len; i++) {
+    const dk_json_value *m = &v->u.members[i].value;
+    if (i) st = dk__buf_putc(&b, ',', err);
+    if (!st) st = dk__json_write_str(&b, v->u.members[i].key, v->u.members[i].klen, err);
+    if (!st) st = dk__buf_putc(&b, ':', err);
+    if (st || m->type != DK_JSON_OBJECT) {
+      if (!st) st = dk__json_write_value(&b, m, err);
+      continue;
+    }
+    st = dk__buf_putc(&b, '{', err);
+    int first = 1;
+    for (uint32_t k = 0; !st && k < m->len; k++) {
+      bool extra = false;
+      for (size_t e = c->n_data; e < c->n_data + c->n_extra; e++) {
+        const char *nm = c->data.children[e]->name;
+        extra |= strlen(nm) == m->u.members[k].klen &&
+                 !memcmp(nm, m->u.members[k].key, m->u.members[k].klen);
+      }
+      if (extra) continue;
+      if (!first) st = dk__buf_putc(&b, ',', err);
+      first = 0;
+      if (!st) st = dk__json_write_str(&b, m->u.members[k].key, m->u.members[k].klen, err);
+      if (!st) st = dk__buf_putc(&b, ':', err);
+      if (!st) st = dk__json_write_value(&b, &m->u.members[k].value, err);
+    }
+    if (!st) st = dk__buf_putc(&b, '}', err);
+  }
+  if (!st) st = dk__buf_putc(&b, '}', err);
+  char *out = st ? NULL : dk__malloc(NULL, b.len + 1); /* dk_free, as the writer's */
+  if (!st && !out) st = dk__error_set(err, DK_NOMEM, "out of memory (stats)");
+  if (!st) {
+    memcpy(out, b.data, b.len + 1);
+    dk_free(*stats);
+    *stats = out;
+  }
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
+  return st;
+}
+
 /* Closes file i (flush, footer, publish) and takes its statistics: the part of closing a
  * file that may run on any thread (files are independent). */
 static dk_status finish_file(wctx *c, size_t i, dk_error *err) {
@@ -226,6 +281,7 @@ static dk_status finish_file(wctx *c, size_t i, dk_error *err) {
   DK_RETURN_NOT_OK(dk_parquet_writer_close(f->w, &f->r, err));
   f->finished = 1;
   if (!c->cdc) DK_RETURN_NOT_OK(dk_parquet_writer_delta_stats(&f->stats, f->w, &c->so, err));
+  if (!c->cdc && c->n_extra && f->stats) DK_RETURN_NOT_OK(drop_extra_stats(c, &f->stats, err));
   return DK_OK;
 }
 
@@ -410,12 +466,20 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->part_col[k] = f - c->schema->fields;
     c->is_part[c->part_col[k]] = 1;
   }
-  /* every stream column is a table column, and every table column is in the stream */
-  c->cdc_col = -1;
+  /* every stream column is a table column (or an extra one), and every table column is in
+   * the stream */
+  const char *rt_id = c->cdc ? NULL : dk_txn__row_tracking_col(x, 0);
+  const char *rt_cv = c->cdc ? NULL : dk_txn__row_tracking_col(x, 1);
   for (int64_t j = 0; j < in->n_children; j++) {
     const char *nm = in->children[j]->name ? in->children[j]->name : "";
-    if (c->cdc && !strcmp(nm, "_change_type") && !strcmp(in->children[j]->format, "u")) {
-      c->cdc_col = j;
+    const char *fmt = in->children[j]->format;
+    bool extra = c->cdc ? !strcmp(nm, "_change_type") && !strcmp(fmt, "u")
+                        : ((rt_id && !strcmp(nm, rt_id)) || (rt_cv && !strcmp(nm, rt_cv))) &&
+                              !strcmp(fmt, "l");
+    if (extra) {
+      DK_RETURN_IF(c->n_extra == DK_ARRAY_LEN(c->extra_col), DK_INVALID, err,
+                   "column '%s' appears twice in the data", nm);
+      c->extra_col[c->n_extra++] = j;
       continue;
     }
     if (!dk_schema_find(c->schema, nm))
@@ -442,20 +506,18 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->in_col[i] = j;
     if (!c->is_part[i]) c->data_col[c->n_data++] = (int64_t)i;
   }
-  DK_RETURN_IF(c->cdc && c->cdc_col < 0, DK_INTERNAL, err,
+  DK_RETURN_IF(c->cdc && c->n_extra != 1, DK_INTERNAL, err,
                "change data without a _change_type string column");
-  /* the files' schema: the physical data columns, in table order, the data's types (change
-   * data: then _change_type) */
+  /* the files' schema: the physical data columns, in table order, the data's types; then the
+   * extra columns (change data: _change_type) */
   dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data + (c->cdc ? 1 : 0),
+  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)(c->n_data + c->n_extra),
                                    err));
-  for (size_t d = 0; d < c->n_data; d++) {
+  for (size_t d = 0; d < c->n_data + c->n_extra; d++) {
+    const struct ArrowSchema *from = d < c->n_data ? c->phys.children[c->data_col[d]]
+                                                   : in->children[c->extra_col[d - c->n_data]];
     dk__schema_release(c->data.children[d]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], c->phys.children[c->data_col[d]], err));
-  }
-  if (c->cdc) {
-    dk__schema_release(c->data.children[c->n_data]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[c->n_data], in->children[c->cdc_col], err));
+    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], from, err));
   }
   return DK_OK;
 }
@@ -464,11 +526,12 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
  * children are moved out of b; b keeps its other children until released). */
 static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b,
                            dk_error *err) {
-  size_t nk = c->n_data + (c->cdc ? 1 : 0);
+  size_t nk = c->n_data + c->n_extra;
   struct ArrowArray *kids = dk__calloc(c->alloc, nk + 1, sizeof *kids);
   if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
   for (size_t d = 0; d < nk; d++) {
-    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]] : c->cdc_col];
+    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]]
+                                                        : c->extra_col[d - c->n_data]];
     kids[d] = *src;
     src->release = NULL;
   }

@@ -698,13 +698,22 @@ static jlongArray new_long_array(JNIEnv *env, const jlong *v, jsize n) {
   return arr;
 }
 
-static dk_status open_table(JNIEnv *env, dk_table **out, jstring path) {
+/* Opens the table at path; an s3:// / s3a:// one through the shared backend of its storage
+ * options (key, value, ...: DkStorageOptions), as snapshot_open does. */
+static dk_status open_table(JNIEnv *env, dk_table **out, jstring path, jobjectArray storage_options) {
   int failed = 0;
   char *c = dup_jstring(env, path, &failed);
   if (failed) return DK_NOMEM;
+  dk_table_options to;
+  memset(&to, 0, sizeof to);
+  to.version = DK_TABLE_OPTIONS_VERSION;
+  if (c && dk_storage_s3_is_uri(c) && !(to.storage = backend_for(env, c, storage_options))) {
+    free(c);
+    return DK_IO; /* backend_for threw */
+  }
   dk_error err;
   dk_error_init(&err);
-  dk_status st = dk_table_open(out, c, NULL, &err);
+  dk_status st = dk_table_open(out, c, &to, &err);
   free(c);
   if (st != DK_OK) throw_err(env, &err, st, 1);
   return st;
@@ -721,6 +730,7 @@ static void changes_free(jni_changes *h) {
 /* bounds: {start_kind, start, end_kind, end} as dk_bound_kind / versions / ms. */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env, jclass cls,
                                                                      jstring path,
+                                                                     jobjectArray storage_options,
                                                                      jlongArray bounds,
                                                                      jobjectArray columns,
                                                                      jstring filter) {
@@ -737,7 +747,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env,
   size_t ncols = 0;
   dk_error err;
   dk_error_init(&err);
-  dk_status st = open_table(env, &h->table, path);
+  dk_status st = open_table(env, &h->table, path, storage_options);
   if (st == DK_OK && dup_jstrings(env, columns, &cols, &ncols) != 0) st = DK_NOMEM;
   if (st == DK_OK && filter) {
     int failed = 0;
@@ -867,6 +877,7 @@ static void stream_free(jni_stream *h) {
  * loss, change data feed, max initial snapshot files}; exclude_regex may be null. */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, jclass cls,
                                                                     jstring path,
+                                                                    jobjectArray storage_options,
                                                                     jlongArray opts,
                                                                     jstring exclude_regex,
                                                                     jobjectArray columns) {
@@ -880,7 +891,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, 
     return 0;
   }
   int failed = 0;
-  dk_status st = open_table(env, &h->table, path);
+  dk_status st = open_table(env, &h->table, path, storage_options);
   if (st == DK_OK) h->regex = dup_jstring(env, exclude_regex, &failed);
   if (st == DK_OK && (failed || dup_jstrings(env, columns, &h->cols, &h->n_cols) != 0))
     st = DK_NOMEM;

@@ -81,8 +81,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
       ts = parseTimestampMs(o.get("timestampAsOf"));
     }
     boolean pinned = version >= 0 || ts != null;
-    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts) : NativeSnapshot.latest(path),
-        pinned, o);
+    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts, o)
+                               : NativeSnapshot.latest(path, o), pinned, o);
     return table;
   }
 

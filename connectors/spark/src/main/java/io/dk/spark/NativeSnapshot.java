@@ -34,11 +34,22 @@ public final class NativeSnapshot implements AutoCloseable {
 
   /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms). */
   public static NativeSnapshot open(String path, long version, Long timestampMs) {
+    return open(path, version, timestampMs, null);
+  }
+
+  /** The same, with the read's options (may be null): their {@code fs.s3a.*} settings come
+   *  first for an object-store table ({@link DkStorageOptions}). */
+  public static NativeSnapshot open(String path, long version, Long timestampMs,
+      Map<String, String> readOptions) {
+    return openWith(path, version, timestampMs, DkStorageOptions.resolve(path, readOptions));
+  }
+
+  /** so: the storage options DkStorageOptions.resolve gave for path (null when local). */
+  static NativeSnapshot openWith(String path, long version, Long timestampMs, String[] so) {
     DkNative.ensureLoaded();
     int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
     long ts = timestampMs == null ? 0 : timestampMs;
     boolean remote = DkStorageOptions.isObjectStore(path);
-    String[] so = remote ? DkStorageOptions.fromSession() : null;
     try {
       long h = remote ? DkNative.snapshotOpenWith(path, mode, version, ts, so)
                       : DkNative.snapshotOpen(path, mode, version, ts);
@@ -55,8 +66,14 @@ public final class NativeSnapshot implements AutoCloseable {
 
   /** A snapshot of the latest version through the per-path cache ({@link SnapshotCache}). */
   public static NativeSnapshot latest(String path) {
+    return latest(path, null);
+  }
+
+  /** The same, with the read's options (may be null; see {@link #open(String, long, Long,
+   *  Map)}): the cache keeps one snapshot per path and storage options. */
+  public static NativeSnapshot latest(String path, Map<String, String> readOptions) {
     DkNative.ensureLoaded();
-    return SnapshotCache.latest(path);
+    return SnapshotCache.latest(path, DkStorageOptions.resolve(path, readOptions));
   }
 
   /** A second, independently closed handle on the same snapshot. */
