@@ -12,7 +12,7 @@ set(DK_WARNINGS_PLAIN -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissi
     -Wvla -Wformat=2 -Wundef -Wpointer-arith -Wwrite-strings -Wno-unused-parameter)
 
 # libdk's dependencies: pkg-config modules, and libraries without a .pc file.
-set(DK_PC_DEPS libzstd snappy liblz4 zlib libdeflate libbrotlidec libbrotlienc libpcre2-8)
+set(DK_PC_DEPS libzstd snappy liblz4 zlib libdeflate libbrotlidec libbrotlienc libpcre2-8 libmd)
 set(DK_PLAIN_DEPS roaring)
 # The S3 backend's (DK_WITH_S3).
 set(DK_S3_PC_DEPS libcurl expat)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 DEB_PKGS=(cmake ninja-build pkg-config gcc libzstd-dev libsnappy-dev liblz4-dev zlib1g-dev
           libdeflate-dev libbrotli-dev libroaring-dev libsqlite3-dev sqlite3 maven
-          libcurl4-openssl-dev libexpat1-dev curl libcsv-dev libpcre2-dev
+          libcurl4-openssl-dev libexpat1-dev curl libcsv-dev libpcre2-dev libmd-dev
           clang)  # clang: libFuzzer for `make fuzz`
 missing=()
 for p in "${DEB_PKGS[@]}"; do

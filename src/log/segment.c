@@ -6,7 +6,8 @@
 ** and V2 N.checkpoint.<uuid>.json|parquet), "Log Compaction Files" (x.y.compacted.json: read
 ** in place of the commits x..y it reconciles when it lies inside the segment), "Version Checksum File" (N.crc) and
 ** "Last Checkpoint File" (_last_checkpoint is only a hint: when it is missing, empty, corrupt
-** or names a checkpoint that does not exist, the whole log is listed instead).
+** — its checksum, when present, does not match — or names a checkpoint that does not exist,
+** the whole log is listed instead).
 ** The newest complete checkpoint at or below the target version is used, then every commit
 ** after it up to the target; a gap in those versions is DK_CORRUPT naming the missing ones.
 */
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 
 #include "codec/json/json.h"
+#include "log/lastcp.h"
 #include "log/paths.h"
 
 typedef struct list_ctx {
@@ -96,6 +98,14 @@ static int64_t read_hint(dk_storage *sto, const char *root, const dk_allocator *
   dk_json_value *j;
   if (len && dk__json_parse(&j, &ar, (const char *)data, len, &e) == DK_OK) {
     if (!dk__json_as_i64(dk__json_get(j, "version"), &v) || v < 0) v = -1;
+    /* a checksum that does not match (or duplicate keys) makes the file corrupt: list the log
+     * instead, as delta-spark does */
+    const dk_json_value *sum = dk__json_get(j, "checksum");
+    char want[33];
+    if (v >= 0 && sum && (sum->type != DK_JSON_STRING ||
+                          dk_log__last_checkpoint_checksum(want, j, alloc, &e) != DK_OK ||
+                          strcmp(want, sum->u.str)))
+      v = -1;
   }
   dk__arena_dispose(&ar);
   sto->free_buf(sto, data);

@@ -13,7 +13,7 @@
 **
 ** The checkpoint file is published with put-if-absent under a new name (or the classic name),
 ** so a crash leaves no partial checkpoint; `_last_checkpoint` is written (atomically replaced)
-** after it, and is only ever a hint.
+** after it, with delta-spark's checksum (log/lastcp.c), and is only ever a hint.
 **
 ** Cleanup keeps the newest checkpoint at or before the last commit older than the cutoff
 ** (now - delta.logRetentionDuration, truncated to UTC midnight) and everything after it; older
@@ -26,6 +26,7 @@
 #include "arrow/array.h"
 #include "dk/maintenance.h"
 #include "dk/parquet.h"
+#include "log/lastcp.h"
 #include "log/paths.h"
 #include "scan/scan_int.h"
 #include "txn/txn_int.h"
@@ -550,6 +551,36 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
 }
 
 
+/* Writes _last_checkpoint (atomically replaced), with the checksum delta-spark writes by
+ * default (PROTOCOL.md "JSON checksum"). */
+static dk_status write_last(dk_table *t, int64_t v, int64_t n_actions, int64_t size,
+                            int64_t n_adds, dk_error *err) {
+  dk_buf last, key;
+  dk__buf_init(&last, t->alloc);
+  dk__buf_init(&key, t->alloc);
+  dk_arena ar;
+  dk__arena_init(&ar, t->alloc, 1024);
+  dk_json_value *j;
+  char sum[33];
+  dk_status st = dk__buf_printf(&last, err,
+                                "{\"version\":%lld,\"size\":%lld,\"sizeInBytes\":%lld,"
+                                "\"numOfAddFiles\":%lld}",
+                                (long long)v, (long long)n_actions, (long long)size,
+                                (long long)n_adds);
+  if (!st) st = dk__json_parse(&j, &ar, last.data, last.len, err);
+  if (!st) st = dk_log__last_checkpoint_checksum(sum, j, t->alloc, err);
+  if (!st) {
+    last.len--; /* the closing brace */
+    st = dk__buf_printf(&last, err, ",\"checksum\":\"%s\"}", sum);
+  }
+  if (!st) st = dk_log__file_key(&key, t->root, DK_LOG__LAST_CHECKPOINT, err);
+  if (!st) st = t->sto->write(t->sto, key.data, last.data, last.len, err);
+  dk__arena_dispose(&ar);
+  dk__buf_dispose(&last);
+  dk__buf_dispose(&key);
+  return st;
+}
+
 dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
                               const dk_checkpoint_options *opts, dk_error *err) {
   if (out) {
@@ -589,9 +620,8 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
     dk_snapshot_free(s);
     return err ? err->code : DK_INVALID;
   }
-  dk_buf b, last, name, key;
+  dk_buf b, name, key;
   dk__buf_init(&b, t->alloc);
-  dk__buf_init(&last, t->alloc);
   dk__buf_init(&name, t->alloc);
   dk__buf_init(&key, t->alloc);
   dk_arena ar;
@@ -603,13 +633,7 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
     DK_CHECK_GOTO(dk_log__name_checkpoint(&name, v, err));
     DK_CHECK_GOTO(dk_log__file_key(&key, t->root, name.data, err));
     DK_CHECK_GOTO(write_classic(t, s, now - retention, key.data, &n_actions, &n_adds, &size, err));
-    DK_CHECK_GOTO(dk__buf_printf(&last, err,
-                                 "{\"version\":%lld,\"size\":%lld,\"sizeInBytes\":%lld,"
-                                 "\"numOfAddFiles\":%lld}",
-                                 (long long)v, (long long)n_actions, (long long)size,
-                                 (long long)n_adds));
-    DK_CHECK_GOTO(dk_log__file_key(&key, t->root, DK_LOG__LAST_CHECKPOINT, err));
-    DK_CHECK_GOTO(t->sto->write(t->sto, key.data, last.data, last.len, err));
+    DK_CHECK_GOTO(write_last(t, v, n_actions, size, n_adds, err));
     if (out) {
       out->checkpoint_version = v;
       out->kind = kind;
@@ -630,13 +654,7 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
   DK_CHECK_GOTO(dk_log__file_key(&key, t->root, name.data, err));
   DK_CHECK_GOTO(t->sto->put_if_absent(t->sto, key.data, b.data, b.len, err));
   /* _last_checkpoint, last */
-  DK_CHECK_GOTO(dk__buf_printf(&last, err,
-                               "{\"version\":%lld,\"size\":%lld,\"sizeInBytes\":%lld,"
-                               "\"numOfAddFiles\":%lld}",
-                               (long long)v, (long long)n_actions, (long long)b.len,
-                               (long long)n_adds));
-  DK_CHECK_GOTO(dk_log__file_key(&key, t->root, DK_LOG__LAST_CHECKPOINT, err));
-  DK_CHECK_GOTO(t->sto->write(t->sto, key.data, last.data, last.len, err));
+  DK_CHECK_GOTO(write_last(t, v, n_actions, (int64_t)b.len, n_adds, err));
   if (out) {
     out->checkpoint_version = v;
     out->kind = kind;
@@ -648,7 +666,6 @@ dk_status dk_table_checkpoint(dk_checkpoint_result *out, dk_table *t,
 cleanup:
   dk__arena_dispose(&ar);
   dk__buf_dispose(&b);
-  dk__buf_dispose(&last);
   dk__buf_dispose(&name);
   dk__buf_dispose(&key);
   dk_snapshot_free(s);

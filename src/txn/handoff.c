@@ -111,6 +111,7 @@ dk_status dk_txn_begin_writer(dk_txn **out, dk_table *t, const char *state, size
     dk_txn_abort(x);
     return st;
   }
+  x->writer = 1;
   *out = x;
   return DK_OK;
 }

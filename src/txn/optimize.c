@@ -278,12 +278,14 @@ static dk_status begin(opt *p, dk_txn **x, dk_snapshot *s, dk_error *err) {
   return dk_txn_begin(x, s, &to, err);
 }
 
-/* Copies the adds dk_txn_write staged (for a retry on a newer snapshot). */
-static dk_status keep_adds(opt *p, const dk_txn *x, dk_error *err) {
+/* Copies the adds dk_txn_write staged (for a retry on a newer snapshot): the files are the
+ * operation's from here on (a failed attempt leaves them for the next one). */
+static dk_status keep_adds(opt *p, dk_txn *x, dk_error *err) {
   p->adds = dk__arena_alloc(&p->ar, (x->n_adds ? x->n_adds : 1) * sizeof *p->adds, err);
   if (!p->adds) return DK_NOMEM;
   for (size_t i = 0; i < x->n_adds; i++) {
     const txn_add *a = &x->adds[i];
+    x->adds[i].own = 0;
     dk_file_entry *e = &p->adds[i];
     memset(e, 0, sizeof *e);
     e->path = dk__arena_strndup(&p->ar, a->path, strlen(a->path), err);
@@ -415,6 +417,8 @@ dk_status dk_table_optimize(dk_optimize_result *out, dk_table *t, const dk_optim
       break;
     }
   }
+  if (st == DK_CONFLICT) /* no attempt landed: the compacted files are nobody's */
+    for (size_t i = 0; i < p.n_adds; i++) dk_txn__remove_data_file(t, p.adds[i].path);
 cleanup:
   dk_txn_abort(x);
   dk_snapshot_free(s2);

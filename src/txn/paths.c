@@ -83,3 +83,9 @@ void dk_txn__uuid(char out[37]) {
   }
   out[k] = 0;
 }
+
+void dk_txn__remove_data_file(dk_table *t, const char *rel) {
+  char full[4200];
+  snprintf(full, sizeof full, "%s/%s", t->root, rel);
+  (void)t->sto->remove(t->sto, full, NULL); /* best effort: what stays is an orphan for VACUUM */
+}

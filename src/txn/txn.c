@@ -209,8 +209,29 @@ dk_status dk_txn_begin_create(dk_txn **out, dk_table *t, const dk_txn_options *o
   return txn_new(out, t, opts, err);
 }
 
+void dk_txn__own_last_add(dk_txn *x) {
+  if (x->n_adds) x->adds[x->n_adds - 1].own = 1;
+}
+
+/* Deletes the data files this transaction wrote itself and never committed (best effort: a
+ * file left behind is only an orphan VACUUM removes). */
+static void discard_written(dk_txn *x) {
+  if (x->writer) return;
+  for (size_t i = 0; i < x->n_adds; i++) {
+    const txn_add *a = &x->adds[i];
+    if (a->own) dk_txn__remove_data_file(x->table, a->path);
+  }
+}
+
+static void txn_free(dk_txn *x);
+
 void dk_txn_abort(dk_txn *x) {
   if (!x) return;
+  discard_written(x);
+  txn_free(x);
+}
+
+static void txn_free(dk_txn *x) {
   for (size_t i = 0; i < x->n_preds; i++) dk_expr_free(x->preds[i].partition);
   dk__free(x->alloc, x->preds);
   dk__free(x->alloc, x->adds);
@@ -1132,6 +1153,7 @@ dk_status dk_txn_commit(dk_txn *x, dk_commit_result *out, dk_error *err) {
   }
   if (!x) return dk__error_set(err, DK_INVALID, "dk_txn_commit: NULL transaction");
   dk_status st = DK_OK;
+  int uncertain = 0; /* an attempt failed with its outcome unknown */
   dk_buf b;
   dk__buf_init(&b, x->alloc);
   if (!x->snap && !x->has_new_meta) {
@@ -1160,6 +1182,7 @@ dk_status dk_txn_commit(dk_txn *x, dk_commit_result *out, dk_error *err) {
       else if (l == 0) st = DK_CONFLICT;
       else {
         if (err) *err = cerr;
+        uncertain = 1; /* the attempt may still land (an object store's PUT in flight) */
         break;
       }
     }
@@ -1241,6 +1264,9 @@ done:
   }
 cleanup:
   dk__buf_dispose(&b);
-  dk_txn_abort(x);
+  /* a commit that failed for certain leaves no data file of its own behind (one whose outcome
+   * is unknown keeps them: it may yet land and reference them) */
+  if (st && !uncertain) discard_written(x);
+  txn_free(x);
   return st;
 }

@@ -38,6 +38,8 @@ typedef struct txn_add {
   int fixed_row_id;                /* re-added entry: keeps base_row_id / drcv as they were */
   int64_t drcv;                    /* its defaultRowCommitVersion, -1 = none */
   int cdc;                         /* a `cdc` action (a change data file), not an add */
+  int own;                         /* written by this transaction (dk_txn_write): deleted when
+                                      it ends without a commit */
 } txn_add;
 
 typedef struct txn_remove {
@@ -69,6 +71,7 @@ struct dk_txn {
   dk_committer *committer;
   int64_t now_ms;
   int no_auto_checkpoint;
+  int writer;                      /* dk_txn_begin_writer: its files belong to the driver */
   /* current protocol and metadata (the read snapshot's, adopted winners', or staged) */
   dk_protocol protocol;
   txn_meta meta;
@@ -100,6 +103,11 @@ struct dk_txn {
   int64_t last_ict;                /* ICT (or commit time) of the newest version seen */
   const char *commit_tags;         /* commitInfo.tags as a JSON object text, or NULL (arena) */
 };
+
+/* Deletes the data file at rel (relative to the root; best effort). */
+void dk_txn__remove_data_file(dk_table *t, const char *rel);
+/* Marks the newest staged add as a file this transaction wrote itself. */
+void dk_txn__own_last_add(dk_txn *x);
 
 /* One winning commit, parsed (arena-owned strings). */
 typedef struct txn_winner {

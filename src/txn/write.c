@@ -29,6 +29,7 @@
 
 #include "arrow/array.h"
 #include "dk/parquet.h"
+#include "expr/expr.h"
 #include "protocol/values.h"
 #include "scan/scan_int.h"
 #include "txn/txn_int.h"
@@ -301,6 +302,7 @@ static dk_status stage_file(wctx *c, size_t i, dk_error *err) {
                      .stats = f->stats};
     if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
     else st = c->cdc ? dk_txn__add_cdc(c->x, &a, err) : dk_txn_add_file(c->x, &a, err);
+    if (!st) dk_txn__own_last_add(c->x);
     dk__free(c->alloc, kv);
     if (!st && c->res) {
       c->res->files++;
@@ -396,11 +398,6 @@ static dk_status load_constraints(wctx *c, const struct ArrowSchema *s, dk_error
   for (size_t i = 0; i < c->schema->n_fields; i++) {
     const dk_field *f = &c->schema->fields[i];
     const char *md = f->metadata_json ? f->metadata_json : "";
-    if (strstr(md, "\"delta.generationExpression\""))
-      return dk__error_set(err, DK_UNSUPPORTED,
-                           "column '%s' is a generated column; dk does not compute generated "
-                           "columns yet, so the write is refused",
-                           f->name);
     if (strstr(md, "\"delta.identity."))
       return dk__error_set(err, DK_UNSUPPORTED,
                            "column '%s' is an identity column; dk does not assign identity "
@@ -418,11 +415,8 @@ static dk_status load_constraints(wctx *c, const struct ArrowSchema *s, dk_error
 static void wctx_dispose(wctx *c, int failed) {
   for (size_t i = 0; i < c->n_files; i++) {
     wfile *f = &c->files[i];
-    if (f->finished && f->rel) { /* published by a task, never staged: delete it */
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", c->x->table->root, f->rel);
-      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
-    }
+    if (f->finished && f->rel) /* published by a task, never staged: delete it */
+      dk_txn__remove_data_file(c->x->table, f->rel);
     dk_parquet_writer_free(f->w); /* aborts the unfinished: nothing published */
     dk__free(c->alloc, f->rel);
     dk_free(f->stats);
@@ -431,9 +425,7 @@ static void wctx_dispose(wctx *c, int failed) {
   if (failed) /* files closed before the failure are referenced by nothing: delete them */
     for (size_t p = 0; p < c->done_paths.len;) {
       const char *rel = c->done_paths.data + p;
-      char full[4200];
-      snprintf(full, sizeof full, "%s/%s", c->x->table->root, rel);
-      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
+      dk_txn__remove_data_file(c->x->table, rel);
       p += strlen(rel) + 1;
     }
   dk__free(c->alloc, c->files);
@@ -1014,6 +1006,143 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
   return write_partitioned(c, in, b, (double)bytes / (double)b->length, err);
 }
 
+/* ---- generated columns (PROTOCOL.md "Generated Columns"; delta-spark GeneratedColumn) -------
+** A generated column the data leaves out is computed from its delta.generationExpression with
+** dk's expression evaluator (cast to the column's type as Spark's store assignment does); one
+** the data provides must equal it: a CHECK `col <=> (expr)` fails the rows that differ, as
+** delta-spark's constraint does. An expression dk cannot parse or evaluate refuses the write. */
+
+typedef struct gen_col {
+  const char *name;
+  dk_atype type;
+  dk_expr *bound;           /* bound to the stream's schema */
+} gen_col;
+
+typedef struct gen_ctx {
+  gen_col *cols;            /* the generated columns missing from the data */
+  size_t n;
+  struct ArrowSchema in2;   /* the stream's schema and those columns (n > 0) */
+} gen_ctx;
+
+static void gen_dispose(gen_ctx *g, const dk_allocator *al) {
+  for (size_t i = 0; i < g->n; i++) dk_expr_free(g->cols[i].bound);
+  dk__free(al, g->cols);
+  if (g->in2.release) g->in2.release(&g->in2);
+}
+
+/* The generation expression of field f (arena text), or NULL. */
+static const char *gen_expr(wctx *c, const dk_field *f, dk_error *err) {
+  const char *md = f->metadata_json;
+  if (!md || !strstr(md, "\"delta.generationExpression\"")) return NULL;
+  dk_json_value *j;
+  if (dk__json_parse(&j, &c->x->ar, md, strlen(md), err) != DK_OK) return NULL;
+  const dk_json_value *v = dk__json_get(j, "delta.generationExpression");
+  return v && v->type == DK_JSON_STRING ? v->u.str : NULL;
+}
+
+static dk_status gen_refuse(dk_error *err, const dk_field *f, const char *expr) {
+  dk__error_prefix(err, "generated column '%s' (GENERATED ALWAYS AS (%s)): dk cannot evaluate "
+                        "its expression, so the write is refused",
+                   f->name, expr);
+  if (err) err->code = DK_UNSUPPORTED;
+  return DK_UNSUPPORTED;
+}
+
+static dk_status gen_setup(gen_ctx *g, wctx *c, const struct ArrowSchema *in, dk_error *err) {
+  memset(g, 0, sizeof *g);
+  const dk_txn *x = c->x;
+  const dk_type *sch;
+  DK_RETURN_NOT_OK(dk_schema__parse(&sch, &c->x->ar, x->meta.schema_string,
+                                    strlen(x->meta.schema_string), err));
+  struct ArrowSchema phys;
+  DK_RETURN_NOT_OK(dk_schema__to_arrow(&phys, sch, 1, c->alloc, err));
+  dk_status st = DK_OK;
+  size_t cap = sch->n_fields;
+  g->cols = dk__calloc(c->alloc, cap ? cap : 1, sizeof *g->cols);
+  if (!g->cols) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  for (size_t i = 0; !st && i < sch->n_fields; i++) {
+    const dk_field *f = &sch->fields[i];
+    dk_error_init(err);
+    const char *e = gen_expr(c, f, err);
+    if (!e) continue;
+    int64_t j = 0;
+    while (j < in->n_children && strcasecmp(in->children[j]->name, f->name)) j++;
+    dk_expr *pe = NULL;
+    if (j < in->n_children) { /* provided: must equal the expression */
+      char *txt = dk__malloc(c->alloc, strlen(e) + strlen(f->name) + 16);
+      if (!txt) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
+      if (!st) {
+        sprintf(txt, "`%s` <=> (%s)", f->name, e);
+        st = dk_expr_parse(&pe, txt, err);
+        if (st && st != DK_NOMEM) st = gen_refuse(err, f, e);
+      }
+      if (!st) {
+        char name[600];
+        snprintf(name, sizeof name, "Generated Column (%s)", txt);
+        st = add_check(c, name, pe, in, err);
+        if (st && st != DK_NOMEM) st = gen_refuse(err, f, e);
+      }
+      dk_expr_free(pe);
+      dk__free(c->alloc, txt);
+      continue;
+    }
+    gen_col *gc = &g->cols[g->n];
+    gc->name = f->name;
+    st = dk__atype_parse(&gc->type, phys.children[i]->format, err);
+    if (!st && (gc->type.id == DK_AT_STRUCT || gc->type.id == DK_AT_LIST ||
+                gc->type.id == DK_AT_MAP))
+      st = gen_refuse(err, f, e);
+    if (!st) st = dk_expr_parse(&pe, e, err);
+    if (!st) st = dk_expr__bind_value(&gc->bound, pe, in, c->alloc, err);
+    dk_expr_free(pe);
+    if (st && st != DK_NOMEM) st = gen_refuse(err, f, e);
+    if (!st) g->n++;
+  }
+  if (!st && g->n) { /* the stream's schema with the computed columns after its own */
+    dk_atype sty = dk__atype_make(DK_AT_STRUCT);
+    st = dk__schema_init(&g->in2, &sty, "", 0, in->n_children + (int64_t)g->n, err);
+    for (int64_t j = 0; !st && j < in->n_children; j++) {
+      dk__schema_release(g->in2.children[j]);
+      st = dk__schema_copy(g->in2.children[j], in->children[j], err);
+    }
+    for (size_t k = 0; !st && k < g->n; k++) {
+      dk__schema_release(g->in2.children[in->n_children + (int64_t)k]);
+      st = dk__schema_init(g->in2.children[in->n_children + (int64_t)k], &g->cols[k].type,
+                           g->cols[k].name, ARROW_FLAG_NULLABLE, 0, err);
+    }
+  }
+  if (phys.release) phys.release(&phys);
+  return st;
+}
+
+/* b with the computed columns appended (b2 borrows b's children; b still owns them). */
+static dk_status gen_batch(struct ArrowArray *b2, const gen_ctx *g, const struct ArrowArray *b,
+                           const dk_allocator *al, dk_error *err) {
+  int64_t n0 = b->n_children, n = n0 + (int64_t)g->n;
+  struct ArrowArray *kids = dk__calloc(al, (size_t)n, sizeof *kids);
+  if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  dk_status st = DK_OK;
+  for (int64_t j = 0; j < n0; j++) {
+    kids[j] = *b->children[j];
+    kids[j].release = borrowed_release;
+    if (b->offset) { /* the struct's offset folded into the child */
+      kids[j].offset += b->offset;
+      kids[j].length = b->length;
+      kids[j].null_count = -1;
+    }
+  }
+  for (size_t k = 0; !st && k < g->n; k++)
+    st = dk_expr__eval_value(&kids[n0 + (int64_t)k], g->cols[k].bound, &g->cols[k].type,
+                             g->cols[k].name, b, al, err);
+  const void *bufs[1] = {NULL};
+  if (!st) st = dk__array_wrap(b2, b->length, 0, 0, 1, bufs, n, kids, NULL, NULL, al, err);
+  if (st)
+    for (int64_t j = 0; j < n; j++)
+      if (kids[j].release) kids[j].release(&kids[j]);
+  dk__free(al, kids);
+  return st;
+}
+
 static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
                               const dk_write_options *o, int cdc, dk_error *err);
 
@@ -1066,6 +1195,8 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
   const char *tfs = dk_txn__meta_conf(&x->meta, "delta.targetFileSize");
   if (!c.target && tfs) c.target = strtoll(tfs, NULL, 10);
   if (c.target <= 0) c.target = 128LL << 20;
+  gen_ctx g;
+  memset(&g, 0, sizeof g);
   struct ArrowSchema in;
   memset(&in, 0, sizeof in);
   dk_status st = DK_OK;
@@ -1074,15 +1205,17 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
     st = dk__error_set(err, DK_CALLBACK, "the data stream's get_schema failed: %s", m ? m : "");
     goto cleanup;
   }
-  DK_CHECK_GOTO(setup(&c, &in, err));
-  if (!cdc) DK_CHECK_GOTO(load_constraints(&c, &in, err)); /* change data holds old rows too */
+  if (!cdc) DK_CHECK_GOTO(gen_setup(&g, &c, &in, err));
+  const struct ArrowSchema *in2 = g.n ? &g.in2 : &in; /* the data with computed columns */
+  DK_CHECK_GOTO(setup(&c, in2, err));
+  if (!cdc) DK_CHECK_GOTO(load_constraints(&c, in2, err)); /* change data holds old rows too */
   if (o && o->replace_where) {
     char *txt = NULL;
     if (dk_expr_to_string(&txt, o->replace_where, NULL) != DK_OK) txt = NULL; /* name only */
     char name[600];
     snprintf(name, sizeof name, "replaceWhere:%s", txt ? txt : "");
     dk_expr_string_free(txt);
-    DK_CHECK_GOTO(add_check(&c, name, o->replace_where, &in, err));
+    DK_CHECK_GOTO(add_check(&c, name, o->replace_where, in2, err));
   }
   for (;;) {
     struct ArrowArray b;
@@ -1093,7 +1226,16 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
       break;
     }
     if (!b.release) break;
-    st = write_batch(&c, &in, &b, err);
+    if (g.n) {
+      struct ArrowArray b2;
+      st = gen_batch(&b2, &g, &b, c.alloc, err);
+      if (!st) {
+        st = write_batch(&c, in2, &b2, err);
+        b2.release(&b2);
+      }
+    } else {
+      st = write_batch(&c, &in, &b, err);
+    }
     b.release(&b);
     if (st) break;
   }
@@ -1105,6 +1247,7 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
 cleanup:
   if (in.release) in.release(&in);
   wctx_dispose(&c, st != DK_OK);
+  gen_dispose(&g, c.alloc);
   return st;
 }
 

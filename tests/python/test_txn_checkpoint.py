@@ -108,3 +108,28 @@ def test_metadata_cleanup(tmp_path):
     assert left[0] == "%020d.json" % 3
     assert rows_dk(root) == want
     assert rs_rows(root) == want
+
+
+def test_last_checkpoint_checksum(tmp_path):
+    """_last_checkpoint carries delta-spark's checksum (the algorithm is checked against
+    delta-spark's own files in tests/unit/test_log_lastcp.c); a file whose checksum does not
+    match is ignored (the log is listed), and delta-rs reads either."""
+    import hashlib
+    root = str(tmp_path / "t")
+    t = dk.Table.create(root, "x long, p string", partition_by=["p"])
+    for i in range(3):
+        append(t, root, [i], "a", i)
+    t.checkpoint()
+    path = os.path.join(root, "_delta_log", "_last_checkpoint")
+    with open(path) as f:
+        text = f.read()
+    j = json.loads(text)
+    # PROTOCOL.md "JSON checksum" for this flat object of integers
+    canon = ",".join(sorted('"%s"=%s' % (k, v) for k, v in j.items() if k != "checksum"))
+    assert j["checksum"] == hashlib.md5(canon.encode()).hexdigest()
+    want = rows_dk(root)
+    assert deltalake.DeltaTable(root).version() == 3
+    with open(path, "w") as f:
+        f.write(text.replace(j["checksum"], "0" * 32))
+    assert rows_dk(root) == want and dk.Table(root).snapshot().version == 3
+    assert deltalake.DeltaTable(root).version() == 3

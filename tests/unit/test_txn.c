@@ -2,6 +2,7 @@
  * rebase for pairs that start on one snapshot, lost-response self-detection, writer-feature
  * refusal. (The full pair matrix is checked against delta-spark in
  * tests/python/test_txn_conflict_matrix.py.) */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,7 +489,10 @@ DK_TEST(txn__schema_from_ddl) {
 #include "dk/table.h"
 
 /* Appends rows (x = first .. first + n - 1, p = part) with dk_write_table: one new file. */
-static dk_status write_rows(dk_table *t, const char *part, int64_t first, int n, dk_error *err) {
+/* A stream of n rows (x = first.., p = part) in the table's schema. */
+static dk_status rows_stream(struct ArrowArrayStream *in, dk_table *t, const char *part,
+                             int64_t first, int n, dk_error *err) {
+  memset(in, 0, sizeof *in);
   dk_snapshot *s;
   DK_RETURN_NOT_OK(dk_snapshot_open(&s, t, NULL, err));
   struct ArrowSchema sch;
@@ -506,10 +510,14 @@ static dk_status write_rows(dk_table *t, const char *part, int64_t first, int n,
   memset(&batch, 0, sizeof batch);
   if (!st) st = dk__arr_finish(&a, &batch, err);
   dk__arr_reset(&a);
-  struct ArrowArrayStream in;
-  memset(&in, 0, sizeof in);
-  if (!st) st = dk__stream_from_batches(&in, &sch, &batch, 1, NULL, err);
+  if (!st) st = dk__stream_from_batches(in, &sch, &batch, 1, NULL, err);
   else sch.release(&sch);
+  return st;
+}
+
+static dk_status write_rows(dk_table *t, const char *part, int64_t first, int n, dk_error *err) {
+  struct ArrowArrayStream in;
+  dk_status st = rows_stream(&in, t, part, first, n, err);
   dk_write_table_options o = {.version = DK_WRITE_TABLE_OPTIONS_VERSION, .mode = DK_WRITE_APPEND};
   if (!st) st = dk_write_table(NULL, t, &in, &o, err);
   if (in.release) in.release(&in);
@@ -872,6 +880,111 @@ DK_TEST(txn__column_mapping_assigns_ids_and_physical_names) {
   CHECK_EQ_STR(dk_schema_find(dk_snapshot_schema(s), "x")->physical_name, "x");
   dk_snapshot_free(s);
   dk_table_free(t);
+}
+
+
+/* The files under the table root whose name starts with "part-", counted in dir (recursive). */
+static int count_parts(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.' || !strcmp(e->d_name, "_delta_log")) continue;
+    char p[2048];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (e->d_type == DT_DIR) n += count_parts(p);
+    else if (!strncmp(e->d_name, "part-", 5)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Removes one file of partition 'a' in a commit of its own (a concurrent DELETE). */
+static dk_status delete_one(dk_table *t, dk_error *err) {
+  dk_snapshot *s;
+  dk_txn *x;
+  DK_RETURN_NOT_OK(begin_latest(&x, t, &s, err));
+  dk_status st = DK_OK;
+  for (int64_t i = 0; i < dk_snapshot_num_files(s) && !st; i++) {
+    dk_file_entry f;
+    st = dk_snapshot_file(&f, s, i, err);
+    if (!st && !strcmp(f.partition_kv[1], "a")) {
+      st = dk_txn_remove_file(x, i, 1, err);
+      break;
+    }
+  }
+  if (!st) st = dk_txn_commit(x, NULL, err);
+  else dk_txn_abort(x);
+  dk_snapshot_free(s);
+  return st;
+}
+
+/* A write whose commit fails for certain (a conflict that does not rebase, a read error while
+ * checking the winners, an abort) deletes the data files it wrote; one whose outcome is
+ * unknown (the commit's put failed and nothing is at its version: an object store's request
+ * may still land) keeps them. */
+DK_TEST(txn__failed_commit_deletes_its_files) {
+  dk_error err;
+  dk_error_init(&err);
+  /* a real conflict on local disk: we read the whole table, a concurrent DELETE wins */
+  const char *root = new_table_dir("orphans");
+  dk_table *t;
+  CHECK_OK(dk_table_open(&t, root, NULL, &err), &err);
+  CHECK_OK(create_part_table(t, NULL, 0, &err), &err);
+  CHECK_OK(write_rows(t, "a", 0, 5, &err), &err);
+  CHECK_OK(write_rows(t, "a", 10, 5, &err), &err);
+  int parts0 = count_parts(root);
+  dk_snapshot *s;
+  dk_txn *x;
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  dk_txn_read_whole_table(x);
+  struct ArrowArrayStream in;
+  CHECK_OK(rows_stream(&in, t, "b", 100, 4, &err), &err);
+  CHECK_OK(dk_txn_write(NULL, x, &in, NULL, &err), &err);
+  in.release(&in);
+  CHECK_EQ_INT(count_parts(root), parts0 + 1);
+  CHECK_OK(delete_one(t, &err), &err);
+  dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
+  CHECK_STATUS(dk_txn_commit(x, &r, &err), DK_CONFLICT);
+  CHECK(strstr(err.message, "ConcurrentDeleteReadException") != NULL);
+  CHECK_EQ_INT(count_parts(root), parts0); /* ours is gone, the removed file stays (VACUUM's) */
+  dk_snapshot_free(s);
+  /* an abort after writing */
+  CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+  CHECK_OK(rows_stream(&in, t, "c", 200, 4, &err), &err);
+  CHECK_OK(dk_txn_write(NULL, x, &in, NULL, &err), &err);
+  in.release(&in);
+  CHECK_EQ_INT(count_parts(root), parts0 + 1);
+  dk_txn_abort(x);
+  CHECK_EQ_INT(count_parts(root), parts0);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  /* the fault-injecting backend: a commit that cannot read the winner fails for certain; a
+   * commit whose put fails with nothing at its version keeps its file */
+  for (int mode = 0; mode < 2; mode++) {
+    dk_mem_storage *m;
+    CHECK_OK(dk_mem_new(&m, &err), &err);
+    CHECK_OK(dk_mem_load_dir(m, root, "s3://orph/t", &err), &err);
+    dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION,
+                           .storage = dk_mem_storage_of(m), .threads = 1};
+    CHECK_OK(dk_table_open(&t, "s3://orph/t", &to, &err), &err);
+    CHECK_OK(begin_latest(&x, t, &s, &err), &err);
+    CHECK_OK(rows_stream(&in, t, "b", 300, 4, &err), &err);
+    CHECK_OK(dk_txn_write(NULL, x, &in, NULL, &err), &err);
+    in.release(&in);
+    if (mode == 0) CHECK_OK(write_rows(t, "a", 400, 2, &err), &err); /* a winner */
+    size_t files = dk_mem_num_files(m);
+    dk_mem_fail(m, mode == 0 ? DK_MEM_READ : DK_MEM_PUT_IF_ABSENT, 1, DK_IO, mode == 0);
+    dk_error_init(&err);
+    dk_status st = dk_txn_commit(x, NULL, &err);
+    dk_mem_fail(m, DK_MEM_ANY, 0, DK_OK, 0);
+    CHECK(st != DK_OK && st != DK_INTERNAL);
+    CHECK_EQ_INT(dk_mem_num_files(m), mode == 0 ? files - 1 : files);
+    dk_snapshot_free(s);
+    dk_table_free(t);
+    dk_mem_free(m);
+  }
 }
 
 /* ---- MERGE memory ----------------------------------------------------------------------------- */
