@@ -1,6 +1,5 @@
 package io.dk.spark;
 
-import java.io.File;
 import java.lang.ref.Cleaner;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,28 +23,30 @@ public final class NativeSnapshot implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private final String path;
   private final String[] storageOptions; // null for a local table
+  private final boolean confinePaths;
 
-  private NativeSnapshot(long handle, String path, String[] storageOptions) {
+  private NativeSnapshot(long handle, String path, String[] storageOptions, boolean confinePaths) {
     this.handle = handle;
     this.path = path;
     this.storageOptions = storageOptions;
+    this.confinePaths = confinePaths;
     this.cleanable = CLEANER.register(this, new Free(handle));
   }
 
-  /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms). */
-  public static NativeSnapshot open(String path, long version, Long timestampMs) {
+  /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms).
+   *  confinePaths: files the log names outside the table root are refused (option
+   *  {@code confinePaths}; off by default, as delta-spark, which reads absolute paths). */
+  public static NativeSnapshot open(String path, long version, Long timestampMs,
+      boolean confinePaths) {
     DkNative.ensureLoaded();
     int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
     long ts = timestampMs == null ? 0 : timestampMs;
-    boolean remote = DkStorageOptions.isObjectStore(path);
-    String[] so = remote ? DkStorageOptions.fromSession() : null;
+    String[] so = storageOptionsFor(path);
     try {
-      long h = remote ? DkNative.snapshotOpenWith(path, mode, version, ts, so)
-                      : DkNative.snapshotOpen(path, mode, version, ts);
-      return new NativeSnapshot(h, path, so);
+      long h = DkNative.snapshotOpen(path, mode, version, ts, so, confinePaths);
+      return new NativeSnapshot(h, path, so, confinePaths);
     } catch (DkException e) {
-      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND && !remote
-          && !new File(path, "_delta_log").isDirectory()) {
+      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND && !exists(path)) {
         throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, e.getStatus(),
             e.getMessage().replaceFirst("^\\[[A-Z_]+\\] ", ""));
       }
@@ -54,27 +55,55 @@ public final class NativeSnapshot implements AutoCloseable {
   }
 
   /** A snapshot of the latest version through the per-path cache ({@link SnapshotCache}). */
-  public static NativeSnapshot latest(String path) {
+  public static NativeSnapshot latest(String path) { return latest(path, false); }
+
+  public static NativeSnapshot latest(String path, boolean confinePaths) {
     DkNative.ensureLoaded();
-    return SnapshotCache.latest(path);
+    return SnapshotCache.latest(path, confinePaths);
+  }
+
+  /** The confinePaths option: a read or write option, else the session's
+   *  {@code spark.dk.confinePaths}; false by default, as delta-spark reads whatever the log
+   *  names (absolute paths and URIs of other locations included: shallow clones). */
+  static boolean confineOption(Map<String, String> options) {
+    String v = options == null ? null : options.get("confinePaths");
+    if (v == null) {
+      org.apache.spark.sql.SparkSession s = org.apache.spark.sql.SparkSession.getActiveSession()
+          .getOrElse(() -> null);
+      v = s == null ? null : s.conf().get("spark.dk.confinePaths", null);
+    }
+    return v != null && Boolean.parseBoolean(v.trim());
+  }
+
+  /** The session's storage options for an object-store path, null for a local one. */
+  static String[] storageOptionsFor(String path) {
+    return DkStorageOptions.isObjectStore(path) ? DkStorageOptions.fromSession() : null;
+  }
+
+  /** Whether a Delta table exists at path (its log has a commit or checkpoint), asked of
+   *  libdk's storage for every backend (local, s3://, s3a://). */
+  public static boolean exists(String path) {
+    DkNative.ensureLoaded();
+    return DkNative.tableExists(path, storageOptionsFor(path));
   }
 
   /** A second, independently closed handle on the same snapshot. */
   NativeSnapshot ref() {
-    return new NativeSnapshot(DkNative.snapshotRef(handle), path, storageOptions);
+    return new NativeSnapshot(DkNative.snapshotRef(handle), path, storageOptions, confinePaths);
   }
 
   /** This object when the table has no newer commit, else a new snapshot of the latest
    *  version built from this one by reading only the newer commits. */
   NativeSnapshot update() {
     long h = DkNative.snapshotUpdate(handle);
-    return h == 0 ? this : new NativeSnapshot(h, path, storageOptions);
+    return h == 0 ? this : new NativeSnapshot(h, path, storageOptions, confinePaths);
   }
 
   long handle() { return handle; }
   public String path() { return path; }
   /** The storage options of an object-store table (key, value, ...), null for a local one. */
   String[] storageOptions() { return storageOptions; }
+  boolean confinePaths() { return confinePaths; }
   public long version() { return DkNative.snapshotVersion(handle); }
   public long timestampMs() { return DkNative.snapshotTimestamp(handle); }
   public boolean hasFeature(String f) { return DkNative.snapshotHasFeature(handle, f); }

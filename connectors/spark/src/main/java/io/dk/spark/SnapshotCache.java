@@ -12,7 +12,7 @@ import java.util.Map;
  * the log is not replayed from the last checkpoint per query.
  *
  * <p>One cache per JVM (a driver's sessions share it, as Delta's DeltaLog cache is shared),
- * keyed by the absolute table path. Least-recently-used entries beyond {@code maxTables}
+ * keyed by the absolute table path (and the confinePaths option). Least-recently-used entries beyond {@code maxTables}
  * (system property {@code dk.snapshotCache.maxTables}, default 32; 0 disables the cache) are
  * dropped; a dropped entry's snapshot lives on in the tables that still use it. Refreshes of
  * one path are serialised; different paths refresh in parallel.
@@ -30,9 +30,11 @@ public final class SnapshotCache {
   private SnapshotCache() {}
 
   /** A snapshot of the table's latest version, owned by the caller. */
-  static NativeSnapshot latest(String path) {
-    if (MAX_TABLES <= 0) return NativeSnapshot.open(path, -1, null);
-    String key = new File(path).getAbsolutePath();
+  static NativeSnapshot latest(String path, boolean confinePaths) {
+    if (MAX_TABLES <= 0) return NativeSnapshot.open(path, -1, null, confinePaths);
+    // a confined table is a table of its own: its snapshot refuses what the other reads
+    String key = (DkStorageOptions.isObjectStore(path) ? path : new File(path).getAbsolutePath())
+        + (confinePaths ? "\0confined" : "");
     Entry e;
     synchronized (ENTRIES) {
       e = ENTRIES.computeIfAbsent(key, k -> new Entry());
@@ -41,7 +43,7 @@ public final class SnapshotCache {
     synchronized (e) {
       NativeSnapshot old = e.snap;
       if (old == null) {
-        e.snap = NativeSnapshot.open(path, -1, null);
+        e.snap = NativeSnapshot.open(path, -1, null, confinePaths);
         count(2);
       } else {
         e.snap = old.update();
