@@ -3,13 +3,19 @@
 (scan_p2p3), in one run: each repeat runs every variant on build A and then on build B (the
 order alternating between repeats), each in a fresh process, so both see the same machine
 load. Prints median wall and CPU seconds per build and the ratio B / A (> 1.00 = B slower).
+With --instructions it instead counts the instructions each 1-thread variant executes under
+valgrind (cachegrind without cache simulation), once per build: slow, but the same on a busy
+machine as on an idle one, which timings on a shared 2-core box are not.
 
-usage: bench/ab.py --a BUILD_A --b BUILD_B [--repeats 9] [--only p0,p2,p3]
+usage: bench/ab.py --a BUILD_A --b BUILD_B [--repeats 9] [--only p0,p1,p2,p3,p1r] [--instructions]
   e.g. git archive main | tar -x -C /tmp/dk-main && cmake ... && bench/ab.py --a /tmp/dk-main/build --b build
 
 Inputs are the cached ones of bench/parquet_decode.py and bench/scan_p2p3.py (generated when
-absent). Variants: P0 decode with 1 and 2 threads (pread) and 1 thread mmap, P0
-decompress-only; P2 full and P3 1% with 1 and 2 threads.
+absent), and bench/snapshot_load.py's (P1: load the 10k- and 100k-file tables and list every
+file). Variants: P0 decode with 1 and 2 threads (pread) and 1 thread mmap, P0
+decompress-only; P2 full and P3 1% with 1 and 2 threads; p1r (not in the default set): 20
+plans of a 1%-selective scan on one snapshot of the 100k-file P1 table
+(bench/snapshot_load.py), nothing read: the per-scan cost of statistics skipping.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ def variants(only: set[str]) -> list[tuple[str, str, list[str]]]:
             out.append((f"P0 decode t{n}", "bench_parquet_decode", [str(path), "--threads", str(n)]))
         out.append(("P0 decode t1 mmap", "bench_parquet_decode", [str(path), "--threads", "1", "--mmap"]))
         out.append(("P0 decompress-only", "bench_parquet_decode", [str(path), "--decompress-only"]))
+    if "p1" in only:
+        import snapshot_load
+        for label in ("10k", "100k"):
+            root, _ = snapshot_load.ensure_table(label)
+            out.append((f"P1 snapshot {label}", "bench_snapshot_load", [str(root)]))
     if only & {"p2", "p3"}:
         import scan_p2p3
         root, _ = scan_p2p3.ensure_table()
@@ -49,7 +60,17 @@ def variants(only: set[str]) -> list[tuple[str, str, list[str]]]:
             for n in (1, 2):
                 args = [str(root), "--threads", str(n)] + (["--filter", pred] if pred else [])
                 out.append((f"{variant} t{n}", "bench_scan_p2p3", args))
+    if "p1r" in only:
+        import snapshot_load
+        root, _ = snapshot_load.ensure_table("100k")
+        out.append((f"P1r 100k x{P1R_SCANS} 1% plans", "bench_scan_p2p3",
+                    [str(root), "--repeat", str(P1R_SCANS), "--filter", P1R_FILTER]))
     return out
+
+
+# ids grow by 50k..2M rows a file: this range meets 955 of the 100k files (1%)
+P1R_FILTER = "id >= 51250000000 AND id < 52275000000"
+P1R_SCANS = 20
 
 
 def run_once(build: Path, drv: str, args: list[str]) -> tuple[float, float]:
@@ -60,14 +81,44 @@ def run_once(build: Path, drv: str, args: list[str]) -> tuple[float, float]:
     return d["seconds"], d.get("cpu_seconds", d["seconds"])
 
 
+def instructions_once(build: Path, drv: str, args: list[str]) -> int:
+    """Instructions the process executes (valgrind's cachegrind, no cache simulation): a count
+    that does not depend on the machine's load, for single-threaded variants."""
+    p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                        "--cachegrind-out-file=/dev/null", str(build / drv), *args],
+                       capture_output=True, text=True, timeout=3600)
+    if p.returncode != 0:
+        raise SystemExit(f"valgrind {build / drv} {' '.join(args)} failed: {p.stderr.strip()[-400:]}")
+    for line in p.stderr.splitlines():
+        if "I" in line and "refs:" in line:
+            return int(line.split("refs:")[1].strip().replace(",", ""))
+    raise SystemExit(f"valgrind printed no instruction count for {drv}")
+
+
+def main_instructions(o, vs) -> None:
+    vs = [v for v in vs if " t2" not in v[0]]
+    print(f"A = {o.a}\nB = {o.b}\ninstructions executed (valgrind cachegrind), 1-thread variants\n")
+    print("| variant | A instructions | B instructions | B/A |")
+    print("|---|---|---|---|")
+    for name, drv, args in vs:
+        a = instructions_once(o.a, drv, args)
+        b = instructions_once(o.b, drv, args)
+        print(f"| {name} | {a:,} | {b:,} | {b / a:.3f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--a", required=True, type=Path, help="build directory A (baseline)")
     ap.add_argument("--b", required=True, type=Path, help="build directory B (candidate)")
     ap.add_argument("--repeats", type=int, default=9)
-    ap.add_argument("--only", default="p0,p2,p3")
+    ap.add_argument("--only", default="p0,p1,p2,p3")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under valgrind instead of timing (load-independent)")
     o = ap.parse_args()
     vs = variants(set(o.only.split(",")))
+    if o.instructions:
+        main_instructions(o, vs)
+        return
     res = {(name, which): [] for name, _, _ in vs for which in "ab"}
     for name, drv, args in vs:  # warm the page cache and both binaries
         run_once(o.a, drv, args)

@@ -19,6 +19,8 @@ Systems (fresh process per repeat):
   delta-rs   DeltaTable(p).load_cdf(1, 100), batches dropped as they come
   polars     polars_deltalake.scan_cdf(p, 1, 100).collect() (delta-kernel-rs; materialised)
   spark      readChangeFeed [1, 100] to the noop sink in a warm session (bench/spark_cdf_p11.py)
+  dk-base    (when DK_BENCH_BASE names another build directory) dk and dk-1thread built from
+             another commit: before/after in one run
 Every system's row count is checked against delta-rs's (counted once in prepare).
 Targets: dk >= 3x delta-rs, >= 2x polars-deltalake.
 """
@@ -79,6 +81,13 @@ def runs(ctx, prep):
                     "files read ahead on the executor"),
            Run("dk-1thread", variant, None, [drv, t, str(START), str(END), "1"],
                expect_rows=rows, note="the same on 1 thread (no read-ahead)")]
+    base = os.environ.get("DK_BENCH_BASE")
+    if base:  # before/after in one run: the same drivers built from another commit
+        bdrv = str(Path(base) / "bench_changes")
+        out += [Run("dk-base", variant, None, [bdrv, t, str(START), str(END), "0"],
+                    expect_rows=rows, note=f"dk of DK_BENCH_BASE={base}"),
+                Run("dk-base-1thread", variant, None, [bdrv, t, str(START), str(END), "1"],
+                    expect_rows=rows, note="the same on 1 thread")]
     out.append(Run("dk-python", variant, None, ctx.worker("dk_python_cdf", t, START, END),
                    expect_rows=rows, note="pa.table(Table.changes(...))"))
     out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_cdf", t, START, END),

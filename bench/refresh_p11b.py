@@ -18,6 +18,8 @@ query's planning then makes is reported apart as pass_seconds, in the .json resu
   spark     DeltaLog.update() in a warm session (bench/spark_refresh.py; JVM start and the
             first load are not timed); pass: snapshot.allFiles.count() (Delta computes the
             new state lazily, so its update alone does not hold the file list yet)
+  dk-base   (when DK_BENCH_BASE names another build directory) dk and dk-full built from
+            another commit: before/after in one run
 Targets: dk >= 20x dk-full and >= 5x delta-rs.
 """
 
@@ -106,6 +108,13 @@ def runs(ctx, prep):
                        note="cached snapshot + dk_snapshot_update"))
         out.append(Run("dk-full", variant, None, [drv, path, commit, "--full"],
                        expect_rows=want, note="dk_snapshot_open, no cache"))
+        base = os.environ.get("DK_BENCH_BASE")
+        if base:  # before/after in one run: the same driver built from another commit
+            bdrv = str(Path(base) / "bench_refresh")
+            out.append(Run("dk-base", variant, None, [bdrv, path, commit], expect_rows=want,
+                           note=f"dk of DK_BENCH_BASE={base}"))
+            out.append(Run("dk-base-full", variant, None, [bdrv, path, commit, "--full"],
+                           expect_rows=want, note="the same, dk_snapshot_open"))
         out.append(Run("delta-rs", variant, None, ctx.worker("deltalake_refresh", path, commit),
                        expect_rows=want, note="update_incremental (get_add_actions apart)"))
         if spark:

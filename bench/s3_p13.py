@@ -12,6 +12,9 @@ Inputs (bench/cache, re-created when absent; uploaded with boto3 before measurin
 Systems (a fresh process per repeat):
   dk          the Python binding built against this build (bench/cache/pydk-*):
               dk.Table(uri, storage_options).snapshot() [.scan(filter) -> pa.table]
+  dk-no-read-ahead  the same with scan(read_ahead=-1): each reader fetches a row group's
+              chunks (and the next file's footer) only when it gets to them — dk before
+              read-ahead, in the same run (P2/P3 only)
   delta-rs    DeltaTable(uri, storage_options) [.get_add_actions / .to_pyarrow_table(filters)]
   polars      polars_deltalake.scan_delta(uri, storage_options)[.filter(...)].collect()
               (no file-listing API: P1 is pending)
@@ -43,7 +46,7 @@ import snapshot_load  # noqa: E402
 
 BUCKET = "dk-bench"
 VARIANTS = ["P1 100k files", "P2 full", "P3 1%"]
-SYSTEMS = ["dk", "delta-rs", "polars"]
+SYSTEMS = ["dk", "dk-no-read-ahead", "delta-rs", "polars"]
 
 
 def _so(env: dict, endpoint: str | None = None) -> dict:
@@ -128,10 +131,11 @@ def _argv(ctx, prep, system: str, variant: str, threads) -> list[str] | None:
     uri = prep.data["uris"][variant]
     op = {"P1 100k files": "p1", "P2 full": "scan", "P3 1%": "scan"}[variant]
     flt = scan_p2p3.P3_SQL if variant == "P3 1%" else "-"
-    if system == "dk":
-        if not prep.data["pydk"]:
+    if system in ("dk", "dk-no-read-ahead"):
+        if not prep.data["pydk"] or (system != "dk" and op == "p1"):
             return None
-        return [ctx.python, me, "dk_" + op, prep.data["pydk"], uri, so, str(threads), flt]
+        ahead = "0" if system == "dk" else "-1"
+        return [ctx.python, me, "dk_" + op, prep.data["pydk"], uri, so, str(threads), flt, ahead]
     if system == "delta-rs":
         return [ctx.python, me, "rs_" + op, uri, so, str(threads), flt]
     if op == "p1":
@@ -149,6 +153,7 @@ def runs(ctx, prep):
                     continue
                 argv = _argv(ctx, prep, system, variant, n or 2)
                 why = (prep.data["why"] if system == "dk" else
+                       "read-ahead is a scan option" if system == "dk-no-read-ahead" else
                        "polars-deltalake has no file-listing API")
                 r = Run(system, variant, n, argv, pending=None if argv else why)
                 r.expect_rows = prep.data["expect"][variant]
@@ -160,12 +165,14 @@ def summary(results, prep) -> str:
     ctx = prep.data["ctx"]
     ok = {(r.system, r.variant, r.threads): r for r in results if r.status == "ok"}
     lines = ["Ratios (median wall of the other system ÷ dk's; > 1: dk is faster; target ≥ 2× "
-             "delta-rs):", "", "| variant | threads | vs delta-rs | vs polars |", "|---|---|---|---|"]
+             "delta-rs; `vs no read-ahead`: dk with read_ahead=-1 ÷ dk, the gain of read-ahead):",
+             "", "| variant | threads | vs delta-rs | vs polars | vs no read-ahead |",
+             "|---|---|---|---|---|"]
     seen = sorted({(r.variant, r.threads) for r in results}, key=lambda x: (VARIANTS.index(x[0]), x[1] or 0))
     for variant, n in seen:
         b = ok.get(("dk", variant, n))
         cells = []
-        for other in ("delta-rs", "polars"):
+        for other in ("delta-rs", "polars", "dk-no-read-ahead"):
             o = ok.get((other, variant, n))
             cells.append("—" if b is None or o is None else
                          f"{o.median_s / b.median_s:.2f}×" +
@@ -178,6 +185,8 @@ def summary(results, prep) -> str:
     counts = {}
     for variant in VARIANTS:
         for system in SYSTEMS:
+            if not ctx.want(system):
+                continue
             argv = _argv(ctx, prep, system, variant, 2)
             if argv is None:
                 continue
@@ -208,7 +217,7 @@ def _threads(n: str) -> None:
     pa.set_io_thread_count(int(n))
 
 
-def w_dk_p1(pydk, uri, so, threads, flt):
+def w_dk_p1(pydk, uri, so, threads, flt, ahead="0"):
     sys.path.insert(0, pydk)
     import dk
     from workers import _emit, _rss_kb, _start
@@ -219,7 +228,7 @@ def w_dk_p1(pydk, uri, so, threads, flt):
     _emit(time.perf_counter() - t0, n, base, version=snap.version)
 
 
-def w_dk_scan(pydk, uri, so, threads, flt):
+def w_dk_scan(pydk, uri, so, threads, flt, ahead="0"):
     sys.path.insert(0, pydk)
     import dk
     import pyarrow as pa
@@ -227,7 +236,7 @@ def w_dk_scan(pydk, uri, so, threads, flt):
     base = _rss_kb()
     t0 = _start()
     scan = dk.Table(uri, storage_options=json.loads(so)).snapshot().scan(
-        filter=None if flt == "-" else flt, threads=int(threads))
+        filter=None if flt == "-" else flt, threads=int(threads), read_ahead=int(ahead))
     t = pa.table(scan)
     rows = t.num_rows
     del t

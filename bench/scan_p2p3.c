@@ -11,13 +11,20 @@
 ** `--plan-only` stops after planning and adds "paths": [...] (the selected files' paths as
 ** the log has them), so the benchmark can compare the selection with what the statistics
 ** allow.
+** `--repeat N` plans N scans with the filter on one snapshot (nothing read) and prints
+**     {"seconds": <the N plans>, "cpu_seconds", "first_seconds": <the first plan>,
+**      "open_seconds": <table + snapshot>, "files_selected", "files_pruned_stats",
+**      "rss_snapshot_kib": <RSS growth of the open>, "rss_scans_kib": <RSS growth of the plans>}
+** (the repeated-scan variant: what a service planning many queries on one snapshot pays).
 **
 ** usage: bench_scan_p2p3 TABLE [--threads N] [--filter TEXT] [--batch-size N] [--plan-only]
+**                              [--repeat N]
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dk/expr.h"
 #include "dk/scan.h"
@@ -30,6 +37,7 @@ typedef struct bench_args {
   int threads;
   int64_t batch_size;
   int plan_only;
+  int repeat;
 } bench_args;
 
 static int fail(const char *what, const dk_error *err) {
@@ -48,6 +56,8 @@ static int parse_args(bench_args *a, int argc, char **argv) {
       a->batch_size = strtoll(argv[++i], NULL, 10);
     } else if (!strcmp(argv[i], "--plan-only")) {
       a->plan_only = 1;
+    } else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+      a->repeat = atoi(argv[++i]);
     } else if (argv[i][0] != '-' && !a->uri) {
       a->uri = argv[i];
     } else {
@@ -106,27 +116,86 @@ static int print_plan(const dk_scan *scan, double plan_seconds) {
   return 0;
 }
 
-static int run(const bench_args *a) {
+/* Resident set size in KiB (/proc/self/statm), 0 when unknown. */
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, res = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Opens the table, its latest snapshot and the filter; what it opened stays in the outputs
+** for the caller to free, also on failure (the exit code). */
+static int open_all(const bench_args *a, dk_table **t, dk_snapshot **s, dk_expr **filter) {
   dk_error err;
   dk_error_init(&err);
-  double c0 = bench_cpu(), t0 = bench_wall();
   dk_table_options to;
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
+  if (dk_table_open(t, a->uri, &to, &err) != DK_OK) return fail("table", &err);
+  if (dk_snapshot_open(s, *t, NULL, &err) != DK_OK) return fail("snapshot", &err);
+  if (a->filter && dk_expr_parse(filter, a->filter, &err) != DK_OK) return fail("filter", &err);
+  return 0;
+}
+
+/* --repeat: N plans with the filter on one snapshot. */
+static int run_repeat(const bench_args *a) {
+  dk_error err;
+  dk_error_init(&err);
+  long r0 = rss_kib();
+  double t0 = bench_wall();
+  dk_table *t = NULL;
+  dk_snapshot *s = NULL;
+  dk_expr *filter = NULL;
+  int rc = open_all(a, &t, &s, &filter);
+  if (rc) goto done;
+  long r1 = rss_kib();
+  double t1 = bench_wall(), c1 = bench_cpu(), first = 0;
+  dk_scan_stats st;
+  memset(&st, 0, sizeof st);
+  for (int i = 0; i < a->repeat; i++) {
+    dk_scan_options so;
+    memset(&so, 0, sizeof so);
+    so.version = DK_SCAN_OPTIONS_VERSION;
+    so.filter = filter;
+    so.limit = -1;
+    so.threads = a->threads;
+    dk_scan *scan = NULL;
+    if (dk_scan_new(&scan, s, &so, &err) != DK_OK) {
+      rc = fail("scan", &err);
+      goto done;
+    }
+    dk_scan_stats_get(&st, scan);
+    dk_scan_free(scan);
+    if (i == 0) first = bench_wall() - t1;
+  }
+  double t2 = bench_wall(), c2 = bench_cpu();
+  printf("{\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"first_seconds\": %.6f, "
+         "\"open_seconds\": %.6f, \"repeat\": %d, \"files_selected\": %lld, "
+         "\"files_pruned_stats\": %lld, \"rss_snapshot_kib\": %ld, \"rss_scans_kib\": %ld}\n",
+         t2 - t1, c2 - c1, first, t1 - t0, a->repeat, (long long)st.files_selected,
+         (long long)st.files_pruned_stats, r1 - r0, rss_kib() - r1);
+done:
+  dk_expr_free(filter);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+  return rc;
+}
+
+static int run(const bench_args *a) {
+  if (a->repeat > 0) return run_repeat(a);
+  dk_error err;
+  dk_error_init(&err);
+  double c0 = bench_cpu(), t0 = bench_wall();
   dk_table *t = NULL;
   dk_snapshot *s = NULL;
   dk_expr *filter = NULL;
   dk_scan *scan = NULL;
-  int rc = 0;
-  if (dk_table_open(&t, a->uri, &to, &err) != DK_OK) return fail("table", &err);
-  if (dk_snapshot_open(&s, t, NULL, &err) != DK_OK) {
-    rc = fail("snapshot", &err);
-    goto done;
-  }
-  if (a->filter && dk_expr_parse(&filter, a->filter, &err) != DK_OK) {
-    rc = fail("filter", &err);
-    goto done;
-  }
+  int rc = open_all(a, &t, &s, &filter);
+  if (rc) goto done;
   dk_scan_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SCAN_OPTIONS_VERSION;
@@ -182,7 +251,8 @@ int main(int argc, char **argv) {
   bench_args a;
   if (parse_args(&a, argc, argv) != 0) {
     fprintf(stderr,
-            "usage: %s TABLE [--threads N] [--filter TEXT] [--batch-size N] [--plan-only]\n",
+            "usage: %s TABLE [--threads N] [--filter TEXT] [--batch-size N] [--plan-only] "
+            "[--repeat N]\n",
             argv[0]);
     return 2;
   }

@@ -1681,8 +1681,9 @@ static int delta_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite
     if (argc > 1) {
       const char *rt = dk_snapshot_property(t->snap, "delta.enableRowTracking");
       if (rt && !sqlite3_stricmp(rt, "true"))
-        return vt_fail(vt, "UPDATE of a table with row tracking is not supported yet (the "
-                           "rows' ids would not be preserved)");
+        return vt_fail(vt, "UPDATE of a table with row tracking (delta.enableRowTracking) is "
+                           "not supported from SQLite (the rows' ids would not be preserved); "
+                           "use dk update");
       const char *cdf = dk_snapshot_property(t->snap, "delta.enableChangeDataFeed");
       if (cdf && !sqlite3_stricmp(cdf, "true"))
         return vt_fail(vt, "UPDATE of a table with the change data feed on is not supported "

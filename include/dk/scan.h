@@ -59,9 +59,9 @@ enum {
   DK_META_ALL = 0x1ff
 };
 
-#define DK_SCAN_OPTIONS_VERSION 2
+#define DK_SCAN_OPTIONS_VERSION 3
 typedef struct dk_scan_options {
-  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION (1 and 2 are accepted) */
+  unsigned version;              /**< DK_SCAN_OPTIONS_VERSION (1 to 3 are accepted) */
   const char *const *columns;    /**< logical names or dotted nested paths; NULL = all */
   size_t n_columns;              /**< entries in columns */
   const dk_expr *filter;         /**< unbound predicate over logical names; NULL = none */
@@ -80,6 +80,15 @@ typedef struct dk_scan_options {
                                       whose header has a CRC is read only when it matches,
                                       else DK_CORRUPT naming the file and page (splits carry
                                       the choice) */
+  /* version 3 */
+  int64_t read_ahead_bytes;      /**< on an object store (reads are round trips), with
+                                      threads > 1: each reader thread fetches the column
+                                      chunks of the row group it decodes next, or the footer
+                                      and first row group of its next file, while it decodes
+                                      the current one, up to this many bytes of chunks ahead
+                                      (a row group larger than that is fetched when it is
+                                      decoded); memory read ahead is at most threads x 2 x
+                                      this. 0 = 64 MiB; < 0 = no read-ahead */
 } dk_scan_options;
 
 /** Plans a scan: binds the filter against the snapshot's schema, prunes and skips files.

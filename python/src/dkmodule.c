@@ -2497,10 +2497,11 @@ static void columns_and_filter_free(const char **names, PyObject *seq, dk_expr *
 }
 
 static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *filter, int64_t limit,
-                          unsigned meta, int threads) {
+                          unsigned meta, int threads, int64_t read_ahead) {
   dk_scan_options opts;
   memset(&opts, 0, sizeof opts);
   opts.version = DK_SCAN_OPTIONS_VERSION;
+  opts.read_ahead_bytes = read_ahead;
   opts.limit = limit;
   opts.metadata_fields = meta;
   opts.threads = threads;
@@ -2527,11 +2528,13 @@ static dk_scan *make_scan(SnapshotObject *self, PyObject *columns, PyObject *fil
 }
 
 static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {K("columns"), K("filter"), K("limit"), K("with_metadata"), K("threads"), NULL};
+  static char *kwlist[] = {K("columns"), K("filter"), K("limit"), K("with_metadata"), K("threads"),
+                           K("read_ahead"), NULL};
   PyObject *columns = Py_None, *filter = Py_None, *limit_obj = Py_None, *meta_obj = Py_False,
            *threads_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOO:scan", kwlist, &columns, &filter,
-                                   &limit_obj, &meta_obj, &threads_obj))
+  long long read_ahead = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOOOL:scan", kwlist, &columns, &filter,
+                                   &limit_obj, &meta_obj, &threads_obj, &read_ahead))
     return NULL;
   int64_t limit = -1;
   if (limit_obj != Py_None && parse_limit(limit_obj, &limit) < 0) return NULL;
@@ -2551,7 +2554,7 @@ static PyObject *snapshot_scan(SnapshotObject *self, PyObject *args, PyObject *k
     PyErr_SetString(PyExc_TypeError, "filter must be a str (dk expression) or None");
     return NULL;
   }
-  dk_scan *scan = make_scan(self, columns, filter, limit, meta, threads);
+  dk_scan *scan = make_scan(self, columns, filter, limit, meta, threads, (int64_t)read_ahead);
   if (!scan) return NULL;
   ScanObject *so = PyObject_New(ScanObject, &ScanType);
   if (!so) {
@@ -2569,7 +2572,7 @@ static PyObject *snapshot_files_filtered(SnapshotObject *self, PyObject *filter)
     PyErr_SetString(PyExc_TypeError, "filter must be a str (dk expression) or None");
     return NULL;
   }
-  dk_scan *scan = make_scan(self, Py_None, filter, -1, 0, 0);
+  dk_scan *scan = make_scan(self, Py_None, filter, -1, 0, 0, 0);
   if (!scan) return NULL;
   ScanObject tmp; /* only scan_files' fields are used */
   tmp.snap = self;
@@ -2592,7 +2595,7 @@ static PyMethodDef snapshot_methods[] = {
     {"transactions", (PyCFunction)snapshot_transactions, METH_NOARGS,
      "transactions() -> dict: app id -> {version, last_updated} (the txn actions)."},
     {"scan", (PyCFunction)(void (*)(void))snapshot_scan, METH_VARARGS | METH_KEYWORDS,
-     "scan(columns=None, filter=None, limit=None, with_metadata=False, threads=None) -> Scan"},
+     "scan(columns=None, filter=None, limit=None, with_metadata=False, threads=None, read_ahead=0) -> Scan (read_ahead: bytes per reader thread fetched ahead on object stores; 0 = 64 MiB, -1 = none)"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef snapshot_getset[] = {

@@ -127,7 +127,8 @@ bool dk_expr__ident_is_plain(const char *s, size_t n);
 ** alloc (the caller frees them). */
 dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_atype *t,
                             const dk_allocator *alloc, dk_error *err);
-/* Delta type name -> Arrow type. */
+/* Delta type name -> Arrow type (value.c: the one type-name parser, with
+** dk_expr__type_from_name); an unknown name is DK_UNSUPPORTED. */
 dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err);
 
 /* ---- LIKE (eval.c) ---------------------------------------------------------------------- */

@@ -355,6 +355,74 @@ dk_skip_result dk_expr__skip_stats(const dk_expr *bound, const dk_stats_provider
   return can_skip(&c, bound, false, 0) ? DK_SKIP_CAN_SKIP : DK_SKIP_MUST_READ;
 }
 
+static void skip_colrefs(const dk_expr *e, void (*fn)(void *, const dk_colref *), void *ctx,
+                         int depth) {
+  if (depth > DK_EXPR_MAX_DEPTH * 2) return; /* as can_skip */
+  switch (e->kind) {
+    case DK_EXPR_COLUMN:
+      fn(ctx, &e->col);
+      return;
+    case DK_EXPR_AND:
+    case DK_EXPR_OR:
+    case DK_EXPR_NOT:
+      for (size_t i = 0; i < e->n_children; i++) skip_colrefs(e->children[i], fn, ctx, depth + 1);
+      return;
+    case DK_EXPR_CMP:
+      if (e->ck == DK_CK_COL_LIT || e->ck == DK_CK_CONST) fn(ctx, &e->children[0]->col);
+      return;
+    case DK_EXPR_IS_NULL:
+    case DK_EXPR_IS_NOT_NULL:
+      if (e->children[0]->kind == DK_EXPR_COLUMN && e->children[0]->col.dom != DK_DOM_NONE)
+        fn(ctx, &e->children[0]->col);
+      return;
+    case DK_EXPR_STARTS_WITH:
+    case DK_EXPR_LIKE:
+      fn(ctx, &e->children[0]->col);
+      return;
+    default:
+      return;
+  }
+}
+
+void dk_expr__skip_colrefs(const dk_expr *e, void (*fn)(void *ctx, const dk_colref *col),
+                           void *ctx) {
+  if (e && e->bound) skip_colrefs(e, fn, ctx, 0);
+}
+
+bool dk_expr__colref_same_stats(const dk_colref *a, const dk_colref *b) {
+  if (a->depth != b->depth || a->type.id != b->type.id || a->type.scale != b->type.scale ||
+      a->dom != b->dom)
+    return false;
+  for (int i = 0; i < a->depth; i++)
+    if (strcmp(a->phys[i], b->phys[i])) return false;
+  return true;
+}
+
+dk_status dk_expr__colref_copy(const dk_colref **out, const dk_colref *src, dk_arena *ar,
+                               dk_error *err) {
+  *out = NULL;
+  dk_colref *c = dk__arena_alloc(ar, sizeof *c, err);
+  if (!c) return DK_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->depth = src->depth;
+  c->type = src->type;
+  c->dom = src->dom;
+  c->phys = dk__arena_alloc(ar, (size_t)(src->depth ? src->depth : 1) * sizeof(char *), err);
+  if (!c->phys) return DK_NOMEM;
+  for (int i = 0; i < src->depth; i++)
+    if (!(c->phys[i] = dk__arena_strndup(ar, src->phys[i], strlen(src->phys[i]), err)))
+      return DK_NOMEM;
+  *out = c;
+  return DK_OK;
+}
+
+unsigned dk_expr__colref_stat_reps(const dk_colref *col) {
+  unsigned r = DK_STAT_INT | DK_STAT_DBL | DK_STAT_BOOL;
+  if (col->dom == DK_DOM_DEC) r |= DK_STAT_DEC;
+  if (col->type.id == DK_AT_STRING) r |= DK_STAT_STR;
+  return r;
+}
+
 int dk_expr__colref_depth(const dk_colref *col) { return col->depth; }
 const char *dk_expr__colref_phys(const dk_colref *col, int level) { return col->phys[level]; }
 
@@ -381,19 +449,20 @@ static bool json_i64(const dk_json_value *v, int64_t *out) {
   return dk__json_as_i64(v, out) && *out >= 0;
 }
 
-static bool json_num_rows(const void *ctx, int64_t *out) {
-  return json_i64(member(ctx, "numRecords"), out);
+bool dk_expr__json_num_rows(const dk_json_value *root, int64_t *out) {
+  return json_i64(member(root, "numRecords"), out);
 }
 
-static bool json_null_count(const void *ctx, const dk_colref *col, int64_t *out) {
-  return json_i64(lookup(ctx, "nullCount", col), out);
+bool dk_expr__json_null_count(const dk_json_value *root, const dk_colref *col, int64_t *out) {
+  return json_i64(lookup(root, "nullCount", col), out);
 }
 
 /* A minValues/maxValues entry in every form it parses as for the column's type: dates and
 ** timestamps from their text, numbers as integer, double (32-bit for float columns) and
 ** decimal at the column's scale. */
-static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_stat_value *out) {
-  const dk_json_value *v = lookup(ctx, is_max ? "maxValues" : "minValues", col);
+bool dk_expr__json_value(const dk_json_value *root, const dk_colref *col, bool is_max,
+                         dk_stat_value *out) {
+  const dk_json_value *v = lookup(root, is_max ? "maxValues" : "minValues", col);
   if (!v) return false;
   dk_error e2;
   dk_error_init(&e2);
@@ -436,6 +505,16 @@ static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_st
     default:
       return false;
   }
+}
+
+static bool json_num_rows(const void *ctx, int64_t *out) {
+  return dk_expr__json_num_rows(ctx, out);
+}
+static bool json_null_count(const void *ctx, const dk_colref *col, int64_t *out) {
+  return dk_expr__json_null_count(ctx, col, out);
+}
+static bool json_value(const void *ctx, const dk_colref *col, bool is_max, dk_stat_value *out) {
+  return dk_expr__json_value(ctx, col, is_max, out);
 }
 
 dk_skip_result dk_expr__skip_eval(const dk_expr *bound, const dk_file_stats *stats) {

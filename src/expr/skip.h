@@ -70,6 +70,32 @@ dk_skip_result dk_expr__skip_stats(const dk_expr *bound, const dk_stats_provider
 int dk_expr__colref_depth(const dk_colref *col);
 const char *dk_expr__colref_phys(const dk_colref *col, int level);
 
+/* The Delta per-file stats provider's getters over a parsed stats object (root: the object,
+** or NULL): numRecords and a column's nullCount (non-negative counts only), and a column's
+** minValues/maxValues entry in every representation it parses as for the column's type.
+** dk_expr__skip_eval() reads through them; the scan's columnar statistics (scan/stats.c) are
+** filled with them, once per file. */
+bool dk_expr__json_num_rows(const dk_json_value *root, int64_t *out);
+bool dk_expr__json_null_count(const dk_json_value *root, const dk_colref *col, int64_t *out);
+bool dk_expr__json_value(const dk_json_value *root, const dk_colref *col, bool is_max,
+                         dk_stat_value *out);
+
+/* The bound column references whose statistics dk_expr__skip_stats() may read for e (the
+** columns of the comparisons, null tests, prefixes and boolean columns it walks; the same
+** reference may repeat): calls fn for each, the reference being the one it passes providers. */
+void dk_expr__skip_colrefs(const dk_expr *e, void (*fn)(void *ctx, const dk_colref *col),
+                           void *ctx);
+/* A copy of the parts of a bound column reference statistics are read by (physical path,
+** type, domain) in ar: a key for dk_expr__colref_same_stats and the getters above. */
+dk_status dk_expr__colref_copy(const dk_colref **out, const dk_colref *src, dk_arena *ar,
+                               dk_error *err);
+/* The DK_STAT_* representations the evaluator may read of the column's min/max: INT, DBL and
+** BOOL always; DEC for decimal columns, STR for string columns. */
+unsigned dk_expr__colref_stat_reps(const dk_colref *col);
+/* What a statistics provider keys a bound column by: its physical path, leaf type and
+** compare domain (equal keys read the same statistics the same way). */
+bool dk_expr__colref_same_stats(const dk_colref *a, const dk_colref *b);
+
 /* True when the predicate references at least one column (i.e. stats could matter). */
 bool dk_expr__has_columns(const dk_expr *e);
 

@@ -79,7 +79,10 @@ bool dk_expr__is_value_kind(dk_expr_kind k) {
 
 /* ---- type names --------------------------------------------------------------------------- */
 
-dk_status dk_expr__type_from_name(dk_atype *out, const char *name, size_t len, dk_error *err) {
+/* The one parser of type names: SQL's (CAST, dk_expr_cast) and Delta's primitive ones (a
+** partition column's type), case and spaces ignored. 0: parsed; 1: an unknown name; 2: a
+** decimal whose precision or scale is out of range. */
+static int type_parse(dk_atype *out, const char *name, size_t len) {
   static const struct {
     const char *n;
     dk_atype_id id;
@@ -97,26 +100,43 @@ dk_status dk_expr__type_from_name(dk_atype *out, const char *name, size_t len, d
   for (size_t i = 0; i < DK_ARRAY_LEN(simple); i++)
     if (!strcmp(buf, simple[i].n)) {
       *out = dk__atype_make(simple[i].id);
-      return DK_OK;
+      return 0;
     }
   if (!strcmp(buf, "timestamp")) {
     *out = dk__atype_timestamp(DK_TU_MICRO, "UTC");
-    return DK_OK;
+    return 0;
   }
   if (!strcmp(buf, "timestamp_ntz")) {
     *out = dk__atype_timestamp(DK_TU_MICRO, NULL);
-    return DK_OK;
+    return 0;
   }
-  int p = 10, s = 0;
+  int p = 10, s = 0, used = -1;
   if (!strcmp(buf, "decimal") || !strcmp(buf, "numeric") ||
-      sscanf(buf, "decimal(%d,%d)", &p, &s) == 2 || sscanf(buf, "numeric(%d,%d)", &p, &s) == 2 ||
-      (sscanf(buf, "decimal(%d)", &p) == 1 && (s = 0, 1))) {
-    DK_RETURN_IF(p < 1 || p > 38 || s < 0 || s > p, DK_INVALID, err, "invalid type '%.*s'",
-                 (int)len, name);
+      (sscanf(buf, "decimal(%d,%d)%n", &p, &s, &used) == 2 && used > 0 && !buf[used]) ||
+      (sscanf(buf, "numeric(%d,%d)%n", &p, &s, &used) == 2 && used > 0 && !buf[used]) ||
+      (sscanf(buf, "decimal(%d)%n", &p, &used) == 1 && used > 0 && !buf[used] && (s = 0, 1))) {
+    if (p < 1 || p > 38 || s < 0 || s > p) return 2;
     *out = dk__atype_decimal(p, s);
-    return DK_OK;
+    return 0;
   }
-  return dk__error_set(err, DK_INVALID, "unknown type '%.*s'", (int)len, name);
+  return 1;
+}
+
+dk_status dk_expr__type_from_name(dk_atype *out, const char *name, size_t len, dk_error *err) {
+  switch (type_parse(out, name, len)) {
+    case 0: return DK_OK;
+    case 2: return dk__error_set(err, DK_INVALID, "invalid type '%.*s'", (int)len, name);
+    default: return dk__error_set(err, DK_INVALID, "unknown type '%.*s'", (int)len, name);
+  }
+}
+
+dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err) {
+  switch (type_parse(out, name, strlen(name))) {
+    case 0: return DK_OK;
+    case 2: return dk__error_set(err, DK_INVALID, "invalid decimal type '%s'", name);
+    default:
+      return dk__error_set(err, DK_UNSUPPORTED, "unsupported partition column type '%s'", name);
+  }
 }
 
 void dk_expr__type_sql(char *buf, size_t cap, const dk_atype *t) {

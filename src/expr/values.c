@@ -1,7 +1,8 @@
 /*
 ** values.c — expression literals from text: partition values and stats strings as typed
-** dk_lit values of an Arrow type, and Delta type names as Arrow types. The text forms
-** themselves (dates, timestamps, decimals) are parsed by src/protocol/values.c.
+** dk_lit values of an Arrow type (Delta type names become Arrow types in value.c, beside the
+** SQL ones). The text forms themselves (dates, timestamps, decimals) are parsed by
+** src/protocol/values.c.
 **
 ** Follows the Delta protocol, "Partition Value Serialization" (empty string = null,
 ** "true"/"false", numeric text) and Hive's `__HIVE_DEFAULT_PARTITION__` for null.
@@ -9,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "expr/expr_int.h"
@@ -133,35 +133,4 @@ dk_status dk__lit_from_text(dk_lit *out, const char *text, size_t n, const dk_at
 bad:
   return dk__error_set(err, DK_CORRUPT, "malformed partition value '%.*s'", (int)DK_MIN(n, 64),
                        text);
-}
-
-dk_status dk__atype_from_delta(dk_atype *out, const char *name, dk_error *err) {
-  static const struct {
-    const char *name;
-    dk_atype_id id;
-  } map[] = {{"string", DK_AT_STRING}, {"long", DK_AT_INT64},   {"integer", DK_AT_INT32},
-             {"short", DK_AT_INT16},   {"byte", DK_AT_INT8},    {"float", DK_AT_FLOAT},
-             {"double", DK_AT_DOUBLE}, {"boolean", DK_AT_BOOL}, {"date", DK_AT_DATE32},
-             {"binary", DK_AT_BINARY}};
-  for (size_t i = 0; i < DK_ARRAY_LEN(map); i++)
-    if (!strcmp(name, map[i].name)) {
-      *out = dk__atype_make(map[i].id);
-      return DK_OK;
-    }
-  if (!strcmp(name, "timestamp")) {
-    *out = dk__atype_timestamp(DK_TU_MICRO, "UTC");
-    return DK_OK;
-  }
-  if (!strcmp(name, "timestamp_ntz")) {
-    *out = dk__atype_timestamp(DK_TU_MICRO, NULL);
-    return DK_OK;
-  }
-  int p, s, used = -1;
-  if (sscanf(name, "decimal(%d ,%d )%n", &p, &s, &used) == 2 && used > 0 && name[used] == 0) {
-    if (p < 1 || p > 38 || s < 0 || s > p)
-      return dk__error_set(err, DK_INVALID, "invalid decimal type '%s'", name);
-    *out = dk__atype_decimal(p, s);
-    return DK_OK;
-  }
-  return dk__error_set(err, DK_UNSUPPORTED, "unsupported partition column type '%s'", name);
 }

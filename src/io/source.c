@@ -29,6 +29,10 @@ static void sto_release(dk__source *src) {
   dk__free(p->alloc, p);
 }
 
+int dk_io__storage_remote(const dk_storage *sto) {
+  return !(DK_IO_HAS_V2(sto, map) && DK_IO_HAS_V2(sto, unmap));
+}
+
 dk_status dk_io__source_open(dk__source *out, dk_storage *sto, const char *key,
                              const dk__source_opts *opts, dk_error *err) {
   memset(out, 0, sizeof *out);
@@ -40,7 +44,7 @@ dk_status dk_io__source_open(dk__source *out, dk_storage *sto, const char *key,
   p->alloc = a;
   p->map_token = NULL;
   memcpy(p->key, key, kl + 1);
-  bool can_map = DK_IO_HAS_V2(sto, map) && DK_IO_HAS_V2(sto, unmap);
+  bool can_map = !dk_io__storage_remote(sto);
   dk_status st = DK_OK;
   if (opts && opts->map && can_map) {
     const void *addr = NULL;

@@ -54,6 +54,8 @@ dk_status dk_io__source_read(dk__source *src, int64_t off, size_t len, uint8_t *
 /* Reads n ranges in one batch (bounds checked; copies from the mapping when mapped). */
 dk_status dk_io__source_read_ranges(dk__source *src, const dk_byte_range *r, size_t n,
                                     dk_error *err);
+/* Whether sources on sto coalesce (their reads are round trips: the backend cannot map). */
+int dk_io__storage_remote(const dk_storage *sto);
 /* Releases what the source holds; accepts a released or zeroed source. */
 void dk_io__source_release(dk__source *src);
 

@@ -10,55 +10,22 @@
 */
 #include "io/uri.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* ---- percent-coding ---------------------------------------------------------------------- */
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* The byte an escape at s[i] stands for, or -1 when s[i..] is not a decodable escape. */
-static int escape_at(const char *s, size_t n, size_t i) {
-  if (i + 2 >= n) return -1;
-  int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
-  if (h < 0 || l < 0) return -1;
-  return h << 4 | l;
-}
-
-size_t dk__pct_decode_into(char *dst, const char *s, size_t n) {
-  const char *pct = memchr(s, '%', n);
-  if (!pct) { /* the common case: nothing to decode */
-    memcpy(dst, s, n);
-    dst[n] = 0;
-    return n;
-  }
-  size_t k = (size_t)(pct - s);
-  memcpy(dst, s, k);
-  for (size_t i = k; i < n; i++) {
-    int c = s[i] == '%' ? escape_at(s, n, i) : -1;
-    if (c >= 0) {
-      dst[k++] = (char)c;
-      i += 2;
-    } else {
-      dst[k++] = s[i];
-    }
-  }
-  dst[k] = 0;
-  return k;
-}
 
 dk_status dk__pct_decode(dk_buf *out, const char *s, size_t n, int flags, dk_error *err) {
   DK_RETURN_NOT_OK(dk__buf_reserve(out, n + 1, err));
   if (!(flags & DK__PCT_STRICT)) {
-    out->len += dk__pct_decode_into(out->data + out->len, s, n);
+    out->len += dk__pct_decode_into(out->data + out->len, s, n, flags);
     return DK_OK;
   }
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (c == '%') {
-      int v = escape_at(s, n, i);
+      int v = dk__pct_escape_at(s, n, i);
       DK_RETURN_IF(v < 0, DK_CORRUPT, err, "bad percent escape at character %zu of \"%.*s\"", i,
                    (int)DK_MIN(n, 256), s);
       DK_RETURN_IF(v == 0, DK_CORRUPT, err, "%%00 at character %zu of \"%.*s\"", i,
@@ -271,14 +238,62 @@ static bool key_under_root(const dk__root *r, const char *sub, const char *key, 
   return sl == 0 || (kn - off > sl + 1 && !memcmp(key + off, sub, sl) && key[off + sl] == '/');
 }
 
-dk_status dk_io__check_path_bytes(const char *s, size_t n, const char *what, dk_error *err) {
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    DK_RETURN_IF(c < 0x20 || c == 0x7f, DK_CORRUPT, err,
-                 "%s '%.*s': control byte 0x%02x at character %zu (a corrupt path, not a "
-                 "shorter one)", what, (int)DK_MIN(i, 256), s, c, i);
+/* Whether any of the 8 bytes of w is below 0x20 or is 0x7f: the "has a byte less than n"
+** word test (exact for n <= 128: a borrow only ever follows a byte that already matched),
+** applied to w and to w ^ 0x7f..7f (0x7f becomes 0). */
+static inline bool word_has_control(uint64_t w) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  uint64_t d = w ^ (0x7f * ones);
+  return (((w - 0x20 * ones) & ~w) | ((d - ones) & ~d)) & highs;
+}
+
+static inline bool at_has_control(const char *p) {
+#ifdef __SSE2__
+  /* min(x, 0x1f) == x marks bytes <= 0x1f, x == 0x7f the DEL */
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+  __m128i bad = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x),
+                             _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f)));
+  return _mm_movemask_epi8(bad) != 0;
+#else
+  uint64_t a, b;
+  memcpy(&a, p, 8);
+  memcpy(&b, p + 8, 8);
+  return word_has_control(a) || word_has_control(b);
+#endif
+}
+
+/* Whether s[0..n) holds a control byte. Paths are checked on every snapshot load, one per file:
+** sixteen bytes a step (the last step overlapping the one before), eight for short paths. */
+static inline bool has_control(const char *s, size_t n) {
+  if (n >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      if (at_has_control(s + i)) return true;
+    return i < n && at_has_control(s + n - 16);
   }
-  return DK_OK;
+  uint64_t w;
+  if (n >= 8) {
+    memcpy(&w, s, 8);
+    if (word_has_control(w)) return true;
+    memcpy(&w, s + n - 8, 8);
+    return word_has_control(w);
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return true;
+  return false;
+}
+
+__attribute__((cold, noinline))
+static dk_status control_byte_error(const char *s, size_t n, const char *what, dk_error *err) {
+  size_t i = 0;
+  while (i < n && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f) i++;
+  return dk__error_set(err, DK_CORRUPT,
+                       "%s '%.*s': control byte 0x%02x at character %zu (a corrupt path, not a "
+                       "shorter one)", what, (int)DK_MIN(i, 256), s, (unsigned char)s[i], i);
+}
+
+dk_status dk_io__check_path_bytes(const char *s, size_t n, const char *what, dk_error *err) {
+  return has_control(s, n) ? control_byte_error(s, n, what, err) : DK_OK;
 }
 
 dk_status dk_io__resolve(dk__loc *out, dk_buf *key, const dk__root *r, const char *rel_dir,

@@ -23,16 +23,9 @@
 
 /* ---- percent-coding ---------------------------------------------------------------------- */
 
-enum {
-  DK__PCT_STRICT = 1 /* a '%' without two hex digits, or %00, is DK_CORRUPT (else kept as is) */
-};
-
-/* Appends s[0..n) with %XX escapes decoded. Lenient mode never fails but on memory. */
+/* Appends s[0..n) with %XX escapes decoded (util.h dk__pct_decode_into; flags DK__PCT_*).
+** Lenient mode never fails but on memory. */
 dk_status dk__pct_decode(dk_buf *out, const char *s, size_t n, int flags, dk_error *err);
-/* Lenient decoding into dst (room for n + 1 bytes; NUL-terminated); returns the length. An
-** escape that is not two hex digits stays as written; %00 decodes to a NUL byte inside the
-** length, which dk_io__check_path_bytes then refuses. */
-size_t dk__pct_decode_into(char *dst, const char *s, size_t n);
 /* Appends s[0..n) with every byte that is not unreserved or one of "/!$&'()*+,;=:@" encoded as
 ** %XX (uppercase hex), so that dk__pct_decode gives s back. */
 dk_status dk__pct_encode(dk_buf *out, const char *s, size_t n, dk_error *err);

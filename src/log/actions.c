@@ -633,14 +633,18 @@ void dk_log__state_begin_checkpoint(dk__state *st) {
 
 /* A checkpoint is reconciled, so it names each (path, DV) once; a damaged or hostile one
  * listing a file twice (in one part, across parts or in a sidecar named twice) must not
- * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, two
- * 16-bit passes: linear, and sequential next to a hash table's cache misses), and of rows
+ * have it read twice. The base rows are sorted by their 32-bit key tag (LSD radix sort, three
+ * 11-bit passes: linear, sequential next to a hash table's cache misses, and with 2048 buckets
+ * cheap on small tables too, where 65536 buckets cost more than the rows), and of rows
  * with an equal key only the last stays live, as a later add of the key would win. */
+#define RADIX_BITS 11
+#define RADIX_BUCKETS ((size_t)1 << RADIX_BITS)
+
 static dk_status dedupe_base(dk__state *st, dk_error *err) {
   size_t n = st->n_files;
   if (n < 2) return DK_OK;
   uint64_t *a = dk__malloc(st->alloc, 2 * n * sizeof *a);
-  size_t *cnt = dk__malloc(st->alloc, 65536 * sizeof *cnt);
+  size_t *cnt = dk__malloc(st->alloc, RADIX_BUCKETS * sizeof *cnt);
   if (!a || !cnt) {
     dk__free(st->alloc, a);
     dk__free(st->alloc, cnt);
@@ -648,16 +652,16 @@ static dk_status dedupe_base(dk__state *st, dk_error *err) {
   }
   uint64_t *b = a + n;
   for (size_t i = 0; i < n; i++) a[i] = (uint64_t)st->files[i].ktag << 32 | i;
-  for (int shift = 32; shift <= 48; shift += 16) { /* stable: equal tags keep row order */
-    memset(cnt, 0, 65536 * sizeof *cnt);
-    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 0xffff]++;
+  for (int shift = 32; shift < 64; shift += RADIX_BITS) { /* stable: equal tags keep order */
+    memset(cnt, 0, RADIX_BUCKETS * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++;
     size_t sum = 0;
-    for (size_t d = 0; d < 65536; d++) {
+    for (size_t d = 0; d < RADIX_BUCKETS; d++) {
       size_t c = cnt[d];
       cnt[d] = sum;
       sum += c;
     }
-    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & 0xffff]++] = a[i];
+    for (size_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & (RADIX_BUCKETS - 1)]++] = a[i];
     uint64_t *t = a;
     a = b;
     b = t;
@@ -706,42 +710,55 @@ static bool touched_by_commit(const dk__state *st, const key_ref *k) {
 /* A 2-hash bit filter over the keys of both commit indexes (from their 32-bit slot tags), so
  * that the ~all checkpoint rows no commit touched are answered from a table that stays in
  * cache instead of probing the (much larger) indexes. */
-#define FILTER_BITS 22
-static inline uint32_t filter_b1(uint32_t tag) { return tag & ((1u << FILTER_BITS) - 1); }
-static inline uint32_t filter_b2(uint32_t tag) {
-  return (tag * 0x9E3779B1u) >> (32 - FILTER_BITS);
+#define FILTER_MAX_BITS 22
+typedef struct key_filter {
+  uint64_t *bits;
+  unsigned lg; /* 2^lg bits: ~16 a key, at most 2^FILTER_MAX_BITS */
+} key_filter;
+
+static inline uint32_t filter_b1(const key_filter *kf, uint32_t tag) {
+  return tag & ((1u << kf->lg) - 1);
+}
+static inline uint32_t filter_b2(const key_filter *kf, uint32_t tag) {
+  return (tag * 0x9E3779B1u) >> (32 - kf->lg);
 }
 
-static void filter_add_index(uint64_t *bits, const dk__index *ix) {
+static void filter_add_index(key_filter *kf, const dk__index *ix) {
   for (size_t i = 0; i < ix->cap; i++) {
     uint64_t sl = ix->slots[i];
     if (!sl) continue;
-    uint32_t tag = (uint32_t)(sl >> 32), a = filter_b1(tag), b = filter_b2(tag);
-    bits[a >> 6] |= 1ull << (a & 63);
-    bits[b >> 6] |= 1ull << (b & 63);
+    uint32_t tag = (uint32_t)(sl >> 32), a = filter_b1(kf, tag), b = filter_b2(kf, tag);
+    kf->bits[a >> 6] |= 1ull << (a & 63);
+    kf->bits[b >> 6] |= 1ull << (b & 63);
   }
 }
 
-static inline bool filter_maybe(const uint64_t *bits, uint64_t hash) {
-  uint32_t tag = (uint32_t)TAG(hash), a = filter_b1(tag), b = filter_b2(tag);
-  return ((bits[a >> 6] >> (a & 63)) & 1) && ((bits[b >> 6] >> (b & 63)) & 1);
+static inline bool filter_maybe(const key_filter *kf, uint64_t hash) {
+  uint32_t tag = (uint32_t)TAG(hash), a = filter_b1(kf, tag), b = filter_b2(kf, tag);
+  return ((kf->bits[a >> 6] >> (a & 63)) & 1) && ((kf->bits[b >> 6] >> (b & 63)) & 1);
 }
 
 /* Drops the checkpoint rows superseded by a commit action on the same key. */
 static void reconcile_base(dk__state *st) {
-  if (!st->file_index.count && !st->tomb_index.count) return;
-  uint64_t *bits = dk__calloc(st->alloc, (1u << FILTER_BITS) / 64, sizeof *bits);
-  if (bits) {
-    filter_add_index(bits, &st->file_index);
-    filter_add_index(bits, &st->tomb_index);
+  size_t keys = st->file_index.count + st->tomb_index.count;
+  if (!keys) return;
+  /* sized to the commits' keys: a refresh by one small commit zeroes a few hundred bytes,
+   * not the 512 KiB a whole log's worth of commits needs */
+  key_filter kf = {NULL, 10};
+  while (kf.lg < FILTER_MAX_BITS && ((size_t)1 << kf.lg) < keys * 16) kf.lg++;
+  kf.bits = dk__calloc(st->alloc, ((size_t)1 << kf.lg) / 64, sizeof *kf.bits);
+  const key_filter *f_or_null = kf.bits ? &kf : NULL;
+  if (f_or_null) {
+    filter_add_index(&kf, &st->file_index);
+    filter_add_index(&kf, &st->tomb_index);
   }
   for (size_t i = 0; i < st->n_base_files; i++) {
     dk__file *f = &st->files[i];
     if (!(f->flags & DK__F_LIVE)) continue;
-    if (bits && (f->flags & DK__F_KTAG) && !filter_maybe(bits, f->ktag)) continue;
+    if (f_or_null && (f->flags & DK__F_KTAG) && !filter_maybe(f_or_null, f->ktag)) continue;
     size_t n = strlen(f->path);
     key_ref k = {f->path, n, dk__file_dv(f), key_hash(f->path, n, dk__file_dv(f))};
-    if (bits && !filter_maybe(bits, k.hash)) continue;
+    if (f_or_null && !filter_maybe(f_or_null, k.hash)) continue;
     if (touched_by_commit(st, &k)) f->flags &= ~(uint32_t)DK__F_LIVE;
   }
   for (size_t i = 0; i < st->n_base_tombs; i++) {
@@ -749,10 +766,10 @@ static void reconcile_base(dk__state *st) {
     if (!t->live) continue;
     size_t n = strlen(t->path);
     key_ref k = {t->path, n, t->dv, key_hash(t->path, n, t->dv)};
-    if (bits && !filter_maybe(bits, k.hash)) continue;
+    if (f_or_null && !filter_maybe(f_or_null, k.hash)) continue;
     if (touched_by_commit(st, &k)) t->live = 0;
   }
-  dk__free(st->alloc, bits);
+  dk__free(st->alloc, kf.bits);
 }
 
 dk_status dk_log__state_finish(dk__state *st, dk_error *err) {

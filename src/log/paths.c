@@ -151,7 +151,7 @@ dk_status dk_log__canonical_path(const char **out, size_t *out_len, dk_arena *ar
                                  dk_error *err) {
   char *d = dk__arena_alloc(ar, n + 1, err);
   if (!d) return DK_NOMEM;
-  size_t len = dk__pct_decode_into(d, p, n);
+  size_t len = dk__pct_decode_into(d, p, n, 0);
   DK_RETURN_NOT_OK(dk_io__check_path_bytes(d, len, "log: path", err));
   const char *s = d;
   if (len >= 5 && (s[0] | 0x20) == 'f' && s[4] == ':') {

@@ -125,17 +125,41 @@ static dk_status parse_dv(dk_dv_descriptor *dv, int64_t *max_row_index, const dk
   return DK_OK;
 }
 
+/* Whether member m is named by the literal lit. */
+#define IS_KEY(m, lit) ((m)->klen == sizeof(lit) - 1 && !memcmp((m)->key, "" lit, sizeof(lit) - 1))
+
+/* add actions are most of a log: their fields come from one pass over the members (of a key
+ * given twice the last counts, as with dk__json_getn) instead of a lookup per field. */
 static dk_status parse_add(dk__add *a, const dk_json_value *v, dk_arena *ar, dk_error *err) {
   memset(a, 0, sizeof *a);
-  a->path = VIEW(v, "path");
-  if (!get_i64(v, "size", &a->size)) a->size = -1;
-  if (!get_i64(v, "modificationTime", &a->mtime)) a->mtime = 0;
-  a->data_change = BOOL(v, "dataChange", 1);
-  DK_RETURN_NOT_OK(parse_pv(JGET(v, "partitionValues"), "add", ar, &a->n_pv, &a->pv, err));
-  a->stats = VIEW(v, "stats");
-  DK_RETURN_NOT_OK(render(&a->tags_json, JGET(v, "tags"), ar, err));
+  const dk_json_value *path = NULL, *size = NULL, *mtime = NULL, *dc = NULL, *pv = NULL;
+  const dk_json_value *stats = NULL, *tags = NULL, *dvv = NULL, *brid = NULL, *drcv = NULL;
+  const dk_json_value *clus = NULL;
+  if (v && v->type == DK_JSON_OBJECT) {
+    for (uint32_t i = 0; i < v->len; i++) {
+      const dk_json_member *m = &v->u.members[i];
+      if (IS_KEY(m, "path")) path = &m->value;
+      else if (IS_KEY(m, "size")) size = &m->value;
+      else if (IS_KEY(m, "modificationTime")) mtime = &m->value;
+      else if (IS_KEY(m, "dataChange")) dc = &m->value;
+      else if (IS_KEY(m, "partitionValues")) pv = &m->value;
+      else if (IS_KEY(m, "stats")) stats = &m->value;
+      else if (IS_KEY(m, "tags")) tags = &m->value;
+      else if (IS_KEY(m, "deletionVector")) dvv = &m->value;
+      else if (IS_KEY(m, "baseRowId")) brid = &m->value;
+      else if (IS_KEY(m, "defaultRowCommitVersion")) drcv = &m->value;
+      else if (IS_KEY(m, "clusteringProvider")) clus = &m->value;
+    }
+  }
+  a->path.ptr = dk__json_as_str(path, &a->path.len);
+  if (!dk__json_as_i64(size, &a->size)) a->size = -1;
+  if (!dk__json_as_i64(mtime, &a->mtime)) a->mtime = 0;
+  bool b;
+  a->data_change = dk__json_as_bool(dc, &b) ? b : 1;
+  DK_RETURN_NOT_OK(parse_pv(pv, "add", ar, &a->n_pv, &a->pv, err));
+  a->stats.ptr = dk__json_as_str(stats, &a->stats.len);
+  DK_RETURN_NOT_OK(render(&a->tags_json, tags, ar, err));
   a->dv_max_row_index = -1;
-  const dk_json_value *dvv = JGET(v, "deletionVector");
   if (dvv && dvv->type == DK_JSON_OBJECT) {
     dk_dv_descriptor dv;
     DK_RETURN_NOT_OK(parse_dv(&dv, &a->dv_max_row_index, dvv, "add", err));
@@ -147,9 +171,9 @@ static dk_status parse_add(dk__add *a, const dk_json_value *v, dk_arena *ar, dk_
     a->dv_size = dv.size_in_bytes;
     a->dv_card = dv.cardinality;
   }
-  a->has_brid = get_i64(v, "baseRowId", &a->brid);
-  a->has_drcv = get_i64(v, "defaultRowCommitVersion", &a->drcv);
-  a->clustering_provider = VIEW(v, "clusteringProvider");
+  a->has_brid = dk__json_as_i64(brid, &a->brid);
+  a->has_drcv = dk__json_as_i64(drcv, &a->drcv);
+  a->clustering_provider.ptr = dk__json_as_str(clus, &a->clustering_provider.len);
   return DK_OK;
 }
 

@@ -41,6 +41,7 @@ void dk_scan__task_close(task_reader *r) {
   dk__free(a, r->keep);
   dk__free(a, r->mask);
   dk__free(a, r->ranges);
+  dk_pq__ahead_free(r->ahead); /* after the stream that used it */
   memset(r, 0, sizeof *r);
 }
 
@@ -91,7 +92,8 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
     }
   }
   dk_pq__open_opts po = {.alloc = a, .size = t->size > 0 ? t->size : 0,
-                         .skip_page_crc = plan->skip_page_crc};
+                         .skip_page_crc = plan->skip_page_crc,
+                         .map = 1 /* local files: views of an mmap, no copies */};
   DK_RETURN_NOT_OK(dk_pq__open_storage(&r->pf, sto, r->full_path, &po, err));
   r->n_rg = dk_parquet_num_row_groups(r->pf);
   if (t->dv) DK_RETURN_NOT_OK(load_dv(&r->dv, t->dv, sto, plan, a, err));
@@ -172,6 +174,48 @@ static dk_status keep_span_row(int64_t row, void *payload) {
 }
 
 /* Opens the stream of the next row group in the task's range; *done = 1 when none is left. */
+/* The row group open_next_rg opens next, when that is certain without reading anything: no
+** residual filter (row-group and page skipping look at the group's own statistics, and a
+** read-ahead must not fetch bytes the reader then skips), no DV difference, no page ranges
+** left; -1 otherwise. The same tests as open_next_rg's, in the same order. */
+static int next_rg_known(const task_reader *r) {
+  const scan_task *t = r->task;
+  if (r->plan->residual_bound || r->keep_dv || r->range_pos < r->n_ranges) return -1;
+  for (int rg = r->rg; rg < r->n_rg; rg++) {
+    dk_parquet_row_group_info info;
+    dk_error e;
+    dk_error_init(&e);
+    if (dk_parquet_row_group(&info, r->pf, rg, &e)) return -1;
+    if (t->range_end > 0 && (info.start < t->range_start || info.start >= t->range_end)) continue;
+    if (info.num_rows == 0) continue;
+    if (r->dv && dk_dv__range_cardinality(r->dv, info.first_row, info.num_rows) ==
+                     (uint64_t)info.num_rows)
+      continue;
+    return rg;
+  }
+  return -1;
+}
+
+dk_status dk_scan__task_read_ahead(task_reader *r, dk__exec *ex, int64_t max, dk_error *err) {
+  return dk_pq__ahead_new(&r->ahead, ex, max, r->plan->alloc, err);
+}
+
+void dk_scan__task_arm(task_reader *r) {
+  r->armed = 1;
+  if (r->in_rg && r->has_stream && r->cur_whole) dk_pq__ahead_start(r->ahead, r->pf, next_rg_known(r));
+}
+
+static dk_status open_next_rg(task_reader *r, int *done, dk_error *err);
+
+dk_status dk_scan__task_prepare(task_reader *r, dk_error *err) {
+  int done;
+  r->want = -1;
+  r->prefetch_now = 1;
+  dk_status st = open_next_rg(r, &done, err);
+  r->prefetch_now = 0;
+  return st;
+}
+
 static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
   const scan_plan *plan = r->plan;
   const scan_task *t = r->task;
@@ -320,7 +364,7 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
       /* nothing to decode: rows only */
       st = DK_OK;
     } else {
-      st = dk_parquet_read(&r->stream, r->pf, &ro, err);
+      st = dk_pq__read_ex(&r->stream, r->pf, &ro, r->ahead, r->prefetch_now, err);
       if (!st) r->has_stream = 1;
     }
     dk__free(plan->alloc, names);
@@ -341,6 +385,9 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
                            "of the table schema", r->full_path, r->read_schema.n_children, ntop);
     r->rg_end_row = info.first_row + (is_range ? re : info.num_rows);
     r->in_rg = 1;
+    r->cur_whole = !is_range;
+    if (r->armed && r->has_stream && !is_range)
+      dk_pq__ahead_start(r->ahead, r->pf, next_rg_known(r));
     return DK_OK;
   }
 }

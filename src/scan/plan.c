@@ -399,8 +399,9 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   o.limit = -1;
   if (opts) {
     DK_CHECK_OPTIONS_VERSION(opts, DK_SCAN_OPTIONS_VERSION, "dk_scan_new", err);
-    memcpy(&o, opts, opts->version <= 1 ? offsetof(dk_scan_options, skip_page_checksums)
-                                        : sizeof o);
+    memcpy(&o, opts, opts->version <= 1   ? offsetof(dk_scan_options, skip_page_checksums)
+                     : opts->version == 2 ? offsetof(dk_scan_options, read_ahead_bytes)
+                                          : sizeof o);
   }
   DK_RETURN_IF(o.metadata_fields & ~(unsigned)DK_META_ALL, DK_INVALID, err,
                "scan: unknown _metadata field bits 0x%x", o.metadata_fields);
@@ -420,6 +421,8 @@ dk_status dk_scan_new(dk_scan **out, dk_snapshot *snap, const dk_scan_options *o
   s->snap = dk_snapshot_ref(snap);
   scan_plan *p = &s->plan;
   s->threads = o.threads;
+  s->read_ahead = o.read_ahead_bytes < 0 ? -1
+                  : o.read_ahead_bytes > 0 ? o.read_ahead_bytes : SCAN_READ_AHEAD;
   s->split_target = o.split_target_bytes > 0 ? o.split_target_bytes : (int64_t)128 << 20;
   s->open_cost = o.split_open_cost_bytes > 0 ? o.split_open_cost_bytes : (int64_t)4 << 20;
   dk_status st = DK_OK;

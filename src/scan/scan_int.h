@@ -2,6 +2,7 @@
 ** scan_int.h — library-internal pieces of the scan module (not API), shared by its files:
 **   plan.c        options, columns, schemas, filter binding (dk_scan_new)
 **   select.c      partition pruning, stats skipping, LIMIT: the file list
+**   stats.c       a snapshot's per-file statistics parsed once, kept columnar with it
 **   file_reader.c one task (a file or a byte range of it) read into output batches; and the
 **                 single-file reader the rest of the library uses (file_reader.h)
 **   rowgroup.c    row-group and page-range selection inside a file
@@ -20,6 +21,8 @@
 #include "dk/parquet.h"
 #include "dk/sys/storage.h"
 #include "dv/dv.h"
+#include "expr/skip.h"
+#include "util/exec.h"
 #include "util/util.h"
 
 typedef struct scan_col {
@@ -93,6 +96,7 @@ struct dk_scan {
   int64_t *splits;    /* 2 per split: first piece, number of pieces */
   int64_t split_target, open_cost;
   int threads;
+  int64_t read_ahead; /* dk_scan_options.read_ahead_bytes resolved: bytes, or -1 (none) */
   dk_scan_stats stats;
   dk_pool *pool; /* plan->alloc: everything reading allocates recycles through it */
 };
@@ -100,6 +104,9 @@ struct dk_scan {
 /* Bytes of freed large blocks a scan keeps for reuse (about the buffers of a few batches
 ** and files in flight). */
 #define SCAN_POOL_CACHE ((size_t)32 << 20)
+/* Default bytes of column chunks each reader thread fetches ahead on an object store
+** (dk_scan_options.read_ahead_bytes). */
+#define SCAN_READ_AHEAD ((int64_t)64 << 20)
 
 static inline void dk_scan__stat_add(int64_t *p, int64_t v) {
   __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
@@ -142,6 +149,43 @@ dk_status dk_scan__add_filter_columns(scan_plan *p, const dk_expr *e, const dk_t
 ** in 64 bits (anything else, or no stats: -1). ar is scratch for stats that do not start
 ** with it (parsed whole). */
 int64_t dk_scan__num_records(const char *stats, dk_arena *ar);
+/* ---- a snapshot's file statistics, columnar (stats.c) ---------------------------------------- */
+
+typedef struct dk_scan__stats dk_scan__stats;
+struct stats_col;
+
+/* The snapshot's columnar statistics, holding every column `bound` (may be NULL) skips by:
+** built on the first call (one pass over the stats text) and extended by a call that needs
+** columns it lacks; borrowed from the snapshot (valid while it lives). Any thread. */
+dk_status dk_scan__stats_get(const dk_scan__stats **out, const dk_snapshot *snap,
+                             const dk_expr *bound, dk_error *err);
+/* A table of its own (not the snapshot's) over the stats texts[0..n) (NULL: none), holding
+** the columns bound skips by; freed with dk_scan__stats_free. (Tests compare it with the JSON
+** provider of expr/skip.c.) */
+dk_status dk_scan__stats_build(dk_scan__stats **out, const char *const *texts, int64_t n,
+                               const dk_expr *bound, const dk_allocator *alloc, dk_error *err);
+void dk_scan__stats_free(dk_scan__stats *t);
+/* File i's numRecords as dk_scan__num_records() reads it (-1: none). */
+int64_t dk_scan__stats_num_records(const dk_scan__stats *t, int64_t i);
+
+/* Skipping by a table of dk_scan__stats_get(bound): the references resolved once, then each
+** file evaluated without allocating. */
+typedef struct dk_scan__stats_eval {
+  const dk_scan__stats *t;
+  const dk_expr *bound;
+  const dk_allocator *alloc;
+  const dk_colref **refs;            /* the references skipping reads ... */
+  const struct stats_col **cols;     /* ... and their columns (NULL: none) */
+  size_t n;
+  int64_t i;                         /* the file being evaluated */
+} dk_scan__stats_eval;
+dk_status dk_scan__stats_eval_init(dk_scan__stats_eval *ev, const dk_scan__stats *t,
+                                   const dk_expr *bound, const dk_allocator *alloc,
+                                   dk_error *err);
+void dk_scan__stats_eval_dispose(dk_scan__stats_eval *ev);
+/* Whether file i can be skipped (MUST_READ when it has no stats or they do not parse). */
+dk_skip_result dk_scan__stats_skip(dk_scan__stats_eval *ev, int64_t i);
+
 /* Fills s->files / pvals / pruned and the selection statistics: pbound (over pschema, the
 ** partition columns) prunes, bound_full (over the whole logical schema) skips by stats,
 ** limit (< 0: none) stops once enough rows are known to be selected. */
@@ -179,6 +223,10 @@ typedef struct task_reader {
   int n_ranges, range_pos, range_rg;
   dk_buf *rows_out;      /* row-index mode: selected physical row indexes (int64) go here and
                           * task_next returns no batches */
+  struct dk_pq__ahead *ahead; /* read-ahead slot (codec/parquet/open.h), or NULL */
+  int prefetch_now;      /* open_next_rg fetches the chunks of the group it opens at once */
+  int armed;             /* after opening a whole row group, read the next one ahead */
+  int cur_whole;         /* the open row group is read whole (not a page range) */
 } task_reader;
 
 dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stats *stats,
@@ -188,6 +236,16 @@ dk_status dk_scan__task_open(task_reader *r, const scan_plan *plan, dk_scan_stat
 dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *remaining,
                              dk_error *err);
 void dk_scan__task_close(task_reader *r);
+/* Read-ahead on an object store (see stream.c): gives the open reader a slot fetching on ex,
+** at most max bytes of column chunks ahead. Then dk_scan__task_prepare opens the first row
+** group to read and fetches its chunks (run ahead of time, on another thread, while the
+** previous file is decoded), and dk_scan__task_arm makes every row group opened from then on
+** start the fetch of the next one (only when which one is next is certain: no residual filter,
+** no DV difference). */
+dk_status dk_scan__task_read_ahead(task_reader *r, dk__exec *ex, int64_t max,
+                                   dk_error *err);
+dk_status dk_scan__task_prepare(task_reader *r, dk_error *err);
+void dk_scan__task_arm(task_reader *r);
 /* A whole-file task of a log entry; pvals: one text per partition column of the plan. */
 void dk_scan__task_from_entry(scan_task *t, const dk_file_entry *f, const char *const *pvals);
 

@@ -2,7 +2,7 @@
 ** select.c — the file list of a scan: partition pruning (the partition-only conjuncts of the
 ** filter evaluated over every file's partitionValues, PROTOCOL.md "Partition Value
 ** Serialization"), stats skipping (the whole filter over each file's "Per-file Statistics",
-** expr/skip.c), LIMIT pushdown (files past the limit by numRecords minus DV cardinality), the
+** expr/skip.c over the snapshot's columnar statistics, scan/stats.c), LIMIT pushdown (files past the limit by numRecords minus DV cardinality), the
 ** row estimate, and the pruned files with their reasons.
 */
 #include <inttypes.h>
@@ -54,8 +54,8 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
   scan_plan *p = &s->plan;
   const dk_metadata *md = dk_snapshot_metadata(snap);
   dk_status st = DK_OK;
-  dk_arena ar;
-  dk__arena_init(&ar, alloc, 0);
+  dk_scan__stats_eval ev;
+  memset(&ev, 0, sizeof ev);
   uint8_t *pmask = NULL;
   const char **pv_all = NULL;
   dk_file_iter *fit = NULL;
@@ -96,9 +96,14 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
   int use_stats = bound_full && dk_expr__has_columns(bound_full);
   int64_t est = 0, need = limit;
   int limit_push = limit >= 0 && !p->residual;
-  DK_CHECK_GOTO(dk_snapshot_files_open(&fit, snap, NULL, err));
+  /* numRecords and the statistics of the filter's columns, parsed once per snapshot */
+  const dk_scan__stats *tab = NULL;
+  DK_CHECK_GOTO(dk_scan__stats_get(&tab, snap, use_stats ? bound_full : NULL, err));
+  if (use_stats) DK_CHECK_GOTO(dk_scan__stats_eval_init(&ev, tab, bound_full, alloc, err));
+  dk_file_iter_options fo = {.version = DK_FILE_ITER_OPTIONS_VERSION, .skip_stats = 1};
+  DK_CHECK_GOTO(dk_snapshot_files_open(&fit, snap, &fo, err));
   for (int64_t i = 0; i < nf; i++) {
-    const dk_file_entry *fe; /* stats live until the next call on fit */
+    const dk_file_entry *fe;
     DK_CHECK_GOTO(dk_file_iter_next(&fe, fit, err));
     dk_file_entry f = *fe;
     if (pmask && !pmask[i]) {
@@ -107,19 +112,12 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
       s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_PARTITION;
       continue;
     }
-    int64_t nrec = dk_scan__num_records(f.stats, &ar);
-    if (use_stats && f.stats) {
-      dk__arena_reset(&ar);
-      dk_json_value *jv = NULL;
-      if (dk__json_parse(&jv, &ar, f.stats, strlen(f.stats), NULL) == DK_OK) {
-        dk_file_stats fs = {.root = jv};
-        if (dk_expr__skip_eval(bound_full, &fs) == DK_SKIP_CAN_SKIP) {
-          s->stats.files_pruned_stats++;
-          s->pruned[2 * s->n_pruned] = i;
-          s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
-          continue;
-        }
-      }
+    int64_t nrec = dk_scan__stats_num_records(tab, i);
+    if (use_stats && dk_scan__stats_skip(&ev, i) == DK_SKIP_CAN_SKIP) {
+      s->stats.files_pruned_stats++;
+      s->pruned[2 * s->n_pruned] = i;
+      s->pruned[2 * s->n_pruned++ + 1] = DK_PRUNED_STATS;
+      continue;
     }
     if (limit_push && need <= 0) {
       s->stats.files_pruned_limit++;
@@ -151,7 +149,7 @@ dk_status dk_scan__select(dk_scan *s, const dk_expr *bound_full, const dk_expr *
   s->stats.rows_estimated = est;
   st = DK_OK;
 cleanup:
-  dk__arena_dispose(&ar);
+  dk_scan__stats_eval_dispose(&ev);
   dk__free(alloc, pmask);
   dk__free(alloc, pv_all);
   dk_file_iter_free(fit);

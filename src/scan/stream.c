@@ -6,6 +6,7 @@
 */
 #include <pthread.h>
 
+#include "io/source.h"
 #include "scan/scan_int.h"
 #include "util/exec.h"
 
@@ -85,6 +86,8 @@ typedef struct mt_stream {
   dk_file_entry *entries; /* per scan file (metadata; no stats), fetched by the creating
                              thread */
   int running;     /* workers still producing */
+  int64_t read_ahead; /* bytes each reader fetches ahead (scan->read_ahead on an object
+                         store), or 0: none */
   int cancel;
   dk_error err;    /* first error */
 } mt_stream;
@@ -103,35 +106,105 @@ static void mt_push(mt_stream *m, struct ArrowArray *a) {
   pthread_mutex_unlock(&m->mu);
 }
 
+/* One work item a reader has opened, perhaps ahead of time on another thread. */
+typedef struct mt_item {
+  mt_stream *m;
+  int64_t it;        /* index into m->items */
+  scan_task t;
+  task_reader fr;    /* fr.task points at t: an item never moves */
+  int pending;       /* opening ahead: task submitted, not joined */
+  dk__task task;
+  dk_status st;
+  dk_error err;
+} mt_item;
+
+/* The next work item, or m->n_items when there is none (or the stream is cancelled). */
+static int64_t mt_claim(mt_stream *m) {
+  pthread_mutex_lock(&m->mu);
+  int64_t it = m->cancel ? m->n_items : m->next_file++;
+  pthread_mutex_unlock(&m->mu);
+  return DK_MIN(it, m->n_items);
+}
+
+/* The next work item to open ahead of time, or m->n_items: only while at least one item is
+** left for every reader, so that reading ahead never takes work an idle reader could do (two
+** files and two readers: each reads one). */
+static int64_t mt_claim_ahead(mt_stream *m) {
+  pthread_mutex_lock(&m->mu);
+  int64_t it = m->cancel || m->n_items - m->next_file < m->n_threads ? m->n_items : m->next_file++;
+  pthread_mutex_unlock(&m->mu);
+  return it;
+}
+
+/* Opens item x->it; ahead: also its first row group, chunks included (read-ahead). */
+static dk_status mt_open(mt_item *x, int ahead, dk_error *err) {
+  mt_stream *m = x->m;
+  dk_scan *scan = m->scan;
+  int64_t i = m->items[3 * x->it];
+  dk_scan__task_from_entry(&x->t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
+  x->t.range_start = m->items[3 * x->it + 1];
+  x->t.range_end = m->items[3 * x->it + 2];
+  dk_status st = dk_scan__task_open(&x->fr, &scan->plan, &scan->stats, scan->plan.sto, &x->t, err);
+  if (!st && m->read_ahead > 0) st = dk_scan__task_read_ahead(&x->fr, m->ex, m->read_ahead, err);
+  if (!st && ahead) st = dk_scan__task_prepare(&x->fr, err);
+  if (st) dk__error_prefix(err, "%s", x->t.path);
+  return st;
+}
+
+static void mt_open_task(void *arg) {
+  mt_item *x = arg;
+  x->st = mt_open(x, 1, &x->err);
+}
+
+/* A reader: takes items in turn and pushes their batches. With read-ahead, the next item is
+** opened (footer, deletion vector, first row group's chunks) by a task on the executor while
+** this one is decoded, and each item's row groups fetch the next one's chunks the same way
+** (dk_scan__task_arm). Those tasks wait for nothing, so this task may join them. */
 static void mt_worker(void *arg) {
   mt_stream *m = arg;
-  dk_scan *scan = m->scan;
   dk_error err;
   dk_error_init(&err);
-  dk_storage *sto = scan->plan.sto;
+  mt_item slot[2];
+  memset(slot, 0, sizeof slot);
+  slot[0].m = slot[1].m = m;
+  mt_item *cur = &slot[0], *nxt = &slot[1];
   dk_status st = DK_OK;
-  while (!st) {
-    pthread_mutex_lock(&m->mu);
-    int64_t it = m->cancel ? m->n_items : m->next_file++;
-    pthread_mutex_unlock(&m->mu);
-    if (it >= m->n_items) break;
-    int64_t i = m->items[3 * it];
-    scan_task t;
-    task_reader fr;
-    dk_scan__task_from_entry(&t, &m->entries[i], scan->pvals + i * (int64_t)scan->n_part_out);
-    t.range_start = m->items[3 * it + 1];
-    t.range_end = m->items[3 * it + 2];
-    st = dk_scan__task_open(&fr, &scan->plan, &scan->stats, sto, &t, &err);
+  cur->it = mt_claim(m);
+  if (cur->it < m->n_items) st = mt_open(cur, 0, &err);
+  while (!st && cur->it < m->n_items) {
+    nxt->it = m->read_ahead > 0 ? mt_claim_ahead(m) : m->n_items;
+    if (nxt->it < m->n_items) {
+      dk_error_init(&nxt->err);
+      nxt->pending = 1;
+      dk__exec_submit(m->ex, &nxt->task, mt_open_task, nxt);
+    }
+    if (m->read_ahead > 0) dk_scan__task_arm(&cur->fr);
     int64_t remaining = -1;
     while (!st) {
       struct ArrowArray a;
-      st = dk_scan__task_next(&fr, &a, &remaining, &err);
+      st = dk_scan__task_next(&cur->fr, &a, &remaining, &err);
       if (st || !a.release) break;
       mt_push(m, &a);
     }
-    if (st) dk__error_prefix(&err, "%s", t.path);
-    dk_scan__task_close(&fr);
+    if (st) dk__error_prefix(&err, "%s", cur->t.path);
+    dk_scan__task_close(&cur->fr);
+    if (st) break;
+    if (nxt->pending) {
+      dk__exec_join(m->ex, &nxt->task);
+      nxt->pending = 0;
+      st = nxt->st;
+      if (st) err = nxt->err;
+      mt_item *x = cur;
+      cur = nxt;
+      nxt = x;
+    } else {
+      cur->it = mt_claim(m);
+      if (cur->it < m->n_items) st = mt_open(cur, 0, &err);
+    }
   }
+  dk_scan__task_close(&cur->fr); /* the failed open, if any */
+  if (nxt->pending) dk__exec_join(m->ex, &nxt->task);
+  dk_scan__task_close(&nxt->fr);
   pthread_mutex_lock(&m->mu);
   if (st && m->err.code == DK_OK) m->err = err;
   m->running--;
@@ -258,7 +331,10 @@ static dk_status mt_read(struct ArrowArrayStream *out, dk_scan *scan, int thread
     mt_release(m);
     return dk__error_set(err, DK_NOMEM, "out of memory (scan)");
   }
-  dk_status est = dk__exec_new(&m->ex, threads + 1, scan->alloc, err);
+  /* with read-ahead, up to two fetches per reader wait on the network at a time (its next
+  ** item's open and its next row group's chunks): room for two more workers each */
+  m->read_ahead = scan->read_ahead > 0 && dk_io__storage_remote(scan->plan.sto) ? scan->read_ahead : 0;
+  dk_status est = dk__exec_new(&m->ex, 1 + threads * (m->read_ahead ? 3 : 1), scan->alloc, err);
   if (est) {
     mt_release(m);
     return est;

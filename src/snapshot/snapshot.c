@@ -178,6 +178,7 @@ static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
   s->refs = 1;
   s->table = t;
   __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_init(&s->mu, NULL); /* (cannot fail with default attributes on Linux) */
   if (dk_log__state_init(&s->st, t->alloc, t->root, err) != DK_OK) {
     dk_snapshot_free(s);
     return NULL;
@@ -316,15 +317,18 @@ dk_status dk_snapshot_open(dk_snapshot **out, dk_table *t, const dk_snapshot_opt
   return dk_snapshot__load(out, t, v, opts ? opts->metadata_only : 0, err);
 }
 
+/* A copy of src[0, n) in a new array of n + slack elements (the slack takes the commits'
+ * adds without a doubling realloc of the whole array). */
 static dk_status copy_array(const dk_allocator *a, void **dst, size_t *cap, const void *src,
-                            size_t n, size_t es, dk_error *err) {
+                            size_t n, size_t slack, size_t es, dk_error *err) {
   *dst = NULL;
   *cap = 0;
   if (!n) return DK_OK;
-  *dst = dk__malloc(a, n * es);
+  if (slack > (SIZE_MAX / es) - n) return dk__error_set(err, DK_NOMEM, "out of memory");
+  *dst = dk__malloc(a, (n + slack) * es);
   if (!*dst) return dk__error_set(err, DK_NOMEM, "out of memory");
   memcpy(*dst, src, n * es);
-  *cap = n;
+  *cap = n + slack;
   return DK_OK;
 }
 
@@ -401,16 +405,16 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
   n->n_txns = o->n_txns;
   n->n_domains = o->n_domains;
   st = copy_array(t->alloc, (void **)&n->files, &n->cap_files, o->files, o->n_files,
-                  sizeof *o->files, err);
+                  o->n_files / 64 + 256, sizeof *o->files, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->tombs, &n->cap_tombs, o->tombs, o->n_tombs,
-                    sizeof *o->tombs, err);
+                    0, sizeof *o->tombs, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->txns, &n->cap_txns, o->txns, o->n_txns,
-                    sizeof *o->txns, err);
+                    0, sizeof *o->txns, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->domains, &n->cap_domains, o->domains, o->n_domains,
-                    sizeof *o->domains, err);
+                    0, sizeof *o->domains, err);
   for (size_t i = 0; st == DK_OK && i < n->n_txns; i++) {
     uint64_t *slot;
     bool ins;
@@ -464,6 +468,8 @@ void dk_snapshot_free(dk_snapshot *s) {
     return;
   }
   dk_table *t = s->table;
+  if (s->cache) s->cache->free(s->cache);
+  pthread_mutex_destroy(&s->mu);
   dk_log__state_dispose(&s->st);
   if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
@@ -480,6 +486,16 @@ const dk_allocator *dk_snapshot__allocator(const dk_snapshot *s) { return s->tab
 dk_storage *dk_snapshot__storage(const dk_snapshot *s) { return s->table->sto; }
 int dk_snapshot__confine(const dk_snapshot *s) { return s->table->confine; }
 struct dk__exec *dk_snapshot__exec(const dk_snapshot *s) { return s->table->exec; }
+
+dk_snapshot__cache *dk_snapshot__cache_get(const dk_snapshot *s) {
+  return __atomic_load_n(&s->cache, __ATOMIC_ACQUIRE);
+}
+/* (the lock and the cache slot change; the snapshot's contents do not) */
+void dk_snapshot__lock(const dk_snapshot *s) { pthread_mutex_lock(&((dk_snapshot *)s)->mu); }
+void dk_snapshot__unlock(const dk_snapshot *s) { pthread_mutex_unlock(&((dk_snapshot *)s)->mu); }
+void dk_snapshot__cache_set(const dk_snapshot *s, dk_snapshot__cache *c) {
+  __atomic_store_n(&((dk_snapshot *)s)->cache, c, __ATOMIC_RELEASE);
+}
 const dk_protocol *dk_snapshot_protocol(const dk_snapshot *s) { return &s->st.protocol; }
 const dk_metadata *dk_snapshot_metadata(const dk_snapshot *s) { return &s->st.metadata; }
 const char *dk_snapshot_property(const dk_snapshot *s, const char *key) {

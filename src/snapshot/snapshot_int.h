@@ -5,6 +5,8 @@
 #ifndef DK_SNAPSHOT_INT_H
 #define DK_SNAPSHOT_INT_H
 
+#include <pthread.h>
+
 #include "io/uri.h"
 #include "log/checkpoint.h"
 #include "log/commit.h"
@@ -58,6 +60,9 @@ struct dk_snapshot {
    * tombstone arrays are released (they keep only its strings and stats blocks alive) */
   int child_refs;
   int arrays_released;   /* atomic flag: release once */
+  /* the cache of the modules above (access.h dk_snapshot__cache), published under mu */
+  pthread_mutex_t mu;
+  struct dk_snapshot__cache *cache; /* atomic pointer */
 };
 
 /* Fills `out` with the metadata of file i (no stats); i must be in range. */

@@ -27,7 +27,9 @@
 #include "dk/maintenance.h"
 #include "dk/parquet.h"
 #include "log/paths.h"
+#include "scan/scan_int.h"
 #include "txn/txn_int.h"
+#include "util/exec.h"
 
 static int64_t wall_ms(void) {
   struct timespec ts;
@@ -280,6 +282,161 @@ static dk_status flush_rows(dk_parquet_writer *w, dk_arr *root, dk_error *err) {
   return st;
 }
 
+/* ---- the add rows, built in chunks on the table's executor ----------------------------------
+** The live files are cut into chunks of CHUNK_ROWS; each chunk's add column is built by a task
+** (its own file iterator, seeked to the chunk) while the calling thread writes the chunks
+** before it, in order. The other top-level columns of an add row are null: one all-null array
+** of each, built once, serves every chunk. */
+
+#define CHUNK_ROWS 65536
+
+typedef struct add_chunk {
+  dk__task task;
+  dk_snapshot *s;
+  const struct ArrowSchema *schema; /* the add column's */
+  int64_t i0, i1;                   /* files [i0, i1) */
+  struct ArrowArray out;            /* the add column of those rows */
+  dk_status st;
+  dk_error err;
+} add_chunk;
+
+static dk_status build_adds(add_chunk *k, dk_error *err) {
+  const dk_allocator *alloc = k->s->table->alloc;
+  dk_arr a;
+  DK_RETURN_NOT_OK(dk__arr_init_from_schema(&a, k->schema, alloc, err));
+  dk_arena ar;
+  dk__arena_init(&ar, alloc, 4096);
+  dk_buf enc;
+  dk__buf_init(&enc, alloc);
+  dk_file_iter *it = NULL;
+  dk_file_iter_options io = {.version = DK_FILE_ITER_OPTIONS_VERSION, .no_read_ahead = 1};
+  dk_status st = dk_snapshot_files_open(&it, k->s, &io, err);
+  if (!st) st = dk_file_iter_seek(it, k->i0, err);
+  dk_arr *c = a.children;
+  for (int64_t i = k->i0; !st && i < k->i1; i++) {
+    const dk_file_entry *fp = NULL;
+    st = dk_file_iter_next(&fp, it, err);
+    if (!st && !fp) st = dk__error_set(err, DK_INTERNAL, "checkpoint: file %lld missing",
+                                       (long long)i);
+    if (st) break;
+    const dk_file_entry f = *fp;
+    dk__buf_clear(&enc);
+    st = strstr(f.path, "://") ? dk__buf_puts(&enc, f.path, err)
+                               : dk_txn__uri_encode_path(&enc, f.path, err);
+    if (!st) st = a_str(&c[0], enc.data ? enc.data : "", err);
+    if (!st) st = a_map(&c[1], f.partition_kv, f.n_partition_values, err);
+    if (!st) st = dk__arr_append_int(&c[2], f.size, err);
+    if (!st) st = dk__arr_append_int(&c[3], f.modification_time, err);
+    if (!st) st = dk__arr_append_bool(&c[4], false, err);
+    if (!st && !f.tags_json) st = dk__arr_append_null(&c[5], err);
+    if (!st && f.tags_json) { /* the tags object as a map */
+      dk_json_value *tv = NULL;
+      st = dk__json_parse(&tv, &ar, f.tags_json, strlen(f.tags_json), err);
+      size_t nkv = !st && tv->type == DK_JSON_OBJECT ? tv->len : 0;
+      const char **kv = nkv ? dk__arena_alloc(&ar, 2 * nkv * sizeof *kv, err) : NULL;
+      if (nkv && !kv) st = DK_NOMEM;
+      for (size_t q = 0; !st && q < nkv; q++) {
+        const dk_json_value *val = &tv->u.members[q].value;
+        kv[2 * q] = tv->u.members[q].key;
+        kv[2 * q + 1] = val->type == DK_JSON_STRING ? val->u.str : NULL;
+      }
+      if (!st) st = a_map(&c[5], kv, nkv, err);
+    }
+    if (!st) st = a_dv(&c[6], f.dv, err);
+    if (!st) st = a_opt_long(&c[7], f.has_base_row_id, f.base_row_id, err);
+    if (!st) st = a_opt_long(&c[8], f.has_default_row_commit_version, f.default_row_commit_version, err);
+    if (!st) st = dk__arr_append_null(&c[9], err);
+    if (!st) st = a_str(&c[10], f.stats, err);
+    if (!st) st = dk__arr_finish_element(&a, err);
+  }
+  dk_file_iter_free(it);
+  if (!st) st = dk__arr_finish(&a, &k->out, err);
+  dk__arr_reset(&a);
+  dk__buf_dispose(&enc);
+  dk__arena_dispose(&ar);
+  return st;
+}
+
+static void build_adds_task(void *arg) {
+  add_chunk *k = arg;
+  dk_error_init(&k->err);
+  k->st = build_adds(k, &k->err);
+}
+
+static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
+
+/* Writes chunk k's rows: its add column beside the all-null columns (consumes k->out). */
+static dk_status write_chunk(dk_parquet_writer *w, add_chunk *k, struct ArrowArray *nulls,
+                             const dk_allocator *alloc, dk_error *err) {
+  int64_t m = k->i1 - k->i0;
+  struct ArrowArray kids[C_N];
+  for (int c = 0; c < C_N; c++) {
+    if (c == C_ADD) {
+      kids[c] = k->out;
+      k->out.release = NULL;
+    } else {
+      kids[c] = nulls[c];
+      kids[c].length = m;
+      kids[c].null_count = m;
+      kids[c].release = borrowed_release;
+    }
+  }
+  const void *bufs[1] = {NULL};
+  struct ArrowArray b;
+  dk_status st = dk__array_wrap(&b, m, 0, 0, 1, bufs, C_N, kids, NULL, NULL, alloc, err);
+  if (st) {
+    for (int c = 0; c < C_N; c++)
+      if (kids[c].release) kids[c].release(&kids[c]);
+    return st;
+  }
+  st = dk_parquet_writer_write(w, &b, err);
+  b.release(&b);
+  return st;
+}
+
+static dk_status write_adds(dk_parquet_writer *w, dk_table *t, dk_snapshot *s,
+                            const struct ArrowSchema *sch, dk_error *err) {
+  int64_t n = (int64_t)s->st.n_files;
+  if (n == 0) return DK_OK;
+  struct ArrowArray nulls[C_N];
+  memset(nulls, 0, sizeof nulls);
+  dk_status st = DK_OK;
+  for (int c = 0; c < C_N && !st; c++)
+    if (c != C_ADD)
+      st = dk_scan__null_array(&nulls[c], sch->children[c], DK_MIN(n, CHUNK_ROWS), t->alloc, err);
+  int depth = DK_MAX(1, dk__exec_threads(t->exec)); /* chunks in flight */
+  add_chunk *ks = st ? NULL : dk__calloc(t->alloc, (size_t)depth, sizeof *ks);
+  if (!st && !ks) st = dk__error_set(err, DK_NOMEM, "out of memory (checkpoint)");
+  int64_t n_chunks = (n + CHUNK_ROWS - 1) / CHUNK_ROWS, next = 0;
+  for (; !st && next < n_chunks && next < depth; next++) {
+    add_chunk *k = &ks[next];
+    *k = (add_chunk){.s = s, .schema = sch->children[C_ADD], .i0 = next * CHUNK_ROWS,
+                     .i1 = DK_MIN(n, (next + 1) * CHUNK_ROWS)};
+    dk__exec_submit(t->exec, &k->task, build_adds_task, k);
+  }
+  int64_t submitted = next;
+  for (int64_t ci = 0; ci < submitted; ci++) {
+    add_chunk *k = &ks[ci % depth];
+    dk__exec_join(t->exec, &k->task);
+    if (!st && k->st) {
+      *err = k->err;
+      st = k->st;
+    }
+    if (!st) st = write_chunk(w, k, nulls, t->alloc, err);
+    if (k->out.release) k->out.release(&k->out);
+    if (!st && submitted < n_chunks) { /* the slot takes the next chunk */
+      *k = (add_chunk){.s = s, .schema = sch->children[C_ADD], .i0 = submitted * CHUNK_ROWS,
+                       .i1 = DK_MIN(n, (submitted + 1) * CHUNK_ROWS)};
+      dk__exec_submit(t->exec, &k->task, build_adds_task, k);
+      submitted++;
+    }
+  }
+  dk__free(t->alloc, ks);
+  for (int c = 0; c < C_N; c++)
+    if (nulls[c].release) nulls[c].release(&nulls[c]);
+  return st;
+}
+
 static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
                                const char *path, int64_t *n_actions, int64_t *n_adds,
                                int64_t *size, dk_error *err) {
@@ -293,7 +450,8 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
   dk_status st = ck_schema(&sch, err);
   if (!st) st = dk__arr_init_from_schema(&root, &sch, t->alloc, err);
   have_root = !st;
-  dk_parquet_write_options po = {.version = DK_PARQUET_WRITE_OPTIONS_VERSION, .alloc = t->alloc};
+  dk_parquet_write_options po = {.version = DK_PARQUET_WRITE_OPTIONS_VERSION, .alloc = t->alloc,
+                                 .threads = dk__exec_threads(t->exec)};
   const char *codec = dk_snapshot_property(s, "delta.parquet.compression.codec");
   if (codec && !strcasecmp(codec, "zstd")) po.codec = DK_PARQUET_ZSTD;
   if (!st) st = dk_parquet_writer_open(&w, t->sto, path, &sch, &po, err);
@@ -351,50 +509,14 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
     if (!st) st = end_row(&root, C_DOMAIN, err);
     (*n_actions)++;
   }
+  if (!st) st = flush_rows(w, &root, err);
+  if (!st) st = write_adds(w, t, s, &sch, err);
+  if (!st) {
+    *n_actions += (int64_t)s->st.n_files;
+    *n_adds += (int64_t)s->st.n_files;
+  }
   dk_buf enc;
   dk__buf_init(&enc, t->alloc);
-  dk_file_iter *it = NULL;
-  if (!st) st = dk_snapshot_files_open(&it, s, NULL, err);
-  while (!st) {
-    const dk_file_entry *fp = NULL;
-    st = dk_file_iter_next(&fp, it, err);
-    if (st || !fp) break;
-    const dk_file_entry f = *fp;
-    dk_arr *c = root.children[C_ADD].children;
-    dk__buf_clear(&enc);
-    if (!st) st = strstr(f.path, "://") ? dk__buf_puts(&enc, f.path, err)
-                                        : dk_txn__uri_encode_path(&enc, f.path, err);
-    if (!st) st = begin_row(&root, C_ADD, err);
-    if (!st) st = a_str(&c[0], enc.data ? enc.data : "", err);
-    if (!st) st = a_map(&c[1], f.partition_kv, f.n_partition_values, err);
-    if (!st) st = dk__arr_append_int(&c[2], f.size, err);
-    if (!st) st = dk__arr_append_int(&c[3], f.modification_time, err);
-    if (!st) st = dk__arr_append_bool(&c[4], false, err);
-    if (!st && !f.tags_json) st = dk__arr_append_null(&c[5], err);
-    if (!st && f.tags_json) { /* the tags object as a map */
-      dk_json_value *tv = NULL;
-      st = dk__json_parse(&tv, &ar, f.tags_json, strlen(f.tags_json), err);
-      size_t nkv = !st && tv->type == DK_JSON_OBJECT ? tv->len : 0;
-      const char **kv = nkv ? dk__arena_alloc(&ar, 2 * nkv * sizeof *kv, err) : NULL;
-      if (nkv && !kv) st = DK_NOMEM;
-      for (size_t k = 0; !st && k < nkv; k++) {
-        const dk_json_value *val = &tv->u.members[k].value;
-        kv[2 * k] = tv->u.members[k].key;
-        kv[2 * k + 1] = val->type == DK_JSON_STRING ? val->u.str : NULL;
-      }
-      if (!st) st = a_map(&c[5], kv, nkv, err);
-    }
-    if (!st) st = a_dv(&c[6], f.dv, err);
-    if (!st) st = a_opt_long(&c[7], f.has_base_row_id, f.base_row_id, err);
-    if (!st) st = a_opt_long(&c[8], f.has_default_row_commit_version, f.default_row_commit_version, err);
-    if (!st) st = dk__arr_append_null(&c[9], err);
-    if (!st) st = a_str(&c[10], f.stats, err);
-    if (!st) st = end_row(&root, C_ADD, err);
-    (*n_actions)++;
-    (*n_adds)++;
-    if (!st && root.length >= 65536) st = flush_rows(w, &root, err);
-  }
-  dk_file_iter_free(it);
   for (size_t i = 0; !st && i < s->st.n_tombs; i++) {
     const dk__tomb *tb = &s->st.tombs[i];
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;

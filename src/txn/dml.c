@@ -589,34 +589,45 @@ dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *
   return st;
 }
 
-dk_status dk_table_delete(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
-                          const char *predicate, const dk_dml_options *o,
-                          const dk_txn_options *txn_opts, dk_error *err) {
-  if (commit) {
-    unsigned v = commit->version;
-    memset(commit, 0, sizeof *commit);
-    commit->version = v;
-    commit->committed_version = -1;
-  }
-  DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_delete: NULL table");
-  dk_expr *pred = NULL;
-  if (predicate) DK_RETURN_NOT_OK(dk_expr_parse(&pred, predicate, err));
+dk_status dk_txn__dml_run(dk_commit_result *commit, dk_table *t, const char *operation,
+                          const dk_txn_options *txn_opts, dml_body body, void *arg,
+                          dk_error *err) {
+  dk_txn__commit_reset(commit);
+  DK_RETURN_IF(!t, DK_INVALID, err, "%s: NULL table", operation);
   dk_snapshot *snap = NULL;
   dk_txn *x = NULL;
   dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION};
   if (txn_opts) to = *txn_opts;
-  to.operation = "DELETE";
+  to.operation = operation;
   dk_status st = dk_snapshot_open(&snap, t, NULL, err);
   if (!st) st = dk_txn_begin(&x, snap, &to, err);
-  if (!st) st = dk_txn_delete(out, x, pred, o, err);
-  if (!st && x->n_adds == 0 && x->n_removes == 0) {
-    dk_txn_abort(x); /* nothing matched: no commit */
-  } else if (!st) {
-    st = dk_txn_commit(x, commit, err);
-  } else {
-    dk_txn_abort(x);
-  }
+  if (!st) st = body(x, arg, err);
+  if (!st && x->n_adds == 0 && x->n_removes == 0) dk_txn_abort(x); /* nothing changed */
+  else if (!st) st = dk_txn_commit(x, commit, err);
+  else if (x) dk_txn_abort(x);
   dk_snapshot_free(snap);
+  return st;
+}
+
+typedef struct delete_args {
+  dk_dml_metrics *out;
+  const dk_expr *pred;
+  const dk_dml_options *o;
+} delete_args;
+
+static dk_status delete_body(dk_txn *x, void *arg, dk_error *err) {
+  delete_args *a = arg;
+  return dk_txn_delete(a->out, x, a->pred, a->o, err);
+}
+
+dk_status dk_table_delete(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
+                          const char *predicate, const dk_dml_options *o,
+                          const dk_txn_options *txn_opts, dk_error *err) {
+  dk_txn__commit_reset(commit);
+  dk_expr *pred = NULL;
+  if (predicate) DK_RETURN_NOT_OK(dk_expr_parse(&pred, predicate, err));
+  delete_args a = {out, pred, o};
+  dk_status st = dk_txn__dml_run(commit, t, "DELETE", txn_opts, delete_body, &a, err);
   dk_expr_free(pred);
   return st;
 }

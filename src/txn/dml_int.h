@@ -86,4 +86,22 @@ dk_status dk_txn__set_operation(dk_txn *x, const char *op, const char *params, d
 ** ["true"] for none) to b: the predicate parameter as Spark writes it. */
 dk_status dk_txn__predicate_param(dk_buf *b, const dk_expr *pred, dk_error *err);
 
+/* A commit result as "nothing committed" (its version kept). */
+static inline void dk_txn__commit_reset(dk_commit_result *commit) {
+  if (!commit) return;
+  unsigned v = commit->version;
+  memset(commit, 0, sizeof *commit);
+  commit->version = v;
+  commit->committed_version = -1;
+}
+
+/* The body of a DML statement on a transaction begun for it. */
+typedef dk_status (*dml_body)(dk_txn *x, void *arg, dk_error *err);
+/* The runner of dk_table_delete/update/merge: resets `commit`, opens the latest snapshot of t,
+** begins a transaction as `operation` (txn_opts otherwise), runs body, and commits when it
+** staged anything (nothing matched: no commit, as Spark's commitIfNeeded); any failure aborts. */
+dk_status dk_txn__dml_run(dk_commit_result *commit, dk_table *t, const char *operation,
+                          const dk_txn_options *txn_opts, dml_body body, void *arg,
+                          dk_error *err);
+
 #endif /* DK_TXN_DML_INT_H */

@@ -81,10 +81,15 @@ void dk_txn__dml_remove_touched(dml_ctx *c) {
 typedef struct rw {
   dml_ctx *c;
   dk_scan__file_reader *rd;       /* every column, the keep predicate */
-  struct ArrowSchema schema;      /* rd's batches (the table's logical columns) */
+  struct ArrowSchema schema;      /* rd's batches (the table's logical columns [+ _metadata]) */
+  int64_t nt;                     /* table columns */
   dk_expr **bound;                /* per column: its new value (NULL: kept) */
-  dk_expr *change_type;           /* bound literal of the _change_type column, or NULL */
-  struct ArrowSchema out_schema;  /* the stream's: schema (+ _change_type) */
+  /* columns after the table's: the _change_type literal, or the materialized row id and row
+   * commit version (row tracking); bound values */
+  dk_expr *extra[2];
+  dk_atype extra_type[2];
+  int64_t n_extra;
+  struct ArrowSchema out_schema;  /* the stream's: table columns + extra */
   dk_atype *types;                /* per column */
   size_t next;                    /* next touched file */
   dk_file_iter *it;
@@ -119,7 +124,7 @@ static void held_release(struct ArrowArray *a) {
 static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *in,
                              dk_error *err) {
   const dk_allocator *al = u->c->alloc;
-  int64_t nt = u->schema.n_children, n = nt + (u->change_type ? 1 : 0);
+  int64_t nt = u->nt, n = nt + u->n_extra;
   size_t nn = (size_t)(n ? n : 1);
   held *h = dk__calloc(al, 1, sizeof *h);
   struct ArrowArray *kids = h ? dk__calloc(al, nn, sizeof *kids) : NULL;
@@ -147,9 +152,10 @@ static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *i
   out->release = held_release;
   for (int64_t j = 0; j < n; j++) {
     kp[j] = &kids[j];
-    if (j == nt || u->bound[j]) {
-      dk_status st = j == nt ? dk_expr__eval_value(&kids[j], u->change_type, NULL, NULL, &h->in,
-                                                   al, err)
+    if (j >= nt || u->bound[j]) {
+      dk_status st = j >= nt ? dk_expr__eval_value(&kids[j], u->extra[j - nt],
+                                                   &u->extra_type[j - nt],
+                                                   u->out_schema.children[j]->name, &h->in, al, err)
                              : dk_expr__eval_value(&kids[j], u->bound[j], &u->types[j],
                                                    u->schema.children[j]->name, &h->in, al, err);
       if (st) {
@@ -213,10 +219,10 @@ static void rw_dispose(rw *u) {
   if (u->cur) dk_scan__file_close(u->cur);
   dk_file_iter_free(u->it);
   dk_scan__file_reader_free(u->rd);
-  for (int64_t j = 0; u->bound && j < u->schema.n_children; j++) dk_expr_free(u->bound[j]);
+  for (int64_t j = 0; u->bound && j < u->nt; j++) dk_expr_free(u->bound[j]);
   dk__free(u->c->alloc, u->bound);
   dk__free(u->c->alloc, u->types);
-  dk_expr_free(u->change_type);
+  for (int64_t j = 0; j < u->n_extra; j++) dk_expr_free(u->extra[j]);
   dk__schema_release(&u->schema);
   dk__schema_release(&u->out_schema);
 }
@@ -224,7 +230,7 @@ static void rw_dispose(rw *u) {
 /* Binds every assignment against the table's columns: u->bound[j] for column j. */
 static dk_status bind_assignments(rw *u, const dml_rewrite *r, dk_error *err) {
   const struct ArrowSchema *s = &u->schema;
-  size_t n = (size_t)s->n_children;
+  size_t n = (size_t)u->nt;
   const char *what = r->what ? r->what : "DML";
   u->bound = dk__calloc(u->c->alloc, n ? n : 1, sizeof *u->bound);
   u->types = dk__calloc(u->c->alloc, n ? n : 1, sizeof *u->types);
@@ -268,29 +274,75 @@ static dk_status bind_assignments(rw *u, const dml_rewrite *r, dk_error *err) {
   return DK_OK;
 }
 
+/* The row tracking columns of the rewritten rows (delta-spark RowTracking with
+** MaterializedRowId/MaterializedRowCommitVersion): every row keeps its row id; a row keeps its
+** row commit version only when it is copied unchanged (no assignment, or `when` not TRUE),
+** else NULL, so that it takes the new file's defaultRowCommitVersion (this commit). */
+static dk_status bind_row_tracking(rw *u, const dml_rewrite *r, const char *const name[2],
+                                   dk_error *err) {
+  const char *id_path[2] = {"_metadata", "row_id"};
+  const char *cv_path[2] = {"_metadata", "row_commit_version"};
+  dk_expr *e[2] = {NULL, NULL};
+  dk_status st = dk_expr_column(&e[0], id_path, 2, err);
+  if (!st && !r->n_set) {
+    st = dk_expr_column(&e[1], cv_path, 2, err);
+  } else if (!st && r->when) {
+    dk_expr *lit = NULL, *null = NULL, *cv = NULL, *cond = dk_expr_ref((dk_expr *)r->when);
+    st = dk_expr_literal_null(&lit, err);
+    if (!st) st = dk_expr_cast(&null, lit, "bigint", err); /* consumes lit */
+    if (!st) st = dk_expr_column(&cv, cv_path, 2, err);
+    if (!st) st = dk_expr_case(&e[1], &cond, &null, 1, cv, err);
+    else dk_expr_free(cond), dk_expr_free(null), dk_expr_free(cv);
+  } else if (!st) {
+    st = dk_expr_literal_null(&e[1], err);
+  }
+  for (int k = 0; k < 2; k++) {
+    u->extra_type[k] = dk__atype_make(DK_AT_INT64);
+    if (!st) st = dk_expr__bind_value(&u->extra[k], e[k], &u->schema, u->c->alloc, err);
+    if (!st) u->n_extra = k + 1;
+    dk_expr_free(e[k]);
+    if (!st) st = dk__schema_init(u->out_schema.children[u->nt + k], &u->extra_type[k], name[k],
+                                  ARROW_FLAG_NULLABLE, 0, err);
+  }
+  return st;
+}
+
 static dk_status rw_setup(rw *u, dml_ctx *c, const dml_rewrite *r, dk_error *err) {
   memset(u, 0, sizeof *u);
   u->c = c;
   dk_error_init(&u->err);
-  dk_scan__file_reader_options ro = {.predicate = r->keep};
+  /* change data has no row tracking columns; rewritten data rows carry them */
+  const char *rt[2] = {NULL, NULL};
+  if (!r->change_type) {
+    rt[0] = dk_txn__row_tracking_col(c->x, 0);
+    rt[1] = dk_txn__row_tracking_col(c->x, 1);
+  }
+  bool tracked = rt[0] && rt[1];
+  dk_scan__file_reader_options ro = {
+      .predicate = r->keep,
+      .metadata_fields = tracked ? DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION : 0};
   DK_RETURN_NOT_OK(dk_scan__file_reader_new(&u->rd, c->x->snap, &ro, err));
   DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&u->schema, u->rd, err));
+  u->nt = u->schema.n_children - (tracked ? 1 : 0);
   DK_RETURN_NOT_OK(bind_assignments(u, r, err));
-  /* the stream's schema: the table's columns (+ _change_type for change data) */
-  int64_t n = u->schema.n_children;
+  /* the stream's schema: the table's columns, then _change_type for change data or the row
+   * tracking columns */
+  int64_t n = u->nt, ne = r->change_type ? 1 : tracked ? 2 : 0;
   dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
-  DK_RETURN_NOT_OK(dk__schema_init(&u->out_schema, &sty, "", 0, n + (r->change_type ? 1 : 0),
-                                   err));
+  DK_RETURN_NOT_OK(dk__schema_init(&u->out_schema, &sty, "", 0, n + ne, err));
   for (int64_t j = 0; j < n; j++)
     DK_RETURN_NOT_OK(dk__schema_copy(u->out_schema.children[j], u->schema.children[j], err));
+  if (tracked) return bind_row_tracking(u, r, rt, err);
   if (r->change_type) {
     DK_RETURN_NOT_OK(dk__schema_init(u->out_schema.children[n], &str, "_change_type",
                                      ARROW_FLAG_NULLABLE, 0, err));
     dk_expr *lit = NULL;
     DK_RETURN_NOT_OK(dk_expr_literal_string(&lit, r->change_type, strlen(r->change_type), err));
-    dk_status st = dk_expr__bind_value(&u->change_type, lit, &u->schema, c->alloc, err);
+    u->extra_type[0] = str;
+    dk_status st = dk_expr__bind_value(&u->extra[0], lit, &u->schema, c->alloc, err);
     dk_expr_free(lit);
     if (st) return st;
+    u->n_extra = 1;
   }
   return DK_OK;
 }

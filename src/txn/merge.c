@@ -6,7 +6,11 @@
 **    `t.a = s.b AND ...` equalities of the condition, both sides cast to the type Spark
 **    compares them as (src/expr/value.c); a NULL key matches nothing.
 ** 2. Every target file is read once (all columns + _metadata.row_index; the whole table is
-**    recorded as read). Per batch each row's key is looked up: matched rows are grouped by
+**    recorded as read, as delta-spark's findTouchedFiles records it). Without NOT MATCHED BY
+**    SOURCE clauses the files are first pruned by the source's keys: each key `t.col = s.x`
+**    of an integer, date, timestamp or string type gives `col BETWEEN min(s.x) AND max(s.x)`,
+**    and a file whose partition values or statistics rule that out is neither read nor
+**    rewritten (a source without a non-NULL key reads no file). Per batch each row's key is looked up: matched rows are grouped by
 **    source batch and joined into batches `struct<t: target row, s: source row>`, on which the
 **    clauses' conditions and values are evaluated as dk expressions (`t.id`, `s.v`); unmatched
 **    target rows meet the NOT MATCHED BY SOURCE clauses with a NULL source side. The first
@@ -25,8 +29,12 @@
 ** update_postimage, delete, insert rows), kept in memory until the new files are written, then
 ** written as cdc files (MergeIntoCommand with CDC).
 **
-** Not yet: copy-on-write (tables without deletion vectors), row tracking (refused,
-** DK_UNSUPPORTED); target files are not pruned by the source keys' range.
+** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites) a
+** target file's batches are held while it is read; when any of its rows was updated or
+** deleted the file is removed and its other rows are written again (numTargetRowsCopied).
+** With row tracking the written rows carry the materialized row id and row commit version
+** columns: an updated or copied row keeps its row id, a copied row its commit version, an
+** updated one takes this commit's (NULL); an inserted row gets fresh ones.
 */
 #include <errno.h>
 #include <math.h>
@@ -56,15 +64,19 @@ typedef struct mg {
   /* schemas */
   struct ArrowSchema src;     /* the source's */
   struct ArrowSchema tgt;     /* reader batches: table columns + _metadata */
-  struct ArrowSchema out;     /* the written rows: table columns */
+  struct ArrowSchema out;     /* the table columns */
+  struct ArrowSchema wout;    /* the written rows: table columns + row tracking columns */
   struct ArrowSchema joined;  /* struct<ta: tgt, sa: src> */
   struct ArrowSchema tonly, sonly;
   size_t n_cols;              /* table columns */
-  dk_atype *types;            /* per table column */
+  size_t n_out;               /* written columns: n_cols + 2 with row tracking, else n_cols */
+  dk_atype *types;            /* per written column */
+  int cow;                    /* copy-on-write: a touched file's other rows are copied */
   /* keys */
   size_t n_keys;
   dk_expr *tkey[MAX_KEYS], *skey[MAX_KEYS];
   dk_atype ktype[MAX_KEYS];
+  const char *kcol[MAX_KEYS]; /* the target column of key i (`t.col`), or NULL */
   /* clauses */
   mclause *cl;
   size_t n_cl;
@@ -79,8 +91,10 @@ typedef struct mg {
   dk_file_iter *it;
   int64_t *idx, n_idx, next;
   dk_scan__file *cur;
-  int64_t cur_idx, cur_nrec;
+  int64_t cur_idx, cur_nrec, cur_size;
   int64_t *dv, n_dv, cap_dv;  /* rows of the current file that go */
+  struct ArrowArray *held;    /* copy-on-write: the current file's batches */
+  size_t n_held, cap_held;
   int inserts_done;
   /* output queue */
   struct ArrowArray *q;
@@ -94,65 +108,28 @@ typedef struct mg {
   dk_error err;
   dk_status st;
   /* metrics */
-  int64_t m_upd, m_nmbs_upd, m_del, m_nmbs_del, m_ins, m_src;
+  int64_t m_upd, m_nmbs_upd, m_del, m_nmbs_del, m_ins, m_src, m_copied;
 } mg;
 
 /* ---- small arrays ---------------------------------------------------------------------------- */
 
-typedef struct two {
-  struct ArrowArray kid[2];
-  struct ArrowArray *kp[2];
-  int n;
-} two;
-
-static void two_release(struct ArrowArray *a) {
-  two *h = a->private_data;
-  for (int i = 0; i < h->n; i++)
-    if (h->kid[i].release) h->kid[i].release(&h->kid[i]);
-  free(h);
-  a->release = NULL;
-}
-
 static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
 
-typedef struct many {
-  struct ArrowArray *kids;
-  struct ArrowArray **kp;
-  size_t n;
-} many;
-
-static void many_release(struct ArrowArray *a) {
-  many *h = a->private_data;
-  for (size_t i = 0; i < h->n; i++) dk__array_release(&h->kids[i]);
-  free(h->kids);
-  free(h->kp);
-  free(h);
-  a->release = NULL;
+/* A struct array of n rows over children kids[0..nk), which it takes over (on failure too). */
+static dk_status wrap_struct(struct ArrowArray *out, struct ArrowArray *kids, size_t nk,
+                             int64_t n, const dk_allocator *al, dk_error *err) {
+  static const void *const no_buffers[1] = {NULL};
+  return dk__array_wrap(out, n, 0, 0, 1, no_buffers, (int64_t)nk, kids, NULL, NULL, al, err);
 }
 
 /* A struct array of n rows over children a (and b), which it takes over. */
 static dk_status make_struct(struct ArrowArray *out, struct ArrowArray *a, struct ArrowArray *b,
-                             int64_t n, dk_error *err) {
-  two *h = calloc(1, sizeof *h);
-  if (!h) {
-    dk__array_release(a);
-    dk__array_release(b);
-    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  }
-  h->n = b ? 2 : 1;
-  dk__array_move(a, &h->kid[0]);
-  if (b) dk__array_move(b, &h->kid[1]);
-  static const void *no_buffers[1] = {NULL};
-  memset(out, 0, sizeof *out);
-  out->length = n;
-  out->n_buffers = 1;
-  out->buffers = no_buffers;
-  out->n_children = h->n;
-  for (int i = 0; i < h->n; i++) h->kp[i] = &h->kid[i];
-  out->children = h->kp;
-  out->private_data = h;
-  out->release = two_release;
-  return DK_OK;
+                             int64_t n, const dk_allocator *al, dk_error *err) {
+  struct ArrowArray kids[2];
+  memset(kids, 0, sizeof kids);
+  dk__array_move(a, &kids[0]);
+  if (b) dk__array_move(b, &kids[1]);
+  return wrap_struct(out, kids, b ? 2 : 1, n, al, err);
 }
 
 /* A borrowed view of batch b (released without freeing b). */
@@ -239,21 +216,28 @@ static bool key_put(dk_buf *k, const struct ArrowArray *a, const dk_atype *t, in
 typedef struct keys {
   int64_t *off, *len;
   dk_buf bytes;
-} keys;
+} keys; /* off and len are allocated with bytes.alloc; nothing is held after a failure */
+
+static void keys_dispose(keys *k) {
+  dk__free(k->bytes.alloc, k->off);
+  dk__free(k->bytes.alloc, k->len);
+  dk__buf_dispose(&k->bytes);
+  memset(k, 0, sizeof *k);
+}
 
 static dk_status eval_keys(mg *g, keys *k, dk_expr *const *bound, const struct ArrowSchema *ws,
                            const struct ArrowArray *b, int64_t n, dk_error *err) {
   (void)ws;
   struct ArrowArray view = borrow(b), w;
-  DK_RETURN_NOT_OK(make_struct(&w, &view, NULL, n, err));
+  DK_RETURN_NOT_OK(make_struct(&w, &view, NULL, n, g->c->alloc, err));
   struct ArrowArray ka[MAX_KEYS];
   memset(ka, 0, sizeof ka);
   dk_status st = DK_OK;
   for (size_t i = 0; i < g->n_keys && !st; i++)
     st = dk_expr__eval_value(&ka[i], bound[i], &g->ktype[i], "MERGE key", &w, g->c->alloc, err);
-  k->off = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->off);
-  k->len = st ? NULL : calloc((size_t)(n ? n : 1), sizeof *k->len);
   dk__buf_init(&k->bytes, g->c->alloc);
+  k->off = st ? NULL : dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *k->off);
+  k->len = st ? NULL : dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *k->len);
   if (!st && (!k->off || !k->len)) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (int64_t r = 0; r < n && !st; r++) {
     size_t start = k->bytes.len;
@@ -265,14 +249,8 @@ static dk_status eval_keys(mg *g, keys *k, dk_expr *const *bound, const struct A
   }
   for (size_t i = 0; i < g->n_keys; i++) dk__array_release(&ka[i]);
   w.release(&w);
+  if (st) keys_dispose(k);
   return st;
-}
-
-static void keys_dispose(keys *k) {
-  free(k->off);
-  free(k->len);
-  dk__buf_dispose(&k->bytes);
-  memset(k, 0, sizeof *k);
 }
 
 /* ---- source ---------------------------------------------------------------------------------- */
@@ -293,8 +271,8 @@ static dk_status load_source(mg *g, dk_error *err) {
     }
     if (g->n_sb == g->cap_sb) {
       size_t nc = g->cap_sb ? 2 * g->cap_sb : 8;
-      struct ArrowArray *q = realloc(g->sb, nc * sizeof *q);
-      uint8_t **m = realloc(g->smatched, nc * sizeof *m);
+      struct ArrowArray *q = dk__realloc(g->c->alloc, g->sb, nc * sizeof *q);
+      uint8_t **m = dk__realloc(g->c->alloc, g->smatched, nc * sizeof *m);
       if (q) g->sb = q;
       if (m) g->smatched = m;
       if (!q || !m) {
@@ -304,7 +282,7 @@ static dk_status load_source(mg *g, dk_error *err) {
       g->cap_sb = nc;
     }
     DK_RETURN_IF(g->n_sb >= 0x7fffffff, DK_UNSUPPORTED, err, "MERGE: too many source batches");
-    g->smatched[g->n_sb] = calloc((size_t)b.length, 1);
+    g->smatched[g->n_sb] = dk__calloc(g->c->alloc, (size_t)b.length, 1);
     dk__array_move(&b, &g->sb[g->n_sb++]);
     if (!g->smatched[g->n_sb - 1]) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     g->m_src += g->sb[g->n_sb - 1].length;
@@ -337,7 +315,7 @@ static dk_status queue_push(mg *g, struct ArrowArray *a, dk_error *err) {
       g->q_head = 0;
     } else {
       size_t nc = g->q_cap ? 2 * g->q_cap : 8;
-      struct ArrowArray *q = realloc(g->q, nc * sizeof *q);
+      struct ArrowArray *q = dk__realloc(g->c->alloc, g->q, nc * sizeof *q);
       if (!q) {
         a->release(a);
         return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -353,7 +331,7 @@ static dk_status queue_push(mg *g, struct ArrowArray *a, dk_error *err) {
 static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
   if (g->n_dv == g->cap_dv) {
     size_t nc = g->cap_dv ? 2 * (size_t)g->cap_dv : 256;
-    int64_t *p = realloc(g->dv, nc * sizeof *p);
+    int64_t *p = dk__realloc(g->c->alloc, g->dv, nc * sizeof *p);
     if (!p) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     g->dv = p;
     g->cap_dv = (int64_t)nc;
@@ -365,59 +343,42 @@ static dk_status note_dv(mg *g, int64_t row, dk_error *err) {
 /* A struct of the first n children of `cols` (a struct array of m rows whose first n children
 ** are the table's columns, as g->out describes them) plus a constant _change_type: queued as
 ** change data. */
-static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct ArrowSchema *cs,
-                           const char *type, int64_t m, dk_error *err) {
-  (void)cs;
+static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const char *type, int64_t m,
+                           dk_error *err) {
+  const dk_allocator *al = g->c->alloc;
   size_t n = g->n_cols;
-  int64_t *ident = malloc((size_t)(m ? m : 1) * sizeof *ident);
-  struct ArrowArray *kids = calloc(n + 1, sizeof *kids);
-  struct ArrowArray **kp = calloc(n + 1, sizeof *kp);
-  many *h = malloc(sizeof *h);
+  int64_t *ident = dk__malloc(al, (size_t)(m ? m : 1) * sizeof *ident);
+  struct ArrowArray *kids = dk__calloc(al, n + 1, sizeof *kids);
   struct ArrowArray taken;
   memset(&taken, 0, sizeof taken);
-  dk_status st = ident && kids && kp && h ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
+  dk_status st = ident && kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   for (int64_t r = 0; r < m && !st; r++) ident[r] = r;
-  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, g->c->alloc, err);
+  if (!st) st = dk_scan__take(&taken, &g->out, cols, ident, m, al, err);
   dk_arr a;
   dk_atype str = dk__atype_make(DK_AT_STRING);
   bool a_init = false;
-  if (!st) st = dk__arr_init(&a, &str, g->c->alloc, err);
+  if (!st) st = dk__arr_init(&a, &str, al, err);
   if (!st) a_init = true;
   for (int64_t r = 0; r < m && !st; r++)
     st = dk__arr_append_bytes(&a, type, (int64_t)strlen(type), err);
   if (!st) st = dk__arr_finish(&a, &kids[n], err);
   if (a_init) dk__arr_reset(&a);
-  free(ident);
+  dk__free(al, ident);
   if (st) {
     dk__array_release(&taken);
-    free(kids);
-    free(kp);
-    free(h);
+    dk__free(al, kids);
     return st;
   }
   /* the taken columns move into the new struct */
-  for (size_t c = 0; c < n; c++) {
-    kids[c] = *taken.children[c];
-    taken.children[c]->release = NULL;
-  }
+  for (size_t c = 0; c < n; c++) dk__array_move(taken.children[c], &kids[c]);
   taken.release(&taken);
-  for (size_t c = 0; c <= n; c++) kp[c] = &kids[c];
-  h->kids = kids;
-  h->kp = kp;
-  h->n = n + 1;
   struct ArrowArray out;
-  memset(&out, 0, sizeof out);
-  static const void *no_buffers[1] = {NULL};
-  out.length = m;
-  out.n_buffers = 1;
-  out.buffers = no_buffers;
-  out.n_children = (int64_t)n + 1;
-  out.children = kp;
-  out.private_data = h;
-  out.release = many_release;
+  st = wrap_struct(&out, kids, n + 1, m, al, err);
+  dk__free(al, kids);
+  if (st) return st;
   if (g->cq_len == g->cq_cap) {
     size_t nc = g->cq_cap ? 2 * g->cq_cap : 8;
-    struct ArrowArray *q = realloc(g->cq, nc * sizeof *q);
+    struct ArrowArray *q = dk__realloc(g->c->alloc, g->cq, nc * sizeof *q);
     if (!q) {
       out.release(&out);
       return dk__error_set(err, DK_NOMEM, "out of memory (MERGE change data)");
@@ -432,47 +393,27 @@ static dk_status queue_cdc(mg *g, const struct ArrowArray *cols, const struct Ar
 /* The rows written for clause cl over joined batch j (rows sel[0..m)). */
 static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, const int64_t *sel,
                       int64_t m, dk_error *err) {
+  const dk_allocator *al = g->c->alloc;
   struct ArrowArray sub;
-  DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, g->c->alloc, err));
-  size_t n = g->n_cols;
-  struct ArrowArray *kids = calloc(n ? n : 1, sizeof *kids);
-  struct ArrowArray **kp = calloc(n ? n : 1, sizeof *kp);
-  dk_status st = kids && kp ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  for (size_t c = 0; c < n && !st; c++) {
-    kp[c] = &kids[c];
-    st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->out.children[c]->name,
-                             &sub, g->c->alloc, err);
-  }
+  DK_RETURN_NOT_OK(dk_scan__take(&sub, &g->joined, j, sel, m, al, err));
+  size_t n = g->n_out;
+  struct ArrowArray *kids = dk__calloc(al, n ? n : 1, sizeof *kids);
+  dk_status st = kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t c = 0; c < n && !st; c++)
+    st = dk_expr__eval_value(&kids[c], cl->vals[c], &g->types[c], g->wout.children[c]->name,
+                             &sub, al, err);
   sub.release(&sub);
   if (st) {
     for (size_t c = 0; kids && c < n; c++) dk__array_release(&kids[c]);
-    free(kids);
-    free(kp);
+    dk__free(al, kids);
     return st;
   }
-  /* a struct of n owned children */
   struct ArrowArray out;
-  memset(&out, 0, sizeof out);
-  many *h = malloc(sizeof *h);
-  if (!h) {
-    for (size_t c = 0; c < n; c++) dk__array_release(&kids[c]);
-    free(kids);
-    free(kp);
-    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  }
-  h->kids = kids;
-  h->kp = kp;
-  h->n = n;
-  static const void *no_buffers[1] = {NULL};
-  out.length = m;
-  out.n_buffers = 1;
-  out.buffers = no_buffers;
-  out.n_children = (int64_t)n;
-  out.children = kp;
-  out.private_data = h;
-  out.release = many_release;
+  st = wrap_struct(&out, kids, n, m, al, err);
+  dk__free(al, kids);
+  if (st) return st;
   if (g->cdf) {
-    st = queue_cdc(g, &out, &g->out,
+    st = queue_cdc(g, &out,
                    cl->c->action == DK_MERGE_INSERT ? "insert" : "update_postimage", m, err);
     if (st) {
       out.release(&out);
@@ -487,8 +428,8 @@ static dk_status emit(mg *g, const mclause *cl, const struct ArrowArray *j, cons
 static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, const int64_t *trow,
                        int64_t m, dk_error *err) {
   if (m == 0) return DK_OK;
-  uint8_t *left = malloc((size_t)m), *mask = malloc((size_t)m);
-  int64_t *sel = malloc((size_t)m * sizeof *sel);
+  uint8_t *left = dk__malloc(g->c->alloc, (size_t)m), *mask = dk__malloc(g->c->alloc, (size_t)m);
+  int64_t *sel = dk__malloc(g->c->alloc, (size_t)m * sizeof *sel);
   dk_status st = left && mask && sel ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   if (!st) memset(left, 1, (size_t)m);
   for (size_t k = 0; k < g->n_cl && !st; k++) {
@@ -509,8 +450,8 @@ static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, co
       struct ArrowArray tv;
       st = dk_scan__take(&tv, g->joined.children[0], j->children[0], sel, n, g->c->alloc, err);
       if (!st) {
-        st = queue_cdc(g, &tv, g->joined.children[0],
-                       cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage", n, err);
+        st = queue_cdc(g, &tv, cl->c->action == DK_MERGE_DELETE ? "delete" : "update_preimage",
+                       n, err);
         tv.release(&tv);
       }
     }
@@ -521,9 +462,9 @@ static dk_status apply(mg *g, dk_merge_when when, const struct ArrowArray *j, co
                        : (when == DK_MERGE_MATCHED ? &g->m_upd : &g->m_nmbs_upd);
     *cnt += n;
   }
-  free(left);
-  free(mask);
-  free(sel);
+  dk__free(g->c->alloc, left);
+  dk__free(g->c->alloc, mask);
+  dk__free(g->c->alloc, sel);
   return st;
 }
 
@@ -545,7 +486,7 @@ static dk_status join(mg *g, struct ArrowArray *out, const struct ArrowArray *b,
     dk__array_release(&sa);
     return st;
   }
-  return make_struct(out, &ta, &sa, m, err);
+  return make_struct(out, &ta, &sa, m, g->c->alloc, err);
 }
 
 static int64_t row_index_at(const struct ArrowArray *b, int64_t r) {
@@ -560,10 +501,10 @@ static dk_status target_batch(mg *g, const struct ArrowArray *b, dk_error *err) 
   keys k;
   memset(&k, 0, sizeof k);
   DK_RETURN_NOT_OK(eval_keys(g, &k, g->tkey, &g->tonly, b, n, err));
-  uint64_t *hit = calloc((size_t)(n ? n : 1), sizeof *hit);
-  int64_t *tsel = malloc((size_t)(n ? n : 1) * sizeof *tsel);
-  int64_t *ssel = malloc((size_t)(n ? n : 1) * sizeof *ssel);
-  int64_t *trow = malloc((size_t)(n ? n : 1) * sizeof *trow);
+  uint64_t *hit = dk__calloc(g->c->alloc, (size_t)(n ? n : 1), sizeof *hit);
+  int64_t *tsel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *tsel);
+  int64_t *ssel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *ssel);
+  int64_t *trow = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *trow);
   dk_status st = hit && tsel && ssel && trow ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory");
   int64_t n_hit = 0;
   for (int64_t r = 0; r < n && !st; r++) {
@@ -615,10 +556,10 @@ static dk_status target_batch(mg *g, const struct ArrowArray *b, dk_error *err) 
       }
     }
   }
-  free(hit);
-  free(tsel);
-  free(ssel);
-  free(trow);
+  dk__free(g->c->alloc, hit);
+  dk__free(g->c->alloc, tsel);
+  dk__free(g->c->alloc, ssel);
+  dk__free(g->c->alloc, trow);
   keys_dispose(&k);
   return st;
 }
@@ -628,13 +569,53 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Finishes the current target file: its rows that go become a DV (or its removal). */
+/* Copy-on-write: the rows of held batch b that no clause changed, queued to be written again
+** as they are (with their row tracking columns). */
+static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
+  int64_t n = b->length, m = 0;
+  int64_t *sel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *sel);
+  if (!sel) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (int64_t r = 0; r < n; r++) {
+    int64_t ri = row_index_at(b, r);
+    if (!bsearch(&ri, g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64)) sel[m++] = r;
+  }
+  struct ArrowArray taken;
+  memset(&taken, 0, sizeof taken);
+  dk_status st = m ? dk_scan__take(&taken, &g->tgt, b, sel, m, g->c->alloc, err) : DK_OK;
+  dk__free(g->c->alloc, sel);
+  if (st || !m) return st;
+  g->m_copied += m;
+  size_t nk = g->n_out;
+  struct ArrowArray *kids = dk__calloc(g->c->alloc, nk ? nk : 1, sizeof *kids);
+  if (!kids) {
+    taken.release(&taken);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  /* the table's columns, then _metadata.row_id / row_commit_version, moved out of taken */
+  struct ArrowArray *meta = taken.children[g->n_cols];
+  for (size_t c = 0; c < nk; c++)
+    dk__array_move(c < g->n_cols ? taken.children[c] : meta->children[c - g->n_cols + 1],
+                   &kids[c]);
+  taken.release(&taken);
+  struct ArrowArray out;
+  st = wrap_struct(&out, kids, nk, m, g->c->alloc, err);
+  dk__free(g->c->alloc, kids);
+  return st ? st : queue_push(g, &out, err);
+}
+
+/* Finishes the current target file: its rows that go become a DV (or its removal); under
+** copy-on-write a file that lost or changed any row is removed and its other rows copied. */
 static dk_status close_target(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   if (g->n_dv) {
     qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
-    st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->dv, g->n_dv, err);
+    for (size_t i = 0; i < g->n_held && !st; i++) st = copy_rows(g, &g->held[i], err);
+    if (!st)
+      st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
+    g->c->m->num_removed_bytes += g->cur_size;
   }
+  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
+  g->n_held = 0;
   g->n_dv = 0;
   dk_scan__file_close(g->cur);
   g->cur = NULL;
@@ -646,8 +627,8 @@ static dk_status inserts(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
     int64_t n = g->sb[bi].length, m = 0;
-    int64_t *ssel = malloc((size_t)n * sizeof *ssel);
-    int64_t *trow = malloc((size_t)n * sizeof *trow);
+    int64_t *ssel = dk__malloc(g->c->alloc, (size_t)n * sizeof *ssel);
+    int64_t *trow = dk__malloc(g->c->alloc, (size_t)n * sizeof *trow);
     if (!ssel || !trow) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
     for (int64_t r = 0; r < n && !st; r++)
       if (!g->smatched[bi][r]) {
@@ -662,10 +643,22 @@ static dk_status inserts(mg *g, dk_error *err) {
         j.release(&j);
       }
     }
-    free(ssel);
-    free(trow);
+    dk__free(g->c->alloc, ssel);
+    dk__free(g->c->alloc, trow);
   }
   return st;
+}
+
+static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
+  if (g->n_held == g->cap_held) {
+    size_t nc = g->cap_held ? 2 * g->cap_held : 8;
+    struct ArrowArray *q = dk__realloc(g->c->alloc, g->held, nc * sizeof *q);
+    if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    g->held = q;
+    g->cap_held = nc;
+  }
+  dk__array_move(b, &g->held[g->n_held++]);
+  return DK_OK;
 }
 
 /* Produces output until the queue has a batch or everything is done. */
@@ -679,7 +672,8 @@ static dk_status step(mg *g, dk_error *err) {
         continue;
       }
       dk_status st = target_batch(g, &b, err);
-      b.release(&b);
+      if (!st && g->cow) st = hold(g, &b, err); /* copied at the file's end if it is touched */
+      if (b.release) b.release(&b);
       if (st) return st;
       continue;
     }
@@ -690,6 +684,7 @@ static dk_status step(mg *g, dk_error *err) {
       DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
       DK_RETURN_NOT_OK(dk_scan__file_open(&g->cur, g->rd, fe, err));
       g->cur_nrec = dk_txn__stats_records(fe->stats);
+      g->cur_size = fe->size;
       if (g->cur_nrec < 0) g->cur_nrec = dk_scan__file_num_rows(g->cur);
       continue;
     }
@@ -705,7 +700,7 @@ static dk_status step(mg *g, dk_error *err) {
 
 static int s_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   mg *g = s->private_data;
-  return dk__schema_copy(out, &g->out, &g->err) ? EIO : 0;
+  return dk__schema_copy(out, &g->wout, &g->err) ? EIO : 0;
 }
 
 static int s_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -745,33 +740,36 @@ static void mg_dispose(mg *g) {
   if (g->cur) dk_scan__file_close(g->cur);
   dk_file_iter_free(g->it);
   dk_scan__file_reader_free(g->rd);
-  for (size_t i = 0; i < g->n_keys; i++) {
+  for (size_t i = 0; i < MAX_KEYS; i++) { /* a half-bound key too */
     dk_expr_free(g->tkey[i]);
     dk_expr_free(g->skey[i]);
   }
   for (size_t k = 0; k < g->n_cl; k++) {
     dk_expr_free(g->cl[k].cond);
-    for (size_t c = 0; g->cl[k].vals && c < g->n_cols; c++) dk_expr_free(g->cl[k].vals[c]);
-    free(g->cl[k].vals);
+    for (size_t c = 0; g->cl[k].vals && c < g->n_out; c++) dk_expr_free(g->cl[k].vals[c]);
+    dk__free(g->c->alloc, g->cl[k].vals);
   }
-  free(g->cl);
+  dk__free(g->c->alloc, g->cl);
   for (size_t i = 0; i < g->n_sb; i++) {
     dk__array_release(&g->sb[i]);
-    free(g->smatched[i]);
+    dk__free(g->c->alloc, g->smatched[i]);
   }
-  free(g->sb);
-  free(g->smatched);
+  dk__free(g->c->alloc, g->sb);
+  dk__free(g->c->alloc, g->smatched);
   for (size_t i = 0; i < g->q_len; i++) dk__array_release(&g->q[g->q_head + i]);
-  free(g->q);
+  dk__free(g->c->alloc, g->q);
   for (size_t i = g->cq_next; i < g->cq_len; i++) dk__array_release(&g->cq[i]);
-  free(g->cq);
+  dk__free(g->c->alloc, g->cq);
   dk__schema_release(&g->cdc_schema);
-  free(g->dv);
-  free(g->types);
+  dk__free(g->c->alloc, g->dv);
+  dk__free(g->c->alloc, g->types);
   dk__hmap_dispose(&g->keys);
   dk__schema_release(&g->src);
   dk__schema_release(&g->tgt);
   dk__schema_release(&g->out);
+  dk__schema_release(&g->wout);
+  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
+  dk__free(g->c->alloc, g->held);
   dk__schema_release(&g->joined);
   dk__schema_release(&g->tonly);
   dk__schema_release(&g->sonly);
@@ -828,9 +826,9 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     if (st) return dk__error_prefix(err, "MERGE %s AND condition", kind), st;
   }
   if (c->action == DK_MERGE_DELETE) return DK_OK;
-  m->vals = calloc(g->n_cols, sizeof *m->vals);
+  m->vals = dk__calloc(g->c->alloc, g->n_out, sizeof *m->vals);
   if (!m->vals) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-  const dk_expr **given = calloc(g->n_cols ? g->n_cols : 1, sizeof *given);
+  const dk_expr **given = dk__calloc(g->c->alloc, g->n_cols ? g->n_cols : 1, sizeof *given);
   if (!given) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   dk_status st = DK_OK;
   for (size_t a = 0; a < c->n_set && !c->all && !st; a++) {
@@ -874,7 +872,20 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
     dk_expr_free(e);
     if (st) dk__error_prefix(err, "MERGE %s %s", kind, cn);
   }
-  free(given);
+  dk__free(g->c->alloc, given);
+  /* row tracking: an updated row keeps its row id and takes this commit's row commit version
+   * (NULL materialized); an inserted row gets both fresh (NULL) */
+  for (size_t i = g->n_cols; i < g->n_out && !st; i++) {
+    dk_expr *e = NULL;
+    if (i == g->n_cols && c->action == DK_MERGE_UPDATE) {
+      const char *path[3] = {g->ta, "_metadata", "row_id"};
+      st = dk_expr_column(&e, path, 3, err);
+    } else {
+      st = dk_expr_literal_null(&e, err);
+    }
+    if (!st) st = dk_expr__bind_value(&m->vals[i], e, &g->joined, g->c->alloc, err);
+    dk_expr_free(e);
+  }
   return st;
 }
 
@@ -885,14 +896,7 @@ static dk_status setup(mg *g, dk_error *err) {
   dk__buf_init(&g->kb, g->c->alloc);
   DK_RETURN_IF(!sp->source || !sp->source->get_schema || !sp->on, DK_INVALID, err,
                "MERGE needs a source stream and a condition");
-  DK_RETURN_IF(!g->c->use_dvs, DK_UNSUPPORTED, err,
-               "MERGE on %s: the table does not allow deletion vectors "
-               "(delta.enableDeletionVectors) and copy-on-write MERGE is not supported yet",
-               x->table->root);
-  DK_RETURN_IF(dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
-                   dk_txn__conf_true(&x->meta, "delta.enableRowTracking"),
-               DK_UNSUPPORTED, err,
-               "MERGE on %s: tables with row tracking are not supported yet", x->table->root);
+  g->cow = !g->c->use_dvs;
   DK_RETURN_IF(!strcasecmp(g->ta, g->sa), DK_INVALID, err,
                "MERGE: the target and source aliases are both '%s'", g->ta);
   if (sp->source->get_schema(sp->source, &g->src) != 0) {
@@ -902,15 +906,32 @@ static dk_status setup(mg *g, dk_error *err) {
   }
   DK_RETURN_IF(!g->src.format || strcmp(g->src.format, "+s"), DK_INVALID, err,
                "MERGE: the source stream is not a stream of struct batches");
-  dk_scan__file_reader_options ro = {.metadata_fields = DK_META_ROW_INDEX};
+  const char *rt[2] = {dk_txn__row_tracking_col(x, 0), dk_txn__row_tracking_col(x, 1)};
+  bool tracked = rt[0] && rt[1];
+  dk_scan__file_reader_options ro = {
+      .metadata_fields =
+          DK_META_ROW_INDEX | (tracked ? DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION : 0)};
   DK_RETURN_NOT_OK(dk_scan__file_reader_new(&g->rd, x->snap, &ro, err));
   DK_RETURN_NOT_OK(dk_scan__file_reader_schema(&g->tgt, g->rd, err));
   g->n_cols = (size_t)g->tgt.n_children - 1;
-  g->types = calloc(g->n_cols ? g->n_cols : 1, sizeof *g->types);
+  g->n_out = g->n_cols + (tracked ? 2 : 0);
+  g->types = dk__calloc(g->c->alloc, g->n_out ? g->n_out : 1, sizeof *g->types);
   if (!g->types) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   for (size_t i = 0; i < g->n_cols; i++)
     DK_RETURN_NOT_OK(dk__atype_parse(&g->types[i], g->tgt.children[i]->format, err));
   DK_RETURN_NOT_OK(side_schema(&g->out, &g->tgt, "", (int64_t)g->n_cols, err));
+  /* the written rows: the table's columns, then the materialized row tracking columns */
+  dk_atype wst = dk__atype_make(DK_AT_STRUCT);
+  DK_RETURN_NOT_OK(dk__schema_init(&g->wout, &wst, "", 0, (int64_t)g->n_out, err));
+  for (size_t i = 0; i < g->n_out; i++) {
+    if (i < g->n_cols) {
+      DK_RETURN_NOT_OK(dk__schema_copy(g->wout.children[i], g->tgt.children[i], err));
+      continue;
+    }
+    g->types[i] = dk__atype_make(DK_AT_INT64);
+    DK_RETURN_NOT_OK(dk__schema_init(g->wout.children[i], &g->types[i], rt[i - g->n_cols],
+                                     ARROW_FLAG_NULLABLE, 0, err));
+  }
   g->cdf = dk_txn__cdf_on(x);
   if (g->cdf) { /* the change data rows: the table's columns, then _change_type */
     dk_atype sty = dk__atype_make(DK_AT_STRUCT), str = dk__atype_make(DK_AT_STRING);
@@ -940,6 +961,7 @@ static dk_status setup(mg *g, dk_error *err) {
     if (!st) st = dk_expr__bind_value(&g->skey[i], sk[i], &g->sonly, g->c->alloc, err);
     if (!st) g->n_keys = i + 1;
     if (!st) st = dk_expr__value_type(&g->ktype[i], g->tkey[i], g->skey[i], err);
+    g->kcol[i] = dk_expr_column_depth(tk[i]) == 2 ? dk_expr_column_name(tk[i], 1) : NULL;
     if (!st && g->ktype[i].id == DK_AT_TIMESTAMP) g->ktype[i].unit = DK_TU_MICRO;
     dk_expr_free(tk[i]);
     dk_expr_free(sk[i]);
@@ -947,12 +969,12 @@ static dk_status setup(mg *g, dk_error *err) {
   if (st) return dk__error_prefix(err, "MERGE condition"), st;
   DK_RETURN_IF(!nk, DK_UNSUPPORTED, err, "MERGE: the condition has no key equality");
   /* clauses */
-  g->cl = calloc(sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
+  g->cl = dk__calloc(g->c->alloc, sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
   if (!g->cl) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
   int n_matched = 0;
   for (size_t k = 0; k < sp->n_clauses; k++) {
+    g->n_cl = k + 1; /* disposed of even if half bound */
     DK_RETURN_NOT_OK(bind_clause(g, &g->cl[k], &sp->clauses[k], err));
-    g->n_cl = k + 1;
     dk_merge_when w = sp->clauses[k].when;
     if (w == DK_MERGE_MATCHED) g->has_matched = 1, n_matched++;
     if (w == DK_MERGE_NOT_MATCHED) g->has_nm = 1;
@@ -1023,7 +1045,7 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
     const char *k;
     int64_t v;
   } kv[] = {
-      {"numTargetRowsCopied", 0},
+      {"numTargetRowsCopied", g->m_copied},
       {"numTargetRowsDeleted", m->num_deleted_rows},
       {"numTargetFilesAdded", m->num_added_files},
       {"numTargetBytesAdded", m->num_added_bytes},
@@ -1038,7 +1060,7 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
       {"numTargetDeletionVectorsUpdated", m->num_deletion_vectors_updated},
       {"scanTimeMs", m->scan_time_ms},
       {"numTargetRowsUpdated", m->num_updated_rows},
-      {"numOutputRows", m->num_updated_rows + m->num_inserted_rows},
+      {"numOutputRows", m->num_updated_rows + m->num_inserted_rows + g->m_copied},
       {"numTargetDeletionVectorsRemoved",
        m->num_deletion_vectors_removed + m->num_deletion_vectors_updated},
       {"numTargetRowsNotMatchedBySourceUpdated", g->m_nmbs_upd},
@@ -1053,6 +1075,153 @@ static dk_status merge_metrics(mg *g, dk_error *err) {
   return DK_OK;
 }
 
+/* ---- target file pruning --------------------------------------------------------------------- */
+
+/* A literal of key type t from value v (integers, dates, timestamps) or bytes p/len (strings). */
+static dk_status key_literal(dk_expr **out, const dk_atype *t, int64_t v, const char *p,
+                             size_t len, dk_error *err) {
+  switch (t->id) {
+    case DK_AT_INT8: return dk_expr_literal_int8(out, (int8_t)v, err);
+    case DK_AT_INT16: return dk_expr_literal_int16(out, (int16_t)v, err);
+    case DK_AT_INT32: return dk_expr_literal_int32(out, (int32_t)v, err);
+    case DK_AT_INT64: return dk_expr_literal_int64(out, v, err);
+    case DK_AT_DATE32: return dk_expr_literal_date(out, (int32_t)v, err);
+    case DK_AT_TIMESTAMP:
+      return t->tz[0] ? dk_expr_literal_timestamp(out, v, err)
+                      : dk_expr_literal_timestamp_ntz(out, v, err);
+    default: return dk_expr_literal_string(out, p, len, err);
+  }
+}
+
+/* The value of row r of a (of key type t): integer kinds into *v, strings as p/len. */
+static bool key_value(const struct ArrowArray *a, const dk_atype *t, int64_t r, int64_t *v,
+                      const char **p, size_t *len) {
+  int64_t i = a->offset + r;
+  const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+  if (valid && !dk__bit_get(valid, i)) return false;
+  switch (t->id) {
+    case DK_AT_INT8: *v = ((const int8_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT16: *v = ((const int16_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT32: case DK_AT_DATE32: *v = ((const int32_t *)a->buffers[1])[i]; return true;
+    case DK_AT_INT64: case DK_AT_TIMESTAMP: *v = ((const int64_t *)a->buffers[1])[i]; return true;
+    default: {
+      const int32_t *o = a->buffers[1];
+      *p = (const char *)a->buffers[2] + o[i];
+      *len = (size_t)(o[i + 1] - o[i]);
+      return true;
+    }
+  }
+}
+
+static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), into
+** *out; NULL when the key cannot prune (a computed target side, a type stats do not order the
+** same way); *none set when the source has no value (nothing can match). */
+static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error *err) {
+  *out = NULL;
+  const dk_atype *t = &g->ktype[i];
+  bool ok_type = t->id == DK_AT_INT8 || t->id == DK_AT_INT16 || t->id == DK_AT_INT32 ||
+                 t->id == DK_AT_INT64 || t->id == DK_AT_DATE32 || t->id == DK_AT_TIMESTAMP ||
+                 t->id == DK_AT_STRING;
+  if (!g->kcol[i] || !ok_type) return DK_OK;
+  bool any = false;
+  int64_t lo = 0, hi = 0;
+  dk_buf slo, shi;
+  dk__buf_init(&slo, g->c->alloc);
+  dk__buf_init(&shi, g->c->alloc);
+  dk_status st = DK_OK;
+  for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
+    struct ArrowArray view = borrow(&g->sb[bi]), w, ka;
+    memset(&ka, 0, sizeof ka);
+    st = make_struct(&w, &view, NULL, g->sb[bi].length, g->c->alloc, err);
+    if (st) break;
+    st = dk_expr__eval_value(&ka, g->skey[i], t, "MERGE key", &w, g->c->alloc, err);
+    for (int64_t r = 0; r < g->sb[bi].length && !st; r++) {
+      int64_t v = 0;
+      const char *p = NULL;
+      size_t len = 0;
+      if (!key_value(&ka, t, r, &v, &p, &len)) continue;
+      if (t->id != DK_AT_STRING) {
+        lo = !any || v < lo ? v : lo;
+        hi = !any || v > hi ? v : hi;
+      } else {
+        if (!any || bytes_cmp(p, len, slo.data, slo.len) < 0) {
+          dk__buf_clear(&slo);
+          st = dk__buf_append(&slo, p, len, err);
+        }
+        if (!st && (!any || bytes_cmp(p, len, shi.data, shi.len) > 0)) {
+          dk__buf_clear(&shi);
+          st = dk__buf_append(&shi, p, len, err);
+        }
+      }
+      any = true;
+    }
+    dk__array_release(&ka);
+    w.release(&w);
+  }
+  dk_expr *a = NULL, *b = NULL, *c1 = NULL, *c2 = NULL, *l = NULL, *h = NULL;
+  const char *path[1] = {g->kcol[i]};
+  if (!st && !any) *none = true;
+  else if (!st) {
+    st = dk_expr_column(&a, path, 1, err);
+    if (!st) st = dk_expr_column(&b, path, 1, err);
+    if (!st) st = key_literal(&l, t, lo, slo.data ? slo.data : "", slo.len, err);
+    if (!st) st = key_literal(&h, t, hi, shi.data ? shi.data : "", shi.len, err);
+    if (!st) st = dk_expr_cmp(&c1, DK_CMP_GE, a, l, err), a = l = NULL;
+    if (!st) st = dk_expr_cmp(&c2, DK_CMP_LE, b, h, err), b = h = NULL;
+    if (!st) st = dk_expr_and(out, c1, c2, err), c1 = c2 = NULL;
+  }
+  if (st) {
+    dk_expr_free(a), dk_expr_free(b), dk_expr_free(l), dk_expr_free(h);
+    dk_expr_free(c1), dk_expr_free(c2);
+  }
+  dk__buf_dispose(&slo);
+  dk__buf_dispose(&shi);
+  return st;
+}
+
+/* The target files to read. The whole table is recorded as read (delta-spark's
+** findTouchedFiles: txn.filterFiles() over the ON condition's target-only predicates, which
+** dk's equality-only conditions never have), so conflicts are decided as Spark decides them.
+** Without NOT MATCHED BY SOURCE clauses only the files whose partition values or statistics
+** admit a row in the range of the source's keys are read: no other file can hold a match. */
+static dk_status target_files(mg *g, dk_error *err) {
+  dk_expr *pred = NULL;
+  dk_status st = dk_txn_read_files(g->x, NULL, &g->idx, &g->n_idx, err);
+  bool none = false;
+  for (size_t i = 0; i < g->n_keys && !g->has_nmbs && !st; i++) {
+    dk_expr *r = NULL;
+    st = key_range(g, i, &r, &none, err);
+    if (!st && r && pred) st = dk_expr_and(&pred, pred, r, err);
+    else if (!st && r) pred = r;
+  }
+  if (!st && none) g->n_idx = 0;
+  if (st || !pred || none) {
+    dk_expr_free(pred);
+    return st;
+  }
+  dk_scan__file_reader_options ro = {.predicate = pred};
+  dk_scan__file_reader *rd = NULL;
+  st = dk_scan__file_reader_new(&rd, g->x->snap, &ro, err);
+  int64_t kept = 0;
+  for (int64_t k = 0; k < g->n_idx && !st; k++) {
+    const dk_file_entry *fe = NULL;
+    bool prunes = false;
+    st = dk_file_iter_seek(g->it, g->idx[k], err);
+    if (!st) st = dk_file_iter_next(&fe, g->it, err);
+    if (!st) st = dk_scan__file_prunes(&prunes, rd, fe, NULL, err);
+    if (!st && !prunes) g->idx[kept++] = g->idx[k];
+  }
+  if (!st) g->n_idx = kept;
+  dk_scan__file_reader_free(rd);
+  dk_expr_free(pred);
+  return st;
+}
+
 dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
                        const dk_dml_options *o, dk_error *err) {
   DK_RETURN_IF(!sp, DK_INVALID, err, "dk_txn_merge: no merge spec");
@@ -1062,7 +1231,7 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
   dml_ctx c;
   DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
-  mg *g = calloc(1, sizeof *g);
+  mg *g = dk__calloc(x->alloc, 1, sizeof *g);
   if (!g) {
     dk_txn__dml_dispose(&c);
     return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -1076,9 +1245,9 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   dk_status st = setup(g, err);
   if (!st) st = load_source(g, err);
   c.m->num_files_before_skipping = dk_snapshot_num_files(x->snap);
-  if (!st) st = dk_txn_read_files(x, NULL, &g->idx, &g->n_idx, err);
-  c.m->num_files_after_skipping = g->n_idx;
   if (!st) st = dk_snapshot_files_open(&g->it, x->snap, NULL, err);
+  if (!st) st = target_files(g, err);
+  c.m->num_files_after_skipping = g->n_idx;
   if (!st) {
     struct ArrowArrayStream s = {.get_schema = s_get_schema,
                                  .get_next = s_get_next,
@@ -1117,36 +1286,25 @@ dk_status dk_txn_merge(dk_dml_metrics *out, dk_txn *x, const dk_merge_spec *sp,
   if (!st) st = set_params(x, sp, err);
   if (!st) st = merge_metrics(g, err);
   mg_dispose(g);
-  free(g);
+  dk__free(x->alloc, g);
   dk_txn__dml_dispose(&c);
   return st;
+}
+
+typedef struct merge_args {
+  dk_dml_metrics *out;
+  const dk_merge_spec *spec;
+  const dk_dml_options *o;
+} merge_args;
+
+static dk_status merge_body(dk_txn *x, void *arg, dk_error *err) {
+  merge_args *a = arg;
+  return dk_txn_merge(a->out, x, a->spec, a->o, err);
 }
 
 dk_status dk_table_merge(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
                          const dk_merge_spec *spec, const dk_dml_options *o,
                          const dk_txn_options *txn_opts, dk_error *err) {
-  if (commit) {
-    unsigned v = commit->version;
-    memset(commit, 0, sizeof *commit);
-    commit->version = v;
-    commit->committed_version = -1;
-  }
-  DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_merge: NULL table");
-  dk_snapshot *snap = NULL;
-  dk_txn *x = NULL;
-  dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION};
-  if (txn_opts) to = *txn_opts;
-  to.operation = "MERGE";
-  dk_status st = dk_snapshot_open(&snap, t, NULL, err);
-  if (!st) st = dk_txn_begin(&x, snap, &to, err);
-  if (!st) st = dk_txn_merge(out, x, spec, o, err);
-  if (!st && x->n_adds == 0 && x->n_removes == 0) {
-    dk_txn_abort(x); /* nothing changed: no commit */
-  } else if (!st) {
-    st = dk_txn_commit(x, commit, err);
-  } else {
-    dk_txn_abort(x);
-  }
-  dk_snapshot_free(snap);
-  return st;
+  merge_args a = {out, spec, o};
+  return dk_txn__dml_run(commit, t, "MERGE", txn_opts, merge_body, &a, err);
 }

@@ -293,7 +293,11 @@ dk_status dk_txn_read_files(dk_txn *x, const dk_expr *filter, int64_t **out_idx,
     dk_expr_free(ponly);
     return st0;
   }
-  DK_RETURN_NOT_OK(dk_txn__read_predicate(x, ponly, err)); /* takes ponly */
+  st0 = dk_txn__read_predicate(x, ponly, err); /* takes ponly */
+  if (st0) {
+    dk_scan_free(scan);
+    return st0;
+  }
   int64_t nf = dk_scan_num_files(scan), total = dk_snapshot_num_files(x->snap);
   int64_t *idx = NULL;
   dk_status st = DK_OK;
@@ -899,6 +903,14 @@ dk_status dk_txn__put_protocol(dk_buf *b, const dk_protocol *p, dk_error *err) {
 
 int dk_txn__is_blind_append(const dk_txn *x) {
   return x->n_removes == 0 && x->n_preds == 0 && x->read_paths.count == 0 && x->n_dyn == 0;
+}
+
+const char *dk_txn__row_tracking_col(const dk_txn *x, int which) {
+  if (!dk_txn__protocol_supports(&x->protocol, "rowTracking") ||
+      !dk_txn__conf_true(&x->meta, "delta.enableRowTracking"))
+    return NULL;
+  return dk_txn__meta_conf(&x->meta, which ? "delta.rowTracking.materializedRowCommitVersionColumnName"
+                                           : "delta.rowTracking.materializedRowIdColumnName");
 }
 
 static int row_tracking_on(const dk_txn *x) {

@@ -164,6 +164,10 @@ dk_status dk_txn__parse_interval_ms(int64_t *out, const char *s, dk_error *err);
 /* Metadata helpers (txn.c). */
 const char *dk_txn__meta_conf(const txn_meta *m, const char *key);
 int dk_txn__conf_true(const txn_meta *m, const char *key);
+/* The column row ids (which 0) or row commit versions (1) are materialized in when DML keeps
+** them (delta-spark RowTracking.isEnabled: the feature supported and delta.enableRowTracking
+** on; the name from delta.rowTracking.materialized*ColumnName), else NULL. */
+const char *dk_txn__row_tracking_col(const dk_txn *x, int which);
 
 /* Writer-side protocol check (features.c): DK_UNSUPPORTED naming what dk cannot write. */
 dk_status dk_txn__check_write_protocol(const dk_protocol *p, dk_error *err);

@@ -24,8 +24,9 @@
 ** With the change data feed on, the updated rows' old and new values are written as change data
 ** (update_preimage / update_postimage cdc files), as UpdateCommand.shouldOutputCdc.
 **
-** Not yet: tables with row tracking (the updated rows' materialized row ids are not written)
-** are refused (DK_UNSUPPORTED).
+** With row tracking on, the written rows keep their row ids (materialized in the column
+** delta.rowTracking.materializedRowIdColumnName names) and the updated ones get this commit's
+** row commit version (dml_rewrite.c), as delta-spark's UPDATE does.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,12 +71,6 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
   dk_status st = DK_OK;
   if (n_set == 0 || !set)
     st = dk__error_set(err, DK_INVALID, "UPDATE needs at least one assignment");
-  else if (dk_txn__protocol_supports(&x->protocol, "rowTracking") &&
-           dk_txn__conf_true(&x->meta, "delta.enableRowTracking"))
-    st = dk__error_set(err, DK_UNSUPPORTED,
-                       "UPDATE on %s: tables with row tracking (delta.enableRowTracking) are not "
-                       "supported yet (the updated rows' row ids would not be preserved)",
-                       x->table->root);
   /* with DVs only the matched rows are written, updated; without, every row of the touched
    * files, updated where the predicate holds */
   dml_rewrite r = {.keep = c.use_dvs ? pred : NULL, .set = set, .n_set = n_set,
@@ -124,16 +119,24 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
   return st;
 }
 
+typedef struct update_args {
+  dk_dml_metrics *out;
+  const dk_dml_assignment *set;
+  size_t n_set;
+  const dk_expr *pred;
+  const dk_dml_options *o;
+} update_args;
+
+static dk_status update_body(dk_txn *x, void *arg, dk_error *err) {
+  update_args *a = arg;
+  return dk_txn_update(a->out, x, a->set, a->n_set, a->pred, a->o, err);
+}
+
 dk_status dk_table_update(dk_dml_metrics *out, dk_commit_result *commit, dk_table *t,
                           const char *const *set, size_t n_set, const char *predicate,
                           const dk_dml_options *o, const dk_txn_options *txn_opts,
                           dk_error *err) {
-  if (commit) {
-    unsigned v = commit->version;
-    memset(commit, 0, sizeof *commit);
-    commit->version = v;
-    commit->committed_version = -1;
-  }
+  dk_txn__commit_reset(commit);
   DK_RETURN_IF(!t, DK_INVALID, err, "dk_table_update: NULL table");
   DK_RETURN_IF(!set || !n_set, DK_INVALID, err, "UPDATE needs at least one assignment");
   dk_expr *pred = NULL;
@@ -149,22 +152,8 @@ dk_status dk_table_update(dk_dml_metrics *out, dk_commit_result *commit, dk_tabl
     if (st && set[2 * i]) dk__error_prefix(err, "UPDATE %s", set[2 * i]);
     as[i].value = v;
   }
-  dk_snapshot *snap = NULL;
-  dk_txn *x = NULL;
-  dk_txn_options to = {.version = DK_TXN_OPTIONS_VERSION};
-  if (txn_opts) to = *txn_opts;
-  to.operation = "UPDATE";
-  if (!st) st = dk_snapshot_open(&snap, t, NULL, err);
-  if (!st) st = dk_txn_begin(&x, snap, &to, err);
-  if (!st) st = dk_txn_update(out, x, as, n_set, pred, o, err);
-  if (!st && x->n_adds == 0 && x->n_removes == 0) {
-    dk_txn_abort(x); /* nothing matched: no commit */
-  } else if (!st) {
-    st = dk_txn_commit(x, commit, err);
-  } else {
-    dk_txn_abort(x);
-  }
-  dk_snapshot_free(snap);
+  update_args a = {out, as, n_set, pred, o};
+  if (!st) st = dk_txn__dml_run(commit, t, "UPDATE", txn_opts, update_body, &a, err);
   for (size_t i = 0; i < n_set; i++) dk_expr_free((dk_expr *)as[i].value);
   dk__free(NULL, as);
   dk_expr_free(pred);

@@ -21,6 +21,7 @@
 ** overwriteSchema, idempotent app transactions, one WRITE commit with Spark's
 ** operationParameters and metrics.
 */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -44,6 +45,9 @@ typedef struct wfile {
   char *rel;                  /* path relative to the root */
   const char **pv;            /* partition values (n_part, NULL = null), arena */
   int64_t est_bytes;          /* input bytes so far (roll estimate) */
+  int finished;               /* closed (published) by finish_file, not yet staged */
+  dk_parquet_write_result r;  /* finish_file's results */
+  char *stats;
 } wfile;
 
 typedef struct wctx {
@@ -59,7 +63,10 @@ typedef struct wctx {
   int64_t *part_col;          /* partition column k -> table column */
   int64_t *data_col;          /* data column j -> table column */
   size_t n_data;
-  dk_hmap groups;             /* partition key text -> wfile index + 1 */
+  dk_hmap groups;             /* partition key text -> partition index (parts_seen) + 1 */
+  size_t *part_file;          /* partition index -> its open file, NO_FILE when none */
+  dk__exec *ex;               /* partitioned writes: partitions' files written in parallel */
+  int par;                    /* threads of that fan-out (1 = the caller only) */
   wfile *files;
   size_t n_files, cap_files;
   dk_buf done_paths;          /* closed files (to delete on failure): rel NUL ... */
@@ -76,8 +83,13 @@ typedef struct wctx {
   const char **parts_seen;    /* distinct partitions (rows of n_part), arena */
   size_t n_parts_seen, cap_parts_seen;
   int cdc;                    /* change data files (dk_txn__write_cdc) */
-  int64_t cdc_col;            /* the stream's _change_type column */
+  /* stream columns written after the data columns, not table columns: the change data's
+   * _change_type, or the materialized row tracking columns (row id, row commit version) */
+  int64_t extra_col[2];
+  size_t n_extra;
 } wctx;
+
+#define NO_FILE ((size_t)-1)
 
 static const char *codec_ext(dk_parquet_codec c) {
   switch (c) {
@@ -208,14 +220,74 @@ static dk_status open_file(wctx *c, const char *const *pv, size_t *out, dk_error
   return DK_OK;
 }
 
-/* Closes file i and stages its add. */
-static dk_status close_file(wctx *c, size_t i, dk_error *err) {
+/* The stats of a file with the materialized row tracking columns: those columns' entries left
+** out of minValues / maxValues / nullCount (they are not table columns: delta-spark collects
+** statistics over the table's data columns only). */
+static dk_status drop_extra_stats(wctx *c, char **stats, dk_error *err) {
+  dk_arena ar;
+  dk__arena_init(&ar, c->alloc, 4096);
+  dk_json_value *v = NULL;
+  dk_buf b;
+  dk__buf_init(&b, c->alloc);
+  dk_status st = dk__json_parse(&v, &ar, *stats, strlen(*stats), err);
+  if (!st && v->type != DK_JSON_OBJECT) st = dk__error_set(err, DK_INTERNAL, "stats not an object");
+  if (!st) st = dk__buf_putc(&b, '{', err);
+  for (uint32_t i = 0; !st && i < v->len; i++) {
+    const dk_json_value *m = &v->u.members[i].value;
+    if (i) st = dk__buf_putc(&b, ',', err);
+    if (!st) st = dk__json_write_str(&b, v->u.members[i].key, v->u.members[i].klen, err);
+    if (!st) st = dk__buf_putc(&b, ':', err);
+    if (st || m->type != DK_JSON_OBJECT) {
+      if (!st) st = dk__json_write_value(&b, m, err);
+      continue;
+    }
+    st = dk__buf_putc(&b, '{', err);
+    int first = 1;
+    for (uint32_t k = 0; !st && k < m->len; k++) {
+      bool extra = false;
+      for (size_t e = c->n_data; e < c->n_data + c->n_extra; e++) {
+        const char *nm = c->data.children[e]->name;
+        extra |= strlen(nm) == m->u.members[k].klen &&
+                 !memcmp(nm, m->u.members[k].key, m->u.members[k].klen);
+      }
+      if (extra) continue;
+      if (!first) st = dk__buf_putc(&b, ',', err);
+      first = 0;
+      if (!st) st = dk__json_write_str(&b, m->u.members[k].key, m->u.members[k].klen, err);
+      if (!st) st = dk__buf_putc(&b, ':', err);
+      if (!st) st = dk__json_write_value(&b, &m->u.members[k].value, err);
+    }
+    if (!st) st = dk__buf_putc(&b, '}', err);
+  }
+  if (!st) st = dk__buf_putc(&b, '}', err);
+  char *out = st ? NULL : dk__malloc(NULL, b.len + 1); /* dk_free, as the writer's */
+  if (!st && !out) st = dk__error_set(err, DK_NOMEM, "out of memory (stats)");
+  if (!st) {
+    memcpy(out, b.data, b.len + 1);
+    dk_free(*stats);
+    *stats = out;
+  }
+  dk__buf_dispose(&b);
+  dk__arena_dispose(&ar);
+  return st;
+}
+
+/* Closes file i (flush, footer, publish) and takes its statistics: the part of closing a
+ * file that may run on any thread (files are independent). */
+static dk_status finish_file(wctx *c, size_t i, dk_error *err) {
   wfile *f = &c->files[i];
-  dk_parquet_write_result r = {.version = DK_PARQUET_WRITE_RESULT_VERSION};
-  dk_status st = dk_parquet_writer_close(f->w, &r, err);
-  char *stats = NULL;
-  if (!st) st = dk__buf_append(&c->done_paths, f->rel, strlen(f->rel) + 1, err);
-  if (!st && !c->cdc) st = dk_parquet_writer_delta_stats(&stats, f->w, &c->so, err);
+  f->r.version = DK_PARQUET_WRITE_RESULT_VERSION;
+  DK_RETURN_NOT_OK(dk_parquet_writer_close(f->w, &f->r, err));
+  f->finished = 1;
+  if (!c->cdc) DK_RETURN_NOT_OK(dk_parquet_writer_delta_stats(&f->stats, f->w, &c->so, err));
+  if (!c->cdc && c->n_extra && f->stats) DK_RETURN_NOT_OK(drop_extra_stats(c, &f->stats, err));
+  return DK_OK;
+}
+
+/* Stages the add of finished file i (on the transaction's thread). */
+static dk_status stage_file(wctx *c, size_t i, dk_error *err) {
+  wfile *f = &c->files[i];
+  dk_status st = dk__buf_append(&c->done_paths, f->rel, strlen(f->rel) + 1, err);
   if (!st) {
     const char **kv = c->n_part ? dk__calloc(c->alloc, 2 * c->n_part, sizeof *kv) : NULL;
     for (size_t k = 0; kv && k < c->n_part; k++) {
@@ -223,27 +295,35 @@ static dk_status close_file(wctx *c, size_t i, dk_error *err) {
       kv[2 * k + 1] = f->pv[k];
     }
     dk_add_file a = {.version = DK_ADD_FILE_VERSION, .path = f->rel,
-                     .n_partition_values = c->n_part, .partition_kv = kv, .size = r.file_size,
+                     .n_partition_values = c->n_part, .partition_kv = kv, .size = f->r.file_size,
                      .modification_time = wall_ms(),
                      .data_change = !(c->o && c->o->version >= 2 && c->o->rearrange_only),
-                     .stats = stats};
+                     .stats = f->stats};
     if (c->n_part && !kv) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
     else st = c->cdc ? dk_txn__add_cdc(c->x, &a, err) : dk_txn_add_file(c->x, &a, err);
     dk__free(c->alloc, kv);
     if (!st && c->res) {
       c->res->files++;
-      c->res->rows += r.num_rows;
-      c->res->bytes += r.file_size;
+      c->res->rows += f->r.num_rows;
+      c->res->bytes += f->r.file_size;
       if (c->o && c->o->progress)
         c->o->progress(c->o->progress_payload, c->res->files, c->res->rows, c->res->bytes);
     }
   }
-  dk_free(stats);
+  f->finished = 0; /* in done_paths from here on (or the write failed and it is removed) */
+  dk_free(f->stats);
+  f->stats = NULL;
   dk_parquet_writer_free(f->w);
   f->w = NULL;
   dk__free(c->alloc, f->rel);
   f->rel = NULL;
   return st;
+}
+
+/* Closes file i and stages its add. */
+static dk_status close_file(wctx *c, size_t i, dk_error *err) {
+  dk_status st = finish_file(c, i, err);
+  return st ? st : stage_file(c, i, err);
 }
 
 /* Evaluates the constraints on one batch (stream schema). */
@@ -337,9 +417,17 @@ static dk_status load_constraints(wctx *c, const struct ArrowSchema *s, dk_error
 
 static void wctx_dispose(wctx *c, int failed) {
   for (size_t i = 0; i < c->n_files; i++) {
-    dk_parquet_writer_free(c->files[i].w); /* aborts: nothing published */
-    dk__free(c->alloc, c->files[i].rel);
+    wfile *f = &c->files[i];
+    if (f->finished && f->rel) { /* published by a task, never staged: delete it */
+      char full[4200];
+      snprintf(full, sizeof full, "%s/%s", c->x->table->root, f->rel);
+      (void)c->x->table->sto->remove(c->x->table->sto, full, NULL);
+    }
+    dk_parquet_writer_free(f->w); /* aborts the unfinished: nothing published */
+    dk__free(c->alloc, f->rel);
+    dk_free(f->stats);
   }
+  dk__free(c->alloc, c->part_file);
   if (failed) /* files closed before the failure are referenced by nothing: delete them */
     for (size_t p = 0; p < c->done_paths.len;) {
       const char *rel = c->done_paths.data + p;
@@ -386,12 +474,20 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->part_col[k] = f - c->schema->fields;
     c->is_part[c->part_col[k]] = 1;
   }
-  /* every stream column is a table column, and every table column is in the stream */
-  c->cdc_col = -1;
+  /* every stream column is a table column (or an extra one), and every table column is in
+   * the stream */
+  const char *rt_id = c->cdc ? NULL : dk_txn__row_tracking_col(x, 0);
+  const char *rt_cv = c->cdc ? NULL : dk_txn__row_tracking_col(x, 1);
   for (int64_t j = 0; j < in->n_children; j++) {
     const char *nm = in->children[j]->name ? in->children[j]->name : "";
-    if (c->cdc && !strcmp(nm, "_change_type") && !strcmp(in->children[j]->format, "u")) {
-      c->cdc_col = j;
+    const char *fmt = in->children[j]->format;
+    bool extra = c->cdc ? !strcmp(nm, "_change_type") && !strcmp(fmt, "u")
+                        : ((rt_id && !strcmp(nm, rt_id)) || (rt_cv && !strcmp(nm, rt_cv))) &&
+                              !strcmp(fmt, "l");
+    if (extra) {
+      DK_RETURN_IF(c->n_extra == DK_ARRAY_LEN(c->extra_col), DK_INVALID, err,
+                   "column '%s' appears twice in the data", nm);
+      c->extra_col[c->n_extra++] = j;
       continue;
     }
     if (!dk_schema_find(c->schema, nm))
@@ -418,20 +514,18 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
     c->in_col[i] = j;
     if (!c->is_part[i]) c->data_col[c->n_data++] = (int64_t)i;
   }
-  DK_RETURN_IF(c->cdc && c->cdc_col < 0, DK_INTERNAL, err,
+  DK_RETURN_IF(c->cdc && c->n_extra != 1, DK_INTERNAL, err,
                "change data without a _change_type string column");
-  /* the files' schema: the physical data columns, in table order, the data's types (change
-   * data: then _change_type) */
+  /* the files' schema: the physical data columns, in table order, the data's types; then the
+   * extra columns (change data: _change_type) */
   dk_atype sty = dk__atype_make(DK_AT_STRUCT);
-  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)c->n_data + (c->cdc ? 1 : 0),
+  DK_RETURN_NOT_OK(dk__schema_init(&c->data, &sty, "", 0, (int64_t)(c->n_data + c->n_extra),
                                    err));
-  for (size_t d = 0; d < c->n_data; d++) {
+  for (size_t d = 0; d < c->n_data + c->n_extra; d++) {
+    const struct ArrowSchema *from = d < c->n_data ? c->phys.children[c->data_col[d]]
+                                                   : in->children[c->extra_col[d - c->n_data]];
     dk__schema_release(c->data.children[d]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], c->phys.children[c->data_col[d]], err));
-  }
-  if (c->cdc) {
-    dk__schema_release(c->data.children[c->n_data]);
-    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[c->n_data], in->children[c->cdc_col], err));
+    DK_RETURN_NOT_OK(dk__schema_copy(c->data.children[d], from, err));
   }
   return DK_OK;
 }
@@ -440,11 +534,12 @@ static dk_status setup(wctx *c, const struct ArrowSchema *in, dk_error *err) {
  * children are moved out of b; b keeps its other children until released). */
 static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b,
                            dk_error *err) {
-  size_t nk = c->n_data + (c->cdc ? 1 : 0);
+  size_t nk = c->n_data + c->n_extra;
   struct ArrowArray *kids = dk__calloc(c->alloc, nk + 1, sizeof *kids);
   if (!kids) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
   for (size_t d = 0; d < nk; d++) {
-    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]] : c->cdc_col];
+    struct ArrowArray *src = b->children[d < c->n_data ? c->in_col[c->data_col[d]]
+                                                        : c->extra_col[d - c->n_data]];
     kids[d] = *src;
     src->release = NULL;
   }
@@ -455,17 +550,28 @@ static dk_status data_view(struct ArrowArray *out, wctx *c, struct ArrowArray *b
   return st;
 }
 
-static dk_status note_partition(wctx *c, const char *const *pv, dk_error *err) {
+/* Records a new distinct partition (values copied into the arena); *p is its index. */
+static dk_status note_partition(wctx *c, const char *const *pv, size_t *p, dk_error *err) {
   if (c->n_parts_seen == c->cap_parts_seen) {
     size_t nc = c->cap_parts_seen ? c->cap_parts_seen * 2 : 16;
     const char **q = dk__arena_alloc(&c->x->ar, nc * (c->n_part ? c->n_part : 1) * sizeof *q, err);
-    if (!q) return DK_NOMEM;
+    size_t *pf = dk__realloc(c->alloc, c->part_file, nc * sizeof *pf);
+    if (!q || !pf) {
+      if (pf) c->part_file = pf;
+      return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+    }
     if (c->n_parts_seen) memcpy(q, c->parts_seen, c->n_parts_seen * c->n_part * sizeof *q);
     c->parts_seen = q;
+    c->part_file = pf;
     c->cap_parts_seen = nc;
   }
-  memcpy(c->parts_seen + c->n_parts_seen * c->n_part, pv, c->n_part * sizeof *pv);
-  c->n_parts_seen++;
+  const char **row = c->parts_seen + c->n_parts_seen * c->n_part;
+  for (size_t k = 0; k < c->n_part; k++) {
+    row[k] = pv[k] ? dk__arena_strndup(&c->x->ar, pv[k], strlen(pv[k]), err) : NULL;
+    if (pv[k] && !row[k]) return DK_NOMEM;
+  }
+  c->part_file[c->n_parts_seen] = NO_FILE;
+  *p = c->n_parts_seen++;
   return DK_OK;
 }
 
@@ -526,6 +632,364 @@ static dk_status write_rows(wctx *c, size_t *fi, const struct ArrowArray *arr, d
   return DK_OK;
 }
 
+/* ---- partitioned batches ----------------------------------------------------------------
+** Rows are grouped by their partition values (a batch-local hash of the values' raw bytes, the
+** partition's text built once per distinct value), then counting-sorted per window of rows;
+** each partition's rows of a window are gathered (the take kernel) and written to its file by
+** one task of the table's executor, the partitions' files in parallel (their Parquet writers
+** then run single-threaded). Files are opened and staged on the calling thread; a task only
+** writes and, when its file reached the target, closes it. */
+
+#define WINDOW_ROWS (1 << 16)
+#define MAX_SEGS 4 /* files a partition's task fills per round (bounds the files open) */
+
+/* Bytes of a partition value's raw grouping key by its Arrow format: the value's own bytes
+ * (fixed width), -1 / -2 for 32 / 64-bit offset strings, -3 for booleans, 0 for a type with
+ * no raw form (part_text then names it). */
+static int raw_width(const char *f) {
+  if (!strcmp(f, "u")) return -1;
+  if (!strcmp(f, "U")) return -2;
+  if (!strcmp(f, "b")) return -3;
+  if (!strcmp(f, "c")) return 1;
+  if (!strcmp(f, "s")) return 2;
+  if (!strcmp(f, "i") || !strcmp(f, "tdD")) return 4;
+  if (!strcmp(f, "l") || !strncmp(f, "tsu:", 4)) return 8;
+  if (!strncmp(f, "d:", 2)) return 16;
+  return 0;
+}
+
+#define RAW_KEY_MAX 1030 /* per column: tag, length, at most 1024 bytes (part_text's limit) */
+
+/* Row r's raw grouping key in kb (per column a null/value tag and the value's bytes); its
+ * length, or 0 when a value has no raw form here (too long, or an unusual type). */
+static size_t raw_key(uint8_t *kb, const wctx *c, const int *wd, const struct ArrowArray *b,
+                      int64_t r) {
+  size_t n = 0;
+  for (size_t k = 0; k < c->n_part; k++) {
+    const struct ArrowArray *a = b->children[c->in_col[c->part_col[k]]];
+    int64_t i = r + b->offset + a->offset;
+    const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+    if (valid && !dk__bit_get(valid, i)) {
+      kb[n++] = 'N';
+      continue;
+    }
+    kb[n++] = 'V';
+    int w = wd[k];
+    if (w == -1 || w == -2) {
+      int64_t lo, hi;
+      if (w == -1) {
+        lo = ((const int32_t *)a->buffers[1])[i];
+        hi = ((const int32_t *)a->buffers[1])[i + 1];
+      } else {
+        lo = ((const int64_t *)a->buffers[1])[i];
+        hi = ((const int64_t *)a->buffers[1])[i + 1];
+      }
+      if (hi - lo > 1024) return 0;
+      uint32_t len = (uint32_t)(hi - lo);
+      memcpy(kb + n, &len, 4);
+      memcpy(kb + n + 4, (const char *)a->buffers[2] + lo, len);
+      n += 4 + len;
+    } else if (w == -3) {
+      kb[n++] = (uint8_t)dk__bit_get(a->buffers[1], i);
+    } else if (w > 0) {
+      memcpy(kb + n, (const uint8_t *)a->buffers[1] + (size_t)w * (size_t)i, (size_t)w);
+      n += (size_t)w;
+    } else {
+      return 0;
+    }
+  }
+  return n;
+}
+
+/* The partition of row r (its index in parts_seen), from the values' text: a partition new
+ * to the write is recorded. */
+static dk_status part_of_row(size_t *out, wctx *c, const struct ArrowSchema *in,
+                             const struct ArrowArray *b, int64_t r, dk_buf *key,
+                             dk_error *err) {
+  const char *pv[64];
+  char pvbuf[64][1024];
+  dk__buf_clear(key);
+  for (size_t k = 0; k < c->n_part; k++) {
+    int64_t col = c->in_col[c->part_col[k]];
+    int is_null;
+    DK_RETURN_NOT_OK(part_text(pvbuf[k], sizeof pvbuf[k], &is_null, in->children[col],
+                               b->children[col], r + b->offset, err));
+    if (is_null && !c->schema->fields[c->part_col[k]].nullable)
+      return dk__error_set(err, DK_INVALID,
+                           "NULL value in the non-nullable partition column '%s' "
+                           "(DELTA_NOT_NULL_CONSTRAINT_VIOLATED)",
+                           c->schema->fields[c->part_col[k]].name);
+    pv[k] = is_null ? NULL : pvbuf[k];
+    DK_RETURN_NOT_OK(dk__buf_putc(key, is_null ? 'N' : 'V', err));
+    if (!is_null) DK_RETURN_NOT_OK(dk__buf_append(key, pvbuf[k], strlen(pvbuf[k]), err));
+    DK_RETURN_NOT_OK(dk__buf_putc(key, 0, err));
+  }
+  uint64_t *slot;
+  bool ins;
+  DK_RETURN_NOT_OK(dk__hmap_upsert(&c->groups, key->data, key->len, &slot, &ins, err));
+  if (!ins) {
+    *out = (size_t)(*slot - 1);
+    return DK_OK;
+  }
+  *slot = 0; /* not a partition until recorded (a failure below leaves no dangling entry) */
+  DK_RETURN_NOT_OK(note_partition(c, pv, out, err));
+  *dk__hmap_get(&c->groups, key->data, key->len) = *out + 1;
+  return DK_OK;
+}
+
+/* gid[r] = the partition of each row of b. */
+static dk_status group_rows(int64_t *gid, wctx *c, const struct ArrowSchema *in,
+                            const struct ArrowArray *b, dk_error *err) {
+  DK_RETURN_IF(c->n_part > 64, DK_UNSUPPORTED, err, "more than 64 partition columns");
+  int wd[64];
+  for (size_t k = 0; k < c->n_part; k++)
+    wd[k] = raw_width(in->children[c->in_col[c->part_col[k]]]->format);
+  uint8_t *kb = dk__malloc(c->alloc, c->n_part * RAW_KEY_MAX);
+  if (!kb) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  dk_hmap local; /* raw key -> partition + 1, this batch */
+  dk__hmap_init(&local, c->alloc);
+  dk_buf key;
+  dk__buf_init(&key, c->alloc);
+  dk_status st = DK_OK;
+  for (int64_t r = 0; r < b->length && !st; r++) {
+    size_t kl = raw_key(kb, c, wd, b, r);
+    uint64_t *slot = NULL;
+    bool ins = true;
+    if (kl) st = dk__hmap_upsert(&local, (const char *)kb, kl, &slot, &ins, err);
+    if (st) break;
+    if (!ins) {
+      gid[r] = (int64_t)(*slot - 1);
+      continue;
+    }
+    if (slot) *slot = 0;
+    size_t p;
+    st = part_of_row(&p, c, in, b, r, &key, err);
+    if (!st && kl) *dk__hmap_get(&local, (const char *)kb, kl) = p + 1;
+    gid[r] = (int64_t)p;
+  }
+  dk__buf_dispose(&key);
+  dk__hmap_dispose(&local);
+  dk__free(c->alloc, kb);
+  return st;
+}
+
+/* A run of one partition's rows that goes into one file. */
+typedef struct wseg {
+  size_t file;
+  int64_t row0, rows;       /* within the job's rows */
+  int close;                /* the file reached the target: close it after these rows */
+} wseg;
+
+/* One partition's rows of a round, written by one task. */
+typedef struct wjob {
+  const int64_t *idx;       /* the rows (window-sorted batch row numbers) */
+  int64_t m;
+  size_t seg0, n_seg;       /* its segments in the round's array */
+  dk_status st;
+  dk_error err;
+} wjob;
+
+typedef struct wround {
+  wctx *c;
+  const struct ArrowArray *view;
+  wjob *jobs;
+  size_t n_jobs;
+  wseg *segs;
+  atomic_size_t next;
+} wround;
+
+static dk_status run_job(wctx *c, const struct ArrowArray *view, const wjob *j,
+                         const wseg *segs, dk_error *err) {
+  struct ArrowArray part;
+  DK_RETURN_NOT_OK(dk_scan__take(&part, &c->data, view, j->idx, j->m, c->alloc, err));
+  dk_status st = DK_OK;
+  for (size_t s = 0; s < j->n_seg && !st; s++) {
+    const wseg *g = &segs[j->seg0 + s];
+    struct ArrowArray sl = part; /* a borrowed slice: not released here */
+    sl.offset = part.offset + g->row0;
+    sl.length = g->rows;
+    sl.null_count = part.null_count ? -1 : 0;
+    sl.release = borrowed_release;
+    st = dk_parquet_writer_write(c->files[g->file].w, &sl, err);
+    if (!st && g->close) st = finish_file(c, g->file, err);
+  }
+  part.release(&part);
+  return st;
+}
+
+static void run_jobs(void *arg) {
+  wround *rd = arg;
+  for (;;) {
+    size_t i = atomic_fetch_add(&rd->next, 1);
+    if (i >= rd->n_jobs) return;
+    wjob *j = &rd->jobs[i];
+    dk_error_init(&j->err);
+    j->st = run_job(rd->c, rd->view, j, rd->segs, &j->err);
+  }
+}
+
+/* Plans up to MAX_SEGS files' worth of partition p's rows (*left of them, from *done),
+ * opening files as needed. */
+static dk_status plan_part(wctx *c, size_t p, int64_t *done, int64_t left, double row_bytes,
+                           wseg **segs, size_t *n_segs, size_t *cap_segs, dk_error *err) {
+  int64_t taken = 0;
+  for (int s = 0; s < MAX_SEGS && taken < left; s++) {
+    size_t fi = c->part_file[p];
+    if (fi == NO_FILE) {
+      DK_RETURN_NOT_OK(open_file(c, c->parts_seen + p * c->n_part, &fi, err));
+      c->part_file[p] = fi;
+    }
+    wfile *f = &c->files[fi];
+    int64_t room = c->target - f->est_bytes;
+    int64_t rows = row_bytes > 0 ? (int64_t)((double)room / row_bytes) : left;
+    if (rows < 1) rows = 1;
+    if (rows > left - taken) rows = left - taken;
+    if (*n_segs == *cap_segs) {
+      size_t nc = *cap_segs ? *cap_segs * 2 : 64;
+      wseg *q = dk__realloc(c->alloc, *segs, nc * sizeof *q);
+      if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+      *segs = q;
+      *cap_segs = nc;
+    }
+    f->est_bytes += (int64_t)(row_bytes * (double)rows);
+    int full = f->est_bytes >= c->target;
+    (*segs)[(*n_segs)++] = (wseg){fi, taken, rows, full};
+    if (full) c->part_file[p] = NO_FILE;
+    taken += rows;
+  }
+  *done += taken;
+  return DK_OK;
+}
+
+/* Writes the rows of each partition (cnt[p] rows at idx + start[p]; done[p] of them written)
+ * in rounds of parallel tasks until every row is written. */
+static dk_status write_window(wctx *c, const struct ArrowArray *view, const int64_t *idx,
+                              const int64_t *start, const int64_t *cnt, int64_t *done,
+                              double row_bytes, dk_error *err) {
+  size_t np = c->n_parts_seen;
+  wjob *jobs = dk__calloc(c->alloc, np, sizeof *jobs);
+  if (!jobs) return dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  wseg *segs = NULL;
+  size_t cap_segs = 0;
+  dk_status st = DK_OK;
+  for (;;) {
+    size_t n_jobs = 0, n_segs = 0;
+    for (size_t p = 0; p < np && !st; p++) {
+      if (done[p] == cnt[p]) continue;
+      wjob *j = &jobs[n_jobs++];
+      int64_t d0 = done[p];
+      j->seg0 = n_segs;
+      st = plan_part(c, p, &done[p], cnt[p] - d0, row_bytes, &segs, &n_segs, &cap_segs, err);
+      j->idx = idx + start[p] + d0;
+      j->m = done[p] - d0;
+      j->n_seg = n_segs - j->seg0;
+    }
+    if (st || n_jobs == 0) break;
+    wround rd = {c, view, jobs, n_jobs, segs, 0};
+    dk__exec_fanout(c->ex, (int)DK_MIN((size_t)c->par, n_jobs), run_jobs, &rd);
+    for (size_t i = 0; i < n_jobs && !st; i++)
+      if (jobs[i].st) {
+        *err = jobs[i].err;
+        st = jobs[i].st;
+      }
+    for (size_t i = 0; i < n_jobs && !st; i++)
+      for (size_t s = 0; s < jobs[i].n_seg && !st; s++)
+        if (segs[jobs[i].seg0 + s].close) st = stage_file(c, segs[jobs[i].seg0 + s].file, err);
+    if (st) break;
+  }
+  dk__free(c->alloc, segs);
+  dk__free(c->alloc, jobs);
+  return st;
+}
+
+static dk_status write_partitioned(wctx *c, const struct ArrowSchema *in, struct ArrowArray *b,
+                                   double row_bytes, dk_error *err) {
+  int64_t n = b->length;
+  int64_t *gid = dk__malloc(c->alloc, (size_t)n * sizeof *gid);
+  int64_t *idx = dk__malloc(c->alloc, (size_t)DK_MIN(n, WINDOW_ROWS) * sizeof *idx);
+  dk_status st = gid && idx ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  if (!st) st = group_rows(gid, c, in, b, err);
+  if (!st && !c->par) { /* decided once: several partitions write in parallel, one alone
+                           spreads its columns over the writer's threads */
+    int th = DK_MIN(c->po.threads, dk__exec_threads(c->ex));
+    c->par = c->n_parts_seen > 1 && th > 1 ? th : 1;
+    if (c->par > 1) c->po.threads = 1;
+  }
+  size_t np = c->n_parts_seen;
+  int64_t *cnt = st ? NULL : dk__calloc(c->alloc, 3 * np, sizeof *cnt);
+  if (!st && !cnt) st = dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  struct ArrowArray view;
+  memset(&view, 0, sizeof view);
+  if (!st) st = data_view(&view, c, b, err);
+  for (int64_t w0 = 0; w0 < n && !st; w0 += WINDOW_ROWS) {
+    int64_t w1 = DK_MIN(n, w0 + WINDOW_ROWS);
+    int64_t *start = cnt + np, *pos = cnt + 2 * np;
+    memset(cnt, 0, 3 * np * sizeof *cnt);
+    for (int64_t r = w0; r < w1; r++) cnt[gid[r]]++;
+    for (size_t p = 1; p < np; p++) start[p] = start[p - 1] + cnt[p - 1];
+    memcpy(pos, start, np * sizeof *pos);
+    for (int64_t r = w0; r < w1; r++) idx[pos[gid[r]]++] = r;
+    memset(pos, 0, np * sizeof *pos); /* now: rows of each partition written */
+    st = write_window(c, &view, idx, start, cnt, pos, row_bytes, err);
+  }
+  if (view.release) view.release(&view);
+  dk__free(c->alloc, cnt);
+  dk__free(c->alloc, gid);
+  dk__free(c->alloc, idx);
+  return st;
+}
+
+typedef struct wclose {
+  wctx *c;
+  const size_t *files;
+  size_t n;
+  dk_status *st;
+  dk_error *err;
+  atomic_size_t next;
+} wclose;
+
+static void run_closes(void *arg) {
+  wclose *w = arg;
+  for (;;) {
+    size_t i = atomic_fetch_add(&w->next, 1);
+    if (i >= w->n) return;
+    dk_error_init(&w->err[i]);
+    w->st[i] = finish_file(w->c, w->files[i], &w->err[i]);
+  }
+}
+
+/* Closes every open file (in parallel when partitions are written so) and stages them. */
+static dk_status close_all(wctx *c, dk_error *err) {
+  size_t n = 0;
+  for (size_t i = 0; i < c->n_files; i++) n += c->files[i].w && !c->files[i].finished;
+  if (c->par <= 1 || n <= 1) {
+    for (size_t i = 0; i < c->n_files; i++)
+      if (c->files[i].w) DK_RETURN_NOT_OK(close_file(c, i, err));
+    return DK_OK;
+  }
+  size_t *files = dk__calloc(c->alloc, n, sizeof *files);
+  dk_status *sts = dk__calloc(c->alloc, n, sizeof *sts);
+  dk_error *errs = dk__calloc(c->alloc, n, sizeof *errs);
+  dk_status st = files && sts && errs ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (write)");
+  if (!st) {
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_files; i++)
+      if (c->files[i].w && !c->files[i].finished) files[k++] = i;
+    wclose w = {c, files, n, sts, errs, 0};
+    dk__exec_fanout(c->ex, (int)DK_MIN((size_t)c->par, n), run_closes, &w);
+    for (size_t i = 0; i < n && !st; i++)
+      if (sts[i]) {
+        *err = errs[i];
+        st = sts[i];
+      }
+    for (size_t i = 0; i < n && !st; i++) st = stage_file(c, files[i], err);
+  }
+  dk__free(c->alloc, files);
+  dk__free(c->alloc, sts);
+  dk__free(c->alloc, errs);
+  return st;
+}
+
 /* Routes one batch: whole into the single file (unpartitioned) or by partition. */
 static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct ArrowArray *b,
                              dk_error *err) {
@@ -537,7 +1001,8 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
     if (c->n_files == 0 || !c->files[c->n_files - 1].w) {
       size_t fi;
       DK_RETURN_NOT_OK(open_file(c, NULL, &fi, err));
-      DK_RETURN_NOT_OK(note_partition(c, NULL, err));
+      size_t p;
+      if (c->n_parts_seen == 0) DK_RETURN_NOT_OK(note_partition(c, NULL, &p, err));
     }
     size_t fi = c->n_files - 1;
     struct ArrowArray view;
@@ -546,102 +1011,7 @@ static dk_status write_batch(wctx *c, const struct ArrowSchema *in, struct Arrow
     view.release(&view);
     return st;
   }
-  /* partitioned: group rows by their partition values */
-  int64_t n = b->length;
-  int64_t *gid = dk__malloc(c->alloc, (size_t)n * sizeof *gid);
-  int64_t *idx = dk__malloc(c->alloc, (size_t)n * sizeof *idx);
-  if (!gid || !idx) {
-    dk__free(c->alloc, gid);
-    dk__free(c->alloc, idx);
-    return dk__error_set(err, DK_NOMEM, "out of memory (write)");
-  }
-  dk_status st = DK_OK;
-  dk_buf key;
-  dk__buf_init(&key, c->alloc);
-  char val[1024];
-  const char *pv[64];
-  char pvbuf[64][1024];
-  DK_RETURN_IF(c->n_part > 64, DK_UNSUPPORTED, err, "more than 64 partition columns");
-  for (int64_t r = 0; r < n && !st; r++) {
-    dk__buf_clear(&key);
-    for (size_t k = 0; k < c->n_part && !st; k++) {
-      int64_t col = c->in_col[c->part_col[k]];
-      int is_null;
-      st = part_text(val, sizeof val, &is_null, in->children[col], b->children[col],
-                     r + b->offset, err);
-      if (st) break;
-      if (is_null && !c->schema->fields[c->part_col[k]].nullable)
-        st = dk__error_set(err, DK_INVALID,
-                           "NULL value in the non-nullable partition column '%s' "
-                           "(DELTA_NOT_NULL_CONSTRAINT_VIOLATED)",
-                           c->schema->fields[c->part_col[k]].name);
-      if (!st) st = dk__buf_putc(&key, is_null ? 'N' : 'V', err);
-      if (!st && !is_null) st = dk__buf_append(&key, val, strlen(val), err);
-      if (!st) st = dk__buf_putc(&key, 0, err);
-    }
-    if (st) break;
-    uint64_t *slot;
-    bool ins;
-    st = dk__hmap_upsert(&c->groups, key.data, key.len, &slot, &ins, err);
-    if (st) break;
-    if (ins || !c->files[*slot - 1].w) {
-      /* a new partition (or its last file rolled): open a file */
-      const char *p = key.data;
-      for (size_t k = 0; k < c->n_part; k++) {
-        size_t l = strlen(p);
-        if (p[0] == 'N') pv[k] = NULL;
-        else {
-          memcpy(pvbuf[k], p + 1, l);
-          pv[k] = pvbuf[k];
-        }
-        p += l + 1;
-      }
-      size_t fi;
-      st = open_file(c, pv, &fi, err);
-      if (!st && ins) st = note_partition(c, c->files[fi].pv, err);
-      if (st) break;
-      *slot = fi + 1;
-    }
-    gid[r] = (int64_t)(*slot - 1);
-  }
-  dk__buf_dispose(&key);
-  struct ArrowArray view;
-  memset(&view, 0, sizeof view);
-  if (!st) st = data_view(&view, c, b, err);
-  /* per window of rows, one take per file the window touches (small windows keep the
-   * taken arrays in reused memory) */
-  const int64_t win = 1 << 20;
-  for (int64_t w0 = 0; w0 < n && !st; w0 += win) {
-    int64_t w1 = w0 + win < n ? w0 + win : n;
-    for (int64_t r = w0; r < w1 && !st; r++) {
-      int64_t g = gid[r];
-      if (g < 0) continue;
-      int64_t m = 0;
-      for (int64_t q = r; q < w1; q++)
-        if (gid[q] == g) {
-          idx[m++] = q;
-          gid[q] = -1;
-        }
-      struct ArrowArray part;
-      st = dk_scan__take(&part, &c->data, &view, idx, m, c->alloc, err);
-      if (st) break;
-      size_t fi = (size_t)g;
-      st = write_rows(c, &fi, &part, (double)bytes / (double)n, err);
-      part.release(&part);
-      if (st) break;
-      if (fi != (size_t)g) { /* rolled: the partition's rows go on in the new file */
-        for (size_t q = 0; q < c->groups.cap; q++)
-          if (c->groups.slots[q].hash && c->groups.slots[q].value == (uint64_t)g + 1)
-            c->groups.slots[q].value = fi + 1;
-        for (int64_t q = r; q < n; q++)
-          if (gid[q] == g) gid[q] = (int64_t)fi;
-      }
-    }
-  }
-  if (view.release) view.release(&view);
-  dk__free(c->alloc, gid);
-  dk__free(c->alloc, idx);
-  return st;
+  return write_partitioned(c, in, b, (double)bytes / (double)b->length, err);
 }
 
 static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArrayStream *data,
@@ -679,6 +1049,7 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
   dk__hmap_init(&c.groups, x->alloc);
   dk__buf_init(&c.done_paths, x->alloc);
   dk_txn__uuid(c.uuid);
+  c.ex = x->table->exec;
   c.po.version = DK_PARQUET_WRITE_OPTIONS_VERSION;
   c.po.alloc = x->alloc;
   c.po.threads = o && o->threads > 0 ? o->threads : (int)DK_MIN(sysconf(_SC_NPROCESSORS_ONLN), 2);
@@ -726,8 +1097,7 @@ static dk_status write_stream(dk_write_result *out, dk_txn *x, struct ArrowArray
     b.release(&b);
     if (st) break;
   }
-  for (size_t i = 0; i < c.n_files && !st; i++)
-    if (c.files[i].w) st = close_file(&c, i, err);
+  if (!st) st = close_all(&c, err);
   if (!st && out) {
     out->n_partitions = (int64_t)c.n_parts_seen;
     out->partitions = c.parts_seen;

@@ -3,9 +3,9 @@
 **
 ** An executor belongs to a table (sized by dk_table_options.threads) or to a standalone
 ** reader (dk_parquet_read_options.threads), and every thread the library runs is one of its
-** workers: at most threads - 1 of them (the calling thread is the other one), started on
-** first use, one at a time as work waits for a free worker, and joined when the executor is
-** freed.
+** workers (libcurl's own name-resolver threads on S3 are libcurl's: storage/s3/s3.c): at most
+** threads - 1 of them (the calling thread is the other one), started on first use, one at a
+** time as work waits for a free worker, and joined when the executor is freed.
 **
 ** Work is handed over as tasks that the caller owns (no allocation per task, so submitting
 ** cannot fail): dk__exec_submit queues one, dk__exec_join returns once it has run. A task

@@ -7,6 +7,7 @@
 ** Buffers:  dk_buf, a growable byte buffer (64-byte aligned growth, no per-append malloc).
 ** Arena:    dk_arena, bump allocation in chunks; freed all at once.
 ** Hashing:  dk__hash_bytes (64-bit) and dk_hmap, open addressing from byte keys to uint64.
+** Percent-decoding: dk__pct_decode_into, the library's one decoder (pct.c).
 */
 #ifndef DK_UTIL_H
 #define DK_UTIL_H
@@ -180,5 +181,21 @@ void dk__pool_release(dk_pool *p);
 void dk__pool_counters(const dk_pool *p, int64_t *live_refs, int64_t *reused,
                       size_t *cached_bytes);
 
+
+/* ---- percent-decoding (pct.c) --------------------------------------------------------- */
+
+enum {
+  DK__PCT_STRICT = 1,    /* io/uri.h dk__pct_decode: a '%' without two hex digits, or %00, is
+                            DK_CORRUPT (else kept as is) */
+  DK__PCT_PLUS_SPACE = 2 /* '+' decodes to a space (form encoding: S3 listing keys) */
+};
+
+/* The byte an escape at s[i] (a '%') stands for, or -1 when s[i..n) is not two hex digits. */
+int dk__pct_escape_at(const char *s, size_t n, size_t i);
+/* Lenient decoding of s[0..n) into dst (room for n + 1 bytes; NUL-terminated; dst may be s:
+** in place); returns the length. An escape that is not two hex digits stays as written; %00
+** decodes to a NUL byte inside the length, which dk_io__check_path_bytes then refuses. flags:
+** DK__PCT_PLUS_SPACE. */
+size_t dk__pct_decode_into(char *dst, const char *s, size_t n, int flags);
 
 #endif /* DK_UTIL_H */

@@ -31,9 +31,10 @@ def make(tmp_path, dvs=True, name="t"):
     return root
 
 
-def rs(root):
+def rs(root, where="true", cols="id, k, s, d"):
     dt = deltalake.DeltaTable(root)
-    got = deltalake.QueryBuilder().register("t", dt).execute("SELECT id, k, s, d FROM t").read_all()
+    got = deltalake.QueryBuilder().register("t", dt).execute(
+        "SELECT %s FROM t WHERE %s" % (cols, where)).read_all()
     return sorted(pa.table(got).to_pylist(), key=lambda r: r["id"])
 
 
@@ -104,8 +105,9 @@ def src(ids, ks):
     return pa.table({"id": pa.array(ids, pa.int64()), "k": pa.array(ks, pa.int32())})
 
 
-def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path):
-    root = make(tmp_path)
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path, dvs):
+    root = make(tmp_path, dvs)
     before = rs(root)
     ids = list(range(0, 400, 3)) + list(range(5000, 5050))
     s = src(ids, [i % 5 for i in ids])
@@ -128,6 +130,7 @@ def test_merge_upsert_and_deletes_as_pyarrow_computes_it(tmp_path):
     assert rs(root) == sorted(want, key=lambda r: r["id"])
     assert m["num_inserted_rows"] == 50 and m["num_source_rows"] == len(ids)
     assert m["num_deleted_rows"] == (len(before) - len(want) + 50) and m["num_updated_rows"] > 0
+    assert has_dv(root) == dvs
 
 
 def test_merge_duplicate_matches_fail_as_spark(tmp_path):
@@ -154,10 +157,20 @@ def test_merge_bad_condition_leaves_the_table(tmp_path, on, exc):
     assert version(root) == v
 
 
-def test_merge_without_dvs_is_refused(tmp_path):
+def test_merge_copy_on_write_rewrites_only_touched_files(tmp_path):
+    """Without DVs a file with a matched row is rewritten (its other rows copied); the others
+    stay; numTargetRowsCopied counts the copies."""
     root = make(tmp_path, dvs=False)
-    with pytest.raises(dk.UnsupportedFeature, match="deletion vectors"):
-        dk.Table(root).merge(src([1], [1]), on="t.id = s.id").when_matched_delete().execute()
+    before, files0 = rs(root), set(deltalake.DeltaTable(root).file_uris())
+    m = dk.Table(root).merge(src([3], [9]), on="t.id = s.id").when_matched_update(
+        {"k": "s.k"}).execute()
+    assert rs(root) == [dict(r, k=9) if r["id"] == 3 else r for r in before]
+    files1 = set(deltalake.DeltaTable(root).file_uris())
+    assert len(files0 - files1) == 1 and len(files1 - files0) == 1
+    ci = json.loads(open(os.path.join(root, "_delta_log", "%020d.json" % version(root))).readline())
+    om = ci["commitInfo"]["operationMetrics"]
+    assert om["numTargetFilesRemoved"] == "1" and om["numTargetRowsUpdated"] == "1"
+    assert int(om["numTargetRowsCopied"]) > 0 and m["num_updated_rows"] == 1
 
 
 def cdf_rows(root, start):
@@ -219,3 +232,52 @@ def test_sqlite_delete_update_rollback_as_delta_rs_reads_them(tmp_path):
                "ROLLBACK;" % q)
     assert r.returncode == 0, r.stderr
     assert version(root) == v and rs(root) == want
+
+
+@pytest.mark.parametrize("prop,word", [("delta.enableRowTracking", "row tracking"),
+                                       ("delta.enableChangeDataFeed", "change data feed")])
+def test_sqlite_update_refuses_row_tracking_and_cdf_tables(tmp_path, prop, word):
+    """SQLite's UPDATE (DV bits + new rows through xUpdate) neither keeps row ids nor writes
+    update_pre/postimage rows: on such tables it fails naming the feature, the table unchanged,
+    while DELETE (DVs only, no change data, as delta-spark's DV DELETE) still works."""
+    root = str(tmp_path / "t")
+    t = pa.table({"id": pa.array(range(100), pa.int64()), "k": pa.array([1] * 100, pa.int32())})
+    dk.write_table(root, t, properties={"delta.enableDeletionVectors": "true", prop: "true",
+                                        "delta.minReaderVersion": "3",
+                                        "delta.minWriterVersion": "7"})
+    v = version(root)
+    q = "'" + root + "'"
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); UPDATE t SET k = 2 WHERE id < 5;" % q)
+    assert r.returncode != 0 and word in r.stderr and "dk update" in r.stderr, r.stderr
+    assert version(root) == v
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); DELETE FROM t WHERE id < 5;" % q)
+    assert r.returncode == 0, r.stderr
+    assert version(root) == v + 1 and [r["id"] for r in rs(root, cols="id")] == list(range(5, 100))
+
+
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_reads_only_the_files_in_the_source_key_range(tmp_path, dvs):
+    """The target files read are pruned by the source keys' min/max (a skipping predicate on
+    t.id): the others are neither read nor rewritten. NOT MATCHED BY SOURCE reads them all."""
+    root = make(tmp_path, dvs)
+    before = rs(root)
+    n_files = len(deltalake.DeltaTable(root).file_uris())
+    # files holding ids 40..60 as their stats say
+    adds = pa.table(deltalake.DeltaTable(root).get_add_actions(flatten=True)).to_pylist()
+    want_files = sum(1 for a in adds if a["min.id"] <= 60 and a["max.id"] >= 40)
+    assert n_files > 4 * want_files
+    ins = {"id": "s.id", "k": "s.k"}
+    m = (dk.Table(root).merge(src([40, 60, None], [1, 2, 3]), on="t.id = s.id")
+         .when_matched_update({"k": "s.k"}).when_not_matched_insert(ins).execute())
+    assert m["num_files_before_skipping"] == n_files
+    assert m["num_files_after_skipping"] == want_files
+    sk = {40: 1, 60: 2}
+    want = [dict(r, k=sk[r["id"]]) if r["id"] in sk else r for r in before]
+    assert rs(root, "id IS NOT NULL") == want and m["num_inserted_rows"] == 1
+    m = (dk.Table(root).merge(src([41], [1]), on="t.id = s.id")
+         .when_not_matched_by_source_delete(predicate="t.id > 1990").execute())
+    assert m["num_files_after_skipping"] == m["num_files_before_skipping"]
+    # a source with no key at all reads nothing
+    m = (dk.Table(root).merge(src([None], [1]), on="t.id = s.id")
+         .when_matched_delete().when_not_matched_insert(ins).execute())
+    assert m["num_files_after_skipping"] == 0 and m["num_inserted_rows"] == 1

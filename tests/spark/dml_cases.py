@@ -92,14 +92,12 @@ def _merge(rng, total, which=None):
 
 
 def _ops(rng, total, f):
-    # dk's UPDATE / MERGE do not preserve row ids yet: DELETE only on row tracking tables
-    can_update = not f["row_tracking"]
     out = []
     for _ in range(rng.randint(2, 4)):
         r = rng.random()
-        if can_update and f["dvs"] and r < 0.35:
+        if r < 0.35:
             out.append(_merge(rng, total))
-        elif can_update and r < 0.7:
+        elif r < 0.7:
             out.append(("update", _update(rng, f["partitioned"]), _pred(rng, total, f["partitioned"])))
         else:
             out.append(("delete", _pred(rng, total, f["partitioned"])))

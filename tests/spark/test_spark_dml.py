@@ -92,6 +92,25 @@ def comparable_metrics(ci, same_layout=True):
     return ci.get("operation"), m
 
 
+def check_row_tracking(mine, theirs, fresh, v):
+    """Rows (id, row_id, row_commit_version) as Spark reads dk's copy and its own. The commit
+    versions must be equal, and so must the row ids of rows that existed at the base version
+    (kept through UPDATE / MERGE / copy-on-write). A row id assigned later (an inserted or a
+    fresh row) depends on which file and position the row landed in, which follows each
+    writer's task layout: those must be unique, above the base's, and stay the same for the
+    row across versions (fresh maps Spark's row id to dk's)."""
+    assert [r[0] for r in mine] == [r[0] for r in theirs], "ids at v%d" % v
+    assert [(r[0], r[2]) for r in mine] == [(r[0], r[2]) for r in theirs], \
+        "row_commit_version at v%d" % v
+    assert len({r[1] for r in mine}) == len(mine), "row ids unique at v%d" % v
+    for (i, rid, _), (_, srid, _) in zip(mine, theirs):
+        if srid <= fresh["base"]:
+            assert rid == srid, "row id of id %d at v%d" % (i, v)
+        else:
+            assert rid > fresh["base"], "fresh row id of id %d at v%d" % (i, v)
+            assert fresh.setdefault(srid, rid) == rid, "row id of id %d kept at v%d" % (i, v)
+
+
 @pytest.mark.parametrize("case", SELECTED, ids=[c["name"] for c in SELECTED])
 def test_dml_matches_spark(spark, oracle, tmp_path, case):
     check_case(spark, oracle, tmp_path, case, lambda root, op: run_dk(root, op))
@@ -139,6 +158,8 @@ def check_case(spark, oracle, tmp_path, case, run):
         versions.append(dml_oracle.latest_version(root))
     assert versions == exp["versions"], "commits per statement (dk vs Spark)"
     same_layout = True
+    fresh = {"base": max((r[1] for r in exp["row_tracking"][str(exp["base_version"])]),
+                         default=-1) if case["row_tracking"] else -1}
     for v in range(exp["base_version"], versions[-1] + 1 if versions else exp["base_version"] + 1):
         want = exp["rows"][str(v)]
         assert dk_rows(root, v) == want, "dk reading dk's version %d" % v
@@ -150,8 +171,8 @@ def check_case(spark, oracle, tmp_path, case, run):
                 comparable_metrics(theirs, same_layout), "operationMetrics of v%d" % v
             same_layout = same_layout and not wrote_files(mine) and not wrote_files(theirs)
         if case["row_tracking"]:
-            assert dml_oracle.read_row_tracking(spark, root, v) == exp["row_tracking"][str(v)], \
-                "row ids at v%d" % v
+            check_row_tracking(dml_oracle.read_row_tracking(spark, root, v),
+                               exp["row_tracking"][str(v)], fresh, v)
     if "cdf" in exp:
         got = dml_oracle.read_cdf(spark, root, exp["base_version"] + 1, versions[-1], COLS)
         assert got == exp["cdf"], "Spark's change data feed over dk's commits"

@@ -19,6 +19,7 @@
 
 #include "dk/changes.h"
 #include "scan/file_reader.h"
+#include "fail_alloc.h"
 #include "test.h"
 
 static const char *corpus(char *buf, size_t cap, const char *rel) {
@@ -198,29 +199,6 @@ DK_TEST(changes__file_reader_keep_dv_and_constants) {
 
 /* ---- allocation failures -------------------------------------------------------------- */
 
-typedef struct fail_alloc {
-  long left, live;
-} fail_alloc;
-
-/* atomic: with 2 table threads files are read ahead on a worker */
-static void *fa_malloc(void *ctx, size_t n) {
-  fail_alloc *f = ctx;
-  if (__atomic_fetch_sub(&f->left, 1, __ATOMIC_RELAXED) <= 0) return NULL;
-  __atomic_add_fetch(&f->live, 1, __ATOMIC_RELAXED);
-  return malloc(n);
-}
-static void *fa_realloc(void *ctx, void *p, size_t n) {
-  fail_alloc *f = ctx;
-  if (__atomic_fetch_sub(&f->left, 1, __ATOMIC_RELAXED) <= 0) return NULL;
-  if (!p) __atomic_add_fetch(&f->live, 1, __ATOMIC_RELAXED);
-  return realloc(p, n);
-}
-static void fa_free(void *ctx, void *p) {
-  fail_alloc *f = ctx;
-  if (p) __atomic_sub_fetch(&f->live, 1, __ATOMIC_RELAXED);
-  free(p);
-}
-
 /* Rows read, -1 for a clean failure, -2 for an unclean one. */
 static int64_t drain(struct ArrowArrayStream *s) {
   int64_t n = 0;
@@ -296,8 +274,8 @@ static void fail_loop(int64_t (*run)(dk_table *), const char *what, int threads)
   long points = 0;
   const char *only = getenv("DK_TEST_FAIL_AT");
   for (long k = only ? atol(only) : -1;; k++) {
-    fail_alloc f = {k < 0 ? 1L << 40 : k, 0};
-    dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
+    dk_test_fail_alloc f = {.left = k < 0 ? 1L << 40 : k};
+    dk_allocator a = dk_test_fail_allocator(&f);
     dk_table_options to;
     memset(&to, 0, sizeof to);
     to.version = DK_TABLE_OPTIONS_VERSION;

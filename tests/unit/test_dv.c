@@ -21,6 +21,7 @@
 #pragma GCC diagnostic pop
 
 #include "dv/dv.h"
+#include "fail_alloc.h"
 #include "test.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
@@ -849,29 +850,6 @@ DK_TEST(dv__native_framing_little_endian) {
   CHECK(ok);
 }
 
-typedef struct fail_alloc {
-  int left;    /* allocations that still succeed; then every one fails */
-  int live;    /* blocks not yet freed */
-} fail_alloc;
-
-static void *fa_malloc(void *ctx, size_t n) {
-  fail_alloc *f = ctx;
-  if (f->left-- <= 0) return NULL;
-  f->live++;
-  return malloc(n);
-}
-static void *fa_realloc(void *ctx, void *p, size_t n) {
-  fail_alloc *f = ctx;
-  if (f->left-- <= 0) return NULL;
-  if (!p) f->live++;
-  return realloc(p, n);
-}
-static void fa_free(void *ctx, void *p) {
-  fail_alloc *f = ctx;
-  if (p) f->live--;
-  free(p);
-}
-
 DK_TEST(dv__allocation_failures) {
   char root[4096];
   snprintf(root, sizeof root, "%s/delta-kernel-defaults/basic-dv-no-checkpoint",
@@ -888,8 +866,8 @@ DK_TEST(dv__allocation_failures) {
   for (int which = 0; which < 2; which++) {
     int n;
     for (n = 0; n < 100; n++) {
-      fail_alloc f = {n, 0};
-      dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
+      dk_test_fail_alloc f = {.left = n};
+      dk_allocator a = dk_test_fail_allocator(&f);
       dk_dv *dv = NULL;
       dk_error_init(&err);
       dk_status st = dk_dv__load(&dv, &g_stdio, root, ds[which], &a, &err);

@@ -11,33 +11,8 @@
 #include <string.h>
 
 #include "dk/expr.h"
+#include "fail_alloc.h"
 #include "test.h"
-
-typedef struct fail_alloc {
-  long left; /* allocations that still succeed; then every one fails */
-  long live; /* blocks not yet freed */
-  long calls;
-} fail_alloc;
-
-static void *fa_malloc(void *ctx, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  f->live++;
-  return malloc(n);
-}
-static void *fa_realloc(void *ctx, void *p, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  if (!p) f->live++;
-  return realloc(p, n);
-}
-static void fa_free(void *ctx, void *p) {
-  fail_alloc *f = ctx;
-  if (p) f->live--;
-  free(p);
-}
 
 /* every construct of the grammar (include/dk/expr.h), nested and quoted columns included */
 static const char *const TEXTS[] = {
@@ -71,12 +46,12 @@ DK_TEST(expr__parse_allocates_through_the_callers_allocator) {
     char *want = print_libc(text);
     CHECK(want != NULL);
     if (!want) continue;
-    fail_alloc f = {0};
-    dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
+    dk_test_fail_alloc f = {0};
+    dk_allocator a = dk_test_fail_allocator(&f);
     dk_expr_parse_options o = {DK_EXPR_PARSE_OPTIONS_VERSION, &a};
     long needed = -1;
     for (long n = 0; n < 100000 && needed < 0; n++) {
-      f = (fail_alloc){.left = n};
+      f = (dk_test_fail_alloc){.left = n};
       dk_error err = {0};
       dk_expr *e = NULL;
       dk_status st = dk_expr_parse_v2(&e, text, strlen(text), &o, &err);
@@ -104,8 +79,8 @@ DK_TEST(expr__parse_allocates_through_the_callers_allocator) {
 }
 
 DK_TEST(expr__split_and_composites_keep_the_trees_allocator) {
-  fail_alloc f = {.left = 1L << 40};
-  dk_allocator a = {&f, fa_malloc, fa_realloc, fa_free};
+  dk_test_fail_alloc f = {.left = 1L << 40};
+  dk_allocator a = dk_test_fail_allocator(&f);
   dk_expr_parse_options o = {DK_EXPR_PARSE_OPTIONS_VERSION, &a};
   const char *text = "p = 'x' AND a > 1 AND p IN ('y', 'z') AND b LIKE '%q%'";
   dk_error err = {0};

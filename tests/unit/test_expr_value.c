@@ -16,96 +16,9 @@
 #include "expr/expr.h"
 #include "expr/expr_int.h"
 #include "test.h"
+#include "vectors.h"
 
-typedef struct vec {
-  char *text;
-  size_t len;
-  dk_arena ar;
-  struct ArrowSchema schema;
-  struct ArrowArray batch;
-  int64_t n_rows;
-} vec;
-
-static const char *vv_path(void) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s", __FILE__);
-  char *slash = strrchr(path, '/');
-  snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
-           "data/value_vectors.jsonl");
-  return path;
-}
-
-static const char *spark_fmt(const char *t) {
-  static const char *const map[][2] = {
-      {"tinyint", "c"}, {"smallint", "s"}, {"int", "i"}, {"bigint", "l"}, {"float", "f"},
-      {"double", "g"}, {"decimal(10,2)", "d:10,2"}, {"decimal(38,10)", "d:38,10"},
-      {"decimal(5,0)", "d:5,0"}, {"string", "u"}, {"date", "tdD"}, {"timestamp", "tsu:UTC"},
-      {"boolean", "b"}};
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (!strcmp(map[i][0], t)) return map[i][1];
-  return NULL;
-}
-
-static dk_status put(dk_arr *a, const dk_json_value *v, dk_error *err) {
-  if (v->type == DK_JSON_NULL) return dk__arr_append_null(a, err);
-  switch (a->type.id) {
-    case DK_AT_INT8: case DK_AT_INT16: case DK_AT_INT32: case DK_AT_INT64: case DK_AT_TIMESTAMP:
-      return dk__arr_append_int(a, strtoll(v->u.num, NULL, 10), err);
-    case DK_AT_DATE32: {
-      int32_t d;
-      DK_RETURN_NOT_OK(dk__parse_date(&d, v->u.str, v->len, err));
-      return dk__arr_append_int(a, d, err);
-    }
-    case DK_AT_FLOAT:
-    case DK_AT_DOUBLE:
-      return dk__arr_append_double(a, strtod(v->type == DK_JSON_STRING ? v->u.str : v->u.num, NULL),
-                                   err);
-    case DK_AT_STRING:
-      return dk__arr_append_bytes(a, v->u.str, v->len, err);
-    case DK_AT_BOOL:
-      return dk__arr_append_bool(a, v->u.b, err);
-    case DK_AT_DECIMAL128: {
-      __int128 u;
-      DK_RETURN_NOT_OK(dk__parse_decimal(&u, v->u.str, v->len, a->type.scale, err));
-      return dk__arr_append_bytes(a, &u, 16, err);
-    }
-    default:
-      return dk__error_set(err, DK_INTERNAL, "test: column type");
-  }
-}
-
-static int load(vec *vx, dk_error *err) {
-  memset(vx, 0, sizeof *vx);
-  if (dk__read_file(NULL, vv_path(), &vx->text, &vx->len, err)) return 0;
-  dk__arena_init(&vx->ar, NULL, 1 << 20);
-  const char *nl = memchr(vx->text, '\n', vx->len);
-  dk_json_value *h;
-  if (!nl || dk__json_parse(&h, &vx->ar, vx->text, (size_t)(nl - vx->text), err)) return 0;
-  const dk_json_value *cols = dk__json_get(h, "columns"), *rows = dk__json_get(h, "rows");
-  dk_atype st = dk__atype_make(DK_AT_STRUCT);
-  if (dk__schema_init(&vx->schema, &st, "", 0, cols->len, err)) return 0;
-  for (uint32_t i = 0; i < cols->len; i++) {
-    const dk_json_value *c = &cols->u.items[i];
-    dk_atype t;
-    const char *f = spark_fmt(c->u.items[1].u.str);
-    if (!f || dk__atype_parse(&t, f, err)) return 0;
-    if (dk__schema_init(vx->schema.children[i], &t, c->u.items[0].u.str, ARROW_FLAG_NULLABLE, 0,
-                        err))
-      return 0;
-  }
-  dk_arr a;
-  if (dk__arr_init_from_schema(&a, &vx->schema, NULL, err)) return 0;
-  for (uint32_t r = 0; r < rows->len; r++) {
-    const dk_json_value *row = &rows->u.items[r];
-    for (uint32_t c = 0; c < row->len; c++)
-      if (put(&a.children[c], &row->u.items[c], err)) return 0;
-    if (dk__arr_finish_element(&a, err)) return 0;
-  }
-  vx->n_rows = rows->len;
-  dk_status s2 = dk__arr_finish(&a, &vx->batch, err);
-  dk__arr_reset(&a);
-  return s2 == DK_OK;
-}
+#define VECTORS "value_vectors.jsonl"
 
 static void spark_type(char *buf, size_t cap, const dk_atype *t) {
   switch (t->id) {
@@ -187,18 +100,11 @@ static void want_cell(char *buf, size_t cap, const dk_json_value *v, const dk_at
 DK_TEST(expr_value__spark_vectors) {
   dk_error err;
   dk_error_init(&err);
-  vec vx;
-  CHECK(load(&vx, &err));
-  size_t pos = (size_t)((const char *)memchr(vx.text, '\n', vx.len) - vx.text) + 1;
+  dk_test_vectors vx;
+  CHECK(dk_test_vectors_load(&vx, VECTORS, &err));
   int cases = 0, ok_cases = 0, err_cases = 0, bad = 0;
-  while (pos < vx.len) {
-    const char *s = vx.text + pos;
-    const char *nl = memchr(s, '\n', vx.len - pos);
-    size_t n = nl ? (size_t)(nl - s) : vx.len - pos;
-    pos += n + 1;
-    if (!n) continue;
-    dk_json_value *c;
-    CHECK_OK(dk__json_parse(&c, &vx.ar, s, n, &err), &err);
+  const dk_json_value *c;
+  while (dk_test_vectors_next(&vx, &c, &err)) {
     const char *text = dk__json_get(c, "expr")->u.str;
     const dk_json_value *want_err = dk__json_get(c, "error");
     cases++;
@@ -248,10 +154,8 @@ DK_TEST(expr_value__spark_vectors) {
          cases, ok_cases, err_cases, bad);
   CHECK(cases > 500);
   CHECK_EQ_INT(bad, 0);
-  vx.batch.release(&vx.batch);
-  vx.schema.release(&vx.schema);
-  dk__arena_dispose(&vx.ar);
-  dk__free(NULL, vx.text);
+  CHECK_EQ_INT(err.code, DK_OK); /* every case line parsed */
+  dk_test_vectors_free(&vx);
 }
 
 DK_TEST(expr_value__print_round_trip_and_errors) {

@@ -752,7 +752,8 @@ DK_TEST(fault__splits_of_an_object_store_table) {
   CHECK_OK(drain_rows(&rows, &rs, NULL, &err), &err);
   rs.release(&rs);
   CHECK(rows.len > 0);
-  CHECK(m->calls[DK_MEM_READ_RANGES] > 0);
+  /* data files are mapped when the backend offers map, footers and DVs read by ranges */
+  CHECK(m->calls[DK_MEM_MAP] > 0 || m->calls[DK_MEM_READ_RANGES] > 0);
   /* a newer options version is refused */
   ro.version = DK_SPLIT_READ_OPTIONS_VERSION + 1;
   dk_error_init(&err);

@@ -12,33 +12,8 @@
 
 #include "dk/scan.h"
 #include "scan/file_reader.h"
+#include "fail_alloc.h"
 #include "test.h"
-
-typedef struct fail_alloc {
-  long left; /* allocations that still succeed; then every one fails */
-  long live; /* blocks not yet freed */
-  long calls;
-} fail_alloc;
-
-static void *fa_malloc(void *ctx, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  f->live++;
-  return malloc(n);
-}
-static void *fa_realloc(void *ctx, void *p, size_t n) {
-  fail_alloc *f = ctx;
-  f->calls++;
-  if (f->left-- <= 0) return NULL;
-  if (!p) f->live++;
-  return realloc(p, n);
-}
-static void fa_free(void *ctx, void *p) {
-  fail_alloc *f = ctx;
-  if (p) f->live--;
-  free(p);
-}
 
 /* Helpers return the row count, -1 for a clean failure, or UNCLEAN. */
 #define UNCLEAN (-2)
@@ -62,7 +37,7 @@ static int64_t drain_or_fail(struct ArrowArrayStream *st) {
 }
 
 typedef struct fixture {
-  fail_alloc f;
+  dk_test_fail_alloc f;
   dk_allocator a;
   dk_table *t;
   dk_snapshot *s;
@@ -75,7 +50,7 @@ static const char *const COLS[] = {"col1", "col2", "part"};
 static void fixture_open(fixture *x, dk_error *err) {
   memset(x, 0, sizeof *x);
   x->f.left = 1L << 40;
-  x->a = (dk_allocator){&x->f, fa_malloc, fa_realloc, fa_free};
+  x->a = dk_test_fail_allocator(&x->f);
   char root[1024];
   snprintf(root, sizeof root, "%s/delta-golden/dv-partitioned-with-checkpoint", dk_test_data_dir());
   dk_table_options to;
@@ -102,12 +77,12 @@ static void fixture_close(fixture *x) {
   CHECK_EQ_INT(x->f.live, 0);
 }
 
-/* One scan: plan, read; the row count or -1 (clean failure). */
-static int64_t run_scan(fixture *x) {
+/* One scan of snapshot snap: plan, read; the row count or -1 (clean failure). */
+static int64_t scan_rows(fixture *x, dk_snapshot *snap) {
   dk_error err;
   dk_error_init(&err);
   dk_scan *scan = NULL;
-  dk_status st = dk_scan_new(&scan, x->s, &x->so, &err);
+  dk_status st = dk_scan_new(&scan, snap, &x->so, &err);
   if (st) return st == DK_NOMEM && err.code == DK_NOMEM && !scan ? -1 : UNCLEAN;
   struct ArrowArrayStream s;
   st = dk_scan_read(&s, scan, &err);
@@ -115,6 +90,22 @@ static int64_t run_scan(fixture *x) {
   if (st) return st == DK_NOMEM && err.code == DK_NOMEM ? -1 : UNCLEAN;
   return drain_or_fail(&s);
 }
+
+/* The first scan of a snapshot (which builds the snapshot's columnar statistics, kept with it:
+** each run opens its own snapshot). */
+static int64_t run_scan(fixture *x) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_snapshot *snap = NULL;
+  dk_status st = dk_snapshot_open(&snap, x->t, NULL, &err);
+  if (st) return st == DK_NOMEM && err.code == DK_NOMEM && !snap ? -1 : UNCLEAN;
+  int64_t n = scan_rows(x, snap);
+  dk_snapshot_free(snap);
+  return n;
+}
+
+/* A later scan of the fixture's snapshot (its statistics already built). */
+static int64_t run_scan_again(fixture *x) { return scan_rows(x, x->s); }
 
 /* The single-file reader over every file: matching rows by index, or -1. */
 static int64_t run_file_reader(fixture *x) {
@@ -175,7 +166,9 @@ DK_TEST(scan__allocation_failures) {
   dk_error_init(&err);
   fixture x;
   fixture_open(&x, &err);
-  fail_nth(&x, run_scan, "dk_scan_new + read");
+  fail_nth(&x, run_scan, "dk_snapshot_open + dk_scan_new + read");
+  CHECK(run_scan_again(&x) > 0); /* builds x.s's statistics, which stay with x.s */
+  fail_nth(&x, run_scan_again, "dk_scan_new + read (statistics built)");
   fail_nth(&x, run_file_reader, "file reader rows");
   fixture_close(&x);
 }

@@ -25,7 +25,7 @@ DK_TEST(storage_s3__encoding) {
   CHECK_EQ_STR(enc(0, "x/y"), "x%2Fy");
   CHECK_EQ_STR(enc(1, "\xc3\xbc%"), "%C3%BC%25");
   char s[] = "a%20b+c%2fd%zz%4";
-  size_t n = dk_s3__uri_decode(s, strlen(s), 1);
+  size_t n = dk__pct_decode_into(s, s, strlen(s), DK__PCT_PLUS_SPACE);
   CHECK_EQ_INT(n, strlen("a b c/d%zz%4"));
   CHECK_EQ_STR(s, "a b c/d%zz%4");
 }

@@ -710,14 +710,23 @@ DK_TEST(txn__optimize_conflicts_as_delta_spark) {
 #include "storage_mem.h"
 
 typedef struct count_alloc {
-  int64_t live; /* blocks not yet freed */
+  int64_t live;          /* blocks not yet freed */
+  int64_t n, fail_at;    /* calls so far; the fail_at-th fails (0 = none) */
+  int64_t failed;
 } count_alloc;
+static bool ca_fail(count_alloc *c) {
+  if (++c->n != c->fail_at) return false;
+  c->failed++;
+  return true;
+}
 static void *ca_malloc(void *ctx, size_t n) {
+  if (ca_fail(ctx)) return NULL;
   void *p = malloc(n);
   if (p) ((count_alloc *)ctx)->live++;
   return p;
 }
 static void *ca_realloc(void *ctx, void *p, size_t n) {
+  if (ca_fail(ctx)) return NULL;
   void *q = realloc(p, n);
   if (q && !p) ((count_alloc *)ctx)->live++;
   return q;
@@ -863,4 +872,103 @@ DK_TEST(txn__column_mapping_assigns_ids_and_physical_names) {
   CHECK_EQ_STR(dk_schema_find(dk_snapshot_schema(s), "x")->physical_name, "x");
   dk_snapshot_free(s);
   dk_table_free(t);
+}
+
+/* ---- MERGE memory ----------------------------------------------------------------------------- */
+
+#include "dk/dml.h"
+
+/* A MERGE (update of a matched row, insert of an unmatched one, on a DV table) with a table
+ * whose allocator fails its Nth call, for every N: DK_NOMEM and the table unchanged, or the
+ * merge done; nothing left allocated either way. Its scratch (source batches, key hash,
+ * joined batches, output queue) goes through the table's allocator. */
+DK_TEST(txn__merge_fails_every_allocation_cleanly) {
+  dk_error err;
+  dk_error_init(&err);
+  const char *local = new_table_dir("mergealloc");
+  char tmpl[1024];
+  snprintf(tmpl, sizeof tmpl, "%s", local);
+  dk_table *t;
+  const char *conf[] = {"delta.enableDeletionVectors", "true"};
+  CHECK_OK(dk_table_open(&t, tmpl, NULL, &err), &err);
+  CHECK_OK(create_part_table(t, conf, 1, &err), &err);
+  CHECK_OK(write_rows(t, "a", 0, 10, &err), &err);
+  dk_table_free(t);
+  const char *root = "s3://merge/t";
+  dk_expr *on = NULL, *val = NULL;
+  CHECK_OK(dk_expr_parse(&on, "t.x = s.x", &err), &err);
+  CHECK_OK(dk_expr_parse(&val, "s.x + 1000", &err), &err);
+  dk_dml_assignment set = {"x", val};
+  dk_merge_clause cl[2] = {{.when = DK_MERGE_MATCHED, .action = DK_MERGE_UPDATE, .set = &set,
+                            .n_set = 1},
+                           {.when = DK_MERGE_NOT_MATCHED, .action = DK_MERGE_INSERT, .all = 1}};
+  dk_buf before, after;
+  dk__buf_init(&before, NULL);
+  dk__buf_init(&after, NULL);
+  int64_t runs = 0, errors = 0, calls = 0;
+  for (int64_t n = 0; n < 100000; n++) {
+    dk_mem_storage *m;
+    CHECK_OK(dk_mem_new(&m, &err), &err);
+    CHECK_OK(dk_mem_load_dir(m, tmpl, root, &err), &err);
+    count_alloc ca = {0};
+    dk_allocator a = {&ca, ca_malloc, ca_realloc, ca_free};
+    dk_table_options to = {.version = DK_TABLE_OPTIONS_VERSION, .alloc = &a,
+                           .storage = dk_mem_storage_of(m), .threads = 1};
+    CHECK_OK(dk_table_open(&t, root, &to, &err), &err);
+    CHECK_OK(table_state(&before, t, &err), &err);
+    /* the source: x = 3 (matches), 50 (new), p = "a" */
+    struct ArrowSchema sch;
+    dk_snapshot *s;
+    CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+    CHECK_OK(dk_snapshot_arrow_schema(&sch, s, 0, &err), &err);
+    dk_snapshot_free(s);
+    dk_arr arr;
+    CHECK_OK(dk__arr_init_from_schema(&arr, &sch, NULL, &err), &err);
+    for (int i = 0; i < 2; i++) {
+      CHECK_OK(dk__arr_append_int(&arr.children[0], i ? 50 : 3, &err), &err);
+      CHECK_OK(dk__arr_append_bytes(&arr.children[1], "a", 1, &err), &err);
+      CHECK_OK(dk__arr_finish_element(&arr, &err), &err);
+    }
+    struct ArrowArray batch;
+    CHECK_OK(dk__arr_finish(&arr, &batch, &err), &err);
+    dk__arr_reset(&arr);
+    struct ArrowArrayStream src;
+    CHECK_OK(dk__stream_from_batches(&src, &sch, &batch, 1, NULL, &err), &err);
+    dk_merge_spec sp = {.version = DK_MERGE_SPEC_VERSION, .source = &src, .on = on,
+                        .clauses = cl, .n_clauses = 2};
+    ca.n = 0;
+    ca.fail_at = n;
+    dk_error_init(&err);
+    dk_status st = dk_table_merge(NULL, NULL, t, &sp, NULL, NULL, &err);
+    int faulted = ca.failed > 0;
+    calls = ca.n;
+    ca.fail_at = 0;
+    src.release(&src);
+    dk_error e2;
+    dk_error_init(&e2);
+    CHECK_OK(table_state(&after, t, &e2), &e2);
+    dk_table_free(t);
+    if (ca.live)
+      fprintf(stderr, "  alloc #%lld: %lld blocks not freed (%s)\n", (long long)n,
+              (long long)ca.live, st ? err.message : "ok");
+    CHECK_EQ_INT(ca.live, 0);
+    if (st == DK_OK) {
+      CHECK(strncmp(after.data, "v2 ", 3) == 0);
+    } else {
+      errors++;
+      if (st != DK_NOMEM) fprintf(stderr, "  alloc #%lld: %s\n", (long long)n, err.message);
+      CHECK_EQ_INT(st, DK_NOMEM);
+      CHECK_EQ_STR(after.data, before.data);
+    }
+    dk_mem_free(m);
+    if (n > 0 && !faulted) break; /* past the merge's last allocation */
+    runs += n > 0;
+  }
+  fprintf(stderr, "  MERGE: %lld allocations, each failed once: %lld clean DK_NOMEM\n",
+          (long long)calls, (long long)errors);
+  CHECK(errors > 0 && calls > 100);
+  dk_expr_free(on);
+  dk_expr_free(val);
+  dk__buf_dispose(&before);
+  dk__buf_dispose(&after);
 }

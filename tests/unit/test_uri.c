@@ -53,9 +53,29 @@ DK_TEST(uri__percent_decode_vectors) {
   CHECK_EQ_INT(st, DK_OK);
   /* the arena form agrees */
   char out[32];
-  CHECK_EQ_INT(dk__pct_decode_into(out, "a%20b%", 6), 4);
+  CHECK_EQ_INT(dk__pct_decode_into(out, "a%20b%", 6, 0), 4);
   CHECK_EQ_STR(out, "a b%");
   dk__buf_dispose(&b);
+}
+
+/* Every byte value at every position of paths of 1..19 bytes (the word-at-a-time test and
+** the byte tail): refused exactly when it is below 0x20 or 0x7f, also beside bytes >= 0x80. */
+DK_TEST(uri__check_path_bytes_every_byte) {
+  char p[20];
+  for (size_t n = 1; n < sizeof p; n++) {
+    for (size_t at = 0; at < n; at++) {
+      for (int c = 0; c < 256; c++) {
+        for (size_t i = 0; i < n; i++) p[i] = (i % 3 == 0) ? (char)0xc3 : (i % 3 == 1) ? 'a' : '~';
+        p[at] = (char)c;
+        bool bad = c < 0x20 || c == 0x7f;
+        dk_status st = dk_io__check_path_bytes(p, n, "path", NULL);
+        if ((st == DK_CORRUPT) != bad) {
+          CHECK_EQ_INT(st, bad ? DK_CORRUPT : DK_OK);
+          return;
+        }
+      }
+    }
+  }
 }
 
 DK_TEST(uri__percent_encode_round_trip) {

@@ -822,6 +822,7 @@ static void changes_free(jni_changes *h) {
 /* bounds: {start_kind, start, end_kind, end} as dk_bound_kind / versions / ms. */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env, jclass cls,
                                                                      jstring path,
+                                                                     jobjectArray storage_options,
                                                                      jlongArray bounds,
                                                                      jobjectArray columns,
                                                                      jstring filter) {
@@ -838,7 +839,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env,
   size_t ncols = 0;
   dk_error err;
   dk_error_init(&err);
-  dk_status st = open_jtable(env, &h->table, path, NULL, 0);
+  dk_status st = open_jtable(env, &h->table, path, storage_options, 0);
   if (st == DK_OK && dup_strings(env, columns, 0, "null column name", &cols, &ncols) != 0) st = DK_NOMEM;
   if (st == DK_OK && filter) {
     int failed = 0;
@@ -968,6 +969,7 @@ static void stream_free(jni_stream *h) {
  * loss, change data feed, max initial snapshot files}; exclude_regex may be null. */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, jclass cls,
                                                                     jstring path,
+                                                                    jobjectArray storage_options,
                                                                     jlongArray opts,
                                                                     jstring exclude_regex,
                                                                     jobjectArray columns) {
@@ -981,7 +983,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, 
     return 0;
   }
   int failed = 0;
-  dk_status st = open_jtable(env, &h->table, path, NULL, 0);
+  dk_status st = open_jtable(env, &h->table, path, storage_options, 0);
   if (st == DK_OK) h->regex = dup_jstring(env, exclude_regex, &failed);
   if (st == DK_OK && (failed || dup_strings(env, columns, 0, "null column name", &h->cols, &h->n_cols) != 0))
     st = DK_NOMEM;

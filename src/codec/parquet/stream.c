@@ -41,11 +41,153 @@ typedef struct pq_stream {
   int64_t *skip_to;        /* per selected leaf: first page to decode (row_start > 0), or NULL */
   int64_t *discard;        /* per selected leaf: rows of that page before row_start */
   uint8_t **pre;           /* per selected leaf: its chunk read ahead, until its column opens */
+  int pre_rg;              /* row group whose chunks `pre` already holds (prefetch_now), or -1 */
+  dk_pq__ahead *ahead;     /* read-ahead slot (open.h; the caller's), or NULL */
 } pq_stream;
 
 /* Where reads are round trips (dk__source.coalesce), the selected chunks of a row group are
 ** read in one batch when they total at most this; beyond it each column reads its own. */
 #define PREFETCH_MAX ((int64_t)256 << 20)
+
+/* ---- read-ahead slot (open.h) ----------------------------------------------------------- */
+
+struct dk_pq__ahead {
+  dk__exec *ex;
+  int64_t max;
+  const dk_allocator *alloc;   /* the slot itself */
+  dk_parquet_file *f;          /* the file the leaves belong to (referenced), or NULL */
+  int *leaves;                 /* recorded by the last stream: its selected leaves */
+  int n_leaves, cap_leaves;
+  const dk_allocator *buf_alloc; /* that stream's buffer allocator: owns the fetched chunks */
+  int rg;                      /* row group fetched or being fetched; -1: none */
+  int pending;                 /* task submitted and not joined */
+  dk__task task;
+  uint8_t **bufs;              /* per recorded leaf: its chunk (NULL: empty or none) */
+  dk_byte_range *r;            /* the fetch's ranges (shortened by the read) */
+  size_t n;
+  dk_status st;
+  dk_error err;
+};
+
+static void ahead_join(dk_pq__ahead *a) {
+  if (a->pending) dk__exec_join(a->ex, &a->task);
+  a->pending = 0;
+}
+
+/* Drops the fetched row group (joining its fetch first). */
+static void ahead_drop(dk_pq__ahead *a) {
+  ahead_join(a);
+  for (int i = 0; a->bufs && i < a->n_leaves; i++) {
+    dk__free(a->buf_alloc, a->bufs[i]);
+    a->bufs[i] = NULL;
+  }
+  a->rg = -1;
+}
+
+dk_status dk_pq__ahead_new(dk_pq__ahead **out, dk__exec *ex, int64_t max, const dk_allocator *al,
+                           dk_error *err) {
+  dk_pq__ahead *a = dk__calloc(al, 1, sizeof *a);
+  DK_RETURN_IF(!a, DK_NOMEM, err, "out of memory (read-ahead)");
+  a->ex = ex;
+  a->max = max;
+  a->alloc = al;
+  a->rg = -1;
+  dk_error_init(&a->err);
+  *out = a;
+  return DK_OK;
+}
+
+void dk_pq__ahead_free(dk_pq__ahead *a) {
+  if (!a) return;
+  ahead_drop(a);
+  dk_parquet_file_free(a->f);
+  dk__free(a->alloc, a->leaves);
+  dk__free(a->alloc, a->bufs);
+  dk__free(a->alloc, a->r);
+  dk__free(a->alloc, a);
+}
+
+/* A stream records its file and leaves; a fetch for other leaves (or another file) is
+** dropped. Fails only for memory, and then leaves the slot empty (no read-ahead). */
+static void ahead_record(dk_pq__ahead *a, dk_parquet_file *f, const int *sel, int n,
+                         const dk_allocator *buf_alloc) {
+  if (a->f == f && a->n_leaves == n && a->buf_alloc == buf_alloc &&
+      (n == 0 || !memcmp(a->leaves, sel, sizeof *sel * (size_t)n)))
+    return;
+  ahead_drop(a);
+  dk_parquet_file_free(a->f);
+  a->f = NULL;
+  a->n_leaves = 0;
+  if (n > a->cap_leaves) {
+    int *l = dk__realloc(a->alloc, a->leaves, sizeof *l * (size_t)n);
+    if (l) a->leaves = l;
+    uint8_t **b = dk__realloc(a->alloc, a->bufs, sizeof *b * (size_t)n);
+    if (b) a->bufs = b;
+    dk_byte_range *r = dk__realloc(a->alloc, a->r, sizeof *r * (size_t)n);
+    if (r) a->r = r;
+    if (!l || !b || !r) return;
+    a->cap_leaves = n;
+  }
+  memcpy(a->leaves, sel, sizeof *sel * (size_t)n);
+  memset(a->bufs, 0, sizeof *a->bufs * (size_t)n);
+  a->n_leaves = n;
+  a->buf_alloc = buf_alloc;
+  dk_pq__file_ref(f);
+  a->f = f;
+}
+
+static void ahead_task(void *arg) {
+  dk_pq__ahead *a = arg;
+  a->st = dk_pq__file_read_ranges(a->f, a->r, a->n, &a->err);
+}
+
+void dk_pq__ahead_start(dk_pq__ahead *a, dk_parquet_file *f, int rg) {
+  if (!a || !a->ex || a->f != f || a->n_leaves == 0 || !f->src.coalesce || f->map) return;
+  if (a->rg == rg) return;
+  if (rg < 0 || rg >= f->meta.n_row_groups) return;
+  ahead_drop(a);
+  int64_t total = 0;
+  for (int i = 0; i < a->n_leaves; i++) {
+    int64_t start, len;
+    if (dk_pq__chunk_range(f, rg, a->leaves[i], &start, &len)) total += len;
+  }
+  if (total == 0 || total > a->max) return;
+  a->n = 0;
+  for (int i = 0; i < a->n_leaves; i++) {
+    int64_t start, len;
+    if (!dk_pq__chunk_range(f, rg, a->leaves[i], &start, &len) || len == 0) continue;
+    a->bufs[i] = dk__malloc(a->buf_alloc, (size_t)len);
+    if (!a->bufs[i]) {
+      ahead_drop(a);
+      return;
+    }
+    a->r[a->n++] = (dk_byte_range){start, (size_t)len, a->bufs[i]};
+  }
+  a->rg = rg;
+  a->st = DK_OK;
+  dk_error_init(&a->err);
+  a->pending = 1;
+  dk__exec_submit(a->ex, &a->task, ahead_task, a);
+}
+
+/* Takes the slot's chunks of row group rg into s->pre when it holds them (fetched without
+** error): 1, else 0 (the caller reads them itself; a failed fetch is simply read again). */
+static int ahead_take(pq_stream *s, int rg) {
+  dk_pq__ahead *a = s->ahead;
+  if (!a || a->rg != rg || a->f != s->f || a->buf_alloc != s->out_alloc || a->n_leaves != s->n_sel)
+    return 0;
+  ahead_join(a);
+  if (a->st != DK_OK) {
+    ahead_drop(a);
+    return 0;
+  }
+  for (int i = 0; i < s->n_sel; i++) {
+    s->pre[i] = a->bufs[i];
+    a->bufs[i] = NULL;
+  }
+  a->rg = -1;
+  return 1;
+}
 
 /* ---- parallel decode: tasks are columns (open + read), then top-level fields (assembly) --- */
 
@@ -259,6 +401,8 @@ static void collect_leaves(const pq_anode *n, uint8_t *mark) {
 static void close_cols(pq_stream *s) {
   if (s->pre)
     for (int i = 0; i < s->n_sel; i++) {
+      if (s->pre_rg >= 0 && s->rg_pos < s->n_rgs && s->rgs[s->rg_pos] == s->pre_rg)
+        break; /* the next row group's chunks, fetched at open (prefetch_now): kept */
       dk__free(s->out_alloc, s->pre[i]);
       s->pre[i] = NULL;
     }
@@ -269,18 +413,24 @@ static void close_cols(pq_stream *s) {
 
 /* Reads the chunks of the selected leaves in row group rg in one batch (see PREFETCH_MAX); a
 ** chunk the footer places outside the file is left to dk_pq__col_open to report. */
-static dk_status prefetch_chunks(pq_stream *s, int rg, dk_error *err) {
+static dk_status ensure_pre(pq_stream *s, dk_error *err) {
   if (!s->pre) {
     s->pre = dk__arena_alloc(&s->arena, sizeof *s->pre * (size_t)(s->n_sel + 1), err);
     if (!s->pre) return DK_NOMEM;
     memset(s->pre, 0, sizeof *s->pre * (size_t)(s->n_sel + 1));
   }
+  return DK_OK;
+}
+
+static dk_status prefetch_chunks(pq_stream *s, int rg, int64_t max, dk_error *err) {
+  DK_RETURN_NOT_OK(ensure_pre(s, err));
+  if (ahead_take(s, rg)) return DK_OK; /* read ahead while the previous one was decoded */
   int64_t total = 0;
   for (int i = 0; i < s->n_sel; i++) {
     int64_t start, len;
     if (dk_pq__chunk_range(s->f, rg, s->sel[i], &start, &len)) total += len;
   }
-  if (total > PREFETCH_MAX || total == 0) return DK_OK;
+  if (total > max || total == 0) return DK_OK;
   dk_byte_range *r = dk__malloc(s->alloc, sizeof *r * (size_t)s->n_sel);
   DK_RETURN_IF(!r, DK_NOMEM, err, "out of memory (column chunks)");
   size_t n = 0;
@@ -312,7 +462,9 @@ static dk_status stream_next_inner(pq_stream *s, struct ArrowArray *out, dk_erro
     for (int i = 0; i < s->n_sel; i++) memset(&s->cols[i], 0, sizeof s->cols[i]);
     s->need_open = 1;
     s->rows_left = s->row_end > 0 ? s->row_end - s->row_start : s->f->meta.row_groups[rg].num_rows;
-    if (s->f->src.coalesce && !s->f->map) DK_RETURN_NOT_OK(prefetch_chunks(s, rg, err));
+    if (s->f->src.coalesce && !s->f->map && s->pre_rg != rg)
+      DK_RETURN_NOT_OK(prefetch_chunks(s, rg, PREFETCH_MAX, err));
+    s->pre_rg = -1;
     /* threads take column tasks in this order: largest first, so one big column (long
     ** strings) does not start last and leave the other threads idle at the batch's end */
     const pq_column_meta *cm = s->f->meta.row_groups[rg].columns;
@@ -359,6 +511,7 @@ static dk_status stream_next(void *st, struct ArrowArray *out, dk_error *err) {
 static void stream_free(void *st) {
   pq_stream *s = st;
   if (!s) return;
+  s->pre_rg = -1; /* chunks fetched at open and never read go too */
   close_cols(s);
   if (s->batches)
     for (int i = 0; i < s->n_sel; i++) dk_pq__leaf_batch_dispose(&s->batches[i]);
@@ -382,6 +535,12 @@ static dk_status build_builder(pq_stream *s, dk_error *err) {
 
 dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
                           const dk_parquet_read_options *opts, dk_error *err) {
+  return dk_pq__read_ex(out, f, opts, NULL, 0, err);
+}
+
+dk_status dk_pq__read_ex(struct ArrowArrayStream *out, dk_parquet_file *f,
+                         const dk_parquet_read_options *opts, dk_pq__ahead *ahead,
+                         int prefetch_now, dk_error *err) {
   memset(out, 0, sizeof *out);
   DK_CHECK_OPTIONS_VERSION(opts, DK_PARQUET_READ_OPTIONS_VERSION, "dk_parquet_read", err);
   dk_parquet_read_options o;
@@ -392,6 +551,8 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
   if (!s) return dk__error_set(err, DK_NOMEM, "out of memory");
   s->alloc = f->alloc;
   s->f = f;
+  s->pre_rg = -1;
+  s->ahead = ahead;
   dk_pq__file_ref(f);
   dk__arena_init(&s->arena, f->alloc, 4096);
   s->batch = o.batch_size > 0 ? o.batch_size : 65536;
@@ -504,6 +665,18 @@ dk_status dk_parquet_read(struct ArrowArrayStream *out, dk_parquet_file *f,
     }
   }
   DK_CHECK_GOTO(build_builder(s, err));
+  if (ahead) ahead_record(ahead, f, s->sel, s->n_sel, s->out_alloc);
+  if (ahead && s->n_rgs > 0 && ahead->rg == s->rgs[0]) {
+    /* the slot holds this row group, read ahead: take it now, so the slot is free to fetch
+    ** the next one while this one is decoded */
+    DK_CHECK_GOTO(ensure_pre(s, err));
+    if (ahead_take(s, s->rgs[0])) s->pre_rg = s->rgs[0];
+  }
+  if (prefetch_now && s->pre_rg < 0 && s->n_rgs > 0 && f->src.coalesce && !f->map) {
+    DK_CHECK_GOTO(prefetch_chunks(s, s->rgs[0], ahead ? ahead->max : PREFETCH_MAX, err));
+    for (int i = 0; i < s->n_sel; i++)
+      if (s->pre[i]) s->pre_rg = s->rgs[0]; /* else too big: each column reads its own */
+  }
 
   static const dk_stream_impl impl = {stream_schema, stream_next, stream_free};
   return dk__stream_init(out, &impl, s, f->alloc, err); /* releases s on failure */

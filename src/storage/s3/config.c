@@ -571,31 +571,6 @@ dk_status dk_s3__uri_encode(dk_buf *b, const char *s, size_t n, int keep_slash, 
   return DK_OK;
 }
 
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-size_t dk_s3__uri_decode(char *s, size_t n, int plus_space) {
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    int h, l;
-    if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 &&
-        (l = hexval(s[i + 2])) >= 0) {
-      s[o++] = (char)(h * 16 + l);
-      i += 2;
-    } else if (s[i] == '+' && plus_space) {
-      s[o++] = ' ';
-    } else {
-      s[o++] = s[i];
-    }
-  }
-  if (o < n) s[o] = 0;
-  return o;
-}
-
 int64_t dk_s3__parse_iso8601_ms(const char *s) {
   int y, mo, d, h, mi, sec, n = 0;
   if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n == 0)

@@ -56,6 +56,7 @@ struct dk_s3__pool {
   uint64_t seed;
 };
 
+/* libcurl's process-wide set-up, once, from the first pool made (see s3.c "Threads") */
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
 static CURLcode g_curl_init_rc;
 static void curl_init_once(void) { g_curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }

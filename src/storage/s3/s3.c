@@ -30,6 +30,23 @@
 **                  nothing is visible under the name).
 **   map            NULL (not mappable).
 ** Paths are keys within the backend's bucket: s3_key below is the one place that maps them.
+**
+** Threads. The backend starts none: every request runs on the thread that calls it (a lane's
+** curl multi handle, http.c, drives the concurrent GETs and upload parts of one call there).
+** libcurl is initialised once per process, by the library: curl_global_init
+** (CURL_GLOBAL_DEFAULT) under pthread_once when the first backend is made (http.c
+** dk_s3__pool_new), never per call; it is never cleaned up (another user of libcurl in the
+** process may still need it, and libcurl permits that). curl_global_init is itself
+** thread-safe in libcurl >= 7.84 (CURL_VERSION_THREADSAFE, which Debian 12's 7.88 reports),
+** so a host that also initialises libcurl on another thread does not race with dk.
+** libcurl may start threads of its own: Debian's libcurl (7.88, OpenSSL, built without
+** c-ares) resolves host names with its threaded resolver, one short-lived thread per name
+** lookup that misses the lane's DNS cache (entries live 60 s, CURLOPT_DNS_CACHE_TIMEOUT), or
+** per lookup of a proxy's name when one is configured. An endpoint given as an IP address
+** needs none. The thread is joined when the lookup ends; one abandoned by a timeout or a
+** cancel is detached and ends on its own. These threads are libcurl's, outside dk's executor
+** (util/exec.h); libcurl has no run-time switch to turn them off (only a c-ares build, or
+** addresses resolved by the caller and passed with CURLOPT_RESOLVE), and dk leaves them on.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,7 +195,7 @@ static dk_status list_page_get(s3_backend *b, const char *prefix, const char *st
   list_entry *v = (list_entry *)(void *)pg->entries.data;
   size_t n = pg->entries.len / sizeof *v;
   if (pg->url_encoded)
-    for (size_t i = 0; i < n; i++) dk_s3__uri_decode(v[i].key, strlen(v[i].key), 1);
+    for (size_t i = 0; i < n; i++) dk__pct_decode_into(v[i].key, v[i].key, strlen(v[i].key), DK__PCT_PLUS_SPACE);
   if (n > 1) qsort(v, n, sizeof *v, cmp_entries);
   if (pg->truncated && !pg->token.len)
     st = dk__error_set(err, DK_CORRUPT, "s3 LIST s3://%s/%s: a truncated page without "

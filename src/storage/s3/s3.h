@@ -58,8 +58,6 @@ char *dk_s3__ini_get(const char *text, const char *section, const char *key, int
 /* Appends s percent-encoded as SigV4 wants it: unreserved A-Za-z0-9-._~ kept, '/' kept when
 ** keep_slash, every other byte %XX (upper-case hex). */
 dk_status dk_s3__uri_encode(dk_buf *b, const char *s, size_t n, int keep_slash, dk_error *err);
-/* Decodes %XX (and '+' as space when plus_space) in place; returns the new length. */
-size_t dk_s3__uri_decode(char *s, size_t n, int plus_space);
 /* Milliseconds since the epoch of an ISO 8601 "2024-01-02T03:04:05.678Z"; -1 when malformed. */
 int64_t dk_s3__parse_iso8601_ms(const char *s);
 /* The exclusive ListObjectsV2 start-after key for "names >= start": start without its last

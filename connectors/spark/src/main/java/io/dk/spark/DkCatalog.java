@@ -43,14 +43,17 @@ public class DkCatalog implements StagingTableCatalog {
     String p = path(ident);
     try {
       boolean pinned = version >= 0 || tsMs != null;
-      boolean confine = NativeSnapshot.confineOption(null);
-      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs, confine)
-                                : NativeSnapshot.latest(p, confine),
+      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs, null)
+                                : NativeSnapshot.latest(p, null),
           pinned, CaseInsensitiveStringMap.empty());
     } catch (DkException e) {
       if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
         NoSuchTableException n = new NoSuchTableException(ident);
-        n.initCause(e);
+        try {
+          n.initCause(e);
+        } catch (IllegalStateException already) {
+          n.addSuppressed(e); // Spark 4.2 sets the cause (none) in the constructor
+        }
         throw n;
       }
       throw e;
@@ -92,8 +95,7 @@ public class DkCatalog implements StagingTableCatalog {
 
   private static NativeSnapshot existing(Identifier ident) throws NoSuchTableException {
     String p = path(ident);
-    return NativeSnapshot.exists(p) ? NativeSnapshot.latest(p, NativeSnapshot.confineOption(null))
-                                    : null;
+    return NativeSnapshot.exists(p) ? NativeSnapshot.latest(p, null) : null;
   }
 
   @SuppressWarnings("deprecation")

@@ -95,7 +95,7 @@ final class DkChangeSlice implements InputPartition {
     @Override public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
       DkChangeSlice s = (DkChangeSlice) p;
       if (s.bounds != null) {
-        NativeChanges c = new NativeChanges(s.options.path, s.bounds, s.columns, s.filter);
+        NativeChanges c = new NativeChanges(s.options.path, s.options.storageOptions, s.bounds, s.columns, s.filter);
         return new DkColumnarReader(
             addr -> DkStreamNative.changesReadFiles(c.handle(), s.first, s.n, addr), c, keep,
             schema);

@@ -101,7 +101,7 @@ public class DkChangesTable implements SupportsRead {
 
     private synchronized NativeChanges planned() {
       if (planned == null)
-        planned = new NativeChanges(options.path, options.changesBounds(), read.fieldNames(), null);
+        planned = new NativeChanges(options.path, options.storageOptions, options.changesBounds(), read.fieldNames(), null);
       return planned;
     }
 

@@ -49,7 +49,7 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
     String path = o.get("path");
     // no table at the path (libdk asks the path's storage): a write creates it there
     if (path != null && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
-        && !NativeSnapshot.exists(path))
+        && !NativeSnapshot.exists(path, o))
       return DkTable.absent(path, schema, partitioning, o);
     return load(o);
   }
@@ -81,9 +81,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
       ts = parseTimestampMs(o.get("timestampAsOf"));
     }
     boolean pinned = version >= 0 || ts != null;
-    boolean confine = NativeSnapshot.confineOption(o);
-    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts, confine)
-                               : NativeSnapshot.latest(path, confine), pinned, o);
+    table = new DkTable(pinned ? NativeSnapshot.open(path, version, ts, o)
+                               : NativeSnapshot.latest(path, o), pinned, o);
     return table;
   }
 

@@ -9,8 +9,11 @@ final class DkStreamNative {
   private DkStreamNative() {}
 
   /** bounds: {startKind, start, endKind, end} (dk_bound_kind: 0 default, 1 version,
-   *  2 timestamp ms). */
-  static native long changesOpen(String path, long[] bounds, String[] columns, String filter);
+   *  2 timestamp ms).
+   *  storageOptions: key, value, ... for an s3:// / s3a:// table (DkStorageOptions), or null.
+   */
+  static native long changesOpen(String path, String[] storageOptions, long[] bounds,
+      String[] columns, String filter);
   static native void changesFree(long changes);
   /** {start version, end version, schema version, files}. */
   static native long[] changesInfo(long changes);
@@ -19,7 +22,8 @@ final class DkStreamNative {
   static native void changesReadFiles(long changes, long first, long n, long streamAddress);
 
   /** opts: see {@link DkStreamOptions#nativeOptions}. */
-  static native long streamOpen(String path, long[] opts, String excludeRegex, String[] columns);
+  static native long streamOpen(String path, String[] storageOptions, long[] opts,
+      String excludeRegex, String[] columns);
   static native void streamFree(long stream);
   static native void streamSchema(long stream, long arrowSchemaAddress);
   static native String streamInitialOffset(long stream);

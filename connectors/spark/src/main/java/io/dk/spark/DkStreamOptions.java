@@ -20,6 +20,9 @@ final class DkStreamOptions implements Serializable {
   static final int FROM_SNAPSHOT = 0, FROM_VERSION = 1, FROM_TIMESTAMP = 2, FROM_LATEST = 3;
 
   final String path;
+  /** An object-store table's storage options (DkStorageOptions, resolved on the driver from
+   *  the read's options and the session), null locally; executors open the table with them. */
+  final String[] storageOptions;
   final boolean changeDataFeed;
   final int start;
   final long startingVersion, startingTimestampMs;
@@ -96,6 +99,7 @@ final class DkStreamOptions implements Serializable {
 
   DkStreamOptions(CaseInsensitiveStringMap o) {
     path = o.get("path");
+    storageOptions = DkStorageOptions.resolve(path, o);
     changeDataFeed = changeDataFeed(o);
     String sv = o.get("startingVersion"), st = o.get("startingTimestamp");
     if (sv != null && st != null)

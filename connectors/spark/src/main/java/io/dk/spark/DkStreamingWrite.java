@@ -40,9 +40,8 @@ final class DkStreamingWrite implements StreamingWrite {
   }
 
   private DkTable current() {
-    if (!NativeSnapshot.exists(table.path())) return table; // still absent
-    return new DkTable(NativeSnapshot.latest(table.path(), NativeSnapshot.confineOption(table.options())),
-        false, table.options());
+    if (!NativeSnapshot.exists(table.path(), table.options())) return table; // still absent
+    return new DkTable(NativeSnapshot.latest(table.path(), table.options()), false, table.options());
   }
 
   @Override public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {

@@ -13,9 +13,11 @@ final class NativeChanges implements AutoCloseable {
   private final long handle;
   private final Cleaner.Cleanable cleanable;
 
-  NativeChanges(String path, long[] bounds, String[] columns, String filter) {
+  /** storageOptions: an object-store table's (DkStreamOptions.storageOptions), else null. */
+  NativeChanges(String path, String[] storageOptions, long[] bounds, String[] columns,
+      String filter) {
     DkNative.ensureLoaded();
-    this.handle = DkStreamNative.changesOpen(path, bounds, columns, filter);
+    this.handle = DkStreamNative.changesOpen(path, storageOptions, bounds, columns, filter);
     final long h = handle;
     this.cleanable = NativeSnapshot.CLEANER.register(this, () -> DkStreamNative.changesFree(h));
   }

@@ -33,20 +33,33 @@ public final class NativeSnapshot implements AutoCloseable {
     this.cleanable = CLEANER.register(this, new Free(handle));
   }
 
-  /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms).
-   *  confinePaths: files the log names outside the table root are refused (option
-   *  {@code confinePaths}; off by default, as delta-spark, which reads absolute paths). */
+  /** Latest version (version < 0 and timestampMs == null), a version, or a timestamp (ms). */
+  public static NativeSnapshot open(String path, long version, Long timestampMs) {
+    return open(path, version, timestampMs, null);
+  }
+
+  /** The same, with the read's options (may be null): their {@code fs.s3a.*} settings come
+   *  first for an object-store table ({@link DkStorageOptions}); {@code confinePaths}
+   *  ({@link #confineOption}) refuses files the log names outside the table root. */
   public static NativeSnapshot open(String path, long version, Long timestampMs,
+      Map<String, String> readOptions) {
+    return openWith(path, version, timestampMs, DkStorageOptions.resolve(path, readOptions),
+        confineOption(readOptions));
+  }
+
+  /** so: the storage options DkStorageOptions.resolve gave for path (null when local);
+   *  confinePaths: dk_table_options.confine_paths. */
+  static NativeSnapshot openWith(String path, long version, Long timestampMs, String[] so,
       boolean confinePaths) {
     DkNative.ensureLoaded();
     int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
     long ts = timestampMs == null ? 0 : timestampMs;
-    String[] so = storageOptionsFor(path);
     try {
       long h = DkNative.snapshotOpen(path, mode, version, ts, so, confinePaths);
       return new NativeSnapshot(h, path, so, confinePaths);
     } catch (DkException e) {
-      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND && !exists(path)) {
+      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND
+          && !DkNative.tableExists(path, so)) {
         throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, e.getStatus(),
             e.getMessage().replaceFirst("^\\[[A-Z_]+\\] ", ""));
       }
@@ -55,11 +68,16 @@ public final class NativeSnapshot implements AutoCloseable {
   }
 
   /** A snapshot of the latest version through the per-path cache ({@link SnapshotCache}). */
-  public static NativeSnapshot latest(String path) { return latest(path, false); }
+  public static NativeSnapshot latest(String path) {
+    return latest(path, null);
+  }
 
-  public static NativeSnapshot latest(String path, boolean confinePaths) {
+  /** The same, with the read's options (may be null; see {@link #open(String, long, Long,
+   *  Map)}): the cache keeps one snapshot per path and storage options. */
+  public static NativeSnapshot latest(String path, Map<String, String> readOptions) {
     DkNative.ensureLoaded();
-    return SnapshotCache.latest(path, confinePaths);
+    return SnapshotCache.latest(path, DkStorageOptions.resolve(path, readOptions),
+        confineOption(readOptions));
   }
 
   /** The confinePaths option: a read or write option, else the session's
@@ -75,17 +93,14 @@ public final class NativeSnapshot implements AutoCloseable {
     return v != null && Boolean.parseBoolean(v.trim());
   }
 
-  /** The session's storage options for an object-store path, null for a local one. */
-  static String[] storageOptionsFor(String path) {
-    return DkStorageOptions.isObjectStore(path) ? DkStorageOptions.fromSession() : null;
+  /** Whether a Delta table exists at path (its log has a commit or checkpoint), asked of
+   *  libdk through the path's storage (local, s3://, s3a://; options: the read's). */
+  public static boolean exists(String path, Map<String, String> readOptions) {
+    DkNative.ensureLoaded();
+    return DkNative.tableExists(path, DkStorageOptions.resolve(path, readOptions));
   }
 
-  /** Whether a Delta table exists at path (its log has a commit or checkpoint), asked of
-   *  libdk's storage for every backend (local, s3://, s3a://). */
-  public static boolean exists(String path) {
-    DkNative.ensureLoaded();
-    return DkNative.tableExists(path, storageOptionsFor(path));
-  }
+  public static boolean exists(String path) { return exists(path, null); }
 
   /** A second, independently closed handle on the same snapshot. */
   NativeSnapshot ref() {

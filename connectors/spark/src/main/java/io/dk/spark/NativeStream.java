@@ -14,8 +14,8 @@ final class NativeStream implements AutoCloseable {
 
   NativeStream(DkStreamOptions o, boolean availableNow, String[] columns) {
     DkNative.ensureLoaded();
-    this.handle = DkStreamNative.streamOpen(o.path, o.nativeOptions(availableNow),
-        o.excludeRegex, columns);
+    this.handle = DkStreamNative.streamOpen(o.path, o.storageOptions,
+        o.nativeOptions(availableNow), o.excludeRegex, columns);
     final long h = handle;
     this.cleanable = NativeSnapshot.CLEANER.register(this, () -> DkStreamNative.streamFree(h));
   }

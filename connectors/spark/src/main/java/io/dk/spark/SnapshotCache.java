@@ -1,6 +1,9 @@
 package io.dk.spark;
 
 import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -12,7 +15,12 @@ import java.util.Map;
  * the log is not replayed from the last checkpoint per query.
  *
  * <p>One cache per JVM (a driver's sessions share it, as Delta's DeltaLog cache is shared),
- * keyed by the absolute table path (and the confinePaths option). Least-recently-used entries beyond {@code maxTables}
+ * keyed by the absolute table path (and the confinePaths option) and, for an object-store table, its storage options
+ * (credentials, endpoint, region: {@link DkStorageOptions}) — the same bucket path reached
+ * with other credentials or through another endpoint is another entry, never the first
+ * reader's snapshot (as delta-spark keys its DeltaLog cache by path and the file-system
+ * options of the read). The options enter the key as a SHA-256 digest, so no secret is kept
+ * in it. Least-recently-used entries beyond {@code maxTables}
  * (system property {@code dk.snapshotCache.maxTables}, default 32; 0 disables the cache) are
  * dropped; a dropped entry's snapshot lives on in the tables that still use it. Refreshes of
  * one path are serialised; different paths refresh in parallel.
@@ -29,12 +37,29 @@ public final class SnapshotCache {
 
   private SnapshotCache() {}
 
-  /** A snapshot of the table's latest version, owned by the caller. */
-  static NativeSnapshot latest(String path, boolean confinePaths) {
-    if (MAX_TABLES <= 0) return NativeSnapshot.open(path, -1, null, confinePaths);
+  /** The cache key of a path and its storage options (null when local). */
+  static String key(String path, String[] storageOptions) {
+    if (storageOptions == null) return new File(path).getAbsolutePath();
+    try {
+      MessageDigest md = MessageDigest.getInstance("SHA-256");
+      for (String s : storageOptions) {
+        md.update(s.getBytes(StandardCharsets.UTF_8));
+        md.update((byte) 0);
+      }
+      StringBuilder b = new StringBuilder(path).append('#');
+      for (byte x : md.digest()) b.append(String.format("%02x", x));
+      return b.toString();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e); // every JVM has SHA-256
+    }
+  }
+
+  /** A snapshot of the table's latest version, owned by the caller; storageOptions as
+   *  DkStorageOptions.resolve gives them for path (null when local). */
+  static NativeSnapshot latest(String path, String[] storageOptions, boolean confinePaths) {
+    if (MAX_TABLES <= 0) return NativeSnapshot.openWith(path, -1, null, storageOptions, confinePaths);
     // a confined table is a table of its own: its snapshot refuses what the other reads
-    String key = (DkStorageOptions.isObjectStore(path) ? path : new File(path).getAbsolutePath())
-        + (confinePaths ? "\0confined" : "");
+    String key = key(path, storageOptions) + (confinePaths ? "\0confined" : "");
     Entry e;
     synchronized (ENTRIES) {
       e = ENTRIES.computeIfAbsent(key, k -> new Entry());
@@ -43,7 +68,7 @@ public final class SnapshotCache {
     synchronized (e) {
       NativeSnapshot old = e.snap;
       if (old == null) {
-        e.snap = NativeSnapshot.open(path, -1, null, confinePaths);
+        e.snap = NativeSnapshot.openWith(path, -1, null, storageOptions, confinePaths);
         count(2);
       } else {
         e.snap = old.update();
