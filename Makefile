@@ -122,6 +122,15 @@ test-cdf-oracle: build
 # Central into ~/.m2 on first use), pyspark/delta-spark (scripts/install_spark.sh), the interop
 # tables (built once per content into $(DK_INTEROP_DIR), shared with test-interop), then the
 # pyspark suite comparing format("dk") with delta-spark in one SparkSession.
+# The Spark connector suite (tests/spark): one local[2] SparkSession with delta-spark beside the
+# connector. `make test` runs the big matrices sampled; the full runs are on demand:
+#   DK_DML_CASES=all        every DML case (test_spark_dml.py: 24 instead of 8, and the Spark SQL
+#                           DELETE / UPDATE variants on all of them)
+#   DK_SPARK_WRITE_FULL=1   delta-spark reads every version of every write test (else the latest)
+#   DK_SPARK_STREAM_ALL=1   every streaming / CDF comparison with delta-spark (else a sample)
+# delta-spark's side of the DML cases is built once per machine and reused by later runs and
+# clean clones (~/.cache/dk/dml_oracle/<fingerprint of its inputs>; DK_DML_ORACLE_DIR to move
+# it); the interop tables are cached by content in build/interop (scripts/interop_tables.sh).
 test-spark: build
 	@scripts/install_spark.sh
 	@cd connectors/spark && mvn -q -B package -Ddk.build=$(abspath $(BUILD))

@@ -193,6 +193,10 @@ DK_API DK_WARN_UNUSED dk_status dk_txn_set_domain(dk_txn *txn, const char *domai
                                    int removed, dk_error *err);
 /** Adds one operationMetrics entry (name, value as text: "12"). */
 DK_API DK_WARN_UNUSED dk_status dk_txn_set_metric(dk_txn *txn, const char *name, int64_t value, dk_error *err);
+/** Drops every operationMetrics entry staged so far (an engine that stages rows through
+ *  dk_txn_delete_rows as part of its own UPDATE or MERGE records that statement's metrics
+ *  instead of DELETE's). */
+DK_API void dk_txn_clear_metrics(dk_txn *txn);
 
 /* ---- commit ----------------------------------------------------------------------------- */
 

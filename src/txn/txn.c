@@ -765,6 +765,10 @@ dk_status dk_txn_set_metric(dk_txn *x, const char *name, int64_t value, dk_error
   return DK_OK;
 }
 
+void dk_txn_clear_metrics(dk_txn *x) {
+  if (x) x->n_metrics = 0; /* the names stay in the transaction's arena until it ends */
+}
+
 /* ---- serialization ------------------------------------------------------------------------ */
 
 dk_status dk_txn__put_key(dk_buf *b, const char *k, dk_error *err) {

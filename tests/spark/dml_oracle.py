@@ -9,8 +9,11 @@ For each case, in OUTDIR/<case>/:
              and _metadata.row_id / row_commit_version at every version (row tracking cases)
   DONE       written last
 
-OUTDIR/FINGERPRINT holds a hash of dml_cases.py, this file and the Spark pins; when it differs
-the cached cases are deleted and rebuilt (the scripts/interop_tables.sh rule)."""
+The cache is per machine, not per build directory, so that CI's clean clones reuse it: OUTDIR is
+$DK_DML_ORACLE_DIR, else ~/.cache/dk/dml_oracle/<fingerprint> ($XDG_CACHE_HOME respected), where
+the fingerprint hashes dml_cases.py, this file and the Spark pins; a change to any of them makes
+a new directory (older ones unused for 14 days are deleted). Building a case holds a lock on
+OUTDIR, so concurrent test runs build each case once. Tests copy a case before writing to it."""
 import hashlib
 import json
 import os
@@ -24,7 +27,10 @@ INPUTS = [os.path.join(HERE, "dml_cases.py"), os.path.abspath(__file__),
 
 
 def oracle_dir():
-    return os.environ.get("DK_DML_ORACLE_DIR") or os.path.join(REPO, "build", "dml_oracle")
+    if os.environ.get("DK_DML_ORACLE_DIR"):
+        return os.environ["DK_DML_ORACLE_DIR"]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "dk", "dml_oracle", fingerprint())
 
 
 def fingerprint():
@@ -36,7 +42,8 @@ def fingerprint():
 
 
 def prepare(out):
-    """Clears OUTDIR when the inputs changed; returns it."""
+    """Clears OUTDIR when it holds another fingerprint's cases (a DK_DML_ORACLE_DIR reused
+    across changes), drops other fingerprints' caches unused for 14 days; returns OUTDIR."""
     fp = fingerprint()
     fpf = os.path.join(out, "FINGERPRINT")
     if os.path.exists(fpf) and open(fpf).read().strip() != fp:
@@ -44,6 +51,15 @@ def prepare(out):
     os.makedirs(out, exist_ok=True)
     with open(fpf, "w") as f:
         f.write(fp)
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.environ.get("DK_DML_ORACLE_DIR"):
+        import time
+        for d in os.listdir(parent):
+            other = os.path.join(parent, d)
+            if other != os.path.abspath(out) and os.path.isdir(other) and \
+                    time.time() - os.path.getmtime(other) > 14 * 86400:
+                shutil.rmtree(other, ignore_errors=True)
+    os.utime(out)
     return out
 
 
@@ -105,11 +121,20 @@ def create_base(spark, c, root):
 
 
 def build_case(spark, c, out):
-    """Generates OUTDIR/<case> unless DONE exists."""
-    import dml_cases
+    """Generates OUTDIR/<case> unless DONE exists (under OUTDIR's lock)."""
+    import fcntl
     d = os.path.join(out, c["name"])
     if os.path.exists(os.path.join(d, "DONE")):
         return d
+    with open(os.path.join(out, "LOCK"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(d, "DONE")):
+            _build_case(spark, c, d)
+    return d
+
+
+def _build_case(spark, c, d):
+    import dml_cases
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     base, sp = os.path.join(d, "base"), os.path.join(d, "spark")
@@ -137,4 +162,3 @@ def build_case(spark, c, out):
         json.dump(exp, f)
     with open(os.path.join(d, "DONE"), "w") as f:
         f.write("ok\n")
-    return d

@@ -83,3 +83,21 @@ def test_wrong_credentials_fail_cleanly(spark, s3, s3a_conf):
     with pytest.raises(Exception, match="HTTP 403"):  # versionAsOf: past the snapshot cache
         spark.read.format("dk").option("versionAsOf", 0).load(
             f"s3a://{s3.bucket}/corpus/{TABLES[2]}").collect()
+
+
+def test_table_existence_is_asked_of_libdk_storage(spark, s3, s3a_conf, tmp_path):
+    """Whether a table exists (DkCatalog.tableExists / loadTable, format("dk")'s choice between
+    creating and loading) is answered by libdk through the table's own storage (one JNI call:
+    the log lists a commit or checkpoint), the same over s3a:// as locally; locally
+    delta-spark's DeltaTable.isDeltaTable agrees."""
+    from delta.tables import DeltaTable
+    s3.client().put_object(Bucket=s3.bucket, Key="junk/_delta_log/README", Body=b"x")
+    junk = tmp_path / "junk" / "_delta_log"
+    junk.mkdir(parents=True)
+    (junk / "README").write_text("x")
+    for uri, want in {f"s3a://{s3.bucket}/corpus/{TABLES[2]}": True,
+                      f"s3a://{s3.bucket}/missing/t": False,
+                      f"s3a://{s3.bucket}/junk": False}.items():
+        assert spark.catalog.tableExists(f"dk.`{uri}`") == want, uri
+    for path in (os.path.join(DATA, TABLES[2]), str(tmp_path / "junk"), str(tmp_path / "none")):
+        assert spark.catalog.tableExists(f"dk.`{path}`") == DeltaTable.isDeltaTable(spark, path), path

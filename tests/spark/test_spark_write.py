@@ -261,49 +261,51 @@ def test_ddl_matches_delta(spark, tmp_path):
         spark.sql(f"REPLACE TABLE dk.`{tmp_path}/missing` (id bigint) USING dk")
 
 
-@pytest.mark.skipif(not os.environ.get("DK_SPARK_STREAM_WRITE"),
-                    reason="the streaming sink's restart test has not been seen passing (and ran "
-                    "past 5 minutes here): on demand with DK_SPARK_STREAM_WRITE=1")
-@pytest.mark.xfail(strict=False, reason="not yet seen passing: the first run of the restart had "
-                   "left a stale commit-log .crc (fixed since); rerun pending")
 def test_streaming_append_exactly_once(spark, tmp_path):
-    """A rate-source query appending through dk, stopped and restarted, once with its last
-    batch replayed (the commit log's last entry removed, as after a crash between dk's commit
-    and Spark's): every value once, no gaps (delta-spark reads the table), one txn per epoch."""
-    import time as _t
+    """A streaming query appending through dk (DkStreamingWrite: one dk commit per epoch with
+    the app transaction appId = query id, version = epoch), run to the end of its source
+    (Trigger.AvailableNow over a delta-spark table, one file per batch), then restarted from
+    its checkpoint with its last batch replayed (the commit log's last entry removed, as after
+    a crash between dk's commit and Spark's) and new source data: every value once, no gaps
+    (delta-spark reads the table), one commit per epoch, the replayed epoch not committed twice."""
+    src, path, cp = str(tmp_path / "src"), str(tmp_path / "stream"), str(tmp_path / "cp")
 
-    path, cp = str(tmp_path / "stream"), str(tmp_path / "cp")
-    spark.range(0).selectExpr("id AS value", "cast(id % 3 AS int) AS p").write.format("dk") \
-        .mode("append").partitionBy("p").save(path)
+    def add(lo, hi):
+        spark.range(lo, hi, 1, 2).selectExpr("id AS value", "cast(id % 3 AS int) AS p") \
+            .write.format("delta").mode("append").save(src)
 
-    def run(seconds):
-        q = (spark.readStream.format("rate").option("rowsPerSecond", 50).load()
-             .selectExpr("value", "cast(value % 3 AS int) AS p")
+    def run():
+        q = (spark.readStream.format("delta").option("maxFilesPerTrigger", 1).load(src)
              .writeStream.format("dk").outputMode("append").option("checkpointLocation", cp)
-             .trigger(processingTime="1 second").start(path))
-        _t.sleep(seconds)
-        q.processAllAvailable()
-        q.stop()
+             .trigger(availableNow=True).start(path))
+        q.awaitTermination(300)
+        assert q.exception() is None, q.exception()
         return q.id
 
-    qid = run(6)
+    spark.range(0).selectExpr("id AS value", "cast(id % 3 AS int) AS p").write.format("dk") \
+        .mode("append").partitionBy("p").save(path)
+    add(0, 100)
+    add(100, 200)
+    qid = run()
     commits = sorted(int(f) for f in os.listdir(os.path.join(cp, "commits")) if f.isdigit())
-    assert commits, "no batch committed"
+    assert len(commits) == 4, commits  # 4 source files, one a batch
     last = commits[-1]
     os.remove(os.path.join(cp, "commits", str(last)))  # Spark forgets it committed the batch
     crc = os.path.join(cp, "commits", f".{last}.crc")
     if os.path.exists(crc):
         os.remove(crc)
     v_before = latest_version(spark, path)
-    assert run(4) == qid
+    add(200, 300)
+    assert run() == qid
     df = spark.read.format("delta").load(path)
     n, d, hi = df.selectExpr("count(*)", "count(distinct value)", "max(value)").first()
-    assert n == d == hi + 1 and n > 0, (n, d, hi)
+    assert n == d == hi + 1 == 300, (n, d, hi)
     # the replayed batch committed nothing new to dk: its epoch was already in the table
     epochs = []
     for v in range(1, latest_version(spark, path) + 1):
         ci = commit_info(path, v)
         assert ci["operation"] == "STREAMING UPDATE"
+        assert ci["operationParameters"]["queryId"] == qid
         epochs.append(int(ci["operationParameters"]["epochId"]))
-    assert len(epochs) == len(set(epochs)) and latest_version(spark, path) >= v_before
+    assert sorted(epochs) == list(range(len(epochs))) and latest_version(spark, path) == v_before + 2
     assert sorted(r[0] for r in spark.read.format("dk").load(path).select("value").collect()) == list(range(n))

@@ -5,8 +5,13 @@
  * serialization, and split reads exported through the Arrow C Data Interface
  * (ArrowSchema / ArrowArrayStream structs allocated on the Java side by arrow-c-data).
  *
+ * Tables: whether a table exists at a URI (its log listed through the table's dk_storage,
+ * local or object store) and a whole DELETE (dk_table_delete) for the connector's
+ * SupportsDeleteV2.
+ *
  * Writes: the driver's transaction (txn*: begin on a snapshot or create, reads, removes,
- * metadata, app versions, the writer state for executors, executors' adds staged, commit)
+ * metadata, app versions, the writer state for executors, executors' adds staged, rows
+ * deleted by (file, row index) for Spark's row-level DELETE / UPDATE / MERGE, commit)
  * and the executors' writer transactions (writer*), which pull Spark's rows as Arrow batches
  * from the Java DataWriter (an ArrowArrayStream whose get_next calls back into Java once per
  * batch) through dk_txn_write.
@@ -28,6 +33,7 @@
 
 #include "dk/changes.h"
 #include "dk/common.h"
+#include "dk/dml.h"
 #include "dk/expr.h"
 #include "dk/parquet.h"
 #include "dk/scan.h"
@@ -140,6 +146,58 @@ static char *dup_jstring(JNIEnv *env, jstring s, int *failed) {
   return out;
 }
 
+/* Throws err as a DkException when st is not DK_OK; returns whether it did. */
+static int thrown(JNIEnv *env, dk_status st, const dk_error *err, int context) {
+  if (st == DK_OK) return 0;
+  throw_err(env, err, st, context);
+  return 1;
+}
+
+/* Copies a String[] into a malloc'ed, NULL-terminated array of malloc'ed strings (*n of them;
+ * a null array gives *out = NULL, *n = 0). A null element stays NULL when allow_null, else it
+ * is DK_INVALID with the message `what`. -1, with a Java exception thrown and nothing left to
+ * free, on failure. */
+static int dup_strings(JNIEnv *env, jobjectArray arr, int allow_null, const char *what,
+                       char ***out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!arr) return 0;
+  jsize len = (*env)->GetArrayLength(env, arr);
+  char **v = calloc((size_t)len + 1, sizeof *v);
+  if (!v) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return -1;
+  }
+  for (jsize i = 0; i < len; i++) {
+    int failed = 0;
+    jstring js = (jstring)(*env)->GetObjectArrayElement(env, arr, i);
+    v[i] = dup_jstring(env, js, &failed);
+    (*env)->DeleteLocalRef(env, js);
+    if (failed || (!v[i] && !allow_null)) {
+      for (jsize k = 0; k < i; k++) free(v[k]);
+      free(v);
+      if (!failed) throw_dk(env, DK_INVALID, 0, what);
+      return -1;
+    }
+  }
+  *out = v;
+  *n = (size_t)len;
+  return 0;
+}
+
+static void free_strings(char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) free(v[i]);
+  free(v);
+}
+
+_Static_assert(sizeof(jlong) == sizeof(int64_t), "jlong is 64 bits");
+
+static jlongArray new_long_array(JNIEnv *env, const int64_t *v, jsize n) {
+  jlongArray arr = (*env)->NewLongArray(env, n);
+  if (arr && n) (*env)->SetLongArrayRegion(env, arr, 0, n, (const jlong *)v);
+  return arr;
+}
+
 static jobjectArray new_string_array(JNIEnv *env, jsize n) {
   jclass scls = (*env)->FindClass(env, "java/lang/String");
   if (!scls) return NULL;
@@ -153,6 +211,9 @@ static int set_string(JNIEnv *env, jobjectArray arr, jsize i, const char *v) {
   (*env)->DeleteLocalRef(env, js);
   return (*env)->ExceptionCheck(env) ? -1 : 0;
 }
+
+/* Status 7 (DK_CONFLICT) carries the conflict kind in the context (DkException). */
+#define CTX_CONFLICT_BASE 100
 
 /* ---- object-store backends (process-wide) ------------------------------------------------ */
 
@@ -231,61 +292,71 @@ static dk_storage *backend_for(JNIEnv *env, const char *uri, jobjectArray kv) {
 
 /* ---- snapshots --------------------------------------------------------------------------- */
 
-static jlong snapshot_open(JNIEnv *env, jstring uri, jint mode, jlong version, jlong ts_ms,
-                           jobjectArray storage_options) {
-  int failed = 0;
-  char *curi = dup_jstring(env, uri, &failed);
-  if (failed) return 0;
+/* Opens the table at uri: an object-store URI through the backend for its storage options
+ * (backend_for), anything else on the local backend; confine: dk_table_options.confine_paths.
+ * context: DkException's for the failure (1: opening the table). */
+static dk_status open_table_at(JNIEnv *env, dk_table **out, const char *uri,
+                               jobjectArray storage_options, int confine) {
+  *out = NULL;
   dk_table_options to;
   memset(&to, 0, sizeof to);
   to.version = DK_TABLE_OPTIONS_VERSION;
-  if (dk_storage_s3_is_uri(curi) && !(to.storage = backend_for(env, curi, storage_options))) {
-    free(curi);
+  to.confine_paths = confine;
+  if (dk_storage_s3_is_uri(uri) && !(to.storage = backend_for(env, uri, storage_options)))
+    return DK_IO;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_table_open(out, uri, &to, &err);
+  thrown(env, st, &err, 1);
+  return st;
+}
+
+/* open_table_at of a Java string. */
+static dk_status open_jtable(JNIEnv *env, dk_table **out, jstring uri,
+                             jobjectArray storage_options, int confine) {
+  int failed = 0;
+  char *c = dup_jstring(env, uri, &failed);
+  if (failed) return DK_NOMEM;
+  dk_status st = open_table_at(env, out, c, storage_options, confine);
+  free(c);
+  return st;
+}
+
+static jlong snapshot_open(JNIEnv *env, jstring uri, jint mode, jlong version, jlong ts_ms,
+                           jobjectArray storage_options, jboolean confine) {
+  jni_snapshot *h = calloc(1, sizeof *h);
+  if (!h) {
+    throw_dk(env, DK_NOMEM, 0, "out of memory");
+    return 0;
+  }
+  if (open_jtable(env, &h->table, uri, storage_options, confine ? 1 : 0) != DK_OK) {
+    free(h);
     return 0;
   }
   dk_error err;
   dk_error_init(&err);
-  jni_snapshot *h = calloc(1, sizeof *h);
-  if (!h) {
-    free(curi);
-    throw_dk(env, DK_NOMEM, 0, "out of memory");
-    return 0;
-  }
-  dk_status st = dk_table_open(&h->table, curi, &to, &err);
-  free(curi);
-  if (st != DK_OK) {
-    free(h);
-    throw_err(env, &err, st, 1);
-    return 0;
-  }
   dk_snapshot_options so;
   memset(&so, 0, sizeof so);
   so.version = DK_SNAPSHOT_OPTIONS_VERSION;
   so.at_version = mode == 1 ? (int64_t)version : -1;
   so.by_timestamp = mode == 2;
   so.timestamp_ms = (int64_t)ts_ms;
-  st = dk_snapshot_open(&h->snap, h->table, &so, &err);
-  if (st != DK_OK) {
+  dk_status st = dk_snapshot_open(&h->snap, h->table, &so, &err);
+  if (thrown(env, st, &err, 2 + (int)mode)) {
     dk_table_free(h->table);
     free(h);
-    throw_err(env, &err, st, 2 + (int)mode);
     return 0;
   }
   return (jlong)(intptr_t)h;
 }
 
-JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(JNIEnv *env, jclass cls,
-                                                                jstring uri, jint mode,
-                                                                jlong version, jlong ts_ms) {
-  (void)cls;
-  return snapshot_open(env, uri, mode, version, ts_ms, NULL);
-}
-
-JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpenWith(
+/* storage_options: an object-store table's (key, value, ...), or null; confine_paths:
+ * dk_table_options.confine_paths (the connector's confinePaths option). */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_snapshotOpen(
     JNIEnv *env, jclass cls, jstring uri, jint mode, jlong version, jlong ts_ms,
-    jobjectArray storage_options) {
+    jobjectArray storage_options, jboolean confine_paths) {
   (void)cls;
-  return snapshot_open(env, uri, mode, version, ts_ms, storage_options);
+  return snapshot_open(env, uri, mode, version, ts_ms, storage_options, confine_paths);
 }
 
 /* A second handle on the same snapshot (the table stays alive through the snapshot's own
@@ -412,7 +483,110 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_snapshotArrowSchema(JNIEnv *env
   dk_error_init(&err);
   dk_status st = dk_snapshot_arrow_schema((struct ArrowSchema *)(intptr_t)out,
                                           ((jni_snapshot *)(intptr_t)handle)->snap, 0, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+static dk_status is_log_file(const dk_file_info *fi, void *payload) {
+  const char *name = strrchr(fi->path, '/');
+  name = name ? name + 1 : fi->path;
+  size_t n = 0;
+  while (name[n] >= '0' && name[n] <= '9') n++;
+  if (n != 20 || name[20] != '.') return DK_OK;
+  *(int *)payload = 1;
+  return DK_CANCELLED; /* found one: stop listing */
+}
+
+/* Whether a Delta table exists at uri: its _delta_log lists a commit or checkpoint file,
+ * through the storage the table is read with (local, or the object store's backend for
+ * storage_options). A missing root or log is false; other failures throw. */
+JNIEXPORT jboolean JNICALL Java_io_dk_spark_DkNative_tableExists(JNIEnv *env, jclass cls,
+                                                                 jstring uri,
+                                                                 jobjectArray storage_options) {
+  (void)cls;
+  int failed = 0;
+  char *c = dup_jstring(env, uri, &failed);
+  if (failed || !c) return JNI_FALSE;
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = NULL;
+  dk_storage *local = NULL, *sto = NULL;
+  int found = 0;
+  dk_status st = DK_OK;
+  if (dk_storage_s3_is_uri(c)) {
+    if (!(sto = backend_for(env, c, storage_options))) st = DK_IO;
+  } else {
+    st = dk_storage_local_new(&local, NULL, &err);
+    sto = local;
+  }
+  if (st == DK_OK) {
+    dk_table_options to;
+    memset(&to, 0, sizeof to);
+    to.version = DK_TABLE_OPTIONS_VERSION;
+    to.storage = local ? NULL : sto; /* a local root is resolved by the table's own backend */
+    st = dk_table_open(&t, c, &to, &err);
+  }
+  if (st == DK_OK) {
+    const char *root = dk_table_root(t);
+    size_t n = strlen(root);
+    char *log = malloc(n + sizeof "/_delta_log");
+    if (!log) {
+      st = DK_NOMEM;
+    } else {
+      memcpy(log, root, n);
+      memcpy(log + n, "/_delta_log", sizeof "/_delta_log");
+      st = sto->list_from(sto, log, NULL, is_log_file, &found, &err);
+      free(log);
+    }
+    if (st == DK_CANCELLED && found) st = DK_OK;
+  }
+  if (st == DK_NOT_FOUND) st = DK_OK; /* no root or no log: no table */
+  if (!(*env)->ExceptionCheck(env)) thrown(env, st, &err, 0);
+  dk_table_free(t);
+  if (local) local->free(local);
+  free(c);
+  return found ? JNI_TRUE : JNI_FALSE;
+}
+
+/* DELETE FROM the table at uri WHERE predicate (dk_expr_parse text; null = every row): one
+ * dk_table_delete commit on its latest version. Returns {committed version (-1: no row
+ * matched, nothing committed), deleted rows, removed files, added files, DVs added}. */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_tableDelete(JNIEnv *env, jclass cls,
+                                                                   jstring uri,
+                                                                   jobjectArray storage_options,
+                                                                   jboolean confine_paths,
+                                                                   jstring predicate,
+                                                                   jstring engine) {
+  (void)cls;
+  int f1 = 0, f2 = 0;
+  char *pred = dup_jstring(env, predicate, &f1), *eng = dup_jstring(env, engine, &f2);
+  dk_table *t = NULL;
+  jlongArray r = NULL;
+  if (!f1 && !f2 && open_jtable(env, &t, uri, storage_options, confine_paths ? 1 : 0) == DK_OK) {
+    dk_error err;
+    dk_error_init(&err);
+    dk_txn_options to;
+    memset(&to, 0, sizeof to);
+    to.version = DK_TXN_OPTIONS_VERSION;
+    to.engine_info = eng;
+    dk_dml_metrics m;
+    memset(&m, 0, sizeof m);
+    m.version = DK_DML_METRICS_VERSION;
+    dk_commit_result c;
+    memset(&c, 0, sizeof c);
+    c.version = DK_COMMIT_RESULT_VERSION;
+    dk_status st = dk_table_delete(&m, &c, t, pred, NULL, &to, &err);
+    if (!thrown(env, st, &err, st == DK_CONFLICT ? CTX_CONFLICT_BASE + (int)c.conflict : 0)) {
+      int64_t v[5] = {c.committed_version, m.num_deleted_rows, m.num_removed_files,
+                      m.num_added_files, m.num_deletion_vectors_added};
+      r = new_long_array(env, v, 5);
+    }
+  }
+  dk_table_free(t);
+  free(pred);
+  free(eng);
+  return r;
 }
 
 /* ---- scans --------------------------------------------------------------------------------- */
@@ -434,35 +608,22 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_scanNew(JNIEnv *env, jclass cl
   o.split_target_bytes = (int64_t)split_target;
   o.split_open_cost_bytes = (int64_t)open_cost;
 
-  jsize ncol = columns ? (*env)->GetArrayLength(env, columns) : 0;
+  size_t ncol = 0;
   char **cols = NULL;
   dk_expr *expr = NULL;
   dk_scan *scan = NULL;
   int failed = 0;
+  if (dup_strings(env, columns, 0, "null column name", &cols, &ncol) != 0) return 0;
   if (columns) {
-    cols = calloc(ncol ? (size_t)ncol : 1, sizeof *cols);
-    if (!cols) {
-      throw_dk(env, DK_NOMEM, 0, "out of memory");
-      return 0;
-    }
-    for (jsize i = 0; i < ncol && !failed; i++) {
-      jstring js = (jstring)(*env)->GetObjectArrayElement(env, columns, i);
-      cols[i] = dup_jstring(env, js, &failed);
-      (*env)->DeleteLocalRef(env, js);
-    }
-    if (failed) goto done;
     o.columns = (const char *const *)cols;
-    o.n_columns = (size_t)ncol;
+    o.n_columns = ncol;
   }
   if (filter) {
     char *ftext = dup_jstring(env, filter, &failed);
     if (failed) goto done;
     dk_status st = dk_expr_parse(&expr, ftext, &err);
     free(ftext);
-    if (st != DK_OK) {
-      throw_err(env, &err, st, 0);
-      goto done;
-    }
+    if (thrown(env, st, &err, 0)) goto done;
     o.filter = expr;
   }
   {
@@ -481,10 +642,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_scanNew(JNIEnv *env, jclass cl
   }
 done:
   dk_expr_free(expr);
-  if (cols) {
-    for (jsize i = 0; i < ncol; i++) free(cols[i]);
-    free(cols);
-  }
+  free_strings(cols, ncol);
   return (jlong)(intptr_t)scan;
 }
 
@@ -501,7 +659,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_scanSchema(JNIEnv *env, jclass 
   dk_error_init(&err);
   dk_status st =
       dk_scan_schema((struct ArrowSchema *)(intptr_t)out, (const dk_scan *)(intptr_t)scan, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_scanResidual(JNIEnv *env, jclass cls,
@@ -513,10 +671,7 @@ JNIEXPORT jstring JNICALL Java_io_dk_spark_DkNative_scanResidual(JNIEnv *env, jc
   dk_error_init(&err);
   char *s = NULL;
   dk_status st = dk_expr_to_string(&s, r, &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
+  if (thrown(env, st, &err, 0)) return NULL;
   jstring js = (*env)->NewStringUTF(env, s);
   dk_expr_string_free(s);
   return js;
@@ -530,7 +685,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_scanStats(JNIEnv *env, jc
   const dk_scan *s = (const dk_scan *)(intptr_t)scan;
   dk_scan_stats st;
   dk_scan_stats_get(&st, s);
-  jlong v[8] = {st.files_total,    st.files_pruned_partition, st.files_pruned_stats,
+  int64_t v[8] = {st.files_total,    st.files_pruned_partition, st.files_pruned_stats,
                 st.files_pruned_limit, st.files_selected,      st.bytes_selected,
                 st.rows_estimated, dk_scan_num_splits(s)};
   jlongArray arr = (*env)->NewLongArray(env, 8);
@@ -554,10 +709,7 @@ JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_scanSplits(JNIEnv *env,
     uint8_t *bytes = NULL;
     size_t len = 0;
     dk_status st = dk_scan_split_serialize(&bytes, &len, s, i, &err);
-    if (st != DK_OK) {
-      throw_err(env, &err, st, 0);
-      return NULL;
-    }
+    if (thrown(env, st, &err, 0)) return NULL;
     jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
     if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)bytes);
     dk_free(bytes);
@@ -582,7 +734,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitRead(JNIEnv *env, jclass c
   dk_status st = dk_split_read((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
                                (size_t)len, &g_count_alloc, &err);
   (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 /* splitRead of a split of the object-store table at `root`, through the backend for its
@@ -611,7 +763,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_splitReadWith(JNIEnv *env, jcla
   dk_status st = dk_split_read_v2((struct ArrowArrayStream *)(intptr_t)out, (const uint8_t *)bytes,
                                   (size_t)len, &o, &err);
   (*env)->ReleaseByteArrayElements(env, split, bytes, JNI_ABORT);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 /* Parses a filter text and binds it against the snapshot's logical schema: returns NULL when
@@ -655,69 +807,9 @@ typedef struct jni_stream {
   dk_table *table;
   dk_stream *stream;
   char *regex;
-  const char **cols;
+  char **cols;
   size_t n_cols;
 } jni_stream;
-
-/* Copies a String[] into one malloc'ed array of pointers (*out, NULL for a null array). */
-static int dup_jstrings(JNIEnv *env, jobjectArray arr, const char ***out, size_t *n) {
-  *out = NULL;
-  *n = 0;
-  if (!arr) return 0;
-  jsize len = (*env)->GetArrayLength(env, arr);
-  const char **v = calloc((size_t)len + 1, sizeof *v);
-  if (!v) {
-    throw_dk(env, DK_NOMEM, 0, "out of memory");
-    return -1;
-  }
-  for (jsize i = 0; i < len; i++) {
-    int failed = 0;
-    jstring js = (jstring)(*env)->GetObjectArrayElement(env, arr, i);
-    v[i] = dup_jstring(env, js, &failed);
-    (*env)->DeleteLocalRef(env, js);
-    if (failed || !v[i]) {
-      for (jsize k = 0; k < i; k++) free((void *)v[k]);
-      free(v);
-      if (!failed) throw_dk(env, DK_INVALID, 0, "null column name");
-      return -1;
-    }
-  }
-  *out = v;
-  *n = (size_t)len;
-  return 0;
-}
-
-static void free_jstrings(const char **v, size_t n) {
-  for (size_t i = 0; v && i < n; i++) free((void *)v[i]);
-  free(v);
-}
-
-static jlongArray new_long_array(JNIEnv *env, const jlong *v, jsize n) {
-  jlongArray arr = (*env)->NewLongArray(env, n);
-  if (arr && n) (*env)->SetLongArrayRegion(env, arr, 0, n, v);
-  return arr;
-}
-
-/* Opens the table at path; an s3:// / s3a:// one through the shared backend of its storage
- * options (key, value, ...: DkStorageOptions), as snapshot_open does. */
-static dk_status open_table(JNIEnv *env, dk_table **out, jstring path, jobjectArray storage_options) {
-  int failed = 0;
-  char *c = dup_jstring(env, path, &failed);
-  if (failed) return DK_NOMEM;
-  dk_table_options to;
-  memset(&to, 0, sizeof to);
-  to.version = DK_TABLE_OPTIONS_VERSION;
-  if (c && dk_storage_s3_is_uri(c) && !(to.storage = backend_for(env, c, storage_options))) {
-    free(c);
-    return DK_IO; /* backend_for threw */
-  }
-  dk_error err;
-  dk_error_init(&err);
-  dk_status st = dk_table_open(out, c, &to, &err);
-  free(c);
-  if (st != DK_OK) throw_err(env, &err, st, 1);
-  return st;
-}
 
 static void changes_free(jni_changes *h) {
   if (!h) return;
@@ -743,12 +835,12 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env,
     throw_dk(env, DK_NOMEM, 0, "out of memory");
     return 0;
   }
-  const char **cols = NULL;
+  char **cols = NULL;
   size_t ncols = 0;
   dk_error err;
   dk_error_init(&err);
-  dk_status st = open_table(env, &h->table, path, storage_options);
-  if (st == DK_OK && dup_jstrings(env, columns, &cols, &ncols) != 0) st = DK_NOMEM;
+  dk_status st = open_jtable(env, &h->table, path, storage_options, 0);
+  if (st == DK_OK && dup_strings(env, columns, 0, "null column name", &cols, &ncols) != 0) st = DK_NOMEM;
   if (st == DK_OK && filter) {
     int failed = 0;
     char *ftext = dup_jstring(env, filter, &failed);
@@ -764,13 +856,13 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_changesOpen(JNIEnv *env,
     o.start = (int64_t)b[1];
     o.end_kind = (dk_bound_kind)b[2];
     o.end = (int64_t)b[3];
-    o.columns = cols;
+    o.columns = (const char *const *)cols;
     o.n_columns = ncols;
     o.filter = h->filter;
     st = dk_changes_new(&h->changes, h->table, &o, &err);
-    if (st != DK_OK) throw_err(env, &err, st, 0);
+    thrown(env, st, &err, 0);
   }
-  free_jstrings(cols, ncols);
+  free_strings(cols, ncols);
   if (st != DK_OK) {
     changes_free(h);
     return 0;
@@ -791,7 +883,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkStreamNative_changesInfo(JNIEnv 
                                                                          jlong handle) {
   (void)cls;
   const dk_changes *c = ((jni_changes *)(intptr_t)handle)->changes;
-  jlong v[4] = {dk_changes_start_version(c), dk_changes_end_version(c),
+  int64_t v[4] = {dk_changes_start_version(c), dk_changes_end_version(c),
                 dk_changes_schema_version(c), dk_changes_num_files(c)};
   return new_long_array(env, v, 4);
 }
@@ -809,7 +901,7 @@ static dk_status batch_file(dk_change_file *out, const void *b, int64_t i, dk_er
 
 /* The size in bytes of each of n change files (for packing them into input partitions). */
 static jlongArray file_sizes(JNIEnv *env, const void *owner, int64_t n, file_get_fn get) {
-  jlong *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
   if (!v) {
     throw_dk(env, DK_NOMEM, 0, "out of memory");
     return NULL;
@@ -846,7 +938,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesSchema(JNIEnv *env
   dk_error_init(&err);
   dk_status st = dk_changes_schema((struct ArrowSchema *)(intptr_t)out,
                                    ((jni_changes *)(intptr_t)handle)->changes, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesReadFiles(JNIEnv *env,
@@ -860,7 +952,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_changesReadFiles(JNIEnv *
   dk_status st = dk_changes_read_files((struct ArrowArrayStream *)(intptr_t)out,
                                        ((jni_changes *)(intptr_t)handle)->changes,
                                        (int64_t)first, (int64_t)n, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 static void stream_free(jni_stream *h) {
@@ -868,7 +960,7 @@ static void stream_free(jni_stream *h) {
   dk_stream_free(h->stream);
   dk_table_free(h->table);
   free(h->regex);
-  free_jstrings(h->cols, h->n_cols);
+  free_strings(h->cols, h->n_cols);
   free(h);
 }
 
@@ -891,9 +983,9 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, 
     return 0;
   }
   int failed = 0;
-  dk_status st = open_table(env, &h->table, path, storage_options);
+  dk_status st = open_jtable(env, &h->table, path, storage_options, 0);
   if (st == DK_OK) h->regex = dup_jstring(env, exclude_regex, &failed);
-  if (st == DK_OK && (failed || dup_jstrings(env, columns, &h->cols, &h->n_cols) != 0))
+  if (st == DK_OK && (failed || dup_strings(env, columns, 0, "null column name", &h->cols, &h->n_cols) != 0))
     st = DK_NOMEM;
   if (st == DK_OK) {
     dk_error err;
@@ -914,10 +1006,10 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamOpen(JNIEnv *env, 
     o.change_data_feed = (int)v[10];
     o.max_initial_snapshot_files = (int64_t)v[11];
     o.exclude_regex = h->regex;
-    o.columns = h->cols;
+    o.columns = (const char *const *)h->cols;
     o.n_columns = h->n_cols;
     st = dk_stream_open(&h->stream, h->table, &o, &err);
-    if (st != DK_OK) throw_err(env, &err, st, 0);
+    thrown(env, st, &err, 0);
   }
   if (st != DK_OK) {
     stream_free(h);
@@ -940,7 +1032,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_streamSchema(JNIEnv *env,
   dk_error_init(&err);
   dk_status st = dk_stream_schema((struct ArrowSchema *)(intptr_t)out,
                                   ((jni_stream *)(intptr_t)handle)->stream, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 static jstring offset_json(JNIEnv *env, const dk_stream *s, const dk_stream_offset *o) {
@@ -966,10 +1058,7 @@ static int offset_parse(JNIEnv *env, dk_stream_offset *out, const dk_stream *s, 
   dk_error_init(&err);
   dk_status st = dk_stream_offset_parse(out, c, strlen(c), dk_stream_table_id(s), &err);
   free(c);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return -1;
-  }
+  if (thrown(env, st, &err, 0)) return -1;
   return 0;
 }
 
@@ -997,10 +1086,7 @@ JNIEXPORT jstring JNICALL Java_io_dk_spark_DkStreamNative_streamLatestOffset(
   int has = 0;
   dk_status st = dk_stream_latest_offset(&out, &has, s, &from, (int64_t)max_files,
                                          (int64_t)max_bytes, &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
+  if (thrown(env, st, &err, 0)) return NULL;
   return has ? offset_json(env, s, &out) : NULL;
 }
 
@@ -1017,10 +1103,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkStreamNative_streamBatch(JNIEnv *env,
   dk_error_init(&err);
   dk_stream_batch *batch = NULL;
   dk_status st = dk_stream_batch_between(&batch, s, &a, &b, &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return 0;
-  }
+  if (thrown(env, st, &err, 0)) return 0;
   return (jlong)(intptr_t)batch;
 }
 
@@ -1048,7 +1131,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkStreamNative_batchReadFiles(JNIEnv *en
   dk_status st = dk_stream_batch_read_files((struct ArrowArrayStream *)(intptr_t)out,
                                             (dk_stream_batch *)(intptr_t)batch, (int64_t)first,
                                             (int64_t)n, &err);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 /* ---- transactions (driver) ---------------------------------------------------------------- */
@@ -1058,9 +1141,6 @@ typedef struct jni_txn {
   dk_table *table;
   dk_txn *txn;
 } jni_txn;
-
-/* Status 7 (DK_CONFLICT) carries the conflict kind in the context (DkException). */
-#define CTX_CONFLICT_BASE 100
 
 /* txn options: operation, parameters JSON, engine info, user metadata (any may be NULL). */
 static jlong txn_begin(JNIEnv *env, dk_snapshot *snap, dk_table *create_on, jstring op,
@@ -1123,10 +1203,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnBeginCreate(JNIEnv *env, jc
   dk_table *t = NULL;
   dk_status st = dk_table_open(&t, curi, NULL, &err);
   free(curi);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 1);
-    return 0;
-  }
+  if (thrown(env, st, &err, 1)) return 0;
   jlong h = txn_begin(env, NULL, t, op, params, engine, user_md);
   if (!h) dk_table_free(t);
   return h;
@@ -1151,40 +1228,17 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnReadVersion(JNIEnv *env, jc
   return (jlong)dk_txn_read_version(TXN(h));
 }
 
-/* Java String[] -> malloc'ed array of malloc'ed strings (NULL elements stay NULL). */
-static char **dup_string_array(JNIEnv *env, jobjectArray a, jsize *n, int *failed) {
-  *failed = 0;
-  *n = a ? (*env)->GetArrayLength(env, a) : 0;
-  char **out = calloc((size_t)*n + 1, sizeof *out);
-  if (!out) {
-    *failed = 1;
-    throw_dk(env, DK_NOMEM, 0, "out of memory");
-    return NULL;
-  }
-  for (jsize i = 0; i < *n && !*failed; i++) {
-    jstring js = (jstring)(*env)->GetObjectArrayElement(env, a, i);
-    out[i] = dup_jstring(env, js, failed);
-    (*env)->DeleteLocalRef(env, js);
-  }
-  return out;
-}
-
-static void free_string_array(char **a, jsize n) {
-  if (!a) return;
-  for (jsize i = 0; i < n; i++) free(a[i]);
-  free(a);
-}
-
 JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetadata(
     JNIEnv *env, jclass cls, jlong h, jstring schema, jobjectArray parts, jobjectArray conf_kv,
     jstring name, jstring description) {
   (void)cls;
-  int f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0;
-  jsize np = 0, nc = 0;
+  int f1 = 0, f4 = 0, f5 = 0;
+  size_t np = 0, nc = 0;
   char *cs = dup_jstring(env, schema, &f1), *cn = dup_jstring(env, name, &f4),
        *cd = dup_jstring(env, description, &f5);
-  char **pa = dup_string_array(env, parts, &np, &f2), **kv = dup_string_array(env, conf_kv, &nc, &f3);
-  if (!(f1 || f2 || f3 || f4 || f5)) {
+  char **pa = NULL, **kv = NULL;
+  if (!(f1 || f4 || f5) && dup_strings(env, parts, 0, "null partition column", &pa, &np) == 0 &&
+      dup_strings(env, conf_kv, 1, "", &kv, &nc) == 0) {
     dk_metadata_spec m;
     memset(&m, 0, sizeof m);
     m.version = DK_METADATA_SPEC_VERSION;
@@ -1198,28 +1252,13 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetadata(
     m.created_time = -1;
     dk_error err;
     dk_error_init(&err);
-    dk_status st = dk_txn_set_metadata(TXN(h), &m, &err);
-    if (st != DK_OK) throw_err(env, &err, st, 0);
+    thrown(env, dk_txn_set_metadata(TXN(h), &m, &err), &err, 0);
   }
   free(cs);
   free(cn);
   free(cd);
-  free_string_array(pa, np);
-  free_string_array(kv, nc);
-}
-
-static jlongArray new_long_array64(JNIEnv *env, const int64_t *v, jsize n) {
-  jlongArray arr = (*env)->NewLongArray(env, n);
-  if (!arr || !n) return arr;
-  jlong *tmp = malloc((size_t)n * sizeof *tmp);
-  if (!tmp) {
-    throw_dk(env, DK_NOMEM, 0, "out of memory");
-    return NULL;
-  }
-  for (jsize i = 0; i < n; i++) tmp[i] = (jlong)v[i];
-  (*env)->SetLongArrayRegion(env, arr, 0, n, tmp);
-  free(tmp);
-  return arr;
+  free_strings(pa, np);
+  free_strings(kv, nc);
 }
 
 /* Records a read of the files matching `filter` (NULL = all) and returns their indexes. With
@@ -1250,11 +1289,8 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnReadFiles(JNIEnv *env,
   int64_t *idx = NULL, n = 0;
   if (st == DK_OK) st = dk_txn_read_files(TXN(h), e, &idx, &n, &err);
   dk_expr_free(e);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
-  jlongArray r = new_long_array64(env, idx, (jsize)n);
+  if (thrown(env, st, &err, 0)) return NULL;
+  jlongArray r = new_long_array(env, idx, (jsize)n);
   dk_free(idx);
   return r;
 }
@@ -1266,24 +1302,17 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnReadPartitions(JNIEnv 
                                                                          jobjectArray values,
                                                                          jint n_rows) {
   (void)cls;
-  int failed = 0;
-  jsize n = 0;
-  char **v = dup_string_array(env, values, &n, &failed);
-  if (failed) {
-    free_string_array(v, n);
-    return NULL;
-  }
+  size_t n = 0;
+  char **v = NULL;
+  if (dup_strings(env, values, 1, "", &v, &n) != 0) return NULL;
   dk_error err;
   dk_error_init(&err);
   int64_t *idx = NULL, cnt = 0;
   dk_status st = dk_txn_read_partitions(TXN(h), (const char *const *)v, (int64_t)n_rows, &idx,
                                         &cnt, &err);
-  free_string_array(v, n);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
-  jlongArray r = new_long_array64(env, idx, (jsize)cnt);
+  free_strings(v, n);
+  if (thrown(env, st, &err, 0)) return NULL;
+  jlongArray r = new_long_array(env, idx, (jsize)cnt);
   dk_free(idx);
   return r;
 }
@@ -1305,10 +1334,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnRemoveFile(JNIEnv *env, jcl
   dk_file_entry f;
   dk_status st = dk_snapshot_file(&f, dk_txn_snapshot(TXN(h)), (int64_t)i, &err);
   if (st == DK_OK) st = dk_txn_remove_file(TXN(h), (int64_t)i, data_change ? 1 : 0, &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return 0;
-  }
+  if (thrown(env, st, &err, 0)) return 0;
   return (jlong)f.size;
 }
 
@@ -1334,7 +1360,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetAppVersion(JNIEnv *env, j
   dk_error_init(&err);
   dk_status st = dk_txn_set_app_version(TXN(h), a, (int64_t)version, &err);
   free(a);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetric(JNIEnv *env, jclass cls, jlong h,
@@ -1347,7 +1373,7 @@ JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnSetMetric(JNIEnv *env, jclas
   dk_error_init(&err);
   dk_status st = dk_txn_set_metric(TXN(h), n, (int64_t)value, &err);
   free(n);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
 }
 
 JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_txnWriterState(JNIEnv *env, jclass cls,
@@ -1358,14 +1384,51 @@ JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_txnWriterState(JNIEnv *en
   char *s = NULL;
   size_t len = 0;
   dk_status st = dk_txn_writer_state(&s, &len, TXN(h), &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
+  if (thrown(env, st, &err, 0)) return NULL;
   jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
   if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)s);
   dk_free(s);
   return b;
+}
+
+/* Stages deletes of rows named by (data file URI as libdk's scans name it, physical row
+ * index), dk_txn_delete_rows: DVs of the read snapshot's files. Returns {deleted rows, files
+ * touched, files removed, removed bytes, DVs added, DVs removed, DVs updated}. */
+JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnDeleteRows(JNIEnv *env, jclass cls,
+                                                                     jlong h,
+                                                                     jobjectArray uris,
+                                                                     jlongArray rows) {
+  (void)cls;
+  char **u = NULL;
+  size_t n = 0;
+  if (dup_strings(env, uris, 0, "null data file", &u, &n) != 0) return NULL;
+  jlong *r = n ? (*env)->GetLongArrayElements(env, rows, NULL) : NULL;
+  jlongArray out = NULL;
+  if (!n || r) {
+    dk_error err;
+    dk_error_init(&err);
+    dk_dml_metrics m;
+    memset(&m, 0, sizeof m);
+    m.version = DK_DML_METRICS_VERSION;
+    dk_status st = dk_txn_delete_rows(&m, TXN(h), (const char *const *)u, (const int64_t *)r,
+                                      n, NULL, &err);
+    if (!thrown(env, st, &err, 0)) {
+      int64_t v[7] = {m.num_deleted_rows, m.num_files_after_skipping, m.num_removed_files,
+                      m.num_removed_bytes, m.num_deletion_vectors_added,
+                      m.num_deletion_vectors_removed, m.num_deletion_vectors_updated};
+      out = new_long_array(env, v, 7);
+    }
+  }
+  if (r) (*env)->ReleaseLongArrayElements(env, rows, r, JNI_ABORT);
+  free_strings(u, n);
+  return out;
+}
+
+JNIEXPORT void JNICALL Java_io_dk_spark_DkNative_txnClearMetrics(JNIEnv *env, jclass cls,
+                                                                  jlong h) {
+  (void)env;
+  (void)cls;
+  dk_txn_clear_metrics(TXN(h));
 }
 
 /* Stages an executor's adds (dk_txn_staged_adds text); returns how many. */
@@ -1380,7 +1443,7 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnAddStaged(JNIEnv *env, jcla
   int64_t n = 0;
   dk_status st = dk_txn_add_staged(TXN(h), (const char *)b, (size_t)len, &n, &err);
   (*env)->ReleaseByteArrayElements(env, adds, b, JNI_ABORT);
-  if (st != DK_OK) throw_err(env, &err, st, 0);
+  thrown(env, st, &err, 0);
   return (jlong)n;
 }
 
@@ -1404,7 +1467,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_txnCommit(JNIEnv *env, jc
     return NULL;
   }
   int64_t v[4] = {r.committed_version, r.attempts, r.commit_timestamp, r.checkpoint};
-  return new_long_array64(env, v, 4);
+  return new_long_array(env, v, 4);
 }
 
 /* ---- writer transactions (executors) ------------------------------------------------------ */
@@ -1580,10 +1643,7 @@ JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_writerWriteAll(JNIEnv *
   if (st == DK_OK) st = dk_txn_write(&r, w->txn, &s, &o, &err);
   dk_expr_free(rw);
   if ((*env)->ExceptionCheck(env)) return NULL; /* the Java failure is the error */
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
+  if (thrown(env, st, &err, 0)) return NULL;
   w->files += r.files;
   w->rows += r.rows;
   w->bytes += r.bytes;
@@ -1615,7 +1675,7 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_writerStats(JNIEnv *env, 
   (void)cls;
   jni_writer *w = (jni_writer *)(intptr_t)h;
   int64_t v[3] = {w->files, w->rows, w->bytes};
-  return new_long_array64(env, v, 3);
+  return new_long_array(env, v, 3);
 }
 
 JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_writerStagedAdds(JNIEnv *env, jclass cls,
@@ -1627,10 +1687,7 @@ JNIEXPORT jbyteArray JNICALL Java_io_dk_spark_DkNative_writerStagedAdds(JNIEnv *
   char *s = NULL;
   size_t len = 0;
   dk_status st = dk_txn_staged_adds(&s, &len, w->txn, &err);
-  if (st != DK_OK) {
-    throw_err(env, &err, st, 0);
-    return NULL;
-  }
+  if (thrown(env, st, &err, 0)) return NULL;
   jbyteArray b = (*env)->NewByteArray(env, (jsize)len);
   if (b) (*env)->SetByteArrayRegion(env, b, 0, (jsize)len, (const jbyte *)s);
   dk_free(s);

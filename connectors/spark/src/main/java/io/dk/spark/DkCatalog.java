@@ -18,7 +18,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code SELECT ... FROM dk.`/path/to/table` [VERSION AS OF n | TIMESTAMP AS OF ts]}, INSERT /
  * REPLACE WHERE / INSERT OVERWRITE into {@code dk.`/path`}, and DDL on paths: CREATE TABLE,
  * CTAS, REPLACE TABLE [AS SELECT], CREATE OR REPLACE TABLE [AS SELECT], with PARTITIONED BY,
- * TBLPROPERTIES and COMMENT, each one atomic commit (a StagingTableCatalog: DkStagedTable).
+ * TBLPROPERTIES and COMMENT, each one atomic commit (a StagingTableCatalog: DkStagedTable);
+ * DELETE / UPDATE / MERGE on its tables (DkTable). Whether a table exists is libdk's answer
+ * through the path's storage (local, s3://, s3a://). With the session conf
+ * {@code spark.dk.confinePaths=true} its tables refuse files outside their roots.
  * ALTER / DROP / RENAME are not supported yet.
  */
 public class DkCatalog implements StagingTableCatalog {
@@ -30,7 +33,9 @@ public class DkCatalog implements StagingTableCatalog {
 
   private static String path(Identifier ident) throws NoSuchTableException {
     String p = ident.name();
-    if (ident.namespace().length != 0 || !new File(p).isAbsolute()) throw new NoSuchTableException(ident);
+    if (ident.namespace().length != 0
+        || !(new File(p).isAbsolute() || DkStorageOptions.isObjectStore(p)))
+      throw new NoSuchTableException(ident);
     return p;
   }
 
@@ -38,12 +43,17 @@ public class DkCatalog implements StagingTableCatalog {
     String p = path(ident);
     try {
       boolean pinned = version >= 0 || tsMs != null;
-      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs) : NativeSnapshot.latest(p),
+      return new DkTable(pinned ? NativeSnapshot.open(p, version, tsMs, null)
+                                : NativeSnapshot.latest(p, null),
           pinned, CaseInsensitiveStringMap.empty());
     } catch (DkException e) {
       if (e.getErrorClass() == DkException.ErrorClass.DK_TABLE_NOT_FOUND) {
         NoSuchTableException n = new NoSuchTableException(ident);
-        n.initCause(e);
+        try {
+          n.initCause(e);
+        } catch (IllegalStateException already) {
+          n.addSuppressed(e); // Spark 4.2 sets the cause (none) in the constructor
+        }
         throw n;
       }
       throw e;
@@ -75,7 +85,7 @@ public class DkCatalog implements StagingTableCatalog {
 
   @Override public boolean tableExists(Identifier ident) {
     try {
-      return new File(path(ident), "_delta_log").isDirectory();
+      return NativeSnapshot.exists(path(ident));
     } catch (NoSuchTableException e) {
       return false;
     }
@@ -85,7 +95,7 @@ public class DkCatalog implements StagingTableCatalog {
 
   private static NativeSnapshot existing(Identifier ident) throws NoSuchTableException {
     String p = path(ident);
-    return new File(p, "_delta_log").isDirectory() ? NativeSnapshot.latest(p) : null;
+    return NativeSnapshot.exists(p) ? NativeSnapshot.latest(p, null) : null;
   }
 
   @SuppressWarnings("deprecation")

@@ -17,7 +17,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * {@code spark.read.format("dk").load(path)} with options {@code versionAsOf} and
- * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone);
+ * {@code timestampAsOf} (interpreted in spark.sql.session.timeZone when it has no zone) and
+ * {@code confinePaths} (refuse data, DV and sidecar files outside the table root; default
+ * off, as delta-spark; the session default is {@code spark.dk.confinePaths});
  * {@code readChangeFeed} reads the change data feed (DkChangesTable); readStream reads the
  * table as a stream (DkMicroBatchStream); and
  * {@code df.write.format("dk").mode("append" | "overwrite").save(path)} (DkWriteBuilder): the
@@ -45,11 +47,9 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
     CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(properties);
     if (DkStreamOptions.changeDataFeed(o)) return new DkChangesTable(load(o));
     String path = o.get("path");
-    // a scheme-less (local) path without a log: a write creates the table there; object-store
-    // URIs (s3a://...) always go to libdk, which reports a missing table itself
-    if (path != null && !path.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*")
-        && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
-        && !new java.io.File(path, "_delta_log").isDirectory())
+    // no table at the path (libdk asks the path's storage): a write creates it there
+    if (path != null && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
+        && !NativeSnapshot.exists(path, o))
       return DkTable.absent(path, schema, partitioning, o);
     return load(o);
   }

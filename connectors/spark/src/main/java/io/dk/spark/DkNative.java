@@ -42,11 +42,17 @@ final class DkNative {
   }
 
   /** mode: 0 latest, 1 version, 2 timestamp (ms). */
-  static native long snapshotOpen(String uri, int mode, long version, long timestampMs);
-  /** snapshotOpen of an s3:// or s3a:// table with storage options (key, value, ...). */
-  static native long snapshotOpenWith(String uri, int mode, long version, long timestampMs,
-      String[] storageOptions);
+  /** storageOptions: an s3:// or s3a:// table's (key, value, ...), or null; confinePaths:
+   *  refuse files the log names outside the table root (dk_table_options.confine_paths). */
+  static native long snapshotOpen(String uri, int mode, long version, long timestampMs,
+      String[] storageOptions, boolean confinePaths);
   static native void snapshotFree(long snap);
+  /** Whether the log at uri lists a commit or checkpoint, through libdk's storage. */
+  static native boolean tableExists(String uri, String[] storageOptions);
+  /** One DELETE commit (dk_table_delete) on the latest version of the table at uri;
+   *  {committed version or -1, deleted rows, removed files, added files, DVs added}. */
+  static native long[] tableDelete(String uri, String[] storageOptions, boolean confinePaths,
+      String predicate, String engineInfo);
   static native long snapshotRef(long snap);
   static native long snapshotUpdate(long snap);
   static native long snapshotVersion(long snap);
@@ -94,6 +100,10 @@ final class DkNative {
   static native long txnAppVersion(long txn, String appId);
   static native void txnSetAppVersion(long txn, String appId, long version);
   static native void txnSetMetric(long txn, String name, long value);
+  /** dk_txn_delete_rows: rows by (data file URI in libdk's form, row index); {deleted rows,
+   *  files touched, files removed, removed bytes, DVs added, DVs removed, DVs updated}. */
+  static native long[] txnDeleteRows(long txn, String[] uris, long[] rows);
+  static native void txnClearMetrics(long txn);
   static native byte[] txnWriterState(long txn);
   static native long txnAddStaged(long txn, byte[] adds);
   /** Consumes the handle. {version, attempts, commit timestamp, checkpoint}. */

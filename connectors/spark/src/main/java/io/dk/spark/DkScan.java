@@ -25,7 +25,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * A planned libdk scan. The file selection (partition pruning, stats skipping, limit) happens
  * in libdk on the driver; input partitions are libdk's serialized splits (row-group aligned,
  * target spark.sql.files.maxPartitionBytes, open cost spark.sql.files.openCostInBytes).
- * Runtime (dynamic partition pruning) filters on partition columns re-plan the scan.
+ * Runtime (dynamic partition pruning) filters on partition columns re-plan the scan (files of a
+ * null partition value are kept: runtime filters only prune).
  */
 public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
   private final DkTable table;
@@ -189,6 +190,13 @@ public class DkScan implements Batch, SupportsReportStatistics, SupportsRuntimeV
       if (text == null || refs.isEmpty()) continue;
       boolean ok = true;
       for (String r : refs) ok &= parts.contains(r.toLowerCase(Locale.ROOT));
+      // a runtime filter only prunes (Spark still joins or filters): keep the files of a null
+      // partition value, which Spark's IN-subquery filters of row-level UPDATE / MERGE carry
+      // as a NULL key that a plain IN never matches
+      if (refs.size() == 1) {
+        String r = refs.iterator().next();
+        text = "(" + text + " OR (`" + r.replace("`", "``") + "` IS NULL))";
+      }
       if (ok && table.snapshot().bindCheck(text) == null) add.add(text);
     }
     if (add.isEmpty()) return;

@@ -41,14 +41,7 @@ public class DkScanBuilder
     List<Predicate> postScan = new ArrayList<>();
     for (Predicate p : predicates) {
       Set<String> refs = new HashSet<>();
-      String text = FilterTranslator.translate(p, refs);
-      if (text != null && table.snapshot().bindCheck(text) != null) text = null;
-      // collated strings compare by their collation, variants are not comparable: Spark only
-      for (String r : refs) {
-        StructField f = text == null ? null : SparkTypes.find(table.schema(), r);
-        if (f != null && (SparkTypes.isCollated(f.dataType()) || SparkTypes.hasVariant(f.dataType())))
-          text = null;
-      }
+      String text = dkText(table, p, refs);
       if (text == null) {
         postScan.add(p);
         continue;
@@ -62,6 +55,20 @@ public class DkScanBuilder
     pushed = accepted.toArray(new Predicate[0]);
     hasPostScan = !postScan.isEmpty();
     return postScan.toArray(new Predicate[0]);
+  }
+
+  /** p as dk predicate text that libdk evaluates as Spark does on this table, or null; the
+   *  top-level columns it references are added to refs. */
+  static String dkText(DkTable table, Predicate p, Set<String> refs) {
+    String text = FilterTranslator.translate(p, refs);
+    if (text != null && table.snapshot().bindCheck(text) != null) return null;
+    // collated strings compare by their collation, variants are not comparable: Spark only
+    for (String r : refs) {
+      StructField f = text == null ? null : SparkTypes.find(table.schema(), r);
+      if (f != null && (SparkTypes.isCollated(f.dataType()) || SparkTypes.hasVariant(f.dataType())))
+        return null;
+    }
+    return text;
   }
 
   @Override public Predicate[] pushedPredicates() { return pushed; }

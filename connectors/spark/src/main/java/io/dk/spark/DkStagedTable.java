@@ -26,6 +26,11 @@ final class DkStagedTable extends DkTable implements StagedTable {
   private final String operation;
   private volatile boolean written;
 
+  /** StagedTable's and TruncatableTable's (through DkTable's DELETE) defaults agree: none. */
+  @Override public org.apache.spark.sql.connector.metric.CustomTaskMetric[] reportDriverMetrics() {
+    return StagedTable.super.reportDriverMetrics();
+  }
+
   DkStagedTable(String path, NativeSnapshot existing, StructType schema, Transform[] partitioning,
       Map<String, String> props, String operation) {
     super(path, WritePlan.nullable(schema), identityColumns(partitioning),

@@ -1,6 +1,5 @@
 package io.dk.spark;
 
-import java.io.File;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
@@ -41,8 +40,8 @@ final class DkStreamingWrite implements StreamingWrite {
   }
 
   private DkTable current() {
-    if (!new File(table.path(), "_delta_log").isDirectory()) return table; // still absent
-    return new DkTable(NativeSnapshot.latest(table.path()), false, table.options());
+    if (!NativeSnapshot.exists(table.path(), table.options())) return table; // still absent
+    return new DkTable(NativeSnapshot.latest(table.path(), table.options()), false, table.options());
   }
 
   @Override public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {

@@ -7,7 +7,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
@@ -29,11 +34,15 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * MICRO_BATCH_READ (DkMicroBatchStream, from DkScan.toMicroBatchStream), and for the latest
  * snapshot the writes (BATCH_WRITE, STREAMING_WRITE, TRUNCATE, OVERWRITE_BY_FILTER,
  * OVERWRITE_DYNAMIC); a table pinned by time travel is read-only, as Delta's V2 connector's.
+ * Row-level DELETE / UPDATE / MERGE: a DELETE whose condition libdk evaluates runs whole in
+ * libdk (SupportsDeleteV2, dk_table_delete); the rest take Spark's delta-based row-level plan
+ * (SupportsRowLevelOperations, {@link DkRowLevelOperation}).
  * ACCEPT_ANY_SCHEMA only when the write options ask for mergeSchema / overwriteSchema or the
  * write creates the table: then the connector resolves the data's columns by name itself
  * ({@link WritePlan}); otherwise Spark resolves them (by name or position, with its casts).
  */
-public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataColumns {
+public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataColumns,
+    SupportsDeleteV2, SupportsRowLevelOperations {
   static final String METADATA = "_metadata";
 
   private final NativeSnapshot snapshot;   // null when absent
@@ -143,6 +152,56 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
           name() + " is pinned by time travel (version " + snapshot.version()
               + ") and cannot be written");
     return new DkWriteBuilder(this, info);
+  }
+
+  // ---- DELETE (SupportsDeleteV2) ----
+
+  /** The predicates as one dk predicate text ("" for none / ALWAYS_TRUE: every row), or null
+   *  when one of them is not exactly expressible in libdk. */
+  private String deleteText(Predicate[] predicates) {
+    List<String> parts = new ArrayList<>();
+    for (Predicate p : predicates) {
+      if ("ALWAYS_TRUE".equals(p.name())) continue;
+      String t = DkScanBuilder.dkText(this, p, new HashSet<>());
+      if (t == null) return null;
+      parts.add(t);
+    }
+    return String.join(" AND ", parts);
+  }
+
+  private void checkWritable() {
+    if (pinned)
+      throw new DkException(DkException.ErrorClass.DK_TABLE_READ_ONLY, DkException.INVALID,
+          name() + " is pinned by time travel (version " + snapshot.version()
+              + ") and cannot be written");
+    snapshot();
+  }
+
+  /** DELETE whose condition libdk evaluates exactly as Spark: the whole statement runs in
+   *  libdk (dk_table_delete: deletion vectors when the table allows them, else files
+   *  rewritten; whole files dropped for partition predicates), one commit as delta-spark's
+   *  DeleteCommand writes it, with its operationMetrics. */
+  @Override public boolean canDeleteWhere(Predicate[] predicates) {
+    checkWritable();
+    return deleteText(predicates) != null;
+  }
+
+  @Override public void deleteWhere(Predicate[] predicates) {
+    checkWritable();
+    String text = deleteText(predicates);
+    if (text == null)
+      throw new DkException(DkException.ErrorClass.DK_UNSUPPORTED_FEATURE, DkException.UNSUPPORTED,
+          "dk cannot evaluate this DELETE condition exactly: " + java.util.Arrays.toString(predicates));
+    DkNative.tableDelete(path, snapshot.storageOptions(), snapshot.confinePaths(),
+        text.isEmpty() ? null : text, NativeTxn.ENGINE);
+  }
+
+  /** DELETE (when deleteWhere cannot take its condition), UPDATE and MERGE through Spark's
+   *  delta-based row-level plan: DkRowLevelOperation. */
+  @Override public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    checkWritable();
+    DkRowLevelOperation op = new DkRowLevelOperation(this, info.command(), info.options());
+    return () -> op;
   }
 
   boolean rowTracking() { return snapshot != null && snapshot.hasFeature("rowTracking"); }

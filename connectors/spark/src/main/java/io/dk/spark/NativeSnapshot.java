@@ -1,6 +1,5 @@
 package io.dk.spark;
 
-import java.io.File;
 import java.lang.ref.Cleaner;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,11 +23,13 @@ public final class NativeSnapshot implements AutoCloseable {
   private final Cleaner.Cleanable cleanable;
   private final String path;
   private final String[] storageOptions; // null for a local table
+  private final boolean confinePaths;
 
-  private NativeSnapshot(long handle, String path, String[] storageOptions) {
+  private NativeSnapshot(long handle, String path, String[] storageOptions, boolean confinePaths) {
     this.handle = handle;
     this.path = path;
     this.storageOptions = storageOptions;
+    this.confinePaths = confinePaths;
     this.cleanable = CLEANER.register(this, new Free(handle));
   }
 
@@ -38,25 +39,27 @@ public final class NativeSnapshot implements AutoCloseable {
   }
 
   /** The same, with the read's options (may be null): their {@code fs.s3a.*} settings come
-   *  first for an object-store table ({@link DkStorageOptions}). */
+   *  first for an object-store table ({@link DkStorageOptions}); {@code confinePaths}
+   *  ({@link #confineOption}) refuses files the log names outside the table root. */
   public static NativeSnapshot open(String path, long version, Long timestampMs,
       Map<String, String> readOptions) {
-    return openWith(path, version, timestampMs, DkStorageOptions.resolve(path, readOptions));
+    return openWith(path, version, timestampMs, DkStorageOptions.resolve(path, readOptions),
+        confineOption(readOptions));
   }
 
-  /** so: the storage options DkStorageOptions.resolve gave for path (null when local). */
-  static NativeSnapshot openWith(String path, long version, Long timestampMs, String[] so) {
+  /** so: the storage options DkStorageOptions.resolve gave for path (null when local);
+   *  confinePaths: dk_table_options.confine_paths. */
+  static NativeSnapshot openWith(String path, long version, Long timestampMs, String[] so,
+      boolean confinePaths) {
     DkNative.ensureLoaded();
     int mode = timestampMs != null ? 2 : (version >= 0 ? 1 : 0);
     long ts = timestampMs == null ? 0 : timestampMs;
-    boolean remote = DkStorageOptions.isObjectStore(path);
     try {
-      long h = remote ? DkNative.snapshotOpenWith(path, mode, version, ts, so)
-                      : DkNative.snapshotOpen(path, mode, version, ts);
-      return new NativeSnapshot(h, path, so);
+      long h = DkNative.snapshotOpen(path, mode, version, ts, so, confinePaths);
+      return new NativeSnapshot(h, path, so, confinePaths);
     } catch (DkException e) {
-      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND && !remote
-          && !new File(path, "_delta_log").isDirectory()) {
+      if (e.getErrorClass() == DkException.ErrorClass.DK_VERSION_NOT_FOUND
+          && !DkNative.tableExists(path, so)) {
         throw new DkException(DkException.ErrorClass.DK_TABLE_NOT_FOUND, e.getStatus(),
             e.getMessage().replaceFirst("^\\[[A-Z_]+\\] ", ""));
       }
@@ -73,25 +76,49 @@ public final class NativeSnapshot implements AutoCloseable {
    *  Map)}): the cache keeps one snapshot per path and storage options. */
   public static NativeSnapshot latest(String path, Map<String, String> readOptions) {
     DkNative.ensureLoaded();
-    return SnapshotCache.latest(path, DkStorageOptions.resolve(path, readOptions));
+    return SnapshotCache.latest(path, DkStorageOptions.resolve(path, readOptions),
+        confineOption(readOptions));
   }
+
+  /** The confinePaths option: a read or write option, else the session's
+   *  {@code spark.dk.confinePaths}; false by default, as delta-spark reads whatever the log
+   *  names (absolute paths and URIs of other locations included: shallow clones). */
+  static boolean confineOption(Map<String, String> options) {
+    String v = options == null ? null : options.get("confinePaths");
+    if (v == null) {
+      org.apache.spark.sql.SparkSession s = org.apache.spark.sql.SparkSession.getActiveSession()
+          .getOrElse(() -> null);
+      v = s == null ? null : s.conf().get("spark.dk.confinePaths", null);
+    }
+    return v != null && Boolean.parseBoolean(v.trim());
+  }
+
+  /** Whether a Delta table exists at path (its log has a commit or checkpoint), asked of
+   *  libdk through the path's storage (local, s3://, s3a://; options: the read's). */
+  public static boolean exists(String path, Map<String, String> readOptions) {
+    DkNative.ensureLoaded();
+    return DkNative.tableExists(path, DkStorageOptions.resolve(path, readOptions));
+  }
+
+  public static boolean exists(String path) { return exists(path, null); }
 
   /** A second, independently closed handle on the same snapshot. */
   NativeSnapshot ref() {
-    return new NativeSnapshot(DkNative.snapshotRef(handle), path, storageOptions);
+    return new NativeSnapshot(DkNative.snapshotRef(handle), path, storageOptions, confinePaths);
   }
 
   /** This object when the table has no newer commit, else a new snapshot of the latest
    *  version built from this one by reading only the newer commits. */
   NativeSnapshot update() {
     long h = DkNative.snapshotUpdate(handle);
-    return h == 0 ? this : new NativeSnapshot(h, path, storageOptions);
+    return h == 0 ? this : new NativeSnapshot(h, path, storageOptions, confinePaths);
   }
 
   long handle() { return handle; }
   public String path() { return path; }
   /** The storage options of an object-store table (key, value, ...), null for a local one. */
   String[] storageOptions() { return storageOptions; }
+  boolean confinePaths() { return confinePaths; }
   public long version() { return DkNative.snapshotVersion(handle); }
   public long timestampMs() { return DkNative.snapshotTimestamp(handle); }
   public boolean hasFeature(String f) { return DkNative.snapshotHasFeature(handle, f); }

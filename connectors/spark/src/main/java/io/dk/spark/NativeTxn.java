@@ -67,6 +67,8 @@ final class NativeTxn implements AutoCloseable {
   long appVersion(String appId) { return DkNative.txnAppVersion(h(), appId); }
   void setAppVersion(String appId, long v) { DkNative.txnSetAppVersion(h(), appId, v); }
   void setMetric(String name, long v) { DkNative.txnSetMetric(h(), name, v); }
+  long[] deleteRows(String[] uris, long[] rows) { return DkNative.txnDeleteRows(h(), uris, rows); }
+  void clearMetrics() { DkNative.txnClearMetrics(h()); }
   byte[] writerState() { return DkNative.txnWriterState(h()); }
   long addStaged(byte[] adds) { return DkNative.txnAddStaged(h(), adds); }
 

@@ -15,7 +15,7 @@ import java.util.Map;
  * the log is not replayed from the last checkpoint per query.
  *
  * <p>One cache per JVM (a driver's sessions share it, as Delta's DeltaLog cache is shared),
- * keyed by the absolute table path and, for an object-store table, its storage options
+ * keyed by the absolute table path (and the confinePaths option) and, for an object-store table, its storage options
  * (credentials, endpoint, region: {@link DkStorageOptions}) — the same bucket path reached
  * with other credentials or through another endpoint is another entry, never the first
  * reader's snapshot (as delta-spark keys its DeltaLog cache by path and the file-system
@@ -56,9 +56,10 @@ public final class SnapshotCache {
 
   /** A snapshot of the table's latest version, owned by the caller; storageOptions as
    *  DkStorageOptions.resolve gives them for path (null when local). */
-  static NativeSnapshot latest(String path, String[] storageOptions) {
-    if (MAX_TABLES <= 0) return NativeSnapshot.openWith(path, -1, null, storageOptions);
-    String key = key(path, storageOptions);
+  static NativeSnapshot latest(String path, String[] storageOptions, boolean confinePaths) {
+    if (MAX_TABLES <= 0) return NativeSnapshot.openWith(path, -1, null, storageOptions, confinePaths);
+    // a confined table is a table of its own: its snapshot refuses what the other reads
+    String key = key(path, storageOptions) + (confinePaths ? "\0confined" : "");
     Entry e;
     synchronized (ENTRIES) {
       e = ENTRIES.computeIfAbsent(key, k -> new Entry());
@@ -67,7 +68,7 @@ public final class SnapshotCache {
     synchronized (e) {
       NativeSnapshot old = e.snap;
       if (old == null) {
-        e.snap = NativeSnapshot.openWith(path, -1, null, storageOptions);
+        e.snap = NativeSnapshot.openWith(path, -1, null, storageOptions, confinePaths);
         count(2);
       } else {
         e.snap = old.update();

@@ -178,6 +178,61 @@ final class WritePlan implements AutoCloseable {
     }
   }
 
+  /** Commits a row-level DELETE / UPDATE / MERGE (DkRowLevelOperation): the rows the tasks
+   *  deleted or updated become deletion vectors, the rows they wrote new files, and the
+   *  operationMetrics are the command's as delta-spark names them. Nothing is committed when
+   *  no row changed (as delta-spark); returns the commit's {version, ...} or null. */
+  long[] commitRowLevel(String command, WriterCommitMessage[] messages) {
+    try {
+      List<String> files = new ArrayList<>();
+      long[] rows = new long[0];
+      long updated = 0, inserted = 0, addFiles = 0, addBytes = 0;
+      for (WriterCommitMessage m : messages) {
+        if (!(m instanceof DkRowLevelOperation.RowLevelMessage)) continue;
+        DkRowLevelOperation.RowLevelMessage r = (DkRowLevelOperation.RowLevelMessage) m;
+        if (r.written != null && r.written.adds.length > 0) txn.addStaged(r.written.adds);
+        if (r.written != null) {
+          addFiles += r.written.files;
+          addBytes += r.written.bytes;
+        }
+        int at = rows.length;
+        rows = java.util.Arrays.copyOf(rows, at + r.rows.length);
+        System.arraycopy(r.rows, 0, rows, at, r.rows.length);
+        java.util.Collections.addAll(files, r.files);
+        updated += r.updated;
+        inserted += r.inserted;
+      }
+      if (files.isEmpty() && inserted == 0) return null;
+      long[] d = files.isEmpty() ? new long[7] : txn.deleteRows(files.toArray(new String[0]), rows);
+      if (!command.equals("DELETE")) {
+        // {deleted rows, files touched, files removed, removed bytes, DVs added, removed, updated}
+        long dvAdded = d[4] + d[6], dvRemoved = d[5] + d[6];
+        txn.clearMetrics();
+        boolean merge = command.equals("MERGE");
+        String[][] kv = merge ? new String[][] {
+            {"numTargetRowsInserted", "" + inserted}, {"numTargetRowsUpdated", "" + updated},
+            {"numTargetRowsDeleted", "" + (d[0] - updated)}, {"numTargetRowsCopied", "0"},
+            {"numOutputRows", "" + (inserted + updated)},
+            {"numTargetFilesAdded", "" + addFiles}, {"numTargetFilesRemoved", "" + d[1]},
+            {"numTargetBytesAdded", "" + addBytes}, {"numTargetBytesRemoved", "" + d[3]},
+            {"numTargetDeletionVectorsAdded", "" + dvAdded},
+            {"numTargetDeletionVectorsRemoved", "" + dvRemoved},
+            {"numTargetDeletionVectorsUpdated", "" + d[6]},
+            {"numTargetChangeFilesAdded", "0"}}
+          : new String[][] {
+            {"numUpdatedRows", "" + updated}, {"numCopiedRows", "0"},
+            {"numAddedFiles", "" + addFiles}, {"numRemovedFiles", "" + d[1]},
+            {"numAddedBytes", "" + addBytes}, {"numRemovedBytes", "" + d[3]},
+            {"numDeletionVectorsAdded", "" + dvAdded}, {"numDeletionVectorsRemoved", "" + dvRemoved},
+            {"numDeletionVectorsUpdated", "" + d[6]}, {"numAddedChangeFiles", "0"}};
+        for (String[] e : kv) txn.setMetric(e[0], Long.parseLong(e[1]));
+      }
+      return txn.commit();
+    } finally {
+      close();
+    }
+  }
+
   @Override public void close() {
     if (txn != null) txn.close();
     txn = null;
