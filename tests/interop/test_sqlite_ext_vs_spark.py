@@ -76,20 +76,6 @@ def _ext_path():
     return p
 
 
-def _ext_env():
-    """A sanitizer build of the extension needs the ASan/UBSan runtimes preloaded into the
-    (uninstrumented) host."""
-    env = dict(os.environ)
-    cache = h.build_dir() / "CMakeCache.txt"
-    if cache.exists() and "DK_SANITIZE:BOOL=ON" in cache.read_text():
-        libs = []
-        for lib in ("libasan.so", "libubsan.so"):
-            p = subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True)
-            if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
-                libs.append(p.stdout.strip())
-        env["LD_PRELOAD"] = " ".join(libs)
-        env["ASAN_OPTIONS"] = "detect_leaks=0"
-    return env
 
 
 def load(oracle_dir, name):
@@ -113,7 +99,7 @@ def host_answers(oracle_dir):
                      "versions": [s["version"] for s in o["snapshots"]],
                      "row_tracking": o["row_tracking"]})
     r = subprocess.run([SYSTEM_PYTHON, "-c", HOST_SCRIPT, str(ext)], input=json.dumps(todo),
-                       capture_output=True, text=True, timeout=900, env=_ext_env())
+                       capture_output=True, text=True, timeout=900, env=h.sqlite_host_env())
     assert r.returncode == 0, r.stderr[-4000:]
     h.check_process([SYSTEM_PYTHON], r.returncode, r.stderr)
     return json.loads(r.stdout)
@@ -191,7 +177,7 @@ def test_table_valued_functions_in_sqlite3_shell(oracle_dir):
            f"SELECT count(*), max(version) FROM delta_history('{root}');\n"
            f"SELECT sum(dv_cardinality) FROM delta_files('{root}');\n")
     r = subprocess.run([shell, "-cmd", f".load {ext}", ":memory:"], input=sql,
-                       capture_output=True, text=True, timeout=120, env=_ext_env())
+                       capture_output=True, text=True, timeout=120, env=h.sqlite_host_env())
     assert r.returncode == 0, r.stderr
     latest = o["snapshots"][-1]
     card = sum((f["deletion_vector"] or {}).get("cardinality", 0) for f in latest["files"])
