@@ -340,6 +340,18 @@ dk_status dk_txn__predicate_param(dk_buf *b, const dk_expr *pred, dk_error *err)
   return st;
 }
 
+dk_status dk_txn__set_predicate_operation(dk_txn *x, const char *op, const dk_expr *pred,
+                                          dk_error *err) {
+  dk_buf params;
+  dk__buf_init(&params, x->alloc);
+  dk_status st = dk__buf_puts(&params, "{\"predicate\":", err);
+  if (!st) st = dk_txn__predicate_param(&params, pred, err);
+  if (!st) st = dk__buf_putc(&params, '}', err);
+  if (!st) st = dk_txn__set_operation(x, op, params.data, err);
+  dk__buf_dispose(&params);
+  return st;
+}
+
 /* ---- DELETE ---------------------------------------------------------------------------------- */
 
 static int64_t num_logical(const dk_file_entry *f) {
@@ -464,15 +476,7 @@ dk_status dk_txn_delete(dk_dml_metrics *out, dk_txn *x, const dk_expr *pred,
   else if (!st) st = delete_rows(&c, pred, err);
   dk_expr_free(ponly);
   dk_expr_free(rest);
-  if (!st) {
-    dk_buf params;
-    dk__buf_init(&params, x->alloc);
-    st = dk__buf_puts(&params, "{\"predicate\":", err);
-    if (!st) st = dk_txn__predicate_param(&params, pred, err);
-    if (!st) st = dk__buf_putc(&params, '}', err);
-    if (!st) st = dk_txn__set_operation(x, "DELETE", params.data, err);
-    dk__buf_dispose(&params);
-  }
+  if (!st) st = dk_txn__set_predicate_operation(x, "DELETE", pred, err);
   if (!st) st = delete_metrics(&c, err);
   dk_txn__dml_dispose(&c);
   return st;

@@ -85,6 +85,10 @@ dk_status dk_txn__set_operation(dk_txn *x, const char *op, const char *params, d
 /* Appends `"[\"<sql>\"]"` (a JSON string holding a JSON array of the predicate's text, or
 ** ["true"] for none) to b: the predicate parameter as Spark writes it. */
 dk_status dk_txn__predicate_param(dk_buf *b, const dk_expr *pred, dk_error *err);
+/* Sets the commit's operation with {"predicate": <dk_txn__predicate_param>} as its parameters
+** (DELETE, UPDATE). */
+dk_status dk_txn__set_predicate_operation(dk_txn *x, const char *op, const dk_expr *pred,
+                                          dk_error *err);
 
 /* A commit result as "nothing committed" (its version kept). */
 static inline void dk_txn__commit_reset(dk_commit_result *commit) {

@@ -105,15 +105,7 @@ dk_status dk_txn_update(dk_dml_metrics *out, dk_txn *x, const dk_dml_assignment 
   }
   if (!st) st = dk_txn__dml_apply_dvs(&c, err);
   c.m->rewrite_time_ms = dk_txn__dml_now_ms() - t1;
-  if (!st) {
-    dk_buf params;
-    dk__buf_init(&params, x->alloc);
-    st = dk__buf_puts(&params, "{\"predicate\":", err);
-    if (!st) st = dk_txn__predicate_param(&params, pred, err);
-    if (!st) st = dk__buf_putc(&params, '}', err);
-    if (!st) st = dk_txn__set_operation(x, "UPDATE", params.data, err);
-    dk__buf_dispose(&params);
-  }
+  if (!st) st = dk_txn__set_predicate_operation(x, "UPDATE", pred, err);
   if (!st) st = update_metrics(&c, err);
   dk_txn__dml_dispose(&c);
   return st;
