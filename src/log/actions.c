@@ -651,21 +651,21 @@ static dk_status dedupe_base(dk__state *st, dk_error *err) {
   uint64_t *seen = dk__calloc(st->alloc, 2 * words, sizeof *seen);
   if (!seen) return dk__error_set(err, DK_NOMEM, "log: out of memory checking checkpoint rows");
   uint64_t *twice = seen + words;
-  size_t m = 0;
+  bool any = false;
   for (size_t i = 0; i < n; i++) {
     uint32_t h = st->files[i].ktag & mask;
     uint64_t bit = 1ull << (h & 63);
     if (seen[h >> 6] & bit) {
-      if (!(twice[h >> 6] & bit)) m++;
       twice[h >> 6] |= bit;
+      any = true;
     }
     seen[h >> 6] |= bit;
   }
-  if (!m) {
+  if (!any) {
     dk__free(st->alloc, seen);
     return DK_OK;
   }
-  m = 0;
+  size_t m = 0; /* candidate rows: every row whose tag is marked twice */
   for (size_t i = 0; i < n; i++) {
     uint32_t h = st->files[i].ktag & mask;
     m += (twice[h >> 6] >> (h & 63)) & 1;
