@@ -187,6 +187,10 @@ static inline void dk__bit_clear(uint8_t *bits, int64_t i) {
   bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
 }
 
+/* The release callback of a borrowed view (a slice or a copy of an ArrowArray struct whose
+** buffers someone else owns): it marks the view released and frees nothing. */
+static inline void dk__array_release_borrowed(struct ArrowArray *a) { a->release = NULL; }
+
 /* ---- exported arrays from foreign buffers ------------------------------------------------ */
 
 /* Wraps an arbitrary owner: `release_owner(owner)` runs when the array is released. Used to

@@ -555,8 +555,6 @@ static dk_status metadata_array(struct ArrowArray *out, task_reader *r, const st
   return st;
 }
 
-static void noop_release(struct ArrowArray *a) { a->release = NULL; }
-
 static dk_status ensure_scratch(task_reader *r, int64_t n, dk_error *err) {
   if (n <= r->scratch_cap) return DK_OK;
   const dk_allocator *a = r->plan->alloc;
@@ -680,7 +678,7 @@ dk_status dk_scan__task_next(task_reader *r, struct ArrowArray *out, int64_t *re
       view.buffers = vb;
       view.n_children = nc;
       view.children = ptrs;
-      view.release = noop_release;
+      view.release = dk__array_release_borrowed;
       int64_t sel = 0;
       if (!st)
         st = dk_expr_eval_filter(r->mask, &sel, plan->residual_bound, &plan->read_schema, &view,

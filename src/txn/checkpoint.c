@@ -364,8 +364,6 @@ static void build_adds_task(void *arg) {
   k->st = build_adds(k, &k->err);
 }
 
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
 /* Writes chunk k's rows: its add column beside the all-null columns (consumes k->out). */
 static dk_status write_chunk(dk_parquet_writer *w, add_chunk *k, struct ArrowArray *nulls,
                              const dk_allocator *alloc, dk_error *err) {
@@ -379,7 +377,7 @@ static dk_status write_chunk(dk_parquet_writer *w, add_chunk *k, struct ArrowArr
       kids[c] = nulls[c];
       kids[c].length = m;
       kids[c].null_count = m;
-      kids[c].release = borrowed_release;
+      kids[c].release = dk__array_release_borrowed;
     }
   }
   const void *bufs[1] = {NULL};

@@ -106,8 +106,6 @@ typedef struct held {
   const dk_allocator *alloc;
 } held;
 
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
 static void held_release(struct ArrowArray *a) {
   held *h = a->private_data;
   for (int64_t j = 0; j < h->n; j++)
@@ -165,7 +163,7 @@ static dk_status build_batch(rw *u, struct ArrowArray *out, struct ArrowArray *i
       continue;
     }
     kids[j] = *h->in.children[j];
-    kids[j].release = borrowed_release;
+    kids[j].release = dk__array_release_borrowed;
     if (h->in.offset) { /* the struct's offset folded into the child */
       kids[j].offset += h->in.offset;
       kids[j].length = h->in.length;

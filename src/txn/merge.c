@@ -118,8 +118,6 @@ typedef struct mg {
 
 /* ---- small arrays ---------------------------------------------------------------------------- */
 
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
 /* A struct array of n rows over children kids[0..nk), which it takes over (on failure too). */
 static dk_status wrap_struct(struct ArrowArray *out, struct ArrowArray *kids, size_t nk,
                              int64_t n, const dk_allocator *al, dk_error *err) {
@@ -140,7 +138,7 @@ static dk_status make_struct(struct ArrowArray *out, struct ArrowArray *a, struc
 /* A borrowed view of batch b (released without freeing b). */
 static struct ArrowArray borrow(const struct ArrowArray *b) {
   struct ArrowArray v = *b;
-  v.release = borrowed_release;
+  v.release = dk__array_release_borrowed;
   return v;
 }
 

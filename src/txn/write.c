@@ -568,8 +568,6 @@ static dk_status note_partition(wctx *c, const char *const *pv, size_t *p, dk_er
 }
 
 /* A slice borrows its parent's buffers: "releasing" it frees nothing. */
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
 /* Bytes of a column's values (rough for nested types). */
 static int64_t raw_bytes(const struct ArrowSchema *s, const struct ArrowArray *a) {
   const char *f = s->format;
@@ -610,7 +608,7 @@ static dk_status write_rows(wctx *c, size_t *fi, const struct ArrowArray *arr, d
     sl.offset = arr->offset + done;
     sl.length = rows;
     sl.null_count = arr->null_count ? -1 : 0;
-    sl.release = borrowed_release;
+    sl.release = dk__array_release_borrowed;
     DK_RETURN_NOT_OK(dk_parquet_writer_write(f->w, &sl, err));
     f->est_bytes += (int64_t)(row_bytes * (double)rows);
     done += rows;
@@ -801,7 +799,7 @@ static dk_status run_job(wctx *c, const struct ArrowArray *view, const wjob *j,
     sl.offset = part.offset + g->row0;
     sl.length = g->rows;
     sl.null_count = part.null_count ? -1 : 0;
-    sl.release = borrowed_release;
+    sl.release = dk__array_release_borrowed;
     st = dk_parquet_writer_write(c->files[g->file].w, &sl, err);
     if (!st && g->close) st = finish_file(c, g->file, err);
   }
@@ -1124,7 +1122,7 @@ static dk_status gen_batch(struct ArrowArray *b2, const gen_ctx *g, const struct
   dk_status st = DK_OK;
   for (int64_t j = 0; j < n0; j++) {
     kids[j] = *b->children[j];
-    kids[j].release = borrowed_release;
+    kids[j].release = dk__array_release_borrowed;
     if (b->offset) { /* the struct's offset folded into the child */
       kids[j].offset += b->offset;
       kids[j].length = b->length;
