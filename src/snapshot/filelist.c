@@ -87,7 +87,7 @@ static void chunk_unref(dk__chunk *c, const dk_allocator *a) {
 /* A chunk of entries [0, n) of blk->mem + off (a reference to blk is taken), with its filter
  * built from the entries (bloom NULL) or copied (a superset: a chunk cut from another). */
 static dk__chunk *chunk_new(dk__cblock *blk, size_t off, size_t n, int kind,
-                            const uint64_t *bloom, const dk_allocator *a) {
+                            const uint64_t *bloom, int64_t *bytes, const dk_allocator *a) {
   dk__chunk *c = dk__malloc(a, sizeof *c);
   if (!c) return NULL;
   c->refs = 1;
@@ -101,8 +101,10 @@ static dk__chunk *chunk_new(dk__cblock *blk, size_t off, size_t n, int kind,
     memset(c->bloom, 0, sizeof c->bloom);
     for (size_t i = 0; i < n; i++) {
       dk__key k;
-      elem_key(&k, kind, elem(c, kind, i));
+      const void *e = elem(c, kind, i);
+      elem_key(&k, kind, e);
       bloom_add(c->bloom, k.tag);
+      *bytes += elem_bytes(kind, e); /* (the one pass over a full load's entries) */
     }
   }
   return c;
@@ -144,9 +146,10 @@ static void list_push(dk__clist *l, dk__chunk *c) {
   l->start[l->nc] = l->n;
 }
 
-/* Appends the chunks of mem[0, n) (owned by a new block; freed here on failure). */
-static dk_status push_block(dk__clist *l, void *mem, size_t n, const dk_allocator *a,
-                            dk_error *err) {
+/* Appends the chunks of mem[0, n) (owned by a new block; freed here on failure), adding the
+ * sizes of its files to *bytes. */
+static dk_status push_block(dk__clist *l, void *mem, size_t n, int64_t *bytes,
+                            const dk_allocator *a, dk_error *err) {
   if (!n) {
     dk__free(a, mem);
     return DK_OK;
@@ -159,7 +162,7 @@ static dk_status push_block(dk__clist *l, void *mem, size_t n, const dk_allocato
   dk_status st = DK_OK;
   for (size_t off = 0; off < n; off += DK_SNAPSHOT__CHUNK) {
     size_t k = DK_MIN((size_t)DK_SNAPSHOT__CHUNK, n - off);
-    dk__chunk *c = chunk_new(b, off, k, l->kind, NULL, a);
+    dk__chunk *c = chunk_new(b, off, k, l->kind, NULL, bytes, a);
     if (!c) {
       st = dk__error_set(err, DK_NOMEM, "out of memory (file list)");
       break;
@@ -174,11 +177,12 @@ static size_t chunks_for(size_t n) {
   return (n + DK_SNAPSHOT__CHUNK - 1) / DK_SNAPSHOT__CHUNK;
 }
 
-dk_status dk_snapshot__clist_adopt(dk__clist *l, void *arr, size_t n, const dk_allocator *a,
-                                   dk_error *err) {
+dk_status dk_snapshot__clist_adopt(dk__clist *l, int64_t *bytes, void *arr, size_t n,
+                                   const dk_allocator *a, dk_error *err) {
+  *bytes = 0;
   dk_snapshot__clist_dispose(l, a);
   dk_status st = list_reserve(l, chunks_for(n), a, err);
-  if (st == DK_OK) return push_block(l, arr, n, a, err);
+  if (st == DK_OK) return push_block(l, arr, n, bytes, a, err);
   dk__free(a, arr);
   return st;
 }
@@ -235,15 +239,15 @@ static dk_status chunk_without(dk__chunk **out, int64_t *bytes, dk__chunk *c, in
   size_t k = 0;
   for (size_t i = 0; i < c->n; i++)
     if (!((drop[i >> 6] >> (i & 63)) & 1)) memcpy(mem + es * k++, elem(c, kind, i), es);
-  *out = chunk_new(b, 0, keep, kind, c->bloom, a);
+  *out = chunk_new(b, 0, keep, kind, c->bloom, NULL, a);
   block_unref(b, a);
   return *out ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (file list)");
 }
 
-dk_status dk_snapshot__clist_update(dk__clist *out, int64_t *removed_bytes, const dk__clist *old,
-                                    dk__key *keys, size_t n_keys, void *add, size_t n_add,
-                                    const dk_allocator *a, dk_error *err) {
-  *removed_bytes = 0;
+static dk_status clist_update(dk__clist *out, int64_t *removed_bytes, int64_t *added_bytes,
+                             const dk__clist *old, dk__key *keys, size_t n_keys, void *add,
+                             size_t n_add, const dk_allocator *a, dk_error *err) {
+  *removed_bytes = *added_bytes = 0;
   dk_snapshot__clist_dispose(out, a);
   dk_status st = list_reserve(out, old->nc + chunks_for(n_add), a, err);
   const dk__key **cand = NULL;
@@ -266,7 +270,7 @@ dk_status dk_snapshot__clist_update(dk__clist *out, int64_t *removed_bytes, cons
     if (st == DK_OK && nc) list_push(out, nc);
   }
   dk__free(a, (void *)cand);
-  if (st == DK_OK) return push_block(out, add, n_add, a, err);
+  if (st == DK_OK) return push_block(out, add, n_add, added_bytes, a, err);
   dk__free(a, add);
   dk_snapshot__clist_dispose(out, a);
   return st;
@@ -304,10 +308,11 @@ const void *dk_snapshot__clist_at(const dk__clist *l, size_t i) {
   return elem(l->c[g], l->kind, i - l->start[g]);
 }
 
-dk_status dk_snapshot__lists_refresh(dk__clist *files, dk__clist *tombs, int64_t *removed_bytes,
+dk_status dk_snapshot__lists_refresh(dk__clist *files, dk__clist *tombs, int64_t *bytes,
                                      const dk__clist *old_files, const dk__clist *old_tombs,
-                                     dk__state *st, const dk_allocator *a, dk_error *err) {
-  *removed_bytes = 0;
+                                     int64_t old_bytes, dk__state *st, const dk_allocator *a,
+                                     dk_error *err) {
+  *bytes = old_bytes;
   /* the keys the commits touched: each one's last action is a live add or a tombstone */
   size_t nk = st->n_files + st->n_tombs;
   dk__key *keys = nk ? dk__malloc(a, nk * sizeof *keys) : NULL;
@@ -320,13 +325,14 @@ dk_status dk_snapshot__lists_refresh(dk__clist *files, dk__clist *tombs, int64_t
   st->files = NULL; /* the lists own them from here */
   st->tombs = NULL;
   st->n_files = st->n_live = st->n_tombs = st->cap_files = st->cap_tombs = 0;
-  int64_t ignored;
-  dk_status s = dk_snapshot__clist_update(files, removed_bytes, old_files, keys, nk, add, n_add,
-                                          a, err);
-  if (s == DK_OK)
-    s = dk_snapshot__clist_update(tombs, &ignored, old_tombs, keys, nk, rm, n_rm, a, err);
-  else
+  int64_t removed, added, ignored[2];
+  dk_status s = clist_update(files, &removed, &added, old_files, keys, nk, add, n_add, a, err);
+  if (s == DK_OK) {
+    *bytes += added - removed;
+    s = clist_update(tombs, &ignored[0], &ignored[1], old_tombs, keys, nk, rm, n_rm, a, err);
+  } else {
     dk__free(a, rm);
+  }
   dk__free(a, keys);
   return s;
 }

@@ -147,23 +147,21 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, const d
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
     const dk_allocator *a = s->table->alloc;
-    int64_t bytes = 0, removed = 0;
-    for (size_t i = 0; i < st->n_files; i++) bytes += st->files[i].size;
     if (old) {
-      DK_RETURN_NOT_OK(dk_snapshot__lists_refresh(&s->files, &s->tombs, &removed, &old->files,
-                                                  &old->tombs, st, a, err));
-      s->total_bytes = old->total_bytes - removed + bytes;
+      DK_RETURN_NOT_OK(dk_snapshot__lists_refresh(&s->files, &s->tombs, &s->total_bytes,
+                                                  &old->files, &old->tombs, old->total_bytes,
+                                                  st, a, err));
     } else {
       void *f = st->files, *tb = st->tombs;
       size_t nf = st->n_files, nt = st->n_tombs;
+      int64_t ignored;
       st->files = NULL; /* the lists own them from here */
       st->tombs = NULL;
       st->n_files = st->n_live = st->n_tombs = st->cap_files = st->cap_tombs = 0;
-      dk_status r2 = dk_snapshot__clist_adopt(&s->files, f, nf, a, err);
-      if (r2 == DK_OK) r2 = dk_snapshot__clist_adopt(&s->tombs, tb, nt, a, err);
+      dk_status r2 = dk_snapshot__clist_adopt(&s->files, &s->total_bytes, f, nf, a, err);
+      if (r2 == DK_OK) r2 = dk_snapshot__clist_adopt(&s->tombs, &ignored, tb, nt, a, err);
       else dk__free(a, tb);
       DK_RETURN_NOT_OK(r2);
-      s->total_bytes = bytes;
     }
   }
 

@@ -77,21 +77,19 @@ typedef struct dk__key {
 
 void dk_snapshot__clist_init(dk__clist *l, int kind);
 void dk_snapshot__clist_dispose(dk__clist *l, const dk_allocator *a);
-/* Makes l the n entries of arr (a dk__malloc'd array it takes over, even on failure). */
-dk_status dk_snapshot__clist_adopt(dk__clist *l, void *arr, size_t n, const dk_allocator *a,
-                                   dk_error *err);
-/* out = old without the entries whose key is in keys[0, n_keys) (reordered here), then the
- * n_add entries of add (taken over, even on failure). Chunks of old no key is in are shared;
- * old is not changed. *removed_bytes: the sizes of the files dropped (file lists). */
-dk_status dk_snapshot__clist_update(dk__clist *out, int64_t *removed_bytes, const dk__clist *old,
-                                    dk__key *keys, size_t n_keys, void *add, size_t n_add,
-                                    const dk_allocator *a, dk_error *err);
-/* The lists of a snapshot refreshed from one with old_files and old_tombs, from the finished
- * replay state of the new commits alone (its file and tombstone arrays move into the lists,
- * even on failure): the old entries whose keys the commits touched are dropped. */
-dk_status dk_snapshot__lists_refresh(dk__clist *files, dk__clist *tombs, int64_t *removed_bytes,
+/* Makes l the n entries of arr (a dk__malloc'd array it takes over, even on failure);
+ * *bytes: the sum of their sizes (file lists). */
+dk_status dk_snapshot__clist_adopt(dk__clist *l, int64_t *bytes, void *arr, size_t n,
+                                   const dk_allocator *a, dk_error *err);
+/* The lists of a snapshot refreshed from one with old_files and old_tombs (old_bytes in its
+ * files), from the finished replay state of the new commits alone (its file and tombstone
+ * arrays move into the lists, even on failure): the old entries whose keys the commits
+ * touched are dropped, chunks none of them is in are shared, the old lists are not changed.
+ * *bytes: the sizes of the new list's files. */
+dk_status dk_snapshot__lists_refresh(dk__clist *files, dk__clist *tombs, int64_t *bytes,
                                      const dk__clist *old_files, const dk__clist *old_tombs,
-                                     dk__state *st, const dk_allocator *a, dk_error *err);
+                                     int64_t old_bytes, dk__state *st, const dk_allocator *a,
+                                     dk_error *err);
 /* Entry i (< l->n). */
 const void *dk_snapshot__clist_at(const dk__clist *l, size_t i);
 
