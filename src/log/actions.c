@@ -27,11 +27,11 @@
 #include "log/paths.h"
 #include "log/replay.h"
 
-dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
-                             dk_error *err) {
+static dk_status state_init(dk__state *st, const dk_allocator *alloc, const char *root,
+                           size_t arena_chunk, dk_error *err) {
   memset(st, 0, sizeof *st);
   st->alloc = alloc;
-  dk__arena_init(&st->arena, alloc, 1 << 20);
+  dk__arena_init(&st->arena, alloc, arena_chunk);
   dk__hmap_init(&st->intern, alloc);
   dk__hmap_init(&st->pv_intern, alloc);
   dk__hmap_init(&st->pv_text, alloc);
@@ -51,6 +51,16 @@ dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const cha
   st->root = dk__arena_strndup(&st->arena, root, rl, err);
   st->root_len = rl;
   return st->root ? DK_OK : DK_NOMEM;
+}
+
+dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
+                             dk_error *err) {
+  return state_init(st, alloc, root, 1 << 20, err);
+}
+
+dk_status dk_log__state_init_small(dk__state *st, const dk_allocator *alloc, const char *root,
+                                   dk_error *err) {
+  return state_init(st, alloc, root, 16 * 1024, err);
 }
 
 void dk_log__state_dispose(dk__state *st) {
@@ -221,6 +231,14 @@ static bool tomb_eq(const dk__state *st, size_t pos, const key_ref *k) {
 
 #define TAG(h) ((uint64_t)(uint32_t)(h))
 
+uint32_t dk_log__key_tag(const char *path, size_t plen, const dk_dv_descriptor *dv) {
+  return (uint32_t)TAG(key_hash(path, plen, dv));
+}
+
+bool dk_log__dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b) {
+  return dv_same(a, b);
+}
+
 /* Returns the slot holding k, or the empty slot where it would go; *found tells which. */
 static size_t index_find(const dk__state *st, const dk__index *ix, const key_ref *k,
                          key_eq_fn eq, bool *found) {
@@ -359,7 +377,7 @@ dk_status dk_log__set_stats(dk__state *st, size_t pos, const char *text, size_t 
 
 /* Inserts a built file entry under its (path, DV id) key; a newer add of the same key wins. */
 static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_error *err) {
-  const dk__file f = *fp;
+  dk__file f = *fp;
   const char *path = f.path;
   dk_dv_descriptor *dvk = dk__file_dv(&f);
   if (st->n_files >= UINT32_MAX - 1)
@@ -376,6 +394,8 @@ static dk_status add_insert(dk__state *st, const dk__file *fp, size_t plen, dk_e
     return DK_OK;
   }
   key_ref k = {path, plen, dvk, key_hash(path, plen, dvk)};
+  f.ktag = (uint32_t)TAG(k.hash); /* kept: a refreshed snapshot finds the entry by it */
+  f.flags |= DK__F_KTAG;
   DK_RETURN_NOT_OK(index_grow(st, &st->file_index, err));
   bool found;
   size_t slot = index_find(st, &st->file_index, &k, file_eq, &found);
@@ -434,6 +454,7 @@ dk_status dk_log__apply_remove_in(dk__state *st, const dk__remove *in, int flags
     t.dv = d;
     k.dv = d;
   }
+  t.ktag = (uint32_t)TAG(k.hash);
   t.deletion_timestamp = in->deletion_timestamp;
   t.size = in->size;
   t.data_change = in->data_change;
@@ -842,14 +863,3 @@ dk_status dk_log__state_finish(dk__state *st, dk_error *err) {
   return DK_OK;
 }
 
-void dk_log__state_rebase(dk__state *st) {
-  for (size_t i = 0; i < st->n_files; i++) {
-    dk__file *f = &st->files[i];
-    if (f->flags & DK__F_KTAG) continue;
-    f->ktag = (uint32_t)TAG(key_hash(f->path, strlen(f->path), dk__file_dv(f)));
-    f->flags |= DK__F_KTAG;
-  }
-  st->defer = 0;
-  st->n_base_files = st->n_files;
-  st->n_base_tombs = st->n_tombs;
-}

@@ -273,6 +273,10 @@ static dk_status add_row(dk__state *st, const add_cols *c, int64_t i, dk_buf *ta
     const struct ArrowArray *e = m->children[0];
     const struct ArrowSchema *es = s->children[c->pv]->children[0];
     if (hi > e->length) return dk__error_set(err, DK_CORRUPT, "checkpoint: map offsets past entries");
+    /* a damaged file can decode to key or value columns shorter than the entries */
+    if (e->n_children < 2 || e->children[0]->length < hi + e->offset ||
+        e->children[1]->length < hi + e->offset)
+      return dk__error_set(err, DK_CORRUPT, "checkpoint: map keys or values shorter than entries");
     size_t n = (size_t)(hi - lo);
     if (2 * n > *pvcap) {
       size_t nc = 2 * n + 16;

@@ -52,7 +52,7 @@ typedef struct dk__file {
   uint32_t soff, slen;       /* stats position in the block's uncompressed bytes */
   uint32_t n_pv : 24;        /* <= DK__MAX_PV */
   uint32_t flags : 8;        /* DK__F_* */
-  uint32_t ktag;             /* checkpoint rows: low 32 bits of the (path, DV id) key hash */
+  uint32_t ktag;             /* low 32 bits of the (path, DV id) key hash (with DK__F_KTAG) */
 } dk__file;
 
 static inline dk_dv_descriptor *dk__file_dv(const dk__file *f) {
@@ -93,6 +93,7 @@ typedef struct dk__tomb {
   const dk_dv_descriptor *dv; /* arena or NULL */
   int64_t deletion_timestamp, size;
   int data_change, live;
+  uint32_t ktag;              /* low 32 bits of the (path, DV id) key hash */
 } dk__tomb;
 
 typedef struct dk__txn {
@@ -167,6 +168,10 @@ enum { DK__FROM_CHECKPOINT = 1 };
 
 dk_status dk_log__state_init(dk__state *st, const dk_allocator *alloc, const char *root,
                              dk_error *err);
+/* The same for a state that takes a few commits (an incremental refresh): its arena grows in
+ * 16 KiB chunks, not 1 MiB ones (a chain of refreshed snapshots keeps every one). */
+dk_status dk_log__state_init_small(dk__state *st, const dk_allocator *alloc, const char *root,
+                                   dk_error *err);
 void dk_log__state_dispose(dk__state *st);
 /* Applies one action object (a whole log line) to the state. */
 dk_status dk_log__apply_action(dk__state *st, const dk_json_value *line, int flags,
@@ -208,11 +213,9 @@ dk_status dk_log__apply_json_file(dk__state *st, const char *text, size_t len, i
 /* Drops dead entries (order of the live ones is kept), seals the last stats block and frees
  * the replay-only indexes. */
 dk_status dk_log__state_finish(dk__state *st, dk_error *err);
-/* Makes the entries of a finished state (copied for an incremental refresh) its base rows,
- * as a checkpoint's are: newer commits are then reconciled through indexes of their own
- * actions only, and at finish a base row whose key they touched is dropped — no index over
- * the old files is built. Entries without a key tag get one (hashed once; kept by later
- * refreshes). */
-void dk_log__state_rebase(dk__state *st);
+/* The low 32 bits of the hash of a (path, DV id) key (dk__file.ktag, dk__tomb.ktag). */
+uint32_t dk_log__key_tag(const char *path, size_t plen, const dk_dv_descriptor *dv);
+/* Whether two DV descriptors name the same DV (NULL: none), as keys compare them. */
+bool dk_log__dv_same(const dk_dv_descriptor *a, const dk_dv_descriptor *b);
 
 #endif /* DK_LOG_REPLAY_H */

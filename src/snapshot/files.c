@@ -40,11 +40,11 @@ dk_status dk_snapshot_files_open(dk_file_iter **out, const dk_snapshot *s,
 
 dk_status dk_file_iter_next(const dk_file_entry **entry, dk_file_iter *it, dk_error *err) {
   *entry = NULL;
-  const dk__state *st = &it->snap->st;
-  if ((size_t)it->pos >= st->n_files) return DK_OK;
+  if ((size_t)it->pos >= it->snap->files.n) return DK_OK;
   dk_snapshot__fill_entry(&it->entry, it->snap, it->pos);
   if (it->with_stats)
-    DK_RETURN_NOT_OK(dk_log__stats_get(&it->entry.stats, &it->sr, &st->files[it->pos], err));
+    DK_RETURN_NOT_OK(dk_log__stats_get(&it->entry.stats, &it->sr,
+                                       dk_snapshot__file_at(it->snap, it->pos), err));
   it->pos++;
   *entry = &it->entry;
   return DK_OK;
@@ -71,7 +71,7 @@ dk_status dk_snapshot_file_stats(char *buf, size_t cap, int64_t *len, const dk_s
   dk__stats_reader sr;
   dk_log__stats_reader_init(&sr, s->table->alloc, NULL);
   const char *text;
-  dk_status st = dk_log__stats_get(&text, &sr, &s->st.files[i], err);
+  dk_status st = dk_log__stats_get(&text, &sr, dk_snapshot__file_at(s, i), err);
   if (st == DK_OK && text) {
     size_t n = strlen(text);
     *len = (int64_t)n;

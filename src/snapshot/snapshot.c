@@ -113,8 +113,11 @@ const char *dk_table_root(const dk_table *t) { return t->root; }
 
 /* ---- snapshot construction -------------------------------------------------------------- */
 
-/* Validates the replayed state and fills the derived fields of s. */
-static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_error *err) {
+/* Validates the replayed state and fills the derived fields of s; moves the state's files and
+ * tombstones into s's lists: as they are (a full load, old NULL), or applied to old's (a
+ * refresh: the state then holds the new commits alone). */
+static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, const dk_snapshot *old,
+                                 dk_error *err) {
   dk__log lg = dk_snapshot__log(s->table);
   dk__state *st = &s->st;
   const char *root = s->table->root;
@@ -143,8 +146,23 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   s->cm_mode = s->config.column_mapping_mode;
   DK_RETURN_NOT_OK(dk_log__state_finish(st, err));
   if (!s->from_crc) {
-    s->total_bytes = 0;
-    for (size_t i = 0; i < st->n_files; i++) s->total_bytes += st->files[i].size;
+    const dk_allocator *a = s->table->alloc;
+    if (old) {
+      DK_RETURN_NOT_OK(dk_snapshot__lists_refresh(&s->files, &s->tombs, &s->total_bytes,
+                                                  &old->files, &old->tombs, old->total_bytes,
+                                                  st, a, err));
+    } else {
+      void *f = st->files, *tb = st->tombs;
+      size_t nf = st->n_files, nt = st->n_tombs;
+      int64_t ignored;
+      st->files = NULL; /* the lists own them from here */
+      st->tombs = NULL;
+      st->n_files = st->n_live = st->n_tombs = st->cap_files = st->cap_tombs = 0;
+      dk_status r2 = dk_snapshot__clist_adopt(&s->files, &s->total_bytes, f, nf, a, err);
+      if (r2 == DK_OK) r2 = dk_snapshot__clist_adopt(&s->tombs, &ignored, tb, nt, a, err);
+      else dk__free(a, tb);
+      DK_RETURN_NOT_OK(r2);
+    }
   }
 
   /* commit time of the version (timestamps.h: unadjusted mtime when ICT is off) */
@@ -169,7 +187,7 @@ static dk_status finish_snapshot(dk_snapshot *s, const dk__segment *seg, dk_erro
   return DK_OK;
 }
 
-static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
+static dk_snapshot *snapshot_new(dk_table *t, int small, dk_error *err) {
   dk_snapshot *s = dk__calloc(t->alloc, 1, sizeof *s);
   if (!s) {
     dk__error_set(err, DK_NOMEM, "out of memory");
@@ -179,7 +197,10 @@ static dk_snapshot *snapshot_new(dk_table *t, dk_error *err) {
   s->table = t;
   __atomic_add_fetch(&t->refs, 1, __ATOMIC_ACQ_REL);
   pthread_mutex_init(&s->mu, NULL); /* (cannot fail with default attributes on Linux) */
-  if (dk_log__state_init(&s->st, t->alloc, t->root, err) != DK_OK) {
+  dk_snapshot__clist_init(&s->files, DK__CL_FILES);
+  dk_snapshot__clist_init(&s->tombs, DK__CL_TOMBS);
+  if ((small ? dk_log__state_init_small : dk_log__state_init)(&s->st, t->alloc, t->root, err) !=
+      DK_OK) {
     dk_snapshot_free(s);
     return NULL;
   }
@@ -254,7 +275,7 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
     dk_log__segment_dispose(&seg);
     return st;
   }
-  dk_snapshot *s = snapshot_new(t, err);
+  dk_snapshot *s = snapshot_new(t, 0, err);
   if (!s) {
     dk_log__segment_dispose(&seg);
     return DK_NOMEM;
@@ -268,7 +289,7 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
       s->from_crc = 0;
       s->total_bytes = 0;
     } else if (st == DK_OK) {
-      st = finish_snapshot(s, &seg, err);
+      st = finish_snapshot(s, &seg, NULL, err);
       dk_log__segment_dispose(&seg);
       if (st != DK_OK) {
         dk_snapshot_free(s);
@@ -280,7 +301,7 @@ dk_status dk_snapshot__load(dk_snapshot **out, dk_table *t, int64_t version, int
   }
   if (st == DK_OK && seg.cp_version >= 0) st = dk_log__apply_checkpoint(&lg, &s->st, &seg, err);
   if (st == DK_OK) st = dk_log__apply_commits(&lg, &s->st, seg.commits, seg.n_commits, err);
-  if (st == DK_OK) st = finish_snapshot(s, &seg, err);
+  if (st == DK_OK) st = finish_snapshot(s, &seg, NULL, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {
     dk_snapshot_free(s);
@@ -385,7 +406,7 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
     *out = dk_snapshot_ref(old);
     return DK_OK;
   }
-  dk_snapshot *s = snapshot_new(t, err);
+  dk_snapshot *s = snapshot_new(t, 1, err);
   if (!s) {
     dk_log__segment_dispose(&seg);
     return DK_NOMEM;
@@ -400,18 +421,12 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
   n->metadata = o->metadata;
   n->has_protocol = o->has_protocol;
   n->has_metadata = o->has_metadata;
-  n->n_files = n->n_live = o->n_files;
-  n->n_tombs = o->n_tombs;
+  /* the files and tombstones are not copied: the commits are replayed into an empty state
+   * and applied to old's chunked lists at finish (filelist.c), sharing what they leave */
   n->n_txns = o->n_txns;
   n->n_domains = o->n_domains;
-  st = copy_array(t->alloc, (void **)&n->files, &n->cap_files, o->files, o->n_files,
-                  o->n_files / 64 + 256, sizeof *o->files, err);
-  if (st == DK_OK)
-    st = copy_array(t->alloc, (void **)&n->tombs, &n->cap_tombs, o->tombs, o->n_tombs,
-                    0, sizeof *o->tombs, err);
-  if (st == DK_OK)
-    st = copy_array(t->alloc, (void **)&n->txns, &n->cap_txns, o->txns, o->n_txns,
-                    0, sizeof *o->txns, err);
+  st = copy_array(t->alloc, (void **)&n->txns, &n->cap_txns, o->txns, o->n_txns,
+                  0, sizeof *o->txns, err);
   if (st == DK_OK)
     st = copy_array(t->alloc, (void **)&n->domains, &n->cap_domains, o->domains, o->n_domains,
                     0, sizeof *o->domains, err);
@@ -429,9 +444,8 @@ dk_status dk_snapshot_update(dk_snapshot **out, dk_snapshot *old, dk_error *err)
                         &slot, &ins, err);
     if (st == DK_OK) *slot = i;
   }
-  if (st == DK_OK) dk_log__state_rebase(n);
   if (st == DK_OK) st = dk_log__apply_commits(&lg, n, seg.commits, seg.n_commits, err);
-  if (st == DK_OK) st = finish_snapshot(s, &seg, err);
+  if (st == DK_OK) st = finish_snapshot(s, &seg, old, err);
   dk_log__segment_dispose(&seg);
   if (st != DK_OK) {
     dk_snapshot_free(s);
@@ -446,19 +460,14 @@ dk_snapshot *dk_snapshot_ref(dk_snapshot *s) {
   return s;
 }
 
-/* A snapshot only refreshed snapshots refer to: nobody reads its entries any more (its
- * children copied them), so the arrays and its cache go; the strings and stats blocks they
- * point into stay until the last child is freed. Keeps a chain of refreshes at one file
- * array. */
+/* A snapshot only refreshed snapshots refer to: nobody reads its lists any more (its
+ * children hold the chunks they share with it), so its references to them and its cache go;
+ * the strings and stats blocks the entries point into stay until the last child is freed. */
 static void release_arrays(dk_snapshot *s) {
   if (__atomic_exchange_n(&s->arrays_released, 1, __ATOMIC_ACQ_REL)) return;
   dk_table *t = s->table;
-  dk__free(t->alloc, s->st.files);
-  dk__free(t->alloc, s->st.tombs);
-  s->st.files = NULL;
-  s->st.tombs = NULL;
-  s->st.n_files = s->st.n_live = s->st.n_tombs = 0;
-  s->st.cap_files = s->st.cap_tombs = 0;
+  dk_snapshot__clist_dispose(&s->files, t->alloc);
+  dk_snapshot__clist_dispose(&s->tombs, t->alloc);
   /* nor does anyone scan it: its cache (scan/stats.c) goes too */
   dk_snapshot__cache *c = __atomic_exchange_n(&s->cache, NULL, __ATOMIC_ACQ_REL);
   if (c) c->free(c);
@@ -474,6 +483,8 @@ void dk_snapshot_free(dk_snapshot *s) {
   dk_table *t = s->table;
   if (s->cache) s->cache->free(s->cache);
   pthread_mutex_destroy(&s->mu);
+  dk_snapshot__clist_dispose(&s->files, t->alloc);
+  dk_snapshot__clist_dispose(&s->tombs, t->alloc);
   dk_log__state_dispose(&s->st);
   if (s->base) __atomic_sub_fetch(&s->base->child_refs, 1, __ATOMIC_ACQ_REL);
   dk_snapshot_free(s->base);
@@ -517,13 +528,13 @@ dk_status dk_snapshot_arrow_schema(struct ArrowSchema *out, const dk_snapshot *s
 }
 
 int64_t dk_snapshot_num_files(const dk_snapshot *s) {
-  return s->from_crc ? s->crc_num_files : (int64_t)s->st.n_files;
+  return s->from_crc ? s->crc_num_files : (int64_t)s->files.n;
 }
 int dk_snapshot_has_file_list(const dk_snapshot *s) { return !s->from_crc; }
 int64_t dk_snapshot_total_bytes(const dk_snapshot *s) { return s->total_bytes; }
 
 void dk_snapshot__fill_entry(dk_file_entry *out, const dk_snapshot *s, int64_t i) {
-  const dk__file *f = &s->st.files[i];
+  const dk__file *f = dk_snapshot__file_at(s, i);
   memset(out, 0, sizeof *out);
   out->version = DK_FILE_ENTRY_VERSION;
   out->path = f->path;
@@ -546,7 +557,7 @@ dk_status dk_snapshot__check_file_index(const dk_snapshot *s, int64_t i, bool en
                                         dk_error *err) {
   if (s->from_crc)
     return dk__error_set(err, DK_INVALID, "a metadata-only snapshot has no file list");
-  if (i < 0 || (size_t)i > s->st.n_files || ((size_t)i == s->st.n_files && !end_ok))
+  if (i < 0 || (size_t)i > s->files.n || ((size_t)i == s->files.n && !end_ok))
     return dk__error_set(err, DK_INVALID, "file index %" PRId64 " out of range", i);
   return DK_OK;
 }
@@ -588,13 +599,13 @@ const char *dk_file_partition_value(const dk_snapshot *s, const dk_file_entry *f
   return NULL;
 }
 
-int64_t dk_snapshot_num_tombstones(const dk_snapshot *s) { return (int64_t)s->st.n_tombs; }
+int64_t dk_snapshot_num_tombstones(const dk_snapshot *s) { return (int64_t)s->tombs.n; }
 
 dk_status dk_snapshot_tombstone(dk_tombstone *out, const dk_snapshot *s, int64_t i,
                                 dk_error *err) {
-  if (i < 0 || (size_t)i >= s->st.n_tombs)
+  if (i < 0 || (size_t)i >= s->tombs.n)
     return dk__error_set(err, DK_INVALID, "tombstone index %" PRId64 " out of range", i);
-  const dk__tomb *t = &s->st.tombs[i];
+  const dk__tomb *t = dk_snapshot__tomb_at(s, i);
   out->path = t->path;
   out->deletion_timestamp = t->deletion_timestamp;
   out->size = t->size;

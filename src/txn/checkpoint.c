@@ -70,8 +70,8 @@ static dk_status put_file_actions(dk_buf *b, dk_snapshot *s, int64_t min_tomb_ts
   }
   dk_file_iter_free(it);
   DK_RETURN_NOT_OK(st);
-  for (size_t i = 0; i < s->st.n_tombs; i++) {
-    const dk__tomb *tb = &s->st.tombs[i];
+  for (size_t i = 0; i < s->tombs.n; i++) {
+    const dk__tomb *tb = dk_snapshot__tomb_at(s, (int64_t)i);
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;
     DK_RETURN_NOT_OK(dk__buf_puts(b, "{\"remove\":{\"path\":", err));
     DK_RETURN_NOT_OK(dk_txn__put_path(b, tb->path, err));
@@ -395,7 +395,7 @@ static dk_status write_chunk(dk_parquet_writer *w, add_chunk *k, struct ArrowArr
 
 static dk_status write_adds(dk_parquet_writer *w, dk_table *t, dk_snapshot *s,
                             const struct ArrowSchema *sch, dk_error *err) {
-  int64_t n = (int64_t)s->st.n_files;
+  int64_t n = (int64_t)s->files.n;
   if (n == 0) return DK_OK;
   struct ArrowArray nulls[C_N];
   memset(nulls, 0, sizeof nulls);
@@ -511,13 +511,13 @@ static dk_status write_classic(dk_table *t, dk_snapshot *s, int64_t min_tomb_ts,
   if (!st) st = flush_rows(w, &root, err);
   if (!st) st = write_adds(w, t, s, &sch, err);
   if (!st) {
-    *n_actions += (int64_t)s->st.n_files;
-    *n_adds += (int64_t)s->st.n_files;
+    *n_actions += (int64_t)s->files.n;
+    *n_adds += (int64_t)s->files.n;
   }
   dk_buf enc;
   dk__buf_init(&enc, t->alloc);
-  for (size_t i = 0; !st && i < s->st.n_tombs; i++) {
-    const dk__tomb *tb = &s->st.tombs[i];
+  for (size_t i = 0; !st && i < s->tombs.n; i++) {
+    const dk__tomb *tb = dk_snapshot__tomb_at(s, (int64_t)i);
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp <= min_tomb_ts) continue;
     dk_arr *c = root.children[C_REMOVE].children;
     dk__buf_clear(&enc);

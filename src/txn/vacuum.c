@@ -290,8 +290,8 @@ dk_status dk_table_vacuum(dk_vacuum_result *out, dk_table *t, const dk_vacuum_op
   }
   /* tombstones deleted at or after the cutoff stay (VacuumCommand drops delTimestamp <
    * deleteBeforeTimestamp); one without a deletion time is kept too */
-  for (size_t i = 0; i < s->st.n_tombs && !st; i++) {
-    const dk__tomb *tb = &s->st.tombs[i];
+  for (size_t i = 0; i < s->tombs.n && !st; i++) {
+    const dk__tomb *tb = dk_snapshot__tomb_at(s, (int64_t)i);
     if (tb->deletion_timestamp >= 0 && tb->deletion_timestamp < v.cutoff) continue;
     if (tb->path[0] != '/' && !strstr(tb->path, "://")) st = keep_path(&v, tb->path, err);
     if (!st) st = keep_dv(&v, tb->dv, err);
