@@ -7,6 +7,9 @@ tests/python/s3env.py) in a bucket of its own:
 
   * DDL through the dk catalog: CREATE TABLE (partitioned, with a table property), INSERT
     into it, CTAS;
+  * DELETE, UPDATE and MERGE through the dk catalog on an s3a:// table with deletion vectors
+    (which delta-rs does not read: the oracle is delta-spark running the same statements on a
+    local copy, version by version);
   * df.write.format("dk").save("s3a://..."): overwrite creating the table, append, overwrite;
   * a streaming write (Trigger.AvailableNow, one source file a batch) into an s3a:// table it
     creates, restarted from its checkpoint with its last batch replayed (Spark's commit-log
@@ -106,6 +109,34 @@ def test_ddl_on_s3a(spark, s3, s3a_conf):
     _check(s3, "ctas", {0: _spark_rows(spark.sql(select), cols)}, cols, ["p"])
     # and the connector reads them back over s3a:// as delta-rs did
     assert _spark_rows(spark.read.format("dk").load(ddl), cols) == v1
+
+
+def test_dml_on_s3a(spark, s3, s3a_conf, tmp_path):
+    import dk
+    import pyarrow as pa
+    cols = ["id", "s", "p"]
+    select = ("SELECT id, concat('s', CAST(id AS STRING)) AS s, CAST(id % 3 AS INT) AS p "
+              "FROM range(0, 50, 1, 3)")
+    props = "TBLPROPERTIES ('delta.enableDeletionVectors'='true')"
+    local = str(tmp_path / "dml")
+    stmts = ["DELETE FROM {t} WHERE id % 5 = 0",  # v1
+             "UPDATE {t} SET s = concat(s, '-u') WHERE id % 7 = 3",  # v2
+             "MERGE INTO {t} t USING (SELECT id, 'm' AS s, CAST(id % 3 AS INT) AS p "
+             "FROM range(45, 55)) u ON t.id = u.id WHEN MATCHED THEN UPDATE SET s = u.s "
+             "WHEN NOT MATCHED THEN INSERT *"]  # v3
+    for t, using in ((f"dk.`s3a://{BUCKET}/dml`", "dk"), (f"delta.`{local}`", "delta")):
+        spark.sql(f"CREATE TABLE {t} USING {using} PARTITIONED BY (p) {props} AS {select}")
+        for q in stmts:
+            spark.sql(q.format(t=t))
+    mine = dk.Table(f"s3://{BUCKET}/dml", storage_options=_so(s3))
+    assert mine.snapshot().version == len(stmts)
+    for v in range(len(stmts) + 1):
+        want = _spark_rows(spark.read.format("delta").option("versionAsOf", v).load(local), cols)
+        got = _arrow_rows(pa.table(mine.snapshot(version=v).scan()), cols)
+        assert got == want, f"dml v{v}: dk on S3 and delta-spark locally differ"
+    keys = [o["Key"] for o in s3.client().list_objects_v2(Bucket=BUCKET, Prefix="dml/")
+            .get("Contents", [])]
+    assert any("deletion_vector_" in k for k in keys), "no deletion vector written to S3"
 
 
 def test_dataframe_save_on_s3a(spark, s3, s3a_conf):
