@@ -179,24 +179,28 @@ def summary(results, prep) -> str:
                          (" (target met)" if other == "delta-rs" and o.median_s / b.median_s >= 2
                           else " (**target missed**)" if other == "delta-rs" else ""))
         lines.append(f"| {variant} | {n if n else '—'} | " + " | ".join(cells) + " |")
-    lines += ["", "Requests and bytes (one run each through a counting proxy, threads 2):", "",
-              "| variant | system | requests | GETs | response bytes | of which data files "
-              "(requests, bytes) |", "|---|---|---|---|---|---|"]
+    lines += ["", "Requests and bytes (one run each through a counting proxy, threads 2; with "
+              "--threads 1 also dk's scans at 1 thread, whose read-ahead is the stream's own):",
+              "", "| variant | system | threads | requests | GETs | response bytes | of which "
+              "data files (requests, bytes) |", "|---|---|---|---|---|---|---|"]
     counts = {}
     for variant in VARIANTS:
         for system in SYSTEMS:
             if not ctx.want(system):
                 continue
-            argv = _argv(ctx, prep, system, variant, 2)
-            if argv is None:
-                continue
-            c = _count(ctx, prep.data["srv"], argv)
-            counts[(variant, system)] = c
-            if "error" in c:
-                lines.append(f"| {variant} | {system} | error: {c['error']} | | | |")
-            else:
-                lines.append(f"| {variant} | {system} | {c['requests']} | {c['gets']} | "
-                             f"{c['bytes']:,} | {c['data_requests']}, {c['data_bytes']:,} |")
+            one = 1 in ctx.threads and system.startswith("dk") and not variant.startswith("P1")
+            for n in ([1, 2] if one else [2]):
+                argv = _argv(ctx, prep, system, variant, n)
+                if argv is None:
+                    continue
+                c = _count(ctx, prep.data["srv"], argv)
+                if n == 2:
+                    counts[(variant, system)] = c
+                if "error" in c:
+                    lines.append(f"| {variant} | {system} | {n} | error: {c['error']} | | | |")
+                else:
+                    lines.append(f"| {variant} | {system} | {n} | {c['requests']} | {c['gets']} "
+                                 f"| {c['bytes']:,} | {c['data_requests']}, {c['data_bytes']:,} |")
     d = counts.get(("P3 1%", "dk"), {})
     if "data_bytes" in d:
         m = prep.data["p3_min"]

@@ -1,6 +1,7 @@
 /*
 ** stream.c — dk_scan_read: the whole scan as one ArrowArrayStream, read file by file on the
-** calling thread, or by reader tasks on the stream's executor (util/exec.h, one worker per
+** calling thread (on an object store with the next row group and file fetched ahead), or by
+** reader tasks on the stream's executor (util/exec.h, one worker per
 ** reader thread) that take files (and byte ranges of big files) in turn and push batches into
 ** a bounded queue (file order is then not kept).
 */
@@ -12,15 +13,34 @@
 
 /* ---- single-threaded stream ---------------------------------------------------------------- */
 
+/* Files are decoded in order on the calling thread. On an object store (and with no LIMIT,
+** so that nothing fetched ahead goes unread) the stream reads ahead as the multi-threaded
+** readers do, on an executor of its own whose two workers only wait on the network: while the
+** caller decodes a file's row group, one task fetches the next row group's column chunks
+** (dk_scan__task_arm) and another opens the next file (footer, deletion vector, first row
+** group's chunks: dk_scan__task_prepare). Those tasks wait for nothing; only the caller joins
+** them. */
+typedef struct ss_item {
+  scan_task task;
+  task_reader fr;        /* fr.task points at task: an item never moves */
+  dk_file_entry entry;
+  int open;              /* fr holds an open file */
+  int pending;           /* opening ahead: task submitted, not joined */
+  dk__task job;
+  dk_status st;
+  dk_error err;
+  struct scan_stream *s;
+} ss_item;
+
 typedef struct scan_stream {
   dk_scan *scan;
   dk_storage *sto;       /* the table's backend (borrowed) */
   int64_t next_file;
-  int open;
-  task_reader fr;
-  scan_task task;
-  dk_file_entry entry;
+  ss_item slot[2];
+  ss_item *cur, *nxt;    /* the file being decoded; the one opened ahead */
   int64_t remaining;
+  dk__exec *ex;          /* read-ahead's executor, or NULL: none */
+  int64_t read_ahead;    /* bytes of column chunks fetched ahead, or 0 */
 } scan_stream;
 
 static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_error *err) {
@@ -28,38 +48,95 @@ static dk_status scan_stream_schema(void *state, struct ArrowSchema *out, dk_err
   return dk_scan_schema(out, s->scan, err);
 }
 
+/* Opens x's file (its entry fetched by the caller, which also set x->open: fr is closed
+** after a failure too); ahead: also its first row group, chunks included. */
+static dk_status ss_open(ss_item *x, int ahead, dk_error *err) {
+  scan_stream *s = x->s;
+  dk_scan *scan = s->scan;
+  dk_status st = dk_scan__task_open(&x->fr, &scan->plan, &scan->stats, s->sto, &x->task, err);
+  if (!st && s->read_ahead > 0) st = dk_scan__task_read_ahead(&x->fr, s->ex, s->read_ahead, err);
+  if (!st && ahead) st = dk_scan__task_prepare(&x->fr, err);
+  if (st) dk__error_prefix(err, "%s", x->task.path);
+  return st;
+}
+
+static void ss_open_task(void *arg) {
+  ss_item *x = arg;
+  x->st = ss_open(x, 1, &x->err);
+}
+
+/* Takes the next file of the scan into x as a task (ahead) or here; *none = 1 when no file is
+** left. The entry is fetched here, on the caller: a task may not call into the snapshot. */
+static dk_status ss_claim(scan_stream *s, ss_item *x, int ahead, int *none, dk_error *err) {
+  dk_scan *scan = s->scan;
+  *none = s->next_file >= scan->n_files;
+  if (*none) return DK_OK;
+  int64_t i = s->next_file++;
+  DK_RETURN_NOT_OK(dk_snapshot_file(&x->entry, scan->snap, scan->files[i], err));
+  x->entry.stats = NULL; /* valid on this thread only, and not needed to read */
+  dk_scan__task_from_entry(&x->task, &x->entry, scan->pvals + i * (int64_t)scan->n_part_out);
+  x->open = 1;
+  if (!ahead) return ss_open(x, 0, err);
+  dk_error_init(&x->err);
+  x->pending = 1;
+  dk__exec_submit(s->ex, &x->job, ss_open_task, x);
+  return DK_OK;
+}
+
+/* Joins x's open if it is still running; its status. */
+static dk_status ss_join(scan_stream *s, ss_item *x, dk_error *err) {
+  if (!x->pending) return DK_OK;
+  dk__exec_join(s->ex, &x->job);
+  x->pending = 0;
+  if (x->st) *err = x->err;
+  return x->st;
+}
+
+static void ss_close(scan_stream *s, ss_item *x) {
+  dk_error e;
+  dk_error_init(&e);
+  (void)ss_join(s, x, &e);
+  if (x->open) dk_scan__task_close(&x->fr);
+  x->open = 0;
+}
+
 static dk_status scan_stream_next(void *state, struct ArrowArray *out, dk_error *err) {
   scan_stream *s = state;
-  dk_scan *scan = s->scan;
   out->release = NULL;
   for (;;) {
     if (s->remaining == 0) return DK_OK;
-    if (!s->open) {
-      if (s->next_file >= scan->n_files) return DK_OK;
-      int64_t i = s->next_file++;
-      DK_RETURN_NOT_OK(dk_snapshot_file(&s->entry, scan->snap, scan->files[i], err));
-      dk_scan__task_from_entry(&s->task, &s->entry, scan->pvals + i * (int64_t)scan->n_part_out);
-      dk_status st = dk_scan__task_open(&s->fr, &scan->plan, &scan->stats, s->sto, &s->task, err);
-      if (st) {
-        dk_scan__task_close(&s->fr);
-        return st;
+    ss_item *cur = s->cur;
+    if (!cur->open) {
+      int none;
+      if (s->nxt->open) { /* opened ahead while the previous file was decoded */
+        s->cur = s->nxt;
+        s->nxt = cur;
+        cur = s->cur;
+        DK_RETURN_NOT_OK(ss_join(s, cur, err));
+      } else {
+        DK_RETURN_NOT_OK(ss_claim(s, cur, 0, &none, err));
+        if (none) return DK_OK;
       }
-      s->open = 1;
+      if (s->ex) {
+        DK_RETURN_NOT_OK(ss_claim(s, s->nxt, 1, &none, err));
+        dk_scan__task_arm(&cur->fr);
+      }
     }
-    dk_status st = dk_scan__task_next(&s->fr, out, &s->remaining, err);
+    dk_status st = dk_scan__task_next(&cur->fr, out, &s->remaining, err);
     if (st) {
-      dk__error_prefix(err, "%s", s->task.path);
+      dk__error_prefix(err, "%s", cur->task.path);
       return st;
     }
     if (out->release) return DK_OK;
-    dk_scan__task_close(&s->fr);
-    s->open = 0;
+    ss_close(s, cur);
   }
 }
 
 static void scan_stream_release(void *state) {
   scan_stream *s = state;
-  if (s->open) dk_scan__task_close(&s->fr);
+  ss_close(s, s->cur);
+  ss_close(s, s->nxt);
+  dk__exec_free(s->ex);
   dk_scan *scan = s->scan;
   dk__free(scan->alloc, s);
   dk_scan_free(scan);
@@ -369,6 +446,19 @@ dk_status dk_scan_read(struct ArrowArrayStream *out, dk_scan *scan, dk_error *er
   s->scan = scan;
   s->remaining = scan->plan.limit;
   s->sto = scan->plan.sto;
+  s->slot[0].s = s->slot[1].s = s;
+  s->cur = &s->slot[0];
+  s->nxt = &s->slot[1];
+  /* read-ahead (see the single-threaded stream above): the caller and two fetching workers */
+  if (scan->read_ahead > 0 && scan->plan.limit < 0 && dk_io__storage_remote(s->sto) &&
+      scan->n_files > 0) {
+    dk_status est = dk__exec_new(&s->ex, 3, scan->alloc, err);
+    if (est) {
+      scan_stream_release(s);
+      return est;
+    }
+    s->read_ahead = scan->read_ahead;
+  }
   static const dk_stream_impl impl = {scan_stream_schema, scan_stream_next, scan_stream_release};
   return dk__stream_init(out, &impl, s, scan->alloc, err);
 }

@@ -7,9 +7,10 @@
     "path?query" and a header) decide per request: answer with an S3 error (``status``) or a
     bare 200 (``ok``: a server ignoring If-None-Match), close the connection with a reset
     before (``reset``) or after (``reset_after``) forwarding, forward and cut the body in half
-    (``truncate``), send one byte then go quiet (``slow_body``), or wait and close (``stall``). Every request is logged (method, path, query,
-    headers, request and response body sizes) for assertions and for counting what a client
-    fetched.
+    (``truncate``), send one byte then go quiet (``slow_body``), wait and close (``stall``), or
+    wait and forward (``delay``). Every request is logged (method, path, query, headers,
+    request and response body sizes, and for requests forwarded whole when they came and when
+    their answer was sent) for assertions and for counting what a client fetched.
   * ``run_tool(...)``: runs ``build/dk_s3_tool`` (tests/storage/s3_tool.c) with storage options
     and returns its JSON; a sanitizer report or a crash fails the test.
 
@@ -239,12 +240,15 @@ class FaultProxy:
                 target = self.path
                 lower = {k.lower(): v for k, v in self.headers.items()}
                 entry = {"method": self.command, "target": target, "headers": lower,
-                         "body_len": len(body), "resp_len": 0}
+                         "body_len": len(body), "resp_len": 0, "start": time.monotonic(),
+                         "end": None}
                 with proxy.lock:
                     proxy.log.append(entry)
                     rule = next((r for r in proxy.rules
                                  if r.applies(self.command, target, lower)), None)
                 act = rule.action if rule else "pass"
+                if act == "delay":  # forwarded as usual, rule.delay seconds later
+                    time.sleep(rule.delay)
                 if act == "stall":
                     time.sleep(rule.delay)
                     return self._hard_close()
@@ -300,6 +304,7 @@ class FaultProxy:
                     time.sleep(rule.delay)
                     return self._hard_close()
                 self._send(status, rh, data, head=self.command == "HEAD")
+                entry["end"] = time.monotonic()
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
 

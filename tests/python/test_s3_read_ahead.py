@@ -1,6 +1,7 @@
 """Read-ahead of dk's scans on the S3 server (dk_scan_options.read_ahead_bytes, issue #17):
-with threads > 1 each reader fetches the next row group's column chunks, or the next file's
-footer and first row group, while it decodes the current one.
+each reader (with threads > 1 each reader thread; with 1 thread the calling thread, whose two
+fetching tasks run on an executor of the stream's own) fetches the next row group's column
+chunks, or the next file's footer and first row group, while it decodes the current one.
 
 The table is written to the S3 server by delta-rs (several files, several row groups each);
 the oracle is delta-rs reading it back from the same bucket. Each scan runs with read-ahead
@@ -47,9 +48,9 @@ def _rows(t, cols):
     return sorted(zip(*(t.column(c).to_pylist() for c in cols)))
 
 
-def _scan(srv, uri, endpoint, read_ahead, **kw):
+def _scan(srv, uri, endpoint, read_ahead, threads=2, **kw):
     t = dk.Table(uri, storage_options=srv.options(endpoint))
-    return pa.table(t.snapshot().scan(threads=2, read_ahead=read_ahead, **kw))
+    return pa.table(t.snapshot().scan(threads=threads, read_ahead=read_ahead, **kw))
 
 
 def _fetched(proxy):
@@ -66,8 +67,9 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", list(CASES))
-def test_read_ahead_rows_and_bytes(s3_server, table, case):
+def test_read_ahead_rows_and_bytes(s3_server, table, case, threads):
     uri, dt = table
     kw, flt = CASES[case]
     kw = dict(kw)
@@ -81,10 +83,10 @@ def test_read_ahead_rows_and_bytes(s3_server, table, case):
         expect = [r for r in expect if lo <= r[i] < hi]
     proxy = FaultProxy(s3_server.endpoint)
     try:
-        got = _scan(s3_server, uri, proxy.endpoint, budget, **kw)
+        got = _scan(s3_server, uri, proxy.endpoint, budget, threads, **kw)
         ahead = _fetched(proxy)
         proxy.clear()
-        base = _scan(s3_server, uri, proxy.endpoint, -1, **kw)
+        base = _scan(s3_server, uri, proxy.endpoint, -1, threads, **kw)
         plain = _fetched(proxy)
     finally:
         proxy.close()
@@ -96,7 +98,41 @@ def test_read_ahead_rows_and_bytes(s3_server, table, case):
     assert ahead[0] <= plain[0] + 1, (ahead, plain)
 
 
-def test_read_ahead_fetch_fails(s3_server, table):
+def _max_in_flight(proxy) -> int:
+    """The most data GETs the server was answering at one time."""
+    ev = sorted([(e["start"], 1) for e in proxy.requests("GET", match=r"\.parquet")] +
+                [(e["end"], -1) for e in proxy.requests("GET", match=r"\.parquet")],
+                key=lambda x: (x[0], x[1]))
+    n = best = 0
+    for _, d in ev:
+        n += d
+        best = max(best, n)
+    return best
+
+
+def test_read_ahead_one_thread_overlaps_fetches(s3_server, table):
+    """With one thread (Python's default scan()), read-ahead has fetches in flight while the
+    caller decodes: with every data GET answered 50 ms late, some GETs overlap (the next
+    file's open beside the next row group's chunks); without read-ahead they never do."""
+    uri, dt = table
+    cols = [f.name for f in dt.schema().to_arrow()]
+    expect = _rows(dt.to_pyarrow_table(), cols)
+    seen = {}
+    for read_ahead in (0, -1):
+        proxy = FaultProxy(s3_server.endpoint)
+        proxy.add(Rule("delay", "GET", match=r"\.parquet", delay=0.05))
+        try:
+            got = _scan(s3_server, uri, proxy.endpoint, read_ahead, threads=1)
+            seen[read_ahead] = _max_in_flight(proxy)
+        finally:
+            proxy.close()
+        assert _rows(got, cols) == expect
+    assert seen[-1] == 1, seen
+    assert seen[0] >= 2, seen
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_read_ahead_fetch_fails(s3_server, table, threads):
     """Every ranged data GET after the first few fails (403, not retried): read-ahead or not,
     the scan ends in the same clean error naming the file, and nothing hangs."""
     uri, _ = table
@@ -107,7 +143,7 @@ def test_read_ahead_fetch_fails(s3_server, table):
                        skip=3))
         try:
             with pytest.raises((dk.DkError, OSError)) as e:
-                _scan(s3_server, uri, proxy.endpoint, read_ahead)
+                _scan(s3_server, uri, proxy.endpoint, read_ahead, threads)
         finally:
             proxy.close()
         msgs.append(str(e.value))

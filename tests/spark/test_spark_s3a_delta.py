@@ -1,12 +1,19 @@
-"""delta-spark over s3a:// as the oracle of dk's writes to S3 (issue #17): dk (the Python
-binding, dk.write_table with storage_options) writes a partitioned table to the S3 test
-server — a create, appends across dk's checkpoint at version 10, a replaceWhere overwrite —
-and delta-spark, with hadoop-aws and the AWS SDK v2 bundle from Maven Central, reads it
-through S3A: every version asked for must hold the rows dk reads and the rows written.
+"""delta-spark over s3a:// and dk on the same S3 tables, both ways (issue #17):
+
+  * dk writes, delta-spark reads: dk (the Python binding, dk.write_table with
+    storage_options) writes a partitioned table to the S3 test server — a create, appends
+    across dk's checkpoint at version 10, a replaceWhere overwrite — and delta-spark, with
+    hadoop-aws and the AWS SDK v2 bundle from Maven Central, reads it through S3A: every
+    version asked for must hold the rows dk reads and the rows written;
+  * delta-spark writes, dk reads: delta-spark over S3A creates a partitioned table with
+    deletion vectors, appends, DELETEs and UPDATEs (deletion vectors on S3) and writes its
+    checkpoint (version 5); dk's Python binding (storage_options) and the dk Spark connector
+    (in delta-spark's session, libdk's own S3 client) read every version as delta-spark does.
 
 On demand (DK_SPARK_S3A=1): delta-spark runs in a SparkSession of its own (s3a_reader.py; the
 suite's shared session has no hadoop-aws), which costs about a minute, and the first run
-fetches ~700 MB of jars into the Ivy cache."""
+fetches ~700 MB of jars into the Ivy cache. The connector jar comes from conftest
+(connectors/spark/target, or DK_SPARK_JAR)."""
 import json
 import os
 import subprocess
@@ -63,7 +70,7 @@ def test_delta_spark_reads_what_dk_wrote_to_s3(tmp_path):
             Bucket=BUCKET, Prefix="t/_delta_log/").get("Contents", [])]
         assert "t/_delta_log/00000000000000000010.checkpoint.parquet" in keys, keys
         assert len(want["11"]) == 120 and len(want["latest"]) == 120 - 40 + 5
-        r = subprocess.run([sys.executable, os.path.join(HERE, "s3a_reader.py"), srv.endpoint,
+        r = subprocess.run([sys.executable, os.path.join(HERE, "s3a_reader.py"), "read", srv.endpoint,
                             srv.access_key, srv.secret_key, f"s3a://{BUCKET}/t", *versions],
                            capture_output=True, text=True, timeout=1200)
         assert r.returncode == 0, r.stderr[-4000:]
@@ -73,3 +80,46 @@ def test_delta_spark_reads_what_dk_wrote_to_s3(tmp_path):
         srv.stop()
     for v in versions:
         assert got[v] == want[v], f"version {v}: delta-spark over s3a:// and dk differ"
+
+
+def test_dk_reads_what_delta_spark_wrote_to_s3(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import dk
+    from conftest import connector_jar
+    jar = connector_jar()
+    assert jar and os.path.exists(jar), "the connector jar is not built (mvn package)"
+    try:
+        S3Server.build()
+        srv = S3Server(tmp_path / "s3", bucket=BUCKET).start()
+    except Exception as e:  # noqa: BLE001
+        pytest.fail(f"the S3 test server could not be started: {e}")
+    try:
+        r = subprocess.run([sys.executable, os.path.join(HERE, "s3a_reader.py"), "write",
+                            srv.endpoint, srv.access_key, srv.secret_key, f"s3a://{BUCKET}/rs",
+                            jar], capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0, r.stderr[-4000:]
+        got = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+        keys = [o["Key"] for o in srv.client().list_objects_v2(
+            Bucket=BUCKET, Prefix="rs/").get("Contents", [])]
+        so = srv.options()
+        t = dk.Table(f"s3://{BUCKET}/rs", storage_options=so)
+        mine = {}
+        for g in got:
+            v = g["version"]
+            snap = t.snapshot() if v == "latest" else t.snapshot(version=v)
+            tb = pa.table(snap.scan())
+            mine[v] = sorted(json.dumps([None if x is None else str(x) for x in row])
+                             for row in zip(*(tb.column(c).to_pylist() for c in ("id", "s", "p"))))
+        latest = t.snapshot().version
+    finally:
+        srv.stop()
+    assert "rs/_delta_log/00000000000000000005.checkpoint.parquet" in keys, keys
+    assert any("deletion_vector_" in k for k in keys), "delta-spark wrote no deletion vector"
+    assert [g["op"] for g in got if g["version"] != "latest"] == [
+        "CREATE TABLE", "WRITE", "WRITE", "DELETE", "WRITE", "UPDATE", "DELETE", "WRITE"]
+    assert latest == 7
+    assert len(got[3]["delta"]) < len(got[2]["delta"])  # the DELETE removed rows
+    for g in got:
+        v = g["version"]
+        assert mine[v] == g["delta"], f"version {v}: dk (Python) and delta-spark differ"
+        assert g["dk"] == g["delta"], f"version {v}: the dk connector and delta-spark differ"

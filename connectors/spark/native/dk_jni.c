@@ -18,8 +18,8 @@
  *
  * Handles are plain pointers passed as jlong; the Java wrappers (NativeSnapshot,
  * NativeScan) own them and free them exactly once. Object-store tables (s3://, s3a://) are
- * opened and their splits read through S3 backends made from the storage options the Java
- * side passes (DkStorageOptions: the session's fs.s3a.* settings in delta-rs's names),
+ * opened, created, written (the driver's transaction and the executors' writers) and their
+ * splits read through S3 backends made from the storage options the Java side passes (DkStorageOptions: the session's fs.s3a.* settings in delta-rs's names),
  * one per bucket and option set, kept for the life of the process (g_backends below): the
  * snapshots, their refs and the executors' streams borrow them. Every dk error is thrown as
  * io.dk.spark.DkException(status, context, message); the Java side maps (status, context) to
@@ -1189,21 +1189,17 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnBegin(JNIEnv *env, jclass c
                    user_md);
 }
 
-/* A transaction creating the table at `uri` (version 0). */
+/* A transaction creating the table at `uri` (version 0): an object-store URI through the
+ * backend for storage_options (its key, value, ...; null for a local path). */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_txnBeginCreate(JNIEnv *env, jclass cls,
-                                                                 jstring uri, jstring op,
-                                                                 jstring params, jstring engine,
+                                                                 jstring uri,
+                                                                 jobjectArray storage_options,
+                                                                 jstring op, jstring params,
+                                                                 jstring engine,
                                                                  jstring user_md) {
   (void)cls;
-  int failed = 0;
-  char *curi = dup_jstring(env, uri, &failed);
-  if (failed) return 0;
-  dk_error err;
-  dk_error_init(&err);
   dk_table *t = NULL;
-  dk_status st = dk_table_open(&t, curi, NULL, &err);
-  free(curi);
-  if (thrown(env, st, &err, 1)) return 0;
+  if (open_jtable(env, &t, uri, storage_options, 0) != DK_OK) return 0;
   jlong h = txn_begin(env, NULL, t, op, params, engine, user_md);
   if (!h) dk_table_free(t);
   return h;
@@ -1493,10 +1489,14 @@ JNIEXPORT jboolean JNICALL Java_io_dk_spark_DkNative_canWrite(JNIEnv *env, jclas
   return DK_JNI_CAN_WRITE ? JNI_TRUE : JNI_FALSE;
 }
 
-/* A writer transaction on the table at `uri` from the driver's writer state. Allocations go
- * through the counting allocator (DkDebug.nativeBytesOutstanding). */
+/* A writer transaction on the table at `uri` from the driver's writer state; an object-store
+ * table's files go through the backend for storage_options (the driver's, carried in the
+ * writer factory). Allocations go through the counting allocator
+ * (DkDebug.nativeBytesOutstanding). */
 JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_writerOpen(JNIEnv *env, jclass cls,
-                                                             jstring uri, jbyteArray state,
+                                                             jstring uri,
+                                                             jobjectArray storage_options,
+                                                             jbyteArray state,
                                                              jstring replace_where,
                                                              jlong target_file_size,
                                                              jint threads) {
@@ -1520,6 +1520,8 @@ JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_writerOpen(JNIEnv *env, jclass
   to.version = DK_TABLE_OPTIONS_VERSION;
   to.alloc = &g_count_alloc;
   to.threads = 1;
+  if (dk_storage_s3_is_uri(curi) && !(to.storage = backend_for(env, curi, storage_options)))
+    goto fail;
   dk_status st = dk_table_open(&w->table, curi, &to, &err);
   if (st != DK_OK) {
     throw_err(env, &err, st, 1);

@@ -36,8 +36,18 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
                                                    : load(options).schema();
   }
 
+  /** A table's partitioning; none for a path with no table yet, which a write with the data's
+   *  schema is about to create (a streaming query's sink: Spark asks before getTable). */
   @Override public Transform[] inferPartitioning(CaseInsensitiveStringMap options) {
+    if (!DkStreamOptions.changeDataFeed(options) && absent(options)) return new Transform[0];
     return load(options).partitioning();
+  }
+
+  /** No table at the options' path (libdk asks the path's storage), and no time travel. */
+  private static boolean absent(CaseInsensitiveStringMap o) {
+    String path = o.get("path");
+    return path != null && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
+        && !NativeSnapshot.exists(path, o);
   }
 
   @Override public boolean supportsExternalMetadata() { return true; }
@@ -46,11 +56,8 @@ public class DkDataSource implements TableProvider, DataSourceRegister {
       Map<String, String> properties) {
     CaseInsensitiveStringMap o = new CaseInsensitiveStringMap(properties);
     if (DkStreamOptions.changeDataFeed(o)) return new DkChangesTable(load(o));
-    String path = o.get("path");
     // no table at the path (libdk asks the path's storage): a write creates it there
-    if (path != null && !o.containsKey("versionAsOf") && !o.containsKey("timestampAsOf")
-        && !NativeSnapshot.exists(path, o))
-      return DkTable.absent(path, schema, partitioning, o);
+    if (absent(o)) return DkTable.absent(o.get("path"), schema, partitioning, o);
     return load(o);
   }
 

@@ -52,7 +52,8 @@ final class DkDataWriter implements DataWriter<InternalRow> {
       fields[i] = ArrowWriter$.MODULE$.createFieldWriter(root.getVector(i));
     if (!f.skip) {
       try {
-        handle = DkNative.writerOpen(f.path, f.state, f.replaceWhere, f.targetFileSize, 1);
+        handle = DkNative.writerOpen(f.path, f.storageOptions, f.state, f.replaceWhere,
+            f.targetFileSize, 1);
       } catch (RuntimeException e) {
         close();
         throw e;

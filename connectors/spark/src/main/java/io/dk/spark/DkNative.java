@@ -84,8 +84,9 @@ final class DkNative {
   // ---- transactions (driver) ----
   static native long txnBegin(long snap, String operation, String paramsJson, String engineInfo,
       String userMetadata);
-  static native long txnBeginCreate(String uri, String operation, String paramsJson,
-      String engineInfo, String userMetadata);
+  /** storageOptions: an object-store table's (key, value, ...), or null (local). */
+  static native long txnBeginCreate(String uri, String[] storageOptions, String operation,
+      String paramsJson, String engineInfo, String userMetadata);
   static native void txnAbort(long txn);
   static native long txnReadVersion(long txn);
   /** confKv: alternating keys and values. */
@@ -112,7 +113,8 @@ final class DkNative {
   // ---- writer transactions (executors) ----
   /** Whether this libdk has the data path (dk_txn_write). */
   static native boolean canWrite();
-  static native long writerOpen(String uri, byte[] state, String replaceWhere,
+  /** storageOptions: an object-store table's (key, value, ...), or null (local). */
+  static native long writerOpen(String uri, String[] storageOptions, byte[] state, String replaceWhere,
       long targetFileSize, int threads);
   static native void writerFree(long writer);
   /** Pulls batches from source.exportSchema(long)/nextBatch(long); returns the partitions

@@ -39,9 +39,13 @@ final class DkStreamingWrite implements StreamingWrite {
     return complete ? DkWriteBuilder.Mode.OVERWRITE : DkWriteBuilder.Mode.APPEND;
   }
 
+  /** The table's latest snapshot, opened with the storage options the query's table was
+   *  found with (not re-resolved here: the epoch's thread may see no session). */
   private DkTable current() {
-    if (!NativeSnapshot.exists(table.path(), table.options())) return table; // still absent
-    return new DkTable(NativeSnapshot.latest(table.path(), table.options()), false, table.options());
+    String[] so = table.storageOptions();
+    if (!DkNative.tableExists(table.path(), so)) return table; // still absent
+    return new DkTable(SnapshotCache.latest(table.path(), so,
+        NativeSnapshot.confineOption(table.options())), false, table.options());
   }
 
   @Override public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {

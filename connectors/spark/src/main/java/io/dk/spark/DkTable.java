@@ -52,6 +52,7 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
   private final StructType schema;
   private final StructType deltaSchema;  // schemaString as Spark parses it (variant, collations)
   private final String[] partitionColumns;
+  private final String[] storageOptions; // an object-store table's; null when local
 
   public DkTable(NativeSnapshot snapshot) { this(snapshot, false, CaseInsensitiveStringMap.empty()); }
 
@@ -61,6 +62,7 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
     this.pinned = pinned;
     this.options = options;
     this.partitionColumns = snapshot.partitionColumns();
+    this.storageOptions = snapshot.storageOptions();
     this.deltaSchema = SparkTypes.deltaSchema(snapshot.schemaString());
     // DDL order (the schemaString's), as Delta's tables present it: positional INSERTs match
     this.schema = SparkTypes.overlay(ArrowUtils.fromArrowSchema(snapshot.arrowSchema()), deltaSchema);
@@ -75,6 +77,8 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
     this.schema = schema;
     this.deltaSchema = schema;
     this.partitionColumns = partitionColumns;
+    // resolved now, on the driver, from the options and the session (DkStorageOptions)
+    this.storageOptions = DkStorageOptions.resolve(path, options);
   }
 
   /** No table at `path` yet: a write creates it with the data's schema and `partitioning`. */
@@ -111,6 +115,10 @@ public class DkTable implements SupportsRead, SupportsWrite, SupportsMetadataCol
   boolean pinned() { return pinned; }
   String path() { return path; }
   CaseInsensitiveStringMap options() { return options; }
+  /** The storage options of an object-store table (key, value, ...; its snapshot's, or for a
+   *  table about to be created those the write's options and the session give), null for a
+   *  local one: the create, the executors' writers and later snapshots use these. */
+  String[] storageOptions() { return storageOptions; }
   StructType deltaSchema() { return deltaSchema; }
   String[] partitionColumnNames() { return partitionColumns; }
 

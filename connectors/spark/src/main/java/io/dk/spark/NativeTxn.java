@@ -27,8 +27,10 @@ final class NativeTxn implements AutoCloseable {
   }
 
   /** A local path's directory is made first (libdk opens only existing local roots; object
-   *  stores have no directories). */
-  static NativeTxn beginCreate(String path, String operation, String params, String userMetadata) {
+   *  stores have no directories). storageOptions: an object-store table's (DkTable's), or
+   *  null. */
+  static NativeTxn beginCreate(String path, String[] storageOptions, String operation,
+      String params, String userMetadata) {
     DkNative.ensureLoaded();
     if (!path.contains("://")) {
       java.io.File dir = new java.io.File(path.startsWith("file:") ? path.substring(5) : path);
@@ -36,7 +38,7 @@ final class NativeTxn implements AutoCloseable {
         throw new DkException(DkException.ErrorClass.DK_IO_ERROR, DkException.IO,
             "cannot create the table directory " + dir);
     }
-    return new NativeTxn(DkNative.txnBeginCreate(path, operation, params, ENGINE, userMetadata));
+    return new NativeTxn(DkNative.txnBeginCreate(path, storageOptions, operation, params, ENGINE, userMetadata));
   }
 
   private long h() {

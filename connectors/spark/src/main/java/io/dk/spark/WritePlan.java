@@ -100,7 +100,8 @@ final class WritePlan implements AutoCloseable {
     }
     txn = base != null
         ? NativeTxn.begin(base, operation, jsonObject(params), o.userMetadata)
-        : NativeTxn.beginCreate(table.path(), operation, jsonObject(params), o.userMetadata);
+        : NativeTxn.beginCreate(table.path(), table.storageOptions(), operation,
+            jsonObject(params), o.userMetadata);
     try {
       if (schemaJson != null) {
         Map<String, String> conf;
@@ -128,9 +129,9 @@ final class WritePlan implements AutoCloseable {
       }
       int[] ordinals = new int[target.fields().length];
       for (int i = 0; i < ordinals.length; i++) ordinals[i] = indexOf(data, target.fields()[i].name());
-      factory = new DkWriterFactory(table.path(), txn.writerState(), target, ordinals,
-          parts.length, mode == DkWriteBuilder.Mode.REPLACE_WHERE ? predicate : null,
-          o.targetFileSize, skip);
+      factory = new DkWriterFactory(table.path(), table.storageOptions(), txn.writerState(),
+          target, ordinals, parts.length,
+          mode == DkWriteBuilder.Mode.REPLACE_WHERE ? predicate : null, o.targetFileSize, skip);
     } catch (RuntimeException e) {
       close();
       throw e;
