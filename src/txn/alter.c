@@ -287,12 +287,11 @@ static dk_status alter_unset(alter *a, const dk_alter_options *o, dk_error *err)
     }
     a->n_conf = w;
   }
-  dk_buf js;
-  dk__buf_init(&js, NULL);
-  dk_status st = dk_txn__put_json_list(&js, o->properties, o->n_properties, err);
-  if (!st) st = put_param(a, "properties", js.data, js.len, err);
+  /* dk_txn__put_json_list writes the list as the JSON string parameters take */
+  dk_status st = dk__buf_putc(&a->params, a->params.len ? ',' : '{', err);
+  if (!st) st = dk__buf_puts(&a->params, "\"properties\":", err);
+  if (!st) st = dk_txn__put_json_list(&a->params, o->properties, o->n_properties, err);
   if (!st) st = put_param(a, "ifExists", "true", 4, err);
-  dk__buf_dispose(&js);
   return st;
 }
 

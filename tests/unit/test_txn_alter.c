@@ -104,6 +104,7 @@ DK_TEST(txn_alter__properties_and_protocol_upgrades) {
                         .properties = unset};
   CHECK_OK(alter(t, &u, &err), &err);
   CHECK(last_commit_has(t, "\"ifExists\":\"true\""));
+  CHECK(last_commit_has(t, "\"properties\":\"[\\\"foo\\\",\\\"nosuch\\\"]\""));
   CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
   CHECK(dk_snapshot_property(s, "foo") == NULL);
   dk_snapshot_free(s);
