@@ -166,3 +166,28 @@ def test_history_table_is_describe_history(spark, tmp_path):
                                     "ORDER BY version").collect()] == [1, 2]
     with pytest.raises(Exception):
         spark.sql(f"SELECT * FROM dk.`{tmp_path}/nosuch`.history").collect()
+
+
+def test_drop_table_like_delta_spark(spark, tmp_path):
+    """DROP TABLE of a path table: delta-spark succeeds and deletes nothing (the table stays
+    readable, every file kept); a missing one is TABLE_OR_VIEW_NOT_FOUND, unless IF EXISTS."""
+    import os
+
+    def files(p):
+        return sorted(os.path.relpath(os.path.join(r, f), p) for r, _, fs in os.walk(p) for f in fs
+                      if not f.endswith(".crc"))
+    for kind in ("dk", "delta"):
+        p = str(tmp_path / kind)
+        t = f"{kind}.`{p}`"
+        spark.sql(f"CREATE TABLE {t} (id bigint) USING delta")
+        spark.sql(f"INSERT INTO {t} VALUES (1), (2)")
+        before = files(p)
+        spark.sql(f"DROP TABLE {t}")
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+        assert files(p) == before, kind
+        assert sorted(r[0] for r in spark.read.format("delta").load(p).collect()) == [1, 2]
+        missing = f"{kind}.`{tmp_path}/nosuch`"
+        with pytest.raises(Exception) as e:
+            spark.sql(f"DROP TABLE {missing}")
+        assert "TABLE_OR_VIEW_NOT_FOUND" in str(e.value), (kind, str(e.value)[:300])
+        spark.sql(f"DROP TABLE IF EXISTS {missing}")

@@ -27,7 +27,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * DESCRIBE HISTORY is the metadata table {@code dk.`/path`.history} ({@link DkHistoryTable}).
  * ALTER TABLE ADD COLUMNS, SET / UNSET TBLPROPERTIES, RENAME COLUMN and DROP COLUMN(S) are
  * each one libdk commit (dk_table_alter, as delta-spark's AlterTable*DeltaCommand writes
- * them: {@link #alterTable}). DROP TABLE / RENAME TABLE are not supported.
+ * them: {@link #alterTable}). DROP TABLE keeps the files, as delta-spark does for path tables
+ * ({@link #dropTable}); RENAME TABLE is not supported.
  */
 public class DkCatalog implements StagingTableCatalog {
   private String name = "dk";
@@ -261,8 +262,15 @@ public class DkCatalog implements StagingTableCatalog {
     }
   }
 
+  /** DROP TABLE of a path table, as delta-spark's for delta.`/path`: a path table is external
+   *  (no catalog entry), so nothing is deleted and its data stays readable; true when a table
+   *  exists there (false: Spark reports TABLE_OR_VIEW_NOT_FOUND unless IF EXISTS). */
   @Override public boolean dropTable(Identifier ident) {
-    throw new UnsupportedOperationException("dk catalog is read-only");
+    try {
+      return NativeSnapshot.exists(path(ident));
+    } catch (NoSuchTableException e) {
+      return false;
+    }
   }
 
   @Override public void renameTable(Identifier from, Identifier to) {
