@@ -20,7 +20,7 @@
 
 /* ---- properties ---------------------------------------------------------------------------- */
 
-typedef enum prop_kind { P_ANY = 0, P_BOOL, P_POS_INT, P_INT, P_INTERVAL, P_CM_MODE,
+typedef enum prop_kind { P_ANY = 0, P_BOOL, P_POS_INT, P_INT, P_GE_M1, P_INTERVAL, P_CM_MODE,
                          P_CHECKPOINT_POLICY, P_ISOLATION } prop_kind;
 
 /* delta-spark's DeltaConfigs keys and how their values parse. */
@@ -35,7 +35,7 @@ static const struct { const char *key; prop_kind kind; } known[] = {
     {"delta.enableExpiredLogCleanup", P_BOOL},
     {"delta.enableFullRetentionRollback", P_BOOL},
     {"delta.compatibility.symlinkFormatManifest.enabled", P_BOOL},
-    {"delta.dataSkippingNumIndexedCols", P_INT},
+    {"delta.dataSkippingNumIndexedCols", P_GE_M1},
     {"delta.dataSkippingStatsColumns", P_ANY},
     {"delta.isolationLevel", P_ISOLATION},
     {"delta.checkpoint.writeStatsAsJson", P_BOOL},
@@ -77,7 +77,8 @@ static int parse_int(const char *v, int64_t *out) {
   return 1;
 }
 
-/* Why value v is not valid for a key of kind k, or NULL (DeltaConfigs' help messages). */
+/* Why value v is not valid for a key of kind k, or NULL (DeltaConfigs' help messages, which
+ * delta-spark reports as "requirement failed: <key> <help>"). */
 static const char *bad_value(prop_kind k, const char *v) {
   int64_t n, ms;
   dk_error e;
@@ -86,17 +87,21 @@ static const char *bad_value(prop_kind k, const char *v) {
     case P_BOOL:
       return strcasecmp(v, "true") && strcasecmp(v, "false") ? "needs to be a boolean." : NULL;
     case P_POS_INT: return parse_int(v, &n) && n > 0 ? NULL : "needs to be a positive integer.";
-    case P_INT: return parse_int(v, &n) ? NULL : "needs to be an integer.";
+    case P_INT: return parse_int(v, &n) ? NULL : "needs to be a long.";
+    case P_GE_M1:
+      return parse_int(v, &n) && n >= -1 ? NULL : "needs to be larger than or equal to -1.";
     case P_INTERVAL:
       return dk_txn__parse_interval_ms(&ms, v, &e) == DK_OK && ms >= 0
-                 ? NULL : "needs to be provided as a calendar interval such as '2 weeks'.";
+                 ? NULL
+                 : "needs to be provided as a calendar interval such as '2 weeks'. Months and "
+                   "years are not accepted. You may specify '365 days' for a year instead.";
     case P_CM_MODE:
       return strcasecmp(v, "none") && strcasecmp(v, "name") && strcasecmp(v, "id")
                  ? "needs to be one of: none, name, id." : NULL;
     case P_CHECKPOINT_POLICY:
       return strcmp(v, "classic") && strcmp(v, "v2") ? "needs to be one of: classic, v2." : NULL;
     case P_ISOLATION:
-      return strcmp(v, "Serializable") ? "must be Serializable." : NULL;
+      return strcmp(v, "Serializable") ? "must be Serializable" : NULL;
     default: return NULL;
   }
 }
@@ -238,9 +243,7 @@ static dk_status alter_set(alter *a, const dk_alter_options *o, dk_error *err) {
     st = canonical_key(&k, &kind, k, err);
     const char *why = st ? NULL : bad_value(kind, v);
     if (why) {
-      st = dk__error_set(err, DK_INVALID,
-                         "[DELTA_VIOLATE_TABLE_PROPERTY_VALIDATION_FAILED] %s: '%s' %s", k, v,
-                         why);
+      st = dk__error_set(err, DK_INVALID, "requirement failed: %s %s (got '%s')", k, why, v);
       break;
     }
     if (!st && !strcmp(k, "delta.columnMapping.mode")) {
