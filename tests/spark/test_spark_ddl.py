@@ -168,6 +168,10 @@ def test_history_table_is_describe_history(spark, tmp_path):
     w, g = [r.asDict(recursive=True) for r in want.collect()], [r.asDict(recursive=True) for r in got.collect()]
     assert len(w) == 5
     assert g == w
+    # LIMIT n: the newest n commits, timed as DESCRIBE HISTORY LIMIT n times them
+    for n in (1, 3):
+        want = [r.asDict(recursive=True) for r in spark.sql(f"DESCRIBE HISTORY delta.`{p}` LIMIT {n}").collect()]
+        assert [r.asDict(recursive=True) for r in spark.sql(f"SELECT * FROM {t}.history LIMIT {n}").collect()] == want
     # it is a table: filters and projections run on it
     assert [r[0] for r in spark.sql(f"SELECT version FROM {t}.history WHERE operation = 'WRITE' "
                                     "ORDER BY version").collect()] == [1, 2]

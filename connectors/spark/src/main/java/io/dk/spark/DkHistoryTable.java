@@ -17,6 +17,7 @@ import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -67,8 +68,19 @@ final class DkHistoryTable implements SupportsRead {
 
   @Override public Set<TableCapability> capabilities() { return EnumSet.of(TableCapability.BATCH_READ); }
 
+  /** A LIMIT directly over the table (no filter between) lists the newest n commits with the
+   *  times DESCRIBE HISTORY LIMIT n shows (dk_history_open with a limit: dk/history.h). */
   @Override public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return () -> new HistoryScan(rows());
+    return new Builder();
+  }
+
+  private final class Builder implements ScanBuilder, SupportsPushDownLimit {
+    private int limit = -1;
+    @Override public boolean pushLimit(int n) {
+      limit = n;
+      return true;
+    }
+    @Override public Scan build() { return new HistoryScan(rows(limit)); }
   }
 
   private static final class HistoryScan implements LocalScan {
@@ -79,9 +91,10 @@ final class DkHistoryTable implements SupportsRead {
     @Override public String description() { return "dk history"; }
   }
 
-  private InternalRow[] rows() {
+  private InternalRow[] rows(int limit) {
     DkNative.ensureLoaded();
-    String[] h = DkNative.tableHistory(path, DkStorageOptions.resolve(path, null), -1);
+    if (limit == 0) return new InternalRow[0];
+    String[] h = DkNative.tableHistory(path, DkStorageOptions.resolve(path, null), limit);
     InternalRow[] out = new InternalRow[h.length / 3];
     for (int i = 0; i < out.length; i++) {
       JsonNode ci;
