@@ -261,7 +261,15 @@ static dk_status alter_set(alter *a, const dk_alter_options *o, dk_error *err) {
       st = dk__error_set(err, DK_UNSUPPORTED, "%s: protocol version %s = %s is not supported",
                          a->root, k, v);
     if (!st && i) st = dk__buf_putc(&js, ',', err);
-    if (!st) st = dk__json_write_str(&js, k, strlen(k), err);
+    if (!st && !strncasecmp(k, "delta.feature.", 14)) {
+      /* delta-spark records feature keys lower-cased (the feature itself keeps its name) */
+      st = dk__buf_putc(&js, '"', err);
+      for (const char *c = k; !st && *c; c++)
+        st = dk__buf_putc(&js, (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c), err);
+      if (!st) st = dk__buf_putc(&js, '"', err);
+    } else if (!st) {
+      st = dk__json_write_str(&js, k, strlen(k), err);
+    }
     if (!st) st = dk__buf_putc(&js, ':', err);
     if (!st) st = dk__json_write_str(&js, v, strlen(v), err);
     if (!st) st = set_conf(a, k, v, err);
@@ -594,6 +602,15 @@ dk_status dk_table_alter(dk_commit_result *out, dk_snapshot *snap, const dk_alte
     if (!st)
       st = dk_txn__protocol_upgrade(&next, &up, &x->ar, dk_snapshot_protocol(snap), &nm, type,
                                     a.reader_v, a.writer_v, err);
+    /* existing files would have no row ids: delta-spark backfills them in commits of their
+     * own (ROW TRACKING BACKFILL), which dk does not do */
+    if (!st && up && dk_txn__protocol_supports(&next, "rowTracking") &&
+        !dk_txn__protocol_supports(dk_snapshot_protocol(snap), "rowTracking") &&
+        dk_snapshot_num_files(snap) > 0)
+      st = dk__error_set(err, DK_UNSUPPORTED,
+                         "%s: enabling row tracking on a table with files needs a row id "
+                         "backfill (delta-spark's ROW TRACKING BACKFILL), which dk does not do",
+                         a.root);
     if (!st && up) st = dk_txn_set_protocol(x, &next, err);
   }
   if (!st) {

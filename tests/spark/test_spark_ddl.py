@@ -202,3 +202,38 @@ def test_drop_table_like_delta_spark(spark, tmp_path):
             spark.sql(f"DROP TABLE {missing}")
         assert "TABLE_OR_VIEW_NOT_FOUND" in str(e.value), (kind, str(e.value)[:300])
         spark.sql(f"DROP TABLE IF EXISTS {missing}")
+
+
+UPGRADES = [
+    "'delta.minReaderVersion'='2', 'delta.minWriterVersion'='5'",
+    "'delta.minWriterVersion'='4'",
+    "'delta.enableInCommitTimestamps'='true'",
+    "'delta.checkpointPolicy'='v2'",
+    "'delta.enableTypeWidening'='true'",
+    "'delta.enableRowTracking'='true'",  # an empty table: no backfill needed
+    "'delta.feature.domainMetadata'='supported'",
+]
+
+
+@pytest.mark.parametrize("props", UPGRADES)
+def test_protocol_upgrade_like_delta_spark(spark, tmp_path, props):
+    """One SET TBLPROPERTIES on a fresh (1,2) table: the same protocol, configuration (ICT's
+    enablement version aside from its timestamp) and history parameters as delta-spark's."""
+    dk_path, delta_path = str(tmp_path / "dk"), str(tmp_path / "delta")
+    for t in (f"dk.`{dk_path}`", f"delta.`{delta_path}`"):
+        spark.sql(f"CREATE TABLE {t} (id bigint) USING delta "
+                  "TBLPROPERTIES ('delta.enableDeletionVectors'='false')")
+        spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ({props})")
+    a, b = _meta(dk_path), _meta(delta_path)
+    for m in (a, b):
+        m[2].pop("delta.inCommitTimestampEnablementTimestamp", None)
+        for k in [k for k in m[2] if k.startswith("delta.rowTracking.materialized")]:
+            m[2][k] = "*"  # random names
+    assert a == b, f"dk:    {a}\ndelta: {b}"
+    h1, h2 = _history(spark, f"delta.`{dk_path}`"), _history(spark, f"delta.`{delta_path}`")
+    if "enableRowTracking" in props:
+        # delta-spark commits UPGRADE PROTOCOL first, then the property; dk both at once
+        assert [h2[v]["operation"] for v in sorted(h2)][1:] == ["UPGRADE PROTOCOL", "SET TBLPROPERTIES"]
+        assert h1[1]["operationParameters"] == h2[2]["operationParameters"]
+    else:
+        assert h1[1] == h2[1]

@@ -251,3 +251,38 @@ DK_TEST(txn_alter__columns) {
   dk_snapshot_free(s);
   dk_table_free(t);
 }
+
+DK_TEST(txn_alter__row_tracking_needs_backfill) {
+  dk_error err;
+  dk_error_init(&err);
+  dk_table *t = new_table("alter_rt", &err);
+  CHECK(t);
+  const char *rt[] = {"delta.enableRowTracking", "true"};
+  dk_alter_options o = {.kind = DK_ALTER_SET_PROPERTIES, .n_properties = 1, .properties = rt};
+  /* a table with a file: refused (its rows would have no ids) */
+  dk_snapshot *s = NULL;
+  dk_txn *x = NULL;
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  CHECK_OK(dk_txn_begin(&x, s, NULL, &err), &err);
+  const char *kv[] = {"p", "a"};
+  dk_add_file f = {.version = DK_ADD_FILE_VERSION, .path = "p=a/f.parquet",
+                   .n_partition_values = 1, .partition_kv = kv, .size = 10,
+                   .modification_time = 1, .data_change = 1, .stats = "{\"numRecords\":1}"};
+  CHECK_OK(dk_txn_add_file(x, &f, &err), &err);
+  CHECK_OK(dk_txn_commit(x, NULL, &err), &err);
+  dk_snapshot_free(s);
+  dk_error_init(&err);
+  CHECK_EQ_INT(alter(t, &o, &err), DK_UNSUPPORTED);
+  CHECK(strstr(err.message, "ROW TRACKING BACKFILL") != NULL);
+  dk_table_free(t);
+  /* an empty table: the feature and its domainMetadata dependency are added */
+  t = new_table("alter_rt_empty", &err);
+  CHECK(t);
+  CHECK_OK(alter(t, &o, &err), &err);
+  CHECK_OK(dk_snapshot_open(&s, t, NULL, &err), &err);
+  const dk_protocol *p = dk_snapshot_protocol(s);
+  CHECK(has_feature(p, "rowTracking", 0) && has_feature(p, "domainMetadata", 0));
+  CHECK_EQ_INT(p->min_reader_version, 1);
+  dk_snapshot_free(s);
+  dk_table_free(t);
+}
