@@ -237,3 +237,41 @@ def test_protocol_upgrade_like_delta_spark(spark, tmp_path, props):
         assert h1[1]["operationParameters"] == h2[2]["operationParameters"]
     else:
         assert h1[1] == h2[1]
+
+
+def test_session_catalog_using_dk(spark, tmp_path):
+    """spark_catalog = DkSessionCatalog (a new session of the same JVM): CREATE TABLE ... USING
+    dk LOCATION, INSERT, ALTER TABLE, SELECT and DROP TABLE by name, against the same statements
+    USING delta in delta-spark's session catalog."""
+    import os
+    s2 = spark.newSession()
+    s2.conf.set("spark.sql.catalog.spark_catalog", "io.dk.spark.DkSessionCatalog")
+    dk_path, delta_path = str(tmp_path / "dk"), str(tmp_path / "delta")
+    for sess, name, using, loc in ((s2, "dk_named", "dk", dk_path),
+                                   (spark, "delta_named", "delta", delta_path)):
+        sess.sql(f"CREATE TABLE {name} (id bigint, p string) USING {using} PARTITIONED BY (p) "
+                 f"LOCATION '{loc}' TBLPROPERTIES ('delta.enableDeletionVectors'='false')")
+        sess.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
+        sess.sql(f"ALTER TABLE {name} ADD COLUMNS (c int COMMENT 'x')")
+        sess.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('k'='v')")
+        sess.sql(f"INSERT INTO {name} VALUES (3, 'a', 30)")
+    diff(rows(s2.table("dk_named")), rows(spark.table("delta_named")), "by name")
+    a, b = _meta(dk_path), _meta(delta_path)
+    assert a == b, f"dk:    {a}\ndelta: {b}"
+    assert s2.table("dk_named").schema == spark.table("delta_named").schema
+    h1, h2 = _history(spark, f"delta.`{dk_path}`"), _history(spark, f"delta.`{delta_path}`")
+    assert [h1[v]["operation"] for v in sorted(h1)] == [h2[v]["operation"] for v in sorted(h2)]
+    for v in (2, 3):
+        assert h1[v] == h2[v]
+    eng = [r[0] for r in spark.sql(f"DESCRIBE HISTORY delta.`{dk_path}`").select("engineInfo").collect()]
+    assert all("dk-spark" in e for e in eng), eng  # dk wrote every commit
+    before = sorted(os.listdir(dk_path))
+    s2.sql("DROP TABLE dk_named")
+    spark.sql("DROP TABLE delta_named")
+    assert sorted(os.listdir(dk_path)) == before  # external: the files stay
+    assert os.path.exists(os.path.join(delta_path, "_delta_log"))
+    # other providers stay the delegate's
+    s2.sql(f"CREATE TABLE pq_named (id int) USING parquet LOCATION '{tmp_path}/pq'")
+    s2.sql("INSERT INTO pq_named VALUES (7)")
+    assert [r[0] for r in s2.table("pq_named").collect()] == [7]
+    s2.sql("DROP TABLE pq_named")

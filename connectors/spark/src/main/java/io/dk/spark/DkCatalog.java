@@ -179,6 +179,12 @@ public class DkCatalog implements StagingTableCatalog {
       throws NoSuchTableException {
     String p = path(ident);
     if (!NativeSnapshot.exists(p)) throw new NoSuchTableException(ident);
+    alterPath(p, changes);
+    return loadTable(ident);
+  }
+
+  /** The changes to the table at path p (see {@link #alterTable}). */
+  static void alterPath(String p, TableChange... changes) {
     List<String> set = new ArrayList<>(), unset = new ArrayList<>();
     List<TableChange.AddColumn> add = new ArrayList<>();
     List<TableChange.RenameColumn> rename = new ArrayList<>();
@@ -237,7 +243,6 @@ public class DkCatalog implements StagingTableCatalog {
       }
       alter(p, DROP_COLUMNS, new ArrayList<>(), cols, ifExists);
     }
-    return loadTable(ident);
   }
 
   private record Col(String[] path, String typeJson, String comment, String after,
