@@ -287,6 +287,57 @@ typedef struct dk_create_options {
 DK_API DK_WARN_UNUSED dk_status dk_table_create(dk_commit_result *out, dk_table *t, const dk_create_options *o,
                                  dk_error *err);
 
+/* ---- ALTER TABLE ------------------------------------------------------------------------ */
+
+/** What an ALTER TABLE statement changes (one kind a commit, as delta-spark's
+ *  AlterTable*DeltaCommand). */
+typedef enum dk_alter_kind {
+  DK_ALTER_SET_PROPERTIES = 1,   /**< SET TBLPROPERTIES: properties = 2 * n key, value */
+  DK_ALTER_UNSET_PROPERTIES = 2, /**< UNSET TBLPROPERTIES: properties = n keys */
+  DK_ALTER_ADD_COLUMNS = 3,      /**< ADD COLUMNS: columns (path = parent fields, new name) */
+  DK_ALTER_RENAME_COLUMN = 4,    /**< RENAME COLUMN: one column and its new_name */
+  DK_ALTER_DROP_COLUMNS = 5      /**< DROP COLUMN(S): columns (path of each) */
+} dk_alter_kind;
+
+/** A column of an ALTER TABLE. Strings are borrowed for the call. */
+typedef struct dk_alter_column {
+  size_t n_path;
+  const char *const *path;  /**< field names from the top level (nested: "s", "x") */
+  const char *type_json;    /**< ADD: the Delta type as in a schemaString ("\"long\"",
+                                 {"type":"struct",...}) */
+  int nullable;             /**< ADD: must be 1 (NOT NULL is refused, as delta-spark) */
+  const char *comment;      /**< ADD: or NULL */
+  const char *after;        /**< ADD: NULL = last; "" = FIRST; else the sibling it follows */
+  const char *new_name;     /**< RENAME: the field's new name (same parent) */
+} dk_alter_column;
+
+#define DK_ALTER_OPTIONS_VERSION 1
+typedef struct dk_alter_options {
+  unsigned version;                /**< DK_ALTER_OPTIONS_VERSION */
+  dk_alter_kind kind;
+  size_t n_properties;             /**< SET: pairs; UNSET: keys */
+  const char *const *properties;
+  size_t n_columns;
+  const dk_alter_column *columns;
+  int if_exists;                   /**< DROP: columns that do not exist are skipped */
+  dk_txn_options txn;              /**< commit options (operation and parameters set by dk) */
+} dk_alter_options;
+
+/** ALTER TABLE on the table of snapshot `snap` (its version is the read version): one
+ *  metadata commit as delta-spark writes it (operation "SET TBLPROPERTIES", "UNSET
+ *  TBLPROPERTIES", "ADD COLUMNS", "RENAME COLUMN", "DROP COLUMNS" with delta-spark's
+ *  operationParameters). delta.* keys are checked as delta-spark's DeltaConfigs does (unknown
+ *  keys are DELTA_UNKNOWN_CONFIGURATION, values must parse; keys take their canonical case);
+ *  a property that needs a table feature upgrades the protocol in the same commit (to table
+ *  features, listing the features the old versions implied; delta.minReaderVersion /
+ *  delta.minWriterVersion ask for those versions' features). RENAME and DROP need column
+ *  mapping (DELTA_UNSUPPORTED_RENAME_COLUMN / DELTA_UNSUPPORTED_DROP_COLUMN otherwise);
+ *  partition columns cannot be dropped; new columns get column-mapping ids and physical names.
+ *  @return DK_OK; DK_INVALID (bad property, unknown column, ...); DK_UNSUPPORTED (needs
+ *  column mapping); DK_CONFLICT (a concurrent metadata change). */
+DK_API DK_WARN_UNUSED dk_status dk_table_alter(dk_commit_result *out, dk_snapshot *snap,
+                                               const dk_alter_options *o, dk_error *err);
+
 /* ---- writing data ----------------------------------------------------------------------- */
 
 /** Progress of a write (files closed so far, rows and bytes written). */

@@ -46,6 +46,8 @@ static dk_status put_field(dk_buf *b, const dk_json_value *f, cm *c) {
   const dk_json_value *md = dk__json_get(f, "metadata");
   const dk_json_value *name = dk__json_get(f, "name");
   int assign = !md || !dk__json_get(md, "delta.columnMapping.id");
+  /* a field's id is taken before its nested fields' (pre-order, as delta-spark numbers) */
+  int64_t id = assign ? ++c->max_id : -1;
   DK_RETURN_NOT_OK(dk__buf_putc(b, '{', c->err));
   int had_md = 0;
   for (uint32_t i = 0; i < f->len; i++) {
@@ -70,7 +72,7 @@ static dk_status put_field(dk_buf *b, const dk_json_value *f, cm *c) {
       dk_txn__uuid(uuid);
       DK_RETURN_NOT_OK(dk__buf_printf(b, c->err, "\"delta.columnMapping.id\":%lld,"
                                       "\"delta.columnMapping.physicalName\":",
-                                      (long long)++c->max_id));
+                                      (long long)id));
       if (c->keep_names && name && name->type == DK_JSON_STRING)
         DK_RETURN_NOT_OK(dk__json_write_str(b, name->u.str, name->len, c->err));
       else

@@ -134,9 +134,11 @@ static int is_rw_feature(const char *f) {
   return in_list(rw, DK_ARRAY_LEN(rw), f);
 }
 
-dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta *m,
-                                  const dk_type *schema, dk_error *err) {
-  memset(out, 0, sizeof *out);
+/* The features metadata m and its schema need (fs), and the legacy versions that would
+ * carry them (*reader, *writer) unless *need_features (only table features can). */
+static dk_status derive_features(feat_set *fs_out, int *reader_out, int *writer_out,
+                                 int *need_out, dk_arena *ar, const txn_meta *m,
+                                 const dk_type *schema, dk_error *err) {
   int reader = 1, writer = 2, need_features = 0;
   feat_set fs = {.n = 0};
   const char *cm = dk_txn__meta_conf(m, "delta.columnMapping.mode");
@@ -195,6 +197,19 @@ dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta
     feat_add(&fs, f, is_rw_feature(f));
     need_features = 1;
   }
+  *fs_out = fs;
+  *reader_out = reader;
+  *writer_out = writer;
+  *need_out = need_features;
+  return DK_OK;
+}
+
+dk_status dk_txn__derive_protocol(dk_protocol *out, dk_arena *ar, const txn_meta *m,
+                                  const dk_type *schema, dk_error *err) {
+  memset(out, 0, sizeof *out);
+  int reader, writer, need_features;
+  feat_set fs;
+  DK_RETURN_NOT_OK(derive_features(&fs, &reader, &writer, &need_features, ar, m, schema, err));
   if (!need_features) {
     out->min_reader_version = reader;
     out->min_writer_version = writer;
@@ -224,4 +239,72 @@ dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protoc
         feat_add(&fs, p->writer_features[i], is_rw_feature(p->writer_features[i]));
   }
   return fill_features(out, ar, &fs, err);
+}
+
+/* The features protocol p supports, listed (writer version 7) or implied (legacy), into fs. */
+static void feat_add_supported(feat_set *fs, const dk_protocol *p) {
+  for (size_t i = 0; i < DK_ARRAY_LEN(legacy); i++)
+    if (dk_txn__protocol_supports(p, legacy[i].name))
+      feat_add(fs, legacy[i].name, is_rw_feature(legacy[i].name));
+  if (p->min_writer_version >= 7)
+    for (size_t i = 0; i < p->n_writer_features; i++)
+      feat_add(fs, p->writer_features[i], is_rw_feature(p->writer_features[i]));
+}
+
+dk_status dk_txn__protocol_upgrade(dk_protocol *out, int *upgraded, dk_arena *ar,
+                                   const dk_protocol *cur, const txn_meta *m,
+                                   const dk_type *schema, int reader_v, int writer_v,
+                                   dk_error *err) {
+  *upgraded = 0;
+  *out = *cur;
+  feat_set want;
+  int r0, w0, nf;
+  DK_RETURN_NOT_OK(derive_features(&want, &r0, &w0, &nf, ar, m, schema, err));
+  for (size_t i = 0; i < DK_ARRAY_LEN(legacy); i++)
+    if (writer_v >= legacy[i].writer && writer_v < 7)
+      feat_add(&want, legacy[i].name, is_rw_feature(legacy[i].name));
+  int missing = reader_v > cur->min_reader_version || writer_v > cur->min_writer_version;
+  int only_versions = 1; /* nothing beyond what the asked-for legacy versions imply */
+  for (size_t i = 0; i < want.n; i++) {
+    if (!dk_txn__protocol_supports(cur, want.names[i])) missing = 1;
+    int implied = 0;
+    for (size_t k = 0; k < DK_ARRAY_LEN(legacy); k++)
+      if (!strcmp(legacy[k].name, want.names[i]) && writer_v >= legacy[k].writer) implied = 1;
+    if (!implied && !dk_txn__protocol_supports(cur, want.names[i])) only_versions = 0;
+  }
+  if (!missing) return DK_OK;
+  *upgraded = 1;
+  memset(out, 0, sizeof *out);
+  if (cur->min_writer_version < 7 && only_versions && writer_v < 7 && reader_v < 3) {
+    /* legacy versions asked for on a legacy table stay legacy */
+    out->min_reader_version = DK_MAX(cur->min_reader_version, reader_v);
+    out->min_writer_version = DK_MAX(cur->min_writer_version, writer_v);
+    return DK_OK;
+  }
+  /* table features: every feature the table had (implied ones spelled out) and the new ones */
+  feat_set fs = {.n = 0};
+  feat_add_supported(&fs, cur);
+  for (size_t i = 0; i < want.n; i++) feat_add(&fs, want.names[i], want.rw[i]);
+  int reader = DK_MAX(cur->min_reader_version, DK_MAX(reader_v, 1));
+  for (size_t i = 0; i < fs.n; i++) {
+    if (!strcmp(fs.names[i], "columnMapping")) reader = DK_MAX(reader, 2);
+    else if (fs.rw[i]) reader = 3;
+  }
+  out->min_reader_version = reader;
+  out->min_writer_version = 7;
+  const char **w = dk__arena_alloc(ar, (fs.n + 1) * sizeof *w, err);
+  const char **r = dk__arena_alloc(ar, (fs.n + 1) * sizeof *r, err);
+  if (!w || !r) return DK_NOMEM;
+  size_t nr = 0;
+  for (size_t i = 0; i < fs.n; i++) {
+    w[i] = fs.names[i];
+    if (fs.rw[i] && reader >= 3) r[nr++] = fs.names[i];
+  }
+  out->writer_features = w;
+  out->n_writer_features = fs.n;
+  out->has_writer_features = 1;
+  out->reader_features = r;
+  out->n_reader_features = nr;
+  out->has_reader_features = reader >= 3;
+  return DK_OK;
 }

@@ -186,6 +186,17 @@ int dk_txn__protocol_supports(const dk_protocol *p, const char *feature);
 /* A protocol supporting every feature of a and b (table features when either needs them). */
 dk_status dk_txn__protocol_union(dk_protocol *out, dk_arena *ar, const dk_protocol *a,
                                  const dk_protocol *b, dk_error *err);
+/* delta-spark's protocol upgrade of an existing table for new metadata (ALTER TABLE): the
+ * features metadata m and its schema need (as dk_txn__derive_protocol) and those legacy writer version writer_v
+ * implies (delta.minWriterVersion; reader_v: delta.minReaderVersion; 0 = not asked) added
+ * to cur's. *upgraded = 0 (and *out = *cur) when cur has them all; else the new protocol: table
+ * features listing every feature cur had (implied ones spelled out), reader version 3 when a
+ * reader-writer feature other than columnMapping needs readerFeatures (2 for columnMapping);
+ * legacy versions asked for on a legacy table stay legacy. */
+dk_status dk_txn__protocol_upgrade(dk_protocol *out, int *upgraded, dk_arena *ar,
+                                   const dk_protocol *cur, const txn_meta *m,
+                                   const dk_type *schema, int reader_v, int writer_v,
+                                   dk_error *err);
 /* Whether `next` drops a feature `prev` supports. */
 int dk_txn__protocol_removes_features(const dk_protocol *next, const dk_protocol *prev);
 

@@ -255,6 +255,8 @@ def test_ddl_matches_delta(spark, tmp_path):
                 assert json.loads(ma["schemaString"]) == json.loads(mb["schemaString"])
             ca, cb = commit_info(a, v), commit_info(b, v)
             assert ca["operation"] == cb["operation"], f"{a} v{v}"
+            if "TABLE" in ca["operation"]:
+                assert ca["operationParameters"] == cb["operationParameters"], f"{a} v{v}"
     with pytest.raises(Exception, match="already exists|TABLE_OR_VIEW_ALREADY_EXISTS"):
         spark.sql(f"CREATE TABLE dk.`{dk}` (id bigint) USING dk")
     with pytest.raises(Exception, match="cannot be found|TABLE_OR_VIEW_NOT_FOUND|CANNOT_REPLACE_MISSING"):

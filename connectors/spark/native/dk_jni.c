@@ -6,8 +6,8 @@
  * (ArrowSchema / ArrowArrayStream structs allocated on the Java side by arrow-c-data).
  *
  * Tables: whether a table exists at a URI (its log listed through the table's dk_storage,
- * local or object store) and a whole DELETE (dk_table_delete) for the connector's
- * SupportsDeleteV2.
+ * local or object store), a whole DELETE (dk_table_delete) for the connector's
+ * SupportsDeleteV2, ALTER TABLE (dk_table_alter) and the history (dk_history_open).
  *
  * Writes: the driver's transaction (txn*: begin on a snapshot or create, reads, removes,
  * metadata, app versions, the writer state for executors, executors' adds staged, rows
@@ -28,6 +28,7 @@
 #include <jni.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@
 #include "dk/common.h"
 #include "dk/dml.h"
 #include "dk/expr.h"
+#include "dk/history.h"
 #include "dk/parquet.h"
 #include "dk/scan.h"
 #include "dk/snapshot.h"
@@ -586,6 +588,110 @@ JNIEXPORT jlongArray JNICALL Java_io_dk_spark_DkNative_tableDelete(JNIEnv *env, 
   dk_table_free(t);
   free(pred);
   free(eng);
+  return r;
+}
+
+/* ALTER TABLE on snapshot `snap` (dk_table_alter, one commit). kind: dk_alter_kind; props:
+ * SET's key, value pairs or UNSET's keys; columns: path_lens[i] parts of path_parts each,
+ * and col_info[4 * i ..]: type JSON, comment, after ("" = FIRST), new name (each may be
+ * null). Returns the committed version. */
+JNIEXPORT jlong JNICALL Java_io_dk_spark_DkNative_tableAlter(
+    JNIEnv *env, jclass cls, jlong snap, jint kind, jobjectArray props, jintArray path_lens,
+    jobjectArray path_parts, jobjectArray col_info, jboolean if_exists, jstring engine) {
+  (void)cls;
+  int f1 = 0;
+  char *eng = dup_jstring(env, engine, &f1);
+  char **pv = NULL, **parts = NULL, **info = NULL;
+  size_t np = 0, nparts = 0, ninfo = 0;
+  jsize ncols = path_lens ? (*env)->GetArrayLength(env, path_lens) : 0;
+  jint *lens = ncols ? calloc((size_t)ncols, sizeof *lens) : NULL;
+  dk_alter_column *cols = ncols ? calloc((size_t)ncols, sizeof *cols) : NULL;
+  jlong out = -1;
+  if (f1 || (ncols && (!lens || !cols))) {
+    if (!f1) throw_dk(env, DK_NOMEM, 0, "out of memory");
+    goto done;
+  }
+  if (dup_strings(env, props, 0, "null table property", &pv, &np) ||
+      dup_strings(env, path_parts, 0, "null column name", &parts, &nparts) ||
+      dup_strings(env, col_info, 1, "", &info, &ninfo))
+    goto done;
+  if (ncols) (*env)->GetIntArrayRegion(env, path_lens, 0, ncols, lens);
+  size_t at = 0;
+  for (jsize i = 0; i < ncols; i++) {
+    if (lens[i] < 0 || at + (size_t)lens[i] > nparts || 4 * (size_t)i + 3 >= ninfo) {
+      throw_dk(env, DK_INVALID, 0, "tableAlter: column paths do not match their lengths");
+      goto done;
+    }
+    cols[i].n_path = (size_t)lens[i];
+    cols[i].path = (const char *const *)(parts + at);
+    at += (size_t)lens[i];
+    cols[i].type_json = info[4 * i];
+    cols[i].nullable = 1;
+    cols[i].comment = info[4 * i + 1];
+    cols[i].after = info[4 * i + 2];
+    cols[i].new_name = info[4 * i + 3];
+  }
+  dk_alter_options o;
+  memset(&o, 0, sizeof o);
+  o.version = DK_ALTER_OPTIONS_VERSION;
+  o.kind = (dk_alter_kind)kind;
+  o.n_properties = kind == DK_ALTER_SET_PROPERTIES ? np / 2 : np;
+  o.properties = (const char *const *)pv;
+  o.n_columns = (size_t)ncols;
+  o.columns = cols;
+  o.if_exists = if_exists ? 1 : 0;
+  o.txn.version = DK_TXN_OPTIONS_VERSION;
+  o.txn.engine_info = eng;
+  dk_commit_result c;
+  memset(&c, 0, sizeof c);
+  c.version = DK_COMMIT_RESULT_VERSION;
+  dk_error err;
+  dk_error_init(&err);
+  dk_status st = dk_table_alter(&c, ((jni_snapshot *)(intptr_t)snap)->snap, &o, &err);
+  if (!thrown(env, st, &err, st == DK_CONFLICT ? CTX_CONFLICT_BASE + (int)c.conflict : 0))
+    out = c.committed_version;
+done:
+  free(eng);
+  free_strings(pv, np);
+  free_strings(parts, nparts);
+  free_strings(info, ninfo);
+  free(lens);
+  free(cols);
+  return out;
+}
+
+/* The table's history (dk_history_open, newest first; limit <= 0 = all) as {version, commit
+ * time in ms, commitInfo JSON} string triples. */
+JNIEXPORT jobjectArray JNICALL Java_io_dk_spark_DkNative_tableHistory(JNIEnv *env, jclass cls,
+                                                                      jstring uri,
+                                                                      jobjectArray storage_options,
+                                                                      jlong limit) {
+  (void)cls;
+  dk_table *t = NULL;
+  jobjectArray r = NULL;
+  if (open_jtable(env, &t, uri, storage_options, 0) != DK_OK) return NULL;
+  dk_error err;
+  dk_error_init(&err);
+  dk_history *h = NULL;
+  dk_status st = dk_history_open(&h, t, (int64_t)limit, &err);
+  if (!thrown(env, st, &err, 0)) {
+    size_t n = dk_history_count(h);
+    r = new_string_array(env, (jsize)(3 * n));
+    for (size_t i = 0; r && i < n; i++) {
+      int64_t v, ts;
+      const char *ci;
+      char num[2][24];
+      dk_history_entry(&v, &ts, &ci, h, i);
+      snprintf(num[0], sizeof num[0], "%lld", (long long)v);
+      snprintf(num[1], sizeof num[1], "%lld", (long long)ts);
+      if (set_string(env, r, (jsize)(3 * i), num[0]) ||
+          set_string(env, r, (jsize)(3 * i + 1), num[1]) ||
+          set_string(env, r, (jsize)(3 * i + 2), ci ? ci : "{}"))
+        r = NULL;
+    }
+  }
+  dk_history_free(h);
+  dk_table_free(t);
   return r;
 }
 

@@ -1,6 +1,8 @@
 package io.dk.spark;
 
 import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -22,7 +24,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * DELETE / UPDATE / MERGE on its tables (DkTable). Whether a table exists is libdk's answer
  * through the path's storage (local, s3://, s3a://). With the session conf
  * {@code spark.dk.confinePaths=true} its tables refuse files outside their roots.
- * ALTER / DROP / RENAME are not supported yet.
+ * DESCRIBE HISTORY is the metadata table {@code dk.`/path`.history} ({@link DkHistoryTable}).
+ * ALTER TABLE ADD COLUMNS, SET / UNSET TBLPROPERTIES, RENAME COLUMN and DROP COLUMN(S) are
+ * each one libdk commit (dk_table_alter, as delta-spark's AlterTable*DeltaCommand writes
+ * them: {@link #alterTable}). DROP TABLE keeps the files, as delta-spark does for path tables
+ * ({@link #dropTable}); RENAME TABLE is not supported.
  */
 public class DkCatalog implements StagingTableCatalog {
   private String name = "dk";
@@ -60,7 +66,20 @@ public class DkCatalog implements StagingTableCatalog {
     }
   }
 
+  /** The path of a metadata table identifier (dk.`/path`.history), or null. */
+  private static String historyPath(Identifier ident) {
+    String[] ns = ident.namespace();
+    if (ns.length != 1 || !DkHistoryTable.NAME.equalsIgnoreCase(ident.name())) return null;
+    String p = ns[0];
+    return new File(p).isAbsolute() || DkStorageOptions.isObjectStore(p) ? p : null;
+  }
+
   @Override public Table loadTable(Identifier ident) throws NoSuchTableException {
+    String h = historyPath(ident);
+    if (h != null) {
+      if (!NativeSnapshot.exists(h)) throw new NoSuchTableException(ident);
+      return new DkHistoryTable(h);
+    }
     return open(ident, -1, null);
   }
 
@@ -149,12 +168,114 @@ public class DkCatalog implements StagingTableCatalog {
         s == null ? "CREATE TABLE" : "CREATE OR REPLACE TABLE");
   }
 
-  @Override public Table alterTable(Identifier ident, TableChange... changes) {
-    throw new UnsupportedOperationException("dk catalog is read-only");
+  /** dk_alter_kind (include/dk/txn.h). */
+  private static final int SET_PROPERTIES = 1, UNSET_PROPERTIES = 2, ADD_COLUMNS = 3,
+      RENAME_COLUMN = 4, DROP_COLUMNS = 5;
+
+  /** ALTER TABLE: the changes of one kind become one libdk commit (dk_table_alter), as
+   *  delta-spark's DeltaCatalog runs one AlterTable*DeltaCommand a kind; the kinds Spark's
+   *  statements produce together commit in the order SET, UNSET, ADD, RENAME, DROP. */
+  @Override public Table alterTable(Identifier ident, TableChange... changes)
+      throws NoSuchTableException {
+    String p = path(ident);
+    if (!NativeSnapshot.exists(p)) throw new NoSuchTableException(ident);
+    alterPath(p, changes);
+    return loadTable(ident);
   }
 
+  /** The changes to the table at path p (see {@link #alterTable}). */
+  static void alterPath(String p, TableChange... changes) {
+    List<String> set = new ArrayList<>(), unset = new ArrayList<>();
+    List<TableChange.AddColumn> add = new ArrayList<>();
+    List<TableChange.RenameColumn> rename = new ArrayList<>();
+    List<TableChange.DeleteColumn> drop = new ArrayList<>();
+    for (TableChange c : changes) {
+      if (c instanceof TableChange.SetProperty) {
+        set.add(((TableChange.SetProperty) c).property());
+        set.add(((TableChange.SetProperty) c).value());
+      } else if (c instanceof TableChange.RemoveProperty) {
+        unset.add(((TableChange.RemoveProperty) c).property());
+      } else if (c instanceof TableChange.AddColumn) {
+        add.add((TableChange.AddColumn) c);
+      } else if (c instanceof TableChange.RenameColumn) {
+        rename.add((TableChange.RenameColumn) c);
+      } else if (c instanceof TableChange.DeleteColumn) {
+        drop.add((TableChange.DeleteColumn) c);
+      } else {
+        throw new DkException(DkException.ErrorClass.DK_UNSUPPORTED_FEATURE,
+            DkException.UNSUPPORTED, "ALTER TABLE on dk tables: " + c.getClass().getSimpleName()
+                + " is not supported (ADD COLUMNS, SET/UNSET TBLPROPERTIES, RENAME COLUMN and"
+                + " DROP COLUMN are)");
+      }
+    }
+    if (!set.isEmpty()) alter(p, SET_PROPERTIES, set, new ArrayList<>(), false);
+    if (!unset.isEmpty()) alter(p, UNSET_PROPERTIES, unset, new ArrayList<>(), false);
+    if (!add.isEmpty()) {
+      List<Col> cols = new ArrayList<>();
+      for (TableChange.AddColumn a : add) {
+        if (a.defaultValue() != null)
+          throw new DkException(DkException.ErrorClass.DK_UNSUPPORTED_FEATURE,
+              DkException.UNSUPPORTED, "ALTER TABLE ADD COLUMNS: DEFAULT values are not "
+                  + "supported on dk tables");
+        if (!a.isNullable())
+          throw new DkException(DkException.ErrorClass.DK_UNSUPPORTED_FEATURE,
+              DkException.UNSUPPORTED, "[DELTA_OPERATION_NOT_ALLOWED] Operation not allowed: "
+                  + "`NOT NULL in ALTER TABLE ADD COLUMNS` is not supported for Delta tables");
+        String after = null;
+        if (a.position() instanceof TableChange.First) after = "";
+        else if (a.position() instanceof TableChange.After)
+          after = ((TableChange.After) a.position()).column();
+        cols.add(new Col(a.fieldNames(), a.dataType().json(), a.comment(), after, null));
+      }
+      alter(p, ADD_COLUMNS, new ArrayList<>(), cols, false);
+    }
+    for (TableChange.RenameColumn r : rename) {
+      List<Col> cols = new ArrayList<>();
+      cols.add(new Col(r.fieldNames(), null, null, null, r.newName()));
+      alter(p, RENAME_COLUMN, new ArrayList<>(), cols, false);
+    }
+    if (!drop.isEmpty()) {
+      List<Col> cols = new ArrayList<>();
+      boolean ifExists = true;
+      for (TableChange.DeleteColumn d : drop) {
+        cols.add(new Col(d.fieldNames(), null, null, null, null));
+        ifExists &= d.ifExists();
+      }
+      alter(p, DROP_COLUMNS, new ArrayList<>(), cols, ifExists);
+    }
+  }
+
+  private record Col(String[] path, String typeJson, String comment, String after,
+                     String newName) {}
+
+  private static void alter(String path, int kind, List<String> props, List<Col> cols,
+      boolean ifExists) {
+    List<String> parts = new ArrayList<>(), info = new ArrayList<>();
+    int[] lens = new int[cols.size()];
+    for (int i = 0; i < lens.length; i++) {
+      Col c = cols.get(i);
+      lens[i] = c.path().length;
+      parts.addAll(java.util.Arrays.asList(c.path()));
+      info.add(c.typeJson());
+      info.add(c.comment());
+      info.add(c.after());
+      info.add(c.newName());
+    }
+    try (NativeSnapshot s = NativeSnapshot.open(path, -1, null)) {
+      DkNative.tableAlter(s.handle(), kind, props.toArray(new String[0]), lens,
+          parts.toArray(new String[0]), info.toArray(new String[0]), ifExists, NativeTxn.ENGINE);
+    }
+  }
+
+  /** DROP TABLE of a path table, as delta-spark's for delta.`/path`: a path table is external
+   *  (no catalog entry), so nothing is deleted and its data stays readable; true when a table
+   *  exists there (false: Spark reports TABLE_OR_VIEW_NOT_FOUND unless IF EXISTS). */
   @Override public boolean dropTable(Identifier ident) {
-    throw new UnsupportedOperationException("dk catalog is read-only");
+    try {
+      return NativeSnapshot.exists(path(ident));
+    } catch (NoSuchTableException e) {
+      return false;
+    }
   }
 
   @Override public void renameTable(Identifier from, Identifier to) {

@@ -53,6 +53,11 @@ final class DkNative {
    *  {committed version or -1, deleted rows, removed files, added files, DVs added}. */
   static native long[] tableDelete(String uri, String[] storageOptions, boolean confinePaths,
       String predicate, String engineInfo);
+  /** dk_table_alter on snapshot snap (see dk_jni.c); the committed version. */
+  static native long tableAlter(long snap, int kind, String[] props, int[] pathLens,
+      String[] pathParts, String[] colInfo, boolean ifExists, String engine);
+  /** {version, commit ms, commitInfo JSON} triples, newest first (limit <= 0: all). */
+  static native String[] tableHistory(String uri, String[] storageOptions, long limit);
   static native long snapshotRef(long snap);
   static native long snapshotUpdate(long snap);
   static native long snapshotVersion(long snap);

@@ -61,10 +61,14 @@ final class DkStagedTable extends DkTable implements StagedTable {
 
   Map<String, String> operationParameters() {
     Map<String, String> p = new LinkedHashMap<>();
+    // delta-spark's CreateDeltaTableCommand parameters (description null when none)
     p.put("partitionBy", WritePlan.jsonList(partitionColumnNames()));
-    if (description != null) p.put("description", description);
+    p.put("description", description);
     p.put("isManaged", "false");
-    p.put("properties", WritePlan.jsonObject(properties));
+    Map<String, String> props = WriteOptions.tableDefaults(); // as WritePlan commits them
+    props.putAll(properties);
+    p.put("properties", WritePlan.jsonObject(props));
+    p.put("clusterBy", "[]");
     return p;
   }
 

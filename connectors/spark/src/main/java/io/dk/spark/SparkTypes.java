@@ -57,9 +57,19 @@ final class SparkTypes {
       StructField f = a.fields()[i];
       StructField g = find(d, f.name());
       out[i] = g == null ? f
-          : new StructField(f.name(), overlay(f.dataType(), g.dataType()), f.nullable(), f.metadata());
+          : new StructField(f.name(), overlay(f.dataType(), g.dataType()), f.nullable(),
+              comment(f.metadata(), g.metadata()));
     }
     return new StructType(out);
+  }
+
+  /** m with the column comment of the schemaString's field metadata d (as delta-spark's read
+   *  schema shows it; column-mapping metadata stays out). */
+  static org.apache.spark.sql.types.Metadata comment(org.apache.spark.sql.types.Metadata m,
+      org.apache.spark.sql.types.Metadata d) {
+    if (!d.contains("comment") || m.contains("comment")) return m;
+    return new org.apache.spark.sql.types.MetadataBuilder().withMetadata(m)
+        .putString("comment", d.getString("comment")).build();
   }
 
   static StructField find(StructType t, String name) {

@@ -282,6 +282,7 @@ final class WritePlan implements AutoCloseable {
   }
 
   static String jsonString(String s) {
+    if (s == null) return "null";
     StringBuilder sb = new StringBuilder("\"");
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
