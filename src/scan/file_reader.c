@@ -32,7 +32,7 @@ void dk_scan__task_close(task_reader *r) {
   dk__schema_release(&r->read_schema);
   dk_parquet_file_free(r->pf);
   dk_dv__free(r->dv);
-  dk_dv__free(r->keep_dv);
+  if (!r->keep_borrowed) dk_dv__free(r->keep_dv);
   dk__free(a, r->full_path);
   dk__free(a, r->uri);
   dk__free(a, r->col_src);
@@ -1023,6 +1023,15 @@ dk_status dk_scan__file_open_selected(dk_scan__file **out, const dk_scan__file_r
     return st;
   }
   *out = f;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_open_rows(dk_scan__file **out, const dk_scan__file_reader *r,
+                                  const dk_file_entry *e, const dk_dv *rows, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_scan__file_open_selected(out, r, e, NULL, NULL, err));
+  /* the task is open (its footer and DV read); no row group is chosen yet */
+  (*out)->tr.keep_dv = (dk_dv *)rows;
+  (*out)->tr.keep_borrowed = 1;
   return DK_OK;
 }
 

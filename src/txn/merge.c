@@ -46,6 +46,7 @@
 #include "expr/expr.h"
 #include "scan/scan_int.h"
 #include "txn/dml_int.h"
+#include "util/exec.h"
 
 #define MAX_KEYS 16
 #define DUP_BIT (1ULL << 63)
@@ -55,6 +56,21 @@ typedef struct mclause {
   dk_expr *cond;          /* bound predicate over the joined schema, or NULL */
   dk_expr **vals;         /* UPDATE / INSERT: per target column, bound value */
 } mclause;
+
+struct mg;
+
+/* One target file of the parallel read (see fast_*): read by a task of the table's executor. */
+typedef struct mslot {
+  struct mg *g;
+  dk_file_entry fe;           /* the file (its stats left out: not needed to read it) */
+  int64_t nrec;               /* physical rows: stats, else the footer (set by the task) */
+  int busy;                   /* submitted, not joined */
+  dk__task task;
+  struct ArrowArray *b;       /* its rows whose key the source holds (table columns + _metadata) */
+  size_t n, cap;
+  dk_status st;
+  dk_error err;
+} mslot;
 
 typedef struct mg {
   dml_ctx *c;
@@ -101,6 +117,21 @@ typedef struct mg {
   struct ArrowArray *held;    /* copy-on-write: the current file's batches */
   size_t n_held, cap_held;
   int inserts_done;
+  /* the parallel read (DVs, no NOT MATCHED BY SOURCE clause: only the target rows a source key
+   * matches matter). Per file a task of the table's executor reads the key columns alone,
+   * finds the rows whose key the source holds, then reads only those rows, with only the
+   * columns the clauses use (the others null); the files are joined in order (fast_file), so
+   * the result is the sequential one. */
+  int fast;
+  dk_scan__file_reader *krd;  /* the key columns + _metadata.row_index */
+  dk_scan__file_reader *brd;  /* the clauses' columns + the reader's _metadata (NULL: rd) */
+  struct ArrowSchema konly;   /* struct<ta: krd's batch> */
+  dk_expr *kkey[MAX_KEYS];    /* tkey bound to konly */
+  int64_t *bsrc;              /* per table column: its child in brd's batches, -1 none */
+  dk__exec *ex;
+  mslot *slots;
+  size_t n_slots;
+  int64_t submitted, consumed;
   /* output queue */
   struct ArrowArray *q;
   size_t q_head, q_len, q_cap;
@@ -692,9 +723,162 @@ static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
   return DK_OK;
 }
 
+/* ---- the parallel read ----------------------------------------------------------------------- */
+
+/* A batch of brd in the layout of rd's (the columns brd does not read as nulls); takes b. */
+static dk_status fast_expand(mg *g, struct ArrowArray *out, struct ArrowArray *b, dk_error *err) {
+  if (!g->bsrc) {
+    dk__array_move(b, out);
+    return DK_OK;
+  }
+  const dk_allocator *al = g->c->alloc;
+  size_t n = g->n_cols + 1;
+  int64_t m = b->length;
+  struct ArrowArray *kids = dk__calloc(al, n, sizeof *kids);
+  dk_status st = kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t i = 0; i < g->n_cols && !st; i++) {
+    if (g->bsrc[i] >= 0) dk__array_move(b->children[g->bsrc[i]], &kids[i]);
+    else st = dk_scan__null_array(&kids[i], g->tgt.children[i], m, al, err);
+  }
+  if (!st) dk__array_move(b->children[b->n_children - 1], &kids[g->n_cols]); /* _metadata */
+  b->release(b);
+  if (st) {
+    for (size_t i = 0; kids && i < n; i++) dk__array_release(&kids[i]);
+    dk__free(al, kids);
+    return st;
+  }
+  st = wrap_struct(out, kids, n, m, al, err);
+  dk__free(al, kids);
+  return st;
+}
+
+static dk_status slot_push(mslot *sl, struct ArrowArray *b, dk_error *err) {
+  if (sl->n == sl->cap) {
+    size_t nc = sl->cap ? 2 * sl->cap : 4;
+    struct ArrowArray *p = dk__realloc(sl->g->c->alloc, sl->b, nc * sizeof *p);
+    if (!p) {
+      b->release(b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    }
+    sl->b = p;
+    sl->cap = nc;
+  }
+  dk__array_move(b, &sl->b[sl->n++]);
+  return DK_OK;
+}
+
+/* Task: the rows of the slot's file whose key the source holds. The key columns are read
+** first (the file's DV applied) and looked up; then only the rows found are read, with the
+** columns the clauses use, into the slot's batches. Reads only what g fixed before the
+** first task was submitted (the source's keys, readers, bound keys). */
+static void fast_read(void *arg) {
+  mslot *sl = arg;
+  mg *g = sl->g;
+  const dk_allocator *al = g->c->alloc;
+  dk_error *err = &sl->err;
+  dk_scan__file *f = NULL;
+  dk_dv_builder *bld = NULL;
+  dk_dv *sel = NULL;
+  dk_buf rows, bm;
+  dk__buf_init(&rows, al);
+  dk__buf_init(&bm, al);
+  dk_status st = dk_scan__file_open(&f, g->krd, &sl->fe, err);
+  if (!st && sl->nrec < 0) sl->nrec = dk_scan__file_num_rows(f);
+  while (!st) {
+    struct ArrowArray b;
+    st = dk_scan__file_next(&b, f, err);
+    if (st || !b.release) break;
+    keys k;
+    memset(&k, 0, sizeof k);
+    st = eval_keys(g, &k, g->kkey, &g->konly, &b, b.length, err);
+    bool have = !st;
+    if (!st) st = dk__buf_reserve(&rows, (size_t)b.length * sizeof(int64_t), err);
+    for (int64_t r = 0; r < b.length && !st; r++) {
+      if (k.len[r] < 0) continue;
+      const char *kp = k.bytes.data + k.off[r];
+      uint64_t h = dk__hash_bytes(kp, (size_t)k.len[r]) >> (64 - g->kbits_log2);
+      if (!((g->kbits[h >> 6] >> (h & 63)) & 1)) continue;
+      if (!dk__hmap_get(&g->keys, kp, (size_t)k.len[r])) continue;
+      int64_t ri = row_index_at(&b, r);
+      memcpy(rows.data + rows.len, &ri, sizeof ri);
+      rows.len += sizeof ri;
+    }
+    if (have) keys_dispose(&k);
+    b.release(&b);
+  }
+  dk_scan__file_close(f);
+  f = NULL;
+  size_t nh = rows.len / sizeof(int64_t);
+  if (!st && nh) {
+    st = dk_dv__builder_new(&bld, al, err);
+    if (!st) st = dk_dv__builder_add(bld, (const int64_t *)(const void *)rows.data, nh, err);
+    if (!st) st = dk_dv__builder_serialize(&bm, bld, err);
+    if (!st) st = dk_dv__decode_bitmap(&sel, (const uint8_t *)bm.data, bm.len, al, err);
+    if (!st) st = dk_scan__file_open_rows(&f, g->brd ? g->brd : g->rd, &sl->fe, sel, err);
+  }
+  while (!st && f) {
+    struct ArrowArray b, e;
+    st = dk_scan__file_next(&b, f, err);
+    if (st || !b.release) break;
+    st = fast_expand(g, &e, &b, err);
+    if (!st) st = slot_push(sl, &e, err);
+  }
+  dk_scan__file_close(f);
+  dk_dv__free(sel);
+  dk_dv__builder_free(bld);
+  dk__buf_dispose(&rows);
+  dk__buf_dispose(&bm);
+  sl->st = st;
+}
+
+/* Keeps up to n_slots files after the last one joined in flight. */
+static dk_status fast_fill(mg *g, dk_error *err) {
+  while (g->submitted < g->n_idx && g->submitted < g->consumed + (int64_t)g->n_slots) {
+    mslot *sl = &g->slots[g->submitted % (int64_t)g->n_slots];
+    const dk_file_entry *fe = NULL;
+    DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->idx[g->submitted], err));
+    DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
+    sl->g = g;
+    sl->fe = *fe;
+    sl->fe.stats = NULL; /* the iterator's buffer; every other field lives with the snapshot */
+    sl->nrec = dk_txn__stats_records(fe->stats);
+    sl->st = DK_OK;
+    dk_error_init(&sl->err);
+    sl->busy = 1;
+    dk__exec_submit(g->ex, &sl->task, fast_read, sl);
+    g->submitted++;
+  }
+  return DK_OK;
+}
+
+/* The next file in order: joined, its rows met by the MATCHED clauses, finished. */
+static dk_status fast_file(mg *g, dk_error *err) {
+  DK_RETURN_NOT_OK(fast_fill(g, err));
+  mslot *sl = &g->slots[g->consumed % (int64_t)g->n_slots];
+  if (sl->busy) {
+    dk__exec_join(g->ex, &sl->task);
+    sl->busy = 0;
+  }
+  g->cur_idx = g->idx[g->consumed++];
+  g->cur_nrec = sl->nrec;
+  g->cur_size = sl->fe.size;
+  dk_status st = sl->st;
+  if (st) *err = sl->err;
+  for (size_t i = 0; i < sl->n; i++) {
+    if (!st) st = target_batch(g, &sl->b[i], err);
+    dk__array_release(&sl->b[i]);
+  }
+  sl->n = 0;
+  return st ? st : close_target(g, err);
+}
+
 /* Produces output until the queue has a batch or everything is done. */
 static dk_status step(mg *g, dk_error *err) {
   while (!g->q_len) {
+    if (g->fast && g->consumed < g->n_idx && (g->has_matched || g->has_nm)) {
+      DK_RETURN_NOT_OK(fast_file(g, err));
+      continue;
+    }
     if (g->cur) {
       struct ArrowArray b;
       DK_RETURN_NOT_OK(dk_scan__file_next(&b, g->cur, err));
@@ -708,7 +892,7 @@ static dk_status step(mg *g, dk_error *err) {
       if (st) return st;
       continue;
     }
-    if (g->next < g->n_idx && (g->has_matched || g->has_nmbs || g->has_nm)) {
+    if (!g->fast && g->next < g->n_idx && (g->has_matched || g->has_nmbs || g->has_nm)) {
       const dk_file_entry *fe = NULL;
       g->cur_idx = g->idx[g->next++];
       DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->cur_idx, err));
@@ -768,6 +952,18 @@ static int c_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
 /* ---- setup ----------------------------------------------------------------------------------- */
 
 static void mg_dispose(mg *g) {
+  for (size_t i = 0; i < g->n_slots; i++) { /* the tasks first: they read the rest */
+    mslot *sl = &g->slots[i];
+    if (sl->busy) dk__exec_join(g->ex, &sl->task);
+    for (size_t j = 0; j < sl->n; j++) dk__array_release(&sl->b[j]);
+    dk__free(g->c->alloc, sl->b);
+  }
+  dk__free(g->c->alloc, g->slots);
+  dk_scan__file_reader_free(g->krd);
+  dk_scan__file_reader_free(g->brd);
+  dk__schema_release(&g->konly);
+  for (size_t i = 0; i < MAX_KEYS; i++) dk_expr_free(g->kkey[i]);
+  dk__free(g->c->alloc, g->bsrc);
   if (g->cur) dk_scan__file_close(g->cur);
   dk_file_iter_free(g->it);
   dk_scan__file_reader_free(g->rd);
@@ -921,6 +1117,135 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
   return st;
 }
 
+/* The table column named `name` (case-insensitive), or n_cols. */
+static size_t col_index(const mg *g, const char *name) {
+  for (size_t i = 0; i < g->n_cols; i++)
+    if (!strcasecmp(g->out.children[i]->name, name)) return i;
+  return g->n_cols;
+}
+
+/* Marks the target columns e reads (`ta.col...`); *all when it reads something else of the
+** target, or a column of neither side, so that every column must be read. */
+static void mark_cols(const mg *g, const dk_expr *e, uint8_t *mark, bool *all) {
+  if (!e) return;
+  if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
+    size_t d = dk_expr_column_depth(e);
+    const char *n0 = d ? dk_expr_column_name(e, 0) : "";
+    if (d >= 2 && !strcasecmp(n0, g->sa)) return;
+    if (d < 2 || strcasecmp(n0, g->ta)) {
+      *all = true;
+      return;
+    }
+    const char *n1 = dk_expr_column_name(e, 1);
+    size_t i = col_index(g, n1);
+    if (i < g->n_cols) mark[i] = 1;
+    else if (strcasecmp(n1, "_metadata")) *all = true;
+    return;
+  }
+  for (size_t i = 0; i < dk_expr_num_children(e); i++)
+    mark_cols(g, dk_expr_child(e, i), mark, all);
+}
+
+/* Sets up the parallel read (g->fast) when it applies: deletion vectors (copy-on-write needs
+** every row of a touched file) and no NOT MATCHED BY SOURCE clause (it needs every row).
+** The first pass reads the keys' columns; the second the columns the MATCHED clauses read
+** (conditions, values, the columns an UPDATE keeps) and the keys', or every column when the
+** change data feed is on (preimages). */
+static dk_status fast_setup(mg *g, dk_expr *const *tk, size_t nk, dk_error *err) {
+  const dk_merge_spec *sp = g->sp;
+  if (g->cow) return DK_OK;
+  for (size_t k = 0; k < sp->n_clauses; k++)
+    if (sp->clauses[k].when == DK_MERGE_NOT_MATCHED_BY_SOURCE) return DK_OK;
+  const dk_allocator *al = g->c->alloc;
+  size_t n = g->n_cols;
+  uint8_t *need = dk__calloc(al, n ? 2 * n : 1, 1);
+  const char **names = dk__calloc(al, n ? n : 1, sizeof *names);
+  if (!need || !names) {
+    dk__free(al, need);
+    dk__free(al, (void *)names);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  uint8_t *iskey = need + n;
+  bool kall = false, all = g->cdf != 0;
+  for (size_t i = 0; i < nk; i++) mark_cols(g, tk[i], iskey, &kall);
+  for (size_t k = 0; k < sp->n_clauses && !all; k++) {
+    const dk_merge_clause *c = &sp->clauses[k];
+    if (c->when != DK_MERGE_MATCHED) continue;
+    mark_cols(g, c->condition, need, &all);
+    if (c->action != DK_MERGE_UPDATE || c->all) continue;
+    uint8_t *set = dk__calloc(al, n ? n : 1, 1);
+    if (!set) {
+      all = true; /* (no memory for the refinement: read everything) */
+      break;
+    }
+    size_t tl = strlen(g->ta);
+    for (size_t a = 0; a < c->n_set; a++) {
+      const char *nm = c->set[a].column ? c->set[a].column : "";
+      if (!strncasecmp(nm, g->ta, tl) && nm[tl] == '.') nm += tl + 1;
+      size_t i = col_index(g, nm);
+      if (i < n) set[i] = 1;
+      mark_cols(g, c->set[a].value, need, &all);
+    }
+    for (size_t i = 0; i < n; i++) need[i] |= (uint8_t)!set[i]; /* kept as they are */
+    dk__free(al, set);
+  }
+  size_t nkc = 0, nb = 0;
+  for (size_t i = 0; i < n; i++) {
+    need[i] |= iskey[i];
+    /* a name with a dot would be taken for a nested path */
+    if ((iskey[i] || need[i]) && strchr(g->out.children[i]->name, '.')) kall = true;
+    nkc += iskey[i];
+    nb += need[i];
+  }
+  if (nb == n) all = true;
+  dk_status st = DK_OK;
+  if (kall || !nkc) goto done; /* keys the first pass cannot read alone: the sequential read */
+  for (size_t i = 0, j = 0; i < n; i++)
+    if (iskey[i]) names[j++] = g->out.children[i]->name;
+  dk_scan__file_reader_options ko = {.columns = names, .n_columns = nkc,
+                                     .metadata_fields = DK_META_ROW_INDEX};
+  st = dk_scan__file_reader_new(&g->krd, g->x->snap, &ko, err);
+  struct ArrowSchema ksch, ks;
+  memset(&ksch, 0, sizeof ksch);
+  memset(&ks, 0, sizeof ks);
+  if (!st) st = dk_scan__file_reader_schema(&ksch, g->krd, err);
+  if (!st) st = side_schema(&ks, &ksch, g->ta, ksch.n_children, err);
+  if (!st) st = wrap_schema(&g->konly, &ks, NULL, err);
+  dk__schema_release(&ksch);
+  dk__schema_release(&ks);
+  for (size_t i = 0; i < nk && !st; i++)
+    st = dk_expr__bind_value(&g->kkey[i], tk[i], &g->konly, al, err);
+  if (!st && !all) {
+    g->bsrc = dk__malloc(al, n * sizeof *g->bsrc);
+    if (!g->bsrc) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    for (size_t i = 0, j = 0; i < n && !st; i++) {
+      g->bsrc[i] = need[i] ? (int64_t)j : -1;
+      if (need[i]) names[j++] = g->out.children[i]->name;
+    }
+    bool tracked = g->n_out > g->n_cols;
+    dk_scan__file_reader_options bo = {
+        .columns = names, .n_columns = nb,
+        .metadata_fields =
+            DK_META_ROW_INDEX | (tracked ? DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION : 0)};
+    if (!st) st = dk_scan__file_reader_new(&g->brd, g->x->snap, &bo, err);
+  }
+  if (!st) {
+    g->ex = g->x->table->exec;
+    int th = dk__exec_threads(g->ex);
+    g->n_slots = th > 1 ? 2 * (size_t)th : 1;
+    g->slots = dk__calloc(al, g->n_slots, sizeof *g->slots);
+    if (!g->slots) {
+      g->n_slots = 0;
+      st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    }
+  }
+  if (!st) g->fast = 1;
+done:
+  dk__free(al, need);
+  dk__free(al, (void *)names);
+  return st;
+}
+
 static dk_status setup(mg *g, dk_error *err) {
   dk_txn *x = g->x;
   const dk_merge_spec *sp = g->sp;
@@ -995,11 +1320,15 @@ static dk_status setup(mg *g, dk_error *err) {
     if (!st) st = dk_expr__value_type(&g->ktype[i], g->tkey[i], g->skey[i], err);
     g->kcol[i] = dk_expr_column_depth(tk[i]) == 2 ? dk_expr_column_name(tk[i], 1) : NULL;
     if (!st && g->ktype[i].id == DK_AT_TIMESTAMP) g->ktype[i].unit = DK_TU_MICRO;
+  }
+  if (st) dk__error_prefix(err, "MERGE condition");
+  if (!st && !nk) st = dk__error_set(err, DK_UNSUPPORTED, "MERGE: the condition has no key equality");
+  if (!st) st = fast_setup(g, tk, nk, err);
+  for (size_t i = 0; i < nk; i++) {
     dk_expr_free(tk[i]);
     dk_expr_free(sk[i]);
   }
-  if (st) return dk__error_prefix(err, "MERGE condition"), st;
-  DK_RETURN_IF(!nk, DK_UNSUPPORTED, err, "MERGE: the condition has no key equality");
+  if (st) return st;
   /* clauses */
   g->cl = dk__calloc(g->c->alloc, sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
   if (!g->cl) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
