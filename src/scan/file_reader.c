@@ -330,7 +330,25 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
       /* a DV difference (change data feed): read only the span of pages holding its rows */
       keep_span k = {r->dv, info.first_row, info.first_row + info.num_rows, 0, 0};
       (void)dk_dv__foreach(r->keep_dv, keep_span_row, &k);
-      if (k.lo > 0 || k.hi < info.num_rows) {
+      bool span = k.lo > 0 || k.hi < info.num_rows;
+      if (span) {
+        /* a span read starts each column at a page: it needs the file's page index (without
+         * one the whole group is read and the selection keeps the rows) */
+        dk_parquet_page_index *pi = NULL;
+        dk_error pe;
+        dk_error_init(&pe);
+        dk_status ps = dk_parquet_page_index_read(&pi, r->pf, rg, 0, &pe);
+        dk_parquet_page_index_free(pi);
+        if (ps == DK_NOT_FOUND) span = false;
+        else if (ps) {
+          dk__free(plan->alloc, names);
+          dk__arena_dispose(&par);
+          dk__schema_release(&fs);
+          *err = pe;
+          return ps;
+        }
+      }
+      if (span) {
         int64_t *rr = dk__malloc(plan->alloc, 2 * sizeof *rr);
         dk__free(plan->alloc, names);
         dk__arena_dispose(&par);

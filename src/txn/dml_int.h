@@ -49,7 +49,9 @@ dk_status dk_txn__dml_touch(dml_ctx *c, int64_t idx, int64_t num_records, const 
                             int64_t n, dk_error *err);
 /* Reads the candidate files of `pred` (recorded as read: txn.filterFiles) for the physical
 ** indexes of the rows it makes TRUE and touches each file with any; *matched receives their
-** number. Fills num_files_after_skipping and touched_live. */
+** number. A file whose partition values or statistics rule pred out is not opened (an IN
+** list is checked value by value against min/max). Fills num_files_after_skipping (the
+** files opened) and touched_live. */
 dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, dk_error *err);
 
 /* What dk_txn__dml_rewrite writes of the touched files. */

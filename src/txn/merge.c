@@ -1479,9 +1479,14 @@ static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl) {
   return c ? c : (al > bl) - (al < bl);
 }
 
-/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), into
-** *out; NULL when the key cannot prune (a computed target side, a type stats do not order the
-** same way); *none set when the source has no value (nothing can match). */
+/* Source keys with at most this many distinct values prune as `col IN (v, ...)`: each value
+** checked against a file's min/max, not only their range. */
+#define KEY_SET_MAX 64
+
+/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), or
+** `col IN (...)` when they are at most KEY_SET_MAX distinct values, into *out; NULL when the
+** key cannot prune (a computed target side, a type stats do not order the same way); *none
+** set when the source has no value (nothing can match). */
 static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error *err) {
   *out = NULL;
   const dk_atype *t = &g->ktype[i];
@@ -1494,6 +1499,11 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
   dk_buf slo, shi;
   dk__buf_init(&slo, g->c->alloc);
   dk__buf_init(&shi, g->c->alloc);
+  dk_hmap set; /* the distinct values, while there are at most KEY_SET_MAX */
+  dk__hmap_init(&set, g->c->alloc);
+  dk_expr *lits[KEY_SET_MAX];
+  size_t n_lits = 0;
+  bool many = false;
   dk_status st = DK_OK;
   for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
     struct ArrowArray view = borrow(&g->sb[bi]), w, ka;
@@ -1506,6 +1516,16 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
       const char *p = NULL;
       size_t len = 0;
       if (!key_value(&ka, t, r, &v, &p, &len)) continue;
+      if (!many) {
+        uint64_t *slot;
+        bool ins = false;
+        st = t->id == DK_AT_STRING ? dk__hmap_upsert(&set, p, len, &slot, &ins, err)
+                                   : dk__hmap_upsert(&set, (const char *)&v, sizeof v, &slot,
+                                                     &ins, err);
+        if (!st && ins && n_lits == KEY_SET_MAX) many = true;
+        else if (!st && ins) st = key_literal(&lits[n_lits++], t, v, p ? p : "", len, err);
+        if (st) break;
+      }
       if (t->id != DK_AT_STRING) {
         lo = !any || v < lo ? v : lo;
         hi = !any || v > hi ? v : hi;
@@ -1527,7 +1547,13 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
   dk_expr *a = NULL, *b = NULL, *c1 = NULL, *c2 = NULL, *l = NULL, *h = NULL;
   const char *path[1] = {g->kcol[i]};
   if (!st && !any) *none = true;
-  else if (!st) {
+  else if (!st && !many) {
+    st = dk_expr_column(&a, path, 1, err);
+    if (!st) st = dk_expr_in(out, a, lits, n_lits, err);
+    else for (size_t k = 0; k < n_lits; k++) dk_expr_free(lits[k]);
+    a = NULL;
+    n_lits = 0;
+  } else if (!st) {
     st = dk_expr_column(&a, path, 1, err);
     if (!st) st = dk_expr_column(&b, path, 1, err);
     if (!st) st = key_literal(&l, t, lo, slo.data ? slo.data : "", slo.len, err);
@@ -1540,6 +1566,8 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
     dk_expr_free(a), dk_expr_free(b), dk_expr_free(l), dk_expr_free(h);
     dk_expr_free(c1), dk_expr_free(c2);
   }
+  for (size_t k = 0; k < n_lits; k++) dk_expr_free(lits[k]);
+  dk__hmap_dispose(&set);
   dk__buf_dispose(&slo);
   dk__buf_dispose(&shi);
   return st;
