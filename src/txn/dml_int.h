@@ -101,6 +101,13 @@ static inline void dk_txn__commit_reset(dk_commit_result *commit) {
   commit->committed_version = -1;
 }
 
+/* Resolves each of uris[0..n) (a data file's URI, as a scan's _metadata.file_path gives it)
+** to its index in the read snapshot into idx[0..n); *nrec gets every file's numRecords (-1
+** unknown), a new array of dk_snapshot_num_files entries (x's allocator). DK_NOT_FOUND names
+** a URI that is no active file. */
+dk_status dk_txn__file_indexes(int64_t *idx, int64_t **nrec, dk_txn *x, const char *const *uris,
+                               size_t n, dk_error *err);
+
 /* The body of a DML statement on a transaction begun for it. */
 typedef dk_status (*dml_body)(dk_txn *x, void *arg, dk_error *err);
 /* The runner of dk_table_delete/update/merge: resets `commit`, opens the latest snapshot of t,
