@@ -5,13 +5,17 @@
 ** 1. The source stream is materialized (its batches kept) and hashed on the merge keys: the
 **    `t.a = s.b AND ...` equalities of the condition, both sides cast to the type Spark
 **    compares them as (src/expr/value.c); a NULL key matches nothing.
-** 2. Every target file is read once (all columns + _metadata.row_index; the whole table is
-**    recorded as read, as delta-spark's findTouchedFiles records it). Without NOT MATCHED BY
-**    SOURCE clauses the files are first pruned by the source's keys: each key `t.col = s.x`
-**    of an integer, date, timestamp or string type gives `col BETWEEN min(s.x) AND max(s.x)`,
-**    and a file whose partition values or statistics rule that out is neither read nor
-**    rewritten (a source without a non-NULL key reads no file). Per batch each row's key is looked up: matched rows are grouped by
-**    source batch and joined into batches `struct<t: target row, s: source row>`, on which the
+** 2. The target files are read (the whole table is recorded as read, as delta-spark's
+**    findTouchedFiles records it). Without NOT MATCHED BY SOURCE clauses the files are first
+**    pruned by the source's keys: each key `t.col = s.x` of an integer, date, timestamp or
+**    string type gives `col IN (the values of s.x)` when they are few, else
+**    `col BETWEEN min(s.x) AND max(s.x)`, and a file whose partition values or statistics
+**    rule that out is neither read nor rewritten (a source without a non-NULL key reads no
+**    file); and each file is read on the table's executor, several at once, in two passes:
+**    its key columns, looked up in the source's keys, then only the rows found, with only the
+**    columns the clauses read (fast_*); the files are then joined in order. With NOT MATCHED
+**    BY SOURCE every file is read whole (all columns + _metadata.row_index), one by one.
+**    Per batch each row's key is looked up: matched rows are grouped by source batch and joined into batches `struct<t: target row, s: source row>`, on which the
 **    clauses' conditions and values are evaluated as dk expressions (`t.id`, `s.v`); unmatched
 **    target rows meet the NOT MATCHED BY SOURCE clauses with a NULL source side. The first
 **    clause of a kind whose condition is TRUE applies: UPDATE writes the row with its new
@@ -29,9 +33,9 @@
 ** update_postimage, delete, insert rows), kept in memory until the new files are written, then
 ** written as cdc files (MergeIntoCommand with CDC).
 **
-** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites) a
-** target file's batches are held while it is read; when any of its rows was updated or
-** deleted the file is removed and its other rows are written again (numTargetRowsCopied).
+** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites), a
+** target file any of whose rows was updated or deleted is removed and read again, batch by
+** batch, for its other rows, which are written again (numTargetRowsCopied).
 ** With row tracking the written rows carry the materialized row id and row commit version
 ** columns: an updated or copied row keeps its row id, a copied row its commit version, an
 ** updated one takes this commit's (NULL); an inserted row gets fresh ones.
@@ -114,15 +118,15 @@ typedef struct mg {
   dk_scan__file *cur;
   int64_t cur_idx, cur_nrec, cur_size;
   int64_t *dv, n_dv, cap_dv;  /* rows of the current file that go */
-  struct ArrowArray *held;    /* copy-on-write: the current file's batches */
-  size_t n_held, cap_held;
+  dk_scan__file *cp;          /* copy-on-write: the touched file read again for its other rows */
+  dk_file_entry cp_fe;        /* its entry (dk_snapshot_file: lives with the snapshot) */
   int inserts_done;
-  /* the parallel read (DVs, no NOT MATCHED BY SOURCE clause: only the target rows a source key
+  /* the parallel read (no NOT MATCHED BY SOURCE clause: only the target rows a source key
    * matches matter). Per file a task of the table's executor reads the key columns alone,
    * finds the rows whose key the source holds, then reads only those rows, with only the
    * columns the clauses use (the others null); the files are joined in order (fast_file), so
    * the result is the sequential one. */
-  int fast;
+  int fast;                   /* copy-on-write too: a touched file is then read again (g->cp) */
   dk_scan__file_reader *krd;  /* the key columns + _metadata.row_index */
   dk_scan__file_reader *brd;  /* the clauses' columns + the reader's _metadata (NULL: rd) */
   struct ArrowSchema konly;   /* struct<ta: krd's batch> */
@@ -631,8 +635,8 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Copy-on-write: the rows of held batch b that no clause changed, queued to be written again
-** as they are (with their row tracking columns). */
+/* Copy-on-write: the rows of batch b (of the touched file read again) that no clause changed
+** (g->dv, sorted), queued to be written again as they are (with their row tracking columns). */
 static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   int64_t n = b->length, m = 0;
   int64_t *sel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *sel);
@@ -665,23 +669,29 @@ static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   return st ? st : queue_push(g, &out, err);
 }
 
-/* Finishes the current target file: its rows that go become a DV (or its removal); under
-** copy-on-write a file that lost or changed any row is removed and its other rows copied. */
-static dk_status close_target(mg *g, dk_error *err) {
+/* The current target file's rows that go (g->dv) become a DV, or under copy-on-write its
+** removal (its other rows were copied). */
+static dk_status finish_target(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   if (g->n_dv) {
     qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
-    for (size_t i = 0; i < g->n_held && !st; i++) st = copy_rows(g, &g->held[i], err);
-    if (!st)
-      st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
+    st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
     g->c->m->num_removed_bytes += g->cur_size;
   }
-  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
-  g->n_held = 0;
   g->n_dv = 0;
+  return st;
+}
+
+/* Finishes the current target file once its rows met the clauses. Under copy-on-write a file
+** that lost or changed any row is read again (g->cp), and step copies its other rows batch by
+** batch before finish_target: no more than a batch of the file is held. */
+static dk_status close_target(mg *g, dk_error *err) {
   dk_scan__file_close(g->cur);
   g->cur = NULL;
-  return st;
+  if (!g->cow || !g->n_dv) return finish_target(g, err);
+  qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
+  DK_RETURN_NOT_OK(dk_snapshot_file(&g->cp_fe, g->x->snap, g->cur_idx, err));
+  return dk_scan__file_open(&g->cp, g->rd, &g->cp_fe, err);
 }
 
 /* The NOT MATCHED clauses over every source row no target row matched. */
@@ -709,18 +719,6 @@ static dk_status inserts(mg *g, dk_error *err) {
     dk__free(g->c->alloc, trow);
   }
   return st;
-}
-
-static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
-  if (g->n_held == g->cap_held) {
-    size_t nc = g->cap_held ? 2 * g->cap_held : 8;
-    struct ArrowArray *q = dk__realloc(g->c->alloc, g->held, nc * sizeof *q);
-    if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-    g->held = q;
-    g->cap_held = nc;
-  }
-  dk__array_move(b, &g->held[g->n_held++]);
-  return DK_OK;
 }
 
 /* ---- the parallel read ----------------------------------------------------------------------- */
@@ -875,6 +873,20 @@ static dk_status fast_file(mg *g, dk_error *err) {
 /* Produces output until the queue has a batch or everything is done. */
 static dk_status step(mg *g, dk_error *err) {
   while (!g->q_len) {
+    if (g->cp) { /* copy-on-write: the touched file's other rows */
+      struct ArrowArray b;
+      DK_RETURN_NOT_OK(dk_scan__file_next(&b, g->cp, err));
+      if (!b.release) {
+        dk_scan__file_close(g->cp);
+        g->cp = NULL;
+        DK_RETURN_NOT_OK(finish_target(g, err));
+        continue;
+      }
+      dk_status st = copy_rows(g, &b, err);
+      b.release(&b);
+      if (st) return st;
+      continue;
+    }
     if (g->fast && g->consumed < g->n_idx && (g->has_matched || g->has_nm)) {
       DK_RETURN_NOT_OK(fast_file(g, err));
       continue;
@@ -887,8 +899,7 @@ static dk_status step(mg *g, dk_error *err) {
         continue;
       }
       dk_status st = target_batch(g, &b, err);
-      if (!st && g->cow) st = hold(g, &b, err); /* copied at the file's end if it is touched */
-      if (b.release) b.release(&b);
+      b.release(&b);
       if (st) return st;
       continue;
     }
@@ -996,8 +1007,7 @@ static void mg_dispose(mg *g) {
   dk__schema_release(&g->tgt);
   dk__schema_release(&g->out);
   dk__schema_release(&g->wout);
-  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
-  dk__free(g->c->alloc, g->held);
+  dk_scan__file_close(g->cp);
   dk__schema_release(&g->joined);
   dk__schema_release(&g->tonly);
   dk__schema_release(&g->sonly);
@@ -1146,14 +1156,13 @@ static void mark_cols(const mg *g, const dk_expr *e, uint8_t *mark, bool *all) {
     mark_cols(g, dk_expr_child(e, i), mark, all);
 }
 
-/* Sets up the parallel read (g->fast) when it applies: deletion vectors (copy-on-write needs
-** every row of a touched file) and no NOT MATCHED BY SOURCE clause (it needs every row).
+/* Sets up the parallel read (g->fast) when it applies: no NOT MATCHED BY SOURCE clause (it
+** needs every row; copy-on-write reads a touched file again for its other rows, either way).
 ** The first pass reads the keys' columns; the second the columns the MATCHED clauses read
 ** (conditions, values, the columns an UPDATE keeps) and the keys', or every column when the
 ** change data feed is on (preimages). */
 static dk_status fast_setup(mg *g, dk_expr *const *tk, size_t nk, dk_error *err) {
   const dk_merge_spec *sp = g->sp;
-  if (g->cow) return DK_OK;
   for (size_t k = 0; k < sp->n_clauses; k++)
     if (sp->clauses[k].when == DK_MERGE_NOT_MATCHED_BY_SOURCE) return DK_OK;
   const dk_allocator *al = g->c->alloc;

@@ -343,12 +343,14 @@ def files_holding(root, values):
             sum(1 for a in adds if a["min.id"] <= hi and a["max.id"] >= lo))
 
 
-def test_merge_reads_the_target_in_parallel_as_delta_rs_merges(tmp_path):
-    """A MERGE with deletion vectors and no NOT MATCHED BY SOURCE clause reads the key columns
-    of each file first, then only the matched rows with the columns the clauses use (here t.k
-    and t.d, not t.s), files in parallel: the rows equal delta-rs's MERGE of the same source
-    into a copy of the table."""
-    root, plain = make(tmp_path), copy_plain(tmp_path)
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_reads_the_target_in_parallel_as_delta_rs_merges(tmp_path, dvs):
+    """A MERGE without NOT MATCHED BY SOURCE clause reads the key columns of each file first,
+    then only the matched rows with the columns the clauses use (here t.k and t.d, not t.s),
+    files in parallel; copy-on-write then reads a touched file again, batch by batch, for the
+    rows it copies. The rows equal delta-rs's MERGE of the same source into a copy of the
+    table, and so does the number of rows copied."""
+    root, plain = make(tmp_path, dvs), copy_plain(tmp_path)
     ids = list(range(1, N, 7)) + [N + 5, N + 9]  # every file matched
     s = src(ids, [i % 5 for i in ids])
     n_files = len(deltalake.DeltaTable(root).file_uris())
@@ -358,10 +360,13 @@ def test_merge_reads_the_target_in_parallel_as_delta_rs_merges(tmp_path):
                 .when_matched_update({"k": "t.k + s.k", "s": "'m'"}, predicate="t.d > -90")
                 .when_not_matched_insert({"id": "s.id", "k": "s.k", "d": "0.5"}).execute())
     m = run(dk.Table(root).merge(s, on="t.id = s.id", source_alias="s", target_alias="t"))
-    run(deltalake.DeltaTable(plain).merge(s, predicate="t.id = s.id", source_alias="s",
-                                          target_alias="t"))
-    assert m["num_files_after_skipping"] == n_files and has_dv(root)
+    mr = run(deltalake.DeltaTable(plain).merge(s, predicate="t.id = s.id", source_alias="s",
+                                               target_alias="t"))
+    assert m["num_files_after_skipping"] == n_files and has_dv(root) == dvs
     assert rs(root) == rs(plain)
+    ci = json.loads(open(os.path.join(root, "_delta_log", "%020d.json" % version(root))).readline())
+    copied = int(ci["commitInfo"]["operationMetrics"]["numTargetRowsCopied"])
+    assert copied == (0 if dvs else mr["num_target_rows_copied"])
     assert m["num_updated_rows"] > 0 and m["num_deleted_rows"] > 0 and m["num_inserted_rows"] == 2
 
 
