@@ -184,10 +184,13 @@ typedef struct dk_merge_spec {
 
 /** MERGE INTO table USING source ON ... WHEN ... staged into txn, as delta-spark's
  *  MergeIntoCommand: the source is materialized and hashed on its keys, every target file
- *  that can hold a match is read once and joined (without NOT MATCHED BY SOURCE clauses the
- *  files are pruned by the source keys' min/max; the whole table counts as read for
- *  conflicts, as in Spark). With deletion vectors updated and deleted target rows are marked in
- *  their files' DVs; without them a touched file is rewritten (copy-on-write). Updated and
+ *  that can hold a match is read and joined (without NOT MATCHED BY SOURCE clauses the files
+ *  are pruned by the source keys' values, checked against each file's min/max when they are
+ *  few, else by their range, and read several at once on the table's threads: the key
+ *  columns first, then only the matched rows with the columns the clauses use; the whole
+ *  table counts as read for conflicts, as in Spark). With deletion vectors updated and
+ *  deleted target rows are marked in their files' DVs; without them a touched file is
+ *  rewritten (copy-on-write: read again batch by batch for the rows it keeps). Updated and
  *  inserted rows are written to new files. A target row matched by more than one source row
  *  is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE], as Spark) unless
  *  the only MATCHED clause is an unconditional DELETE. With the change data feed on every
