@@ -183,11 +183,11 @@ def w_dk_merge(pydk: str, root: str, source: str) -> None:
     import pyarrow.parquet as pq
     assert dk.BUILD_DIR and not dk.SANITIZE, "dk module is not the benchmark build"
     src = pq.read_table(source)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     m = (dk.Table(root).merge(src, on=MERGE_ON, source_alias="s", target_alias="t")
          .when_matched_update(MERGE_SET).when_not_matched_insert_all().execute())
-    secs = time.perf_counter() - t0
-    print(json.dumps({"seconds": secs, "updated": m["num_updated_rows"],
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"seconds": secs, "cpu": cpu, "updated": m["num_updated_rows"],
                       "inserted": m["num_inserted_rows"],
                       "files_read": m["num_files_after_skipping"]}))
 
@@ -196,11 +196,11 @@ def w_deltars_merge(root: str, source: str) -> None:
     from deltalake import DeltaTable
     import pyarrow.parquet as pq
     src = pq.read_table(source)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     m = (DeltaTable(root).merge(src, predicate=MERGE_ON, source_alias="s", target_alias="t")
          .when_matched_update(MERGE_SET).when_not_matched_insert_all().execute())
-    secs = time.perf_counter() - t0
-    print(json.dumps({"seconds": secs, "updated": m.get("num_target_rows_updated"),
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"seconds": secs, "cpu": cpu, "updated": m.get("num_target_rows_updated"),
                       "inserted": m.get("num_target_rows_inserted")}))
 
 
@@ -353,9 +353,11 @@ def p10(args, tmp: Path) -> list[str]:
                 shutil.rmtree(r)
             res[system] = runs
             med = statistics.median(x["seconds"] for x in runs)
-            print("P10 %-9s %-8s median %7.3f s over %d run(s)  %s%s  written %d data/DV + %d "
+            cpu = ("  cpu median %.3f s" % statistics.median(x["cpu"] for x in runs)
+                   if all("cpu" in x for x in runs) else "")
+            print("P10 %-9s %-8s median %7.3f s over %d run(s)%s  %s%s  written %d data/DV + %d "
                   "log bytes  %s" %
-                  (variant, system, med, len(runs), runs[0]["what"],
+                  (variant, system, med, len(runs), cpu, runs[0]["what"],
                    ("  (%d files read)" % runs[0]["files_read"]) if "files_read" in runs[0] else "",
                    runs[0]["data_bytes"], runs[0]["log_bytes"],
                    "ok" if all(x["ok"] for x in runs) else "**WRONG RESULT**"), flush=True)
@@ -367,6 +369,9 @@ def p10(args, tmp: Path) -> list[str]:
                 line += "  dk %.2fx %s" % (q, other)
                 if target:
                     line += " (target >= %dx: %s)" % (target, "met" if q >= target else "missed")
+                if all("cpu" in x for x in res["dk"] + res[other]):
+                    line += " (cpu %.2fx)" % (statistics.median(x["cpu"] for x in res[other]) /
+                                              statistics.median(x["cpu"] for x in res["dk"]))
         print(line, flush=True)
         report.append(line)
     return report
@@ -384,6 +389,7 @@ def main():
     ap.add_argument("--build", default=str(REPO / "build"))
     ap.add_argument("--systems", default="dk,delta-rs,spark")
     args = ap.parse_args()
+    (BENCH / "cache").mkdir(exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="dk-dml-bench-", dir=str(BENCH / "cache")))
     try:
         lines = []

@@ -146,6 +146,7 @@ typedef struct dks_vtab {
   dk_changes_options copts;
   /* INSERT: rows of this SQLite transaction (ndata values each), committed at xSync */
   sqlite3_value **pending;
+  int64_t *replaces;  /* per pending row: the index in gone of the row it replaces (UPDATE), -1 */
   int64_t npending, cappending;
   /* DELETE / UPDATE: rowids of the rows that go (UPDATE's new rows are in pending) */
   int64_t *gone;
@@ -188,7 +189,9 @@ static int set_dk_error(sqlite3_vtab *vt, const char *what, const dk_error *err)
 static void pending_clear(dks_vtab *t) {
   for (int64_t i = 0; i < t->npending * t->ndata; i++) sqlite3_value_free(t->pending[i]);
   sqlite3_free(t->pending);
+  sqlite3_free(t->replaces);
   t->pending = NULL;
+  t->replaces = NULL;
   t->npending = t->cappending = 0;
   sqlite3_free(t->gone);
   t->gone = NULL;
@@ -1678,18 +1681,6 @@ static int delta_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) { /* DELETE or UPDATE of a row */
     if (argc > 1 && sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0]))
       return vt_fail(vt, "UPDATE cannot change a row's rowid (the row's place in its file)");
-    if (argc > 1) {
-      const char *rt = dk_snapshot_property(t->snap, "delta.enableRowTracking");
-      if (rt && !sqlite3_stricmp(rt, "true"))
-        return vt_fail(vt, "UPDATE of a table with row tracking (delta.enableRowTracking) is "
-                           "not supported from SQLite (the rows' ids would not be preserved); "
-                           "use dk update");
-      const char *cdf = dk_snapshot_property(t->snap, "delta.enableChangeDataFeed");
-      if (cdf && !sqlite3_stricmp(cdf, "true"))
-        return vt_fail(vt, "UPDATE of a table with the change data feed on is not supported "
-                           "yet from SQLite (its update_preimage rows are not written); use "
-                           "dk update");
-    }
     int64_t id = sqlite3_value_int64(argv[0]);
     if ((id >> 40) >= t->npaths || id < 0)
       return vt_fail(vt, "internal: a rowid that names no file of the table");
@@ -1707,10 +1698,14 @@ static int delta_update(sqlite3_vtab *vt, int argc, sqlite3_value **argv, sqlite
   if (t->npending == t->cappending) {
     int64_t nc = t->cappending ? t->cappending * 2 : 64;
     sqlite3_value **p = sqlite3_realloc64(t->pending, (sqlite3_uint64)(nc * t->ndata) * sizeof *p);
-    if (!p) return SQLITE_NOMEM;
-    t->pending = p;
+    if (p) t->pending = p;
+    int64_t *r = sqlite3_realloc64(t->replaces, (sqlite3_uint64)nc * sizeof *r);
+    if (r) t->replaces = r;
+    if (!p || !r) return SQLITE_NOMEM;
     t->cappending = nc;
   }
+  /* an UPDATE's new row replaces the row just noted as gone */
+  t->replaces[t->npending] = sqlite3_value_type(argv[0]) != SQLITE_NULL ? t->ngone - 1 : -1;
   for (int j = 0; j < t->ndata; j++) {
     sqlite3_value *v = sqlite3_value_dup(argv[2 + j]);
     if (!v) {
@@ -1751,17 +1746,25 @@ static int sync_dml(dks_vtab *t) {
                        .operation_parameters = t->nupdates ? "{\"predicate\":\"[]\"}" : NULL};
   dk_txn *x = NULL;
   dk_status st = dk_txn_begin(&x, t->snap, &to, &err);
-  if (!st) st = dk_txn_delete_rows(NULL, x, uris, rows, (size_t)t->ngone, NULL, &err);
+  ins_stream is = {.t = t};
+  struct ArrowArrayStream ds = {.get_schema = ins_schema, .get_next = ins_next,
+                                .get_last_error = ins_error, .release = ins_stream_release,
+                                .private_data = &is};
+  if (!st && t->nupdates) {
+    /* libdk's UPDATE of rows: row ids kept (row tracking), change data (its feed on) */
+    st = dk_txn_update_rows(NULL, x, uris, rows, (size_t)t->ngone, &ds, t->replaces,
+                            (size_t)t->npending, NULL, &err);
+    if (st && is.err[0] && err.code == DK_CALLBACK) /* the values' own failure */
+      snprintf(err.message, sizeof err.message, "%s", is.err);
+  } else {
+    if (!st) st = dk_txn_delete_rows(NULL, x, uris, rows, (size_t)t->ngone, NULL, &err);
+    if (!st && t->npending) {
+      dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
+      st = dk_txn_write(&wr, x, &ds, NULL, &err);
+    }
+  }
   sqlite3_free(uris);
   sqlite3_free(rows);
-  if (!st && t->npending) {
-    ins_stream is = {.t = t};
-    struct ArrowArrayStream ds = {.get_schema = ins_schema, .get_next = ins_next,
-                                  .get_last_error = ins_error, .release = ins_stream_release,
-                                  .private_data = &is};
-    dk_write_result wr = {.version = DK_WRITE_RESULT_VERSION};
-    st = dk_txn_write(&wr, x, &ds, NULL, &err);
-  }
   dk_commit_result r = {.version = DK_COMMIT_RESULT_VERSION};
   if (!st) {
     st = dk_txn_commit(x, &r, &err);

@@ -84,6 +84,23 @@ DK_API DK_WARN_UNUSED dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *
                                                    const int64_t *row_indexes, size_t n,
                                                    const dk_dml_options *opts, dk_error *err);
 
+/** UPDATE of rows an engine chose and computed (SQLite's xUpdate): the rows named as
+ *  dk_txn_delete_rows names them go (deletion vectors, as it stages them), and the n_new rows
+ *  of `new_rows` (batches of the table's logical columns, in schema order) are written, new
+ *  row i replacing row replaces[i] of the lists (-1: a new row, an INSERT). As dk_txn_update
+ *  writes an UPDATE: with row tracking a replacing row keeps the old row's row id and takes
+ *  this commit's row commit version (an inserted one gets fresh ones); with the change data
+ *  feed on and any row replaced, the commit carries every change as change data
+ *  (update_preimage / update_postimage, delete for a row only gone, insert). The old rows
+ *  are read back from their files for that (only those rows). A row named or replaced twice
+ *  is DK_INVALID. The stream is read to its end, not released. out may be NULL. */
+DK_API DK_WARN_UNUSED dk_status dk_txn_update_rows(dk_dml_metrics *out, dk_txn *txn,
+                                                   const char *const *file_uris,
+                                                   const int64_t *row_indexes, size_t n,
+                                                   struct ArrowArrayStream *new_rows,
+                                                   const int64_t *replaces, size_t n_new,
+                                                   const dk_dml_options *opts, dk_error *err);
+
 /** One DELETE commit on the table's latest version. predicate: text in dk_expr_parse's
  *  grammar, or NULL. commit may be NULL; commit->committed_version is -1 when no row matched
  *  (nothing is committed, as Spark). txn_opts may be NULL (operation is set by dk). */
@@ -167,10 +184,13 @@ typedef struct dk_merge_spec {
 
 /** MERGE INTO table USING source ON ... WHEN ... staged into txn, as delta-spark's
  *  MergeIntoCommand: the source is materialized and hashed on its keys, every target file
- *  that can hold a match is read once and joined (without NOT MATCHED BY SOURCE clauses the
- *  files are pruned by the source keys' min/max; the whole table counts as read for
- *  conflicts, as in Spark). With deletion vectors updated and deleted target rows are marked in
- *  their files' DVs; without them a touched file is rewritten (copy-on-write). Updated and
+ *  that can hold a match is read and joined (without NOT MATCHED BY SOURCE clauses the files
+ *  are pruned by the source keys' values, checked against each file's min/max when they are
+ *  few, else by their range, and read several at once on the table's threads: the key
+ *  columns first, then only the matched rows with the columns the clauses use; the whole
+ *  table counts as read for conflicts, as in Spark). With deletion vectors updated and
+ *  deleted target rows are marked in their files' DVs; without them a touched file is
+ *  rewritten (copy-on-write: read again batch by batch for the rows it keeps). Updated and
  *  inserted rows are written to new files. A target row matched by more than one source row
  *  is DK_INVALID ([DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE], as Spark) unless
  *  the only MATCHED clause is an unconditional DELETE. With the change data feed on every

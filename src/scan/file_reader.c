@@ -32,7 +32,7 @@ void dk_scan__task_close(task_reader *r) {
   dk__schema_release(&r->read_schema);
   dk_parquet_file_free(r->pf);
   dk_dv__free(r->dv);
-  dk_dv__free(r->keep_dv);
+  if (!r->keep_borrowed) dk_dv__free(r->keep_dv);
   dk__free(a, r->full_path);
   dk__free(a, r->uri);
   dk__free(a, r->col_src);
@@ -330,7 +330,25 @@ static dk_status open_next_rg(task_reader *r, int *done, dk_error *err) {
       /* a DV difference (change data feed): read only the span of pages holding its rows */
       keep_span k = {r->dv, info.first_row, info.first_row + info.num_rows, 0, 0};
       (void)dk_dv__foreach(r->keep_dv, keep_span_row, &k);
-      if (k.lo > 0 || k.hi < info.num_rows) {
+      bool span = k.lo > 0 || k.hi < info.num_rows;
+      if (span) {
+        /* a span read starts each column at a page: it needs the file's page index (without
+         * one the whole group is read and the selection keeps the rows) */
+        dk_parquet_page_index *pi = NULL;
+        dk_error pe;
+        dk_error_init(&pe);
+        dk_status ps = dk_parquet_page_index_read(&pi, r->pf, rg, 0, &pe);
+        dk_parquet_page_index_free(pi);
+        if (ps == DK_NOT_FOUND) span = false;
+        else if (ps) {
+          dk__free(plan->alloc, names);
+          dk__arena_dispose(&par);
+          dk__schema_release(&fs);
+          *err = pe;
+          return ps;
+        }
+      }
+      if (span) {
         int64_t *rr = dk__malloc(plan->alloc, 2 * sizeof *rr);
         dk__free(plan->alloc, names);
         dk__arena_dispose(&par);
@@ -1021,6 +1039,15 @@ dk_status dk_scan__file_open_selected(dk_scan__file **out, const dk_scan__file_r
     return st;
   }
   *out = f;
+  return DK_OK;
+}
+
+dk_status dk_scan__file_open_rows(dk_scan__file **out, const dk_scan__file_reader *r,
+                                  const dk_file_entry *e, const dk_dv *rows, dk_error *err) {
+  DK_RETURN_NOT_OK(dk_scan__file_open_selected(out, r, e, NULL, NULL, err));
+  /* the task is open (its footer and DV read); no row group is chosen yet */
+  (*out)->tr.keep_dv = (dk_dv *)rows;
+  (*out)->tr.keep_borrowed = 1;
   return DK_OK;
 }
 

@@ -70,6 +70,14 @@ dk_status dk_scan__file_open(dk_scan__file **out, const dk_scan__file_reader *r,
 dk_status dk_scan__file_open_selected(dk_scan__file **out, const dk_scan__file_reader *r,
                                       const dk_file_entry *f, const dk_dv_descriptor *keep_dv,
                                       const char *const *constants, dk_error *err);
+/* Like dk_scan__file_open, but only the rows of `rows` (physical indexes; an in-memory set,
+** which must outlive the file) are selected, those f->dv deletes excepted: row groups without
+** any are not read, and of the others only the span of pages holding them (DML: the rows a
+** first pass over the key columns found). */
+struct dk_dv;
+dk_status dk_scan__file_open_rows(dk_scan__file **out, const dk_scan__file_reader *r,
+                                  const dk_file_entry *f, const struct dk_dv *rows,
+                                  dk_error *err);
 /* Whether the reader's predicate rules file f out without reading it: its conjuncts over
 ** partition columns and constant extra columns are false for f's values, or its statistics
 ** (f->stats, when set) show no row can match. */

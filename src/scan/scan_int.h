@@ -203,7 +203,8 @@ typedef struct task_reader {
   char *uri;             /* its URI (file://..., s3://...) for _metadata.file_path */
   dk_parquet_file *pf;
   dk_dv *dv;
-  dk_dv *keep_dv;        /* scan_task.keep_dv loaded, or NULL */
+  dk_dv *keep_dv;        /* scan_task.keep_dv loaded (or a caller's set of rows), or NULL */
+  int keep_borrowed;     /* keep_dv is the caller's (dk_scan__file_open_rows): not freed here */
   int n_rg, rg;          /* row groups; next one to open */
   int64_t rg_first_row;  /* row index of the current row group's first row */
   int64_t next_row;      /* row index of the next batch's first row */

@@ -494,18 +494,10 @@ static int frow_cmp(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *uris,
-                             const int64_t *rows, size_t n, const dk_dml_options *o,
-                             dk_error *err) {
-  dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
-  dml_ctx c;
-  DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
-  dk_status st = DK_OK;
-  if (!c.use_dvs)
-    st = dk__error_set(err, DK_UNSUPPORTED,
-                       "DELETE of rows on %s: the table does not allow deletion vectors "
-                       "(delta.enableDeletionVectors)",
-                       x->table->root);
+dk_status dk_txn__file_indexes(int64_t *idx, int64_t **nrec_out, dk_txn *x,
+                               const char *const *uris, size_t n, dk_error *err) {
+  *nrec_out = NULL;
+  if (!n) return DK_OK;
   /* the URIs of the snapshot's files, as the scan names them */
   dk_hmap by_uri;
   dk__hmap_init(&by_uri, x->alloc);
@@ -515,15 +507,11 @@ dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *
   dk__buf_init(&key, x->alloc);
   dk__buf_init(&uri, x->alloc);
   dk_file_iter *it = NULL;
-  frow *fr = NULL;
-  int64_t *nrec = NULL;
-  if (!st && n) st = dk_snapshot_files_open(&it, x->snap, NULL, err);
   int64_t nf = dk_snapshot_num_files(x->snap);
-  if (!st && n) {
-    nrec = dk__calloc(x->alloc, (size_t)(nf ? nf : 1), sizeof *nrec);
-    if (!nrec) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
-  }
-  for (int64_t i = 0; i < nf && !st && n; i++) {
+  int64_t *nrec = dk__calloc(x->alloc, (size_t)(nf ? nf : 1), sizeof *nrec);
+  dk_status st = nrec ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (DML)");
+  if (!st) st = dk_snapshot_files_open(&it, x->snap, NULL, err);
+  for (int64_t i = 0; i < nf && !st; i++) {
     const dk_file_entry *fe = NULL;
     dk__loc loc;
     st = dk_file_iter_next(&fe, it, err);
@@ -537,23 +525,53 @@ dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *
     bool ins;
     if (!st) st = dk__hmap_upsert(&by_uri, uri.data, uri.len, &v, &ins, err);
     if (!st) *v = (uint64_t)i;
-    nrec[i] = dk_txn__stats_records(fe->stats);
-  }
-  if (!st && n) {
-    fr = dk__calloc(x->alloc, n, sizeof *fr);
-    if (!fr) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
+    if (!st) nrec[i] = dk_txn__stats_records(fe->stats);
   }
   for (size_t i = 0; i < n && !st; i++) {
     uint64_t *v = uris[i] ? dk__hmap_get(&by_uri, uris[i], strlen(uris[i])) : NULL;
     if (!v)
-      st = dk__error_set(err, DK_NOT_FOUND,
-                         "DELETE: data file '%s' is not in version %lld of the table",
+      st = dk__error_set(err, DK_NOT_FOUND, "data file '%s' is not in version %lld of the table",
                          uris[i] ? uris[i] : "(null)", (long long)x->read_version);
-    else if (rows[i] < 0 || (nrec[*v] >= 0 && rows[i] >= nrec[*v]))
+    else
+      idx[i] = (int64_t)*v;
+  }
+  dk_file_iter_free(it);
+  dk__buf_dispose(&key);
+  dk__buf_dispose(&uri);
+  dk__hmap_dispose(&by_uri);
+  if (st) dk__free(x->alloc, nrec);
+  else *nrec_out = nrec;
+  return st;
+}
+
+dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *uris,
+                             const int64_t *rows, size_t n, const dk_dml_options *o,
+                             dk_error *err) {
+  dk_dml_metrics own = {.version = DK_DML_METRICS_VERSION};
+  dml_ctx c;
+  DK_RETURN_NOT_OK(dk_txn__dml_init(&c, x, o, out, &own, err));
+  dk_status st = DK_OK;
+  if (!c.use_dvs)
+    st = dk__error_set(err, DK_UNSUPPORTED,
+                       "DELETE of rows on %s: the table does not allow deletion vectors "
+                       "(delta.enableDeletionVectors)",
+                       x->table->root);
+  frow *fr = NULL;
+  int64_t *nrec = NULL, *fidx = NULL;
+  int64_t nf = dk_snapshot_num_files(x->snap);
+  if (!st && n) {
+    fr = dk__calloc(x->alloc, n, sizeof *fr);
+    fidx = dk__calloc(x->alloc, n, sizeof *fidx);
+    if (!fr || !fidx) st = dk__error_set(err, DK_NOMEM, "out of memory (DELETE)");
+  }
+  if (!st) st = dk_txn__file_indexes(fidx, &nrec, x, uris, n, err);
+  if (st && st != DK_NOMEM) dk__error_prefix(err, "DELETE");
+  for (size_t i = 0; i < n && !st; i++) {
+    if (rows[i] < 0 || (nrec[fidx[i]] >= 0 && rows[i] >= nrec[fidx[i]]))
       st = dk__error_set(err, DK_INVALID, "DELETE: row %lld is not in data file '%s'",
                          (long long)rows[i], uris[i]);
     else
-      fr[i] = (frow){(int64_t)*v, rows[i]};
+      fr[i] = (frow){fidx[i], rows[i]};
   }
   if (!st && n) {
     /* every file of the table is recorded as read: rows were chosen by the engine */
@@ -584,11 +602,8 @@ dk_status dk_txn_delete_rows(dk_dml_metrics *out, dk_txn *x, const char *const *
   if (!st) st = delete_metrics(&c, err);
   dk__free(x->alloc, buf);
   dk__free(x->alloc, fr);
+  dk__free(x->alloc, fidx);
   dk__free(x->alloc, nrec);
-  dk_file_iter_free(it);
-  dk__buf_dispose(&key);
-  dk__buf_dispose(&uri);
-  dk__hmap_dispose(&by_uri);
   dk_txn__dml_dispose(&c);
   return st;
 }

@@ -49,7 +49,9 @@ dk_status dk_txn__dml_touch(dml_ctx *c, int64_t idx, int64_t num_records, const 
                             int64_t n, dk_error *err);
 /* Reads the candidate files of `pred` (recorded as read: txn.filterFiles) for the physical
 ** indexes of the rows it makes TRUE and touches each file with any; *matched receives their
-** number. Fills num_files_after_skipping and touched_live. */
+** number. A file whose partition values or statistics rule pred out is not opened (an IN
+** list is checked value by value against min/max). Fills num_files_after_skipping (the
+** files opened) and touched_live. */
 dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, dk_error *err);
 
 /* What dk_txn__dml_rewrite writes of the touched files. */
@@ -98,6 +100,13 @@ static inline void dk_txn__commit_reset(dk_commit_result *commit) {
   commit->version = v;
   commit->committed_version = -1;
 }
+
+/* Resolves each of uris[0..n) (a data file's URI, as a scan's _metadata.file_path gives it)
+** to its index in the read snapshot into idx[0..n); *nrec gets every file's numRecords (-1
+** unknown), a new array of dk_snapshot_num_files entries (x's allocator). DK_NOT_FOUND names
+** a URI that is no active file. */
+dk_status dk_txn__file_indexes(int64_t *idx, int64_t **nrec, dk_txn *x, const char *const *uris,
+                               size_t n, dk_error *err);
 
 /* The body of a DML statement on a transaction begun for it. */
 typedef dk_status (*dml_body)(dk_txn *x, void *arg, dk_error *err);

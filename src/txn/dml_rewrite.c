@@ -34,8 +34,8 @@ dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, d
   dk_txn *x = c->x;
   *matched = 0;
   int64_t *idx = NULL, n = 0;
-  DK_RETURN_NOT_OK(dk_txn_read_files(x, pred, &idx, &n, err));
-  c->m->num_files_after_skipping = n;
+  DK_RETURN_NOT_OK(dk_txn_read_files(x, pred, &idx, &n, err)); /* all recorded as read */
+  int64_t opened = 0;
   static const char *const none[1] = {NULL};
   dk_scan__file_reader_options ro = {.columns = none, .n_columns = 0, .predicate = pred};
   dk_scan__file_reader *rd = NULL;
@@ -47,6 +47,13 @@ dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, d
     st = dk_file_iter_seek(it, idx[k], err);
     if (!st) st = dk_file_iter_next(&fe, it, err);
     if (st) break;
+    /* a file whose partition values or statistics rule the predicate out is not opened (an
+     * IN list is checked value by value against the min/max: it binds as ORed equalities) */
+    bool prunes = false;
+    st = dk_scan__file_prunes(&prunes, rd, fe, NULL, err);
+    if (st) break;
+    if (prunes) continue;
+    opened++;
     int64_t nrec = dk_txn__stats_records(fe->stats);
     dk_scan__file *f = NULL;
     st = dk_scan__file_open(&f, rd, fe, err);
@@ -63,6 +70,7 @@ dk_status dk_txn__dml_match(dml_ctx *c, const dk_expr *pred, int64_t *matched, d
     }
     dk_scan__file_close(f);
   }
+  c->m->num_files_after_skipping = opened;
   dk_file_iter_free(it);
   dk_scan__file_reader_free(rd);
   dk_free(idx);

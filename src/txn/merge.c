@@ -5,13 +5,17 @@
 ** 1. The source stream is materialized (its batches kept) and hashed on the merge keys: the
 **    `t.a = s.b AND ...` equalities of the condition, both sides cast to the type Spark
 **    compares them as (src/expr/value.c); a NULL key matches nothing.
-** 2. Every target file is read once (all columns + _metadata.row_index; the whole table is
-**    recorded as read, as delta-spark's findTouchedFiles records it). Without NOT MATCHED BY
-**    SOURCE clauses the files are first pruned by the source's keys: each key `t.col = s.x`
-**    of an integer, date, timestamp or string type gives `col BETWEEN min(s.x) AND max(s.x)`,
-**    and a file whose partition values or statistics rule that out is neither read nor
-**    rewritten (a source without a non-NULL key reads no file). Per batch each row's key is looked up: matched rows are grouped by
-**    source batch and joined into batches `struct<t: target row, s: source row>`, on which the
+** 2. The target files are read (the whole table is recorded as read, as delta-spark's
+**    findTouchedFiles records it). Without NOT MATCHED BY SOURCE clauses the files are first
+**    pruned by the source's keys: each key `t.col = s.x` of an integer, date, timestamp or
+**    string type gives `col IN (the values of s.x)` when they are few, else
+**    `col BETWEEN min(s.x) AND max(s.x)`, and a file whose partition values or statistics
+**    rule that out is neither read nor rewritten (a source without a non-NULL key reads no
+**    file); and each file is read on the table's executor, several at once, in two passes:
+**    its key columns, looked up in the source's keys, then only the rows found, with only the
+**    columns the clauses read (fast_*); the files are then joined in order. With NOT MATCHED
+**    BY SOURCE every file is read whole (all columns + _metadata.row_index), one by one.
+**    Per batch each row's key is looked up: matched rows are grouped by source batch and joined into batches `struct<t: target row, s: source row>`, on which the
 **    clauses' conditions and values are evaluated as dk expressions (`t.id`, `s.v`); unmatched
 **    target rows meet the NOT MATCHED BY SOURCE clauses with a NULL source side. The first
 **    clause of a kind whose condition is TRUE applies: UPDATE writes the row with its new
@@ -29,9 +33,9 @@
 ** update_postimage, delete, insert rows), kept in memory until the new files are written, then
 ** written as cdc files (MergeIntoCommand with CDC).
 **
-** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites) a
-** target file's batches are held while it is read; when any of its rows was updated or
-** deleted the file is removed and its other rows are written again (numTargetRowsCopied).
+** Without deletion vectors (copy-on-write, as delta-spark's ClassicMergeExecutor rewrites), a
+** target file any of whose rows was updated or deleted is removed and read again, batch by
+** batch, for its other rows, which are written again (numTargetRowsCopied).
 ** With row tracking the written rows carry the materialized row id and row commit version
 ** columns: an updated or copied row keeps its row id, a copied row its commit version, an
 ** updated one takes this commit's (NULL); an inserted row gets fresh ones.
@@ -46,6 +50,7 @@
 #include "expr/expr.h"
 #include "scan/scan_int.h"
 #include "txn/dml_int.h"
+#include "util/exec.h"
 
 #define MAX_KEYS 16
 #define DUP_BIT (1ULL << 63)
@@ -55,6 +60,21 @@ typedef struct mclause {
   dk_expr *cond;          /* bound predicate over the joined schema, or NULL */
   dk_expr **vals;         /* UPDATE / INSERT: per target column, bound value */
 } mclause;
+
+struct mg;
+
+/* One target file of the parallel read (see fast_*): read by a task of the table's executor. */
+typedef struct mslot {
+  struct mg *g;
+  dk_file_entry fe;           /* the file (its stats left out: not needed to read it) */
+  int64_t nrec;               /* physical rows: stats, else the footer (set by the task) */
+  int busy;                   /* submitted, not joined */
+  dk__task task;
+  struct ArrowArray *b;       /* its rows whose key the source holds (table columns + _metadata) */
+  size_t n, cap;
+  dk_status st;
+  dk_error err;
+} mslot;
 
 typedef struct mg {
   dml_ctx *c;
@@ -98,9 +118,24 @@ typedef struct mg {
   dk_scan__file *cur;
   int64_t cur_idx, cur_nrec, cur_size;
   int64_t *dv, n_dv, cap_dv;  /* rows of the current file that go */
-  struct ArrowArray *held;    /* copy-on-write: the current file's batches */
-  size_t n_held, cap_held;
+  dk_scan__file *cp;          /* copy-on-write: the touched file read again for its other rows */
+  dk_file_entry cp_fe;        /* its entry (dk_snapshot_file: lives with the snapshot) */
   int inserts_done;
+  /* the parallel read (no NOT MATCHED BY SOURCE clause: only the target rows a source key
+   * matches matter). Per file a task of the table's executor reads the key columns alone,
+   * finds the rows whose key the source holds, then reads only those rows, with only the
+   * columns the clauses use (the others null); the files are joined in order (fast_file), so
+   * the result is the sequential one. */
+  int fast;                   /* copy-on-write too: a touched file is then read again (g->cp) */
+  dk_scan__file_reader *krd;  /* the key columns + _metadata.row_index */
+  dk_scan__file_reader *brd;  /* the clauses' columns + the reader's _metadata (NULL: rd) */
+  struct ArrowSchema konly;   /* struct<ta: krd's batch> */
+  dk_expr *kkey[MAX_KEYS];    /* tkey bound to konly */
+  int64_t *bsrc;              /* per table column: its child in brd's batches, -1 none */
+  dk__exec *ex;
+  mslot *slots;
+  size_t n_slots;
+  int64_t submitted, consumed;
   /* output queue */
   struct ArrowArray *q;
   size_t q_head, q_len, q_cap;
@@ -598,8 +633,8 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Copy-on-write: the rows of held batch b that no clause changed, queued to be written again
-** as they are (with their row tracking columns). */
+/* Copy-on-write: the rows of batch b (of the touched file read again) that no clause changed
+** (g->dv, sorted), queued to be written again as they are (with their row tracking columns). */
 static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   int64_t n = b->length, m = 0;
   int64_t *sel = dk__malloc(g->c->alloc, (size_t)(n ? n : 1) * sizeof *sel);
@@ -632,23 +667,29 @@ static dk_status copy_rows(mg *g, const struct ArrowArray *b, dk_error *err) {
   return st ? st : queue_push(g, &out, err);
 }
 
-/* Finishes the current target file: its rows that go become a DV (or its removal); under
-** copy-on-write a file that lost or changed any row is removed and its other rows copied. */
-static dk_status close_target(mg *g, dk_error *err) {
+/* The current target file's rows that go (g->dv) become a DV, or under copy-on-write its
+** removal (its other rows were copied). */
+static dk_status finish_target(mg *g, dk_error *err) {
   dk_status st = DK_OK;
   if (g->n_dv) {
     qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
-    for (size_t i = 0; i < g->n_held && !st; i++) st = copy_rows(g, &g->held[i], err);
-    if (!st)
-      st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
+    st = dk_txn__dml_touch(g->c, g->cur_idx, g->cur_nrec, g->cow ? NULL : g->dv, g->n_dv, err);
     g->c->m->num_removed_bytes += g->cur_size;
   }
-  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
-  g->n_held = 0;
   g->n_dv = 0;
+  return st;
+}
+
+/* Finishes the current target file once its rows met the clauses. Under copy-on-write a file
+** that lost or changed any row is read again (g->cp), and step copies its other rows batch by
+** batch before finish_target: no more than a batch of the file is held. */
+static dk_status close_target(mg *g, dk_error *err) {
   dk_scan__file_close(g->cur);
   g->cur = NULL;
-  return st;
+  if (!g->cow || !g->n_dv) return finish_target(g, err);
+  qsort(g->dv, (size_t)g->n_dv, sizeof *g->dv, cmp_i64);
+  DK_RETURN_NOT_OK(dk_snapshot_file(&g->cp_fe, g->x->snap, g->cur_idx, err));
+  return dk_scan__file_open(&g->cp, g->rd, &g->cp_fe, err);
 }
 
 /* The NOT MATCHED clauses over every source row no target row matched. */
@@ -678,21 +719,176 @@ static dk_status inserts(mg *g, dk_error *err) {
   return st;
 }
 
-static dk_status hold(mg *g, struct ArrowArray *b, dk_error *err) {
-  if (g->n_held == g->cap_held) {
-    size_t nc = g->cap_held ? 2 * g->cap_held : 8;
-    struct ArrowArray *q = dk__realloc(g->c->alloc, g->held, nc * sizeof *q);
-    if (!q) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
-    g->held = q;
-    g->cap_held = nc;
+/* ---- the parallel read ----------------------------------------------------------------------- */
+
+/* A batch of brd in the layout of rd's (the columns brd does not read as nulls); takes b. */
+static dk_status fast_expand(mg *g, struct ArrowArray *out, struct ArrowArray *b, dk_error *err) {
+  if (!g->bsrc) {
+    dk__array_move(b, out);
+    return DK_OK;
   }
-  dk__array_move(b, &g->held[g->n_held++]);
+  const dk_allocator *al = g->c->alloc;
+  size_t n = g->n_cols + 1;
+  int64_t m = b->length;
+  struct ArrowArray *kids = dk__calloc(al, n, sizeof *kids);
+  dk_status st = kids ? DK_OK : dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  for (size_t i = 0; i < g->n_cols && !st; i++) {
+    if (g->bsrc[i] >= 0) dk__array_move(b->children[g->bsrc[i]], &kids[i]);
+    else st = dk_scan__null_array(&kids[i], g->tgt.children[i], m, al, err);
+  }
+  if (!st) dk__array_move(b->children[b->n_children - 1], &kids[g->n_cols]); /* _metadata */
+  b->release(b);
+  if (st) {
+    for (size_t i = 0; kids && i < n; i++) dk__array_release(&kids[i]);
+    dk__free(al, kids);
+    return st;
+  }
+  st = wrap_struct(out, kids, n, m, al, err);
+  dk__free(al, kids);
+  return st;
+}
+
+static dk_status slot_push(mslot *sl, struct ArrowArray *b, dk_error *err) {
+  if (sl->n == sl->cap) {
+    size_t nc = sl->cap ? 2 * sl->cap : 4;
+    struct ArrowArray *p = dk__realloc(sl->g->c->alloc, sl->b, nc * sizeof *p);
+    if (!p) {
+      b->release(b);
+      return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    }
+    sl->b = p;
+    sl->cap = nc;
+  }
+  dk__array_move(b, &sl->b[sl->n++]);
   return DK_OK;
+}
+
+/* Task: the rows of the slot's file whose key the source holds. The key columns are read
+** first (the file's DV applied) and looked up; then only the rows found are read, with the
+** columns the clauses use, into the slot's batches. Reads only what g fixed before the
+** first task was submitted (the source's keys, readers, bound keys). */
+static void fast_read(void *arg) {
+  mslot *sl = arg;
+  mg *g = sl->g;
+  const dk_allocator *al = g->c->alloc;
+  dk_error *err = &sl->err;
+  dk_scan__file *f = NULL;
+  dk_dv_builder *bld = NULL;
+  dk_dv *sel = NULL;
+  dk_buf rows, bm;
+  dk__buf_init(&rows, al);
+  dk__buf_init(&bm, al);
+  dk_status st = dk_scan__file_open(&f, g->krd, &sl->fe, err);
+  if (!st && sl->nrec < 0) sl->nrec = dk_scan__file_num_rows(f);
+  while (!st) {
+    struct ArrowArray b;
+    st = dk_scan__file_next(&b, f, err);
+    if (st || !b.release) break;
+    keys k;
+    memset(&k, 0, sizeof k);
+    st = eval_keys(g, &k, g->kkey, &g->konly, &b, b.length, err);
+    bool have = !st;
+    if (!st) st = dk__buf_reserve(&rows, (size_t)b.length * sizeof(int64_t), err);
+    for (int64_t r = 0; r < b.length && !st; r++) {
+      if (k.len[r] < 0) continue;
+      const char *kp = k.bytes.data + k.off[r];
+      uint64_t h = dk__hash_bytes(kp, (size_t)k.len[r]) >> (64 - g->kbits_log2);
+      if (!((g->kbits[h >> 6] >> (h & 63)) & 1)) continue;
+      if (!dk__hmap_get(&g->keys, kp, (size_t)k.len[r])) continue;
+      int64_t ri = row_index_at(&b, r);
+      memcpy(rows.data + rows.len, &ri, sizeof ri);
+      rows.len += sizeof ri;
+    }
+    if (have) keys_dispose(&k);
+    b.release(&b);
+  }
+  dk_scan__file_close(f);
+  f = NULL;
+  size_t nh = rows.len / sizeof(int64_t);
+  if (!st && nh) {
+    st = dk_dv__builder_new(&bld, al, err);
+    if (!st) st = dk_dv__builder_add(bld, (const int64_t *)(const void *)rows.data, nh, err);
+    if (!st) st = dk_dv__builder_serialize(&bm, bld, err);
+    if (!st) st = dk_dv__decode_bitmap(&sel, (const uint8_t *)bm.data, bm.len, al, err);
+    if (!st) st = dk_scan__file_open_rows(&f, g->brd ? g->brd : g->rd, &sl->fe, sel, err);
+  }
+  while (!st && f) {
+    struct ArrowArray b, e;
+    st = dk_scan__file_next(&b, f, err);
+    if (st || !b.release) break;
+    st = fast_expand(g, &e, &b, err);
+    if (!st) st = slot_push(sl, &e, err);
+  }
+  dk_scan__file_close(f);
+  dk_dv__free(sel);
+  dk_dv__builder_free(bld);
+  dk__buf_dispose(&rows);
+  dk__buf_dispose(&bm);
+  sl->st = st;
+}
+
+/* Keeps up to n_slots files after the last one joined in flight. */
+static dk_status fast_fill(mg *g, dk_error *err) {
+  while (g->submitted < g->n_idx && g->submitted < g->consumed + (int64_t)g->n_slots) {
+    mslot *sl = &g->slots[g->submitted % (int64_t)g->n_slots];
+    const dk_file_entry *fe = NULL;
+    DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->idx[g->submitted], err));
+    DK_RETURN_NOT_OK(dk_file_iter_next(&fe, g->it, err));
+    sl->g = g;
+    sl->fe = *fe;
+    sl->fe.stats = NULL; /* the iterator's buffer; every other field lives with the snapshot */
+    sl->nrec = dk_txn__stats_records(fe->stats);
+    sl->st = DK_OK;
+    dk_error_init(&sl->err);
+    sl->busy = 1;
+    dk__exec_submit(g->ex, &sl->task, fast_read, sl);
+    g->submitted++;
+  }
+  return DK_OK;
+}
+
+/* The next file in order: joined, its rows met by the MATCHED clauses, finished. */
+static dk_status fast_file(mg *g, dk_error *err) {
+  DK_RETURN_NOT_OK(fast_fill(g, err));
+  mslot *sl = &g->slots[g->consumed % (int64_t)g->n_slots];
+  if (sl->busy) {
+    dk__exec_join(g->ex, &sl->task);
+    sl->busy = 0;
+  }
+  g->cur_idx = g->idx[g->consumed++];
+  g->cur_nrec = sl->nrec;
+  g->cur_size = sl->fe.size;
+  dk_status st = sl->st;
+  if (st) *err = sl->err;
+  for (size_t i = 0; i < sl->n; i++) {
+    if (!st) st = target_batch(g, &sl->b[i], err);
+    dk__array_release(&sl->b[i]);
+  }
+  sl->n = 0;
+  return st ? st : close_target(g, err);
 }
 
 /* Produces output until the queue has a batch or everything is done. */
 static dk_status step(mg *g, dk_error *err) {
   while (!g->q_len) {
+    if (g->cp) { /* copy-on-write: the touched file's other rows */
+      struct ArrowArray b;
+      DK_RETURN_NOT_OK(dk_scan__file_next(&b, g->cp, err));
+      if (!b.release) {
+        dk_scan__file_close(g->cp);
+        g->cp = NULL;
+        DK_RETURN_NOT_OK(finish_target(g, err));
+        continue;
+      }
+      dk_status st = copy_rows(g, &b, err);
+      b.release(&b);
+      if (st) return st;
+      continue;
+    }
+    if (g->fast && g->consumed < g->n_idx && (g->has_matched || g->has_nm)) {
+      DK_RETURN_NOT_OK(fast_file(g, err));
+      continue;
+    }
     if (g->cur) {
       struct ArrowArray b;
       DK_RETURN_NOT_OK(dk_scan__file_next(&b, g->cur, err));
@@ -701,12 +897,11 @@ static dk_status step(mg *g, dk_error *err) {
         continue;
       }
       dk_status st = target_batch(g, &b, err);
-      if (!st && g->cow) st = hold(g, &b, err); /* copied at the file's end if it is touched */
-      if (b.release) b.release(&b);
+      b.release(&b);
       if (st) return st;
       continue;
     }
-    if (g->next < g->n_idx && (g->has_matched || g->has_nmbs || g->has_nm)) {
+    if (!g->fast && g->next < g->n_idx && (g->has_matched || g->has_nmbs || g->has_nm)) {
       const dk_file_entry *fe = NULL;
       g->cur_idx = g->idx[g->next++];
       DK_RETURN_NOT_OK(dk_file_iter_seek(g->it, g->cur_idx, err));
@@ -766,6 +961,18 @@ static int c_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
 /* ---- setup ----------------------------------------------------------------------------------- */
 
 static void mg_dispose(mg *g) {
+  for (size_t i = 0; i < g->n_slots; i++) { /* the tasks first: they read the rest */
+    mslot *sl = &g->slots[i];
+    if (sl->busy) dk__exec_join(g->ex, &sl->task);
+    for (size_t j = 0; j < sl->n; j++) dk__array_release(&sl->b[j]);
+    dk__free(g->c->alloc, sl->b);
+  }
+  dk__free(g->c->alloc, g->slots);
+  dk_scan__file_reader_free(g->krd);
+  dk_scan__file_reader_free(g->brd);
+  dk__schema_release(&g->konly);
+  for (size_t i = 0; i < MAX_KEYS; i++) dk_expr_free(g->kkey[i]);
+  dk__free(g->c->alloc, g->bsrc);
   if (g->cur) dk_scan__file_close(g->cur);
   dk_file_iter_free(g->it);
   dk_scan__file_reader_free(g->rd);
@@ -798,8 +1005,7 @@ static void mg_dispose(mg *g) {
   dk__schema_release(&g->tgt);
   dk__schema_release(&g->out);
   dk__schema_release(&g->wout);
-  for (size_t i = 0; i < g->n_held; i++) dk__array_release(&g->held[i]);
-  dk__free(g->c->alloc, g->held);
+  dk_scan__file_close(g->cp);
   dk__schema_release(&g->joined);
   dk__schema_release(&g->tonly);
   dk__schema_release(&g->sonly);
@@ -919,6 +1125,134 @@ static dk_status bind_clause(mg *g, mclause *m, const dk_merge_clause *c, dk_err
   return st;
 }
 
+/* The table column named `name` (case-insensitive), or n_cols. */
+static size_t col_index(const mg *g, const char *name) {
+  for (size_t i = 0; i < g->n_cols; i++)
+    if (!strcasecmp(g->out.children[i]->name, name)) return i;
+  return g->n_cols;
+}
+
+/* Marks the target columns e reads (`ta.col...`); *all when it reads something else of the
+** target, or a column of neither side, so that every column must be read. */
+static void mark_cols(const mg *g, const dk_expr *e, uint8_t *mark, bool *all) {
+  if (!e) return;
+  if (dk_expr_get_kind(e) == DK_EXPR_COLUMN) {
+    size_t d = dk_expr_column_depth(e);
+    const char *n0 = d ? dk_expr_column_name(e, 0) : "";
+    if (d >= 2 && !strcasecmp(n0, g->sa)) return;
+    if (d < 2 || strcasecmp(n0, g->ta)) {
+      *all = true;
+      return;
+    }
+    const char *n1 = dk_expr_column_name(e, 1);
+    size_t i = col_index(g, n1);
+    if (i < g->n_cols) mark[i] = 1;
+    else if (strcasecmp(n1, "_metadata")) *all = true;
+    return;
+  }
+  for (size_t i = 0; i < dk_expr_num_children(e); i++)
+    mark_cols(g, dk_expr_child(e, i), mark, all);
+}
+
+/* Sets up the parallel read (g->fast) when it applies: no NOT MATCHED BY SOURCE clause (it
+** needs every row; copy-on-write reads a touched file again for its other rows, either way).
+** The first pass reads the keys' columns; the second the columns the MATCHED clauses read
+** (conditions, values, the columns an UPDATE keeps) and the keys', or every column when the
+** change data feed is on (preimages). */
+static dk_status fast_setup(mg *g, dk_expr *const *tk, size_t nk, dk_error *err) {
+  const dk_merge_spec *sp = g->sp;
+  for (size_t k = 0; k < sp->n_clauses; k++)
+    if (sp->clauses[k].when == DK_MERGE_NOT_MATCHED_BY_SOURCE) return DK_OK;
+  const dk_allocator *al = g->c->alloc;
+  size_t n = g->n_cols;
+  uint8_t *need = dk__calloc(al, n ? 2 * n : 1, 1);
+  const char **names = dk__calloc(al, n ? n : 1, sizeof *names);
+  if (!need || !names) {
+    dk__free(al, need);
+    dk__free(al, (void *)names);
+    return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+  }
+  uint8_t *iskey = need + n;
+  bool kall = false, all = g->cdf != 0;
+  for (size_t i = 0; i < nk; i++) mark_cols(g, tk[i], iskey, &kall);
+  for (size_t k = 0; k < sp->n_clauses && !all; k++) {
+    const dk_merge_clause *c = &sp->clauses[k];
+    if (c->when != DK_MERGE_MATCHED) continue;
+    mark_cols(g, c->condition, need, &all);
+    if (c->action != DK_MERGE_UPDATE || c->all) continue;
+    uint8_t *set = dk__calloc(al, n ? n : 1, 1);
+    if (!set) {
+      all = true; /* (no memory for the refinement: read everything) */
+      break;
+    }
+    size_t tl = strlen(g->ta);
+    for (size_t a = 0; a < c->n_set; a++) {
+      const char *nm = c->set[a].column ? c->set[a].column : "";
+      if (!strncasecmp(nm, g->ta, tl) && nm[tl] == '.') nm += tl + 1;
+      size_t i = col_index(g, nm);
+      if (i < n) set[i] = 1;
+      mark_cols(g, c->set[a].value, need, &all);
+    }
+    for (size_t i = 0; i < n; i++) need[i] |= (uint8_t)!set[i]; /* kept as they are */
+    dk__free(al, set);
+  }
+  size_t nkc = 0, nb = 0;
+  for (size_t i = 0; i < n; i++) {
+    need[i] |= iskey[i];
+    /* a name with a dot would be taken for a nested path */
+    if ((iskey[i] || need[i]) && strchr(g->out.children[i]->name, '.')) kall = true;
+    nkc += iskey[i];
+    nb += need[i];
+  }
+  if (nb == n) all = true;
+  dk_status st = DK_OK;
+  if (kall || !nkc) goto done; /* keys the first pass cannot read alone: the sequential read */
+  for (size_t i = 0, j = 0; i < n; i++)
+    if (iskey[i]) names[j++] = g->out.children[i]->name;
+  dk_scan__file_reader_options ko = {.columns = names, .n_columns = nkc,
+                                     .metadata_fields = DK_META_ROW_INDEX};
+  st = dk_scan__file_reader_new(&g->krd, g->x->snap, &ko, err);
+  struct ArrowSchema ksch, ks;
+  memset(&ksch, 0, sizeof ksch);
+  memset(&ks, 0, sizeof ks);
+  if (!st) st = dk_scan__file_reader_schema(&ksch, g->krd, err);
+  if (!st) st = side_schema(&ks, &ksch, g->ta, ksch.n_children, err);
+  if (!st) st = wrap_schema(&g->konly, &ks, NULL, err);
+  dk__schema_release(&ksch);
+  dk__schema_release(&ks);
+  for (size_t i = 0; i < nk && !st; i++)
+    st = dk_expr__bind_value(&g->kkey[i], tk[i], &g->konly, al, err);
+  if (!st && !all) {
+    g->bsrc = dk__malloc(al, n * sizeof *g->bsrc);
+    if (!g->bsrc) st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    for (size_t i = 0, j = 0; i < n && !st; i++) {
+      g->bsrc[i] = need[i] ? (int64_t)j : -1;
+      if (need[i]) names[j++] = g->out.children[i]->name;
+    }
+    bool tracked = g->n_out > g->n_cols;
+    dk_scan__file_reader_options bo = {
+        .columns = names, .n_columns = nb,
+        .metadata_fields =
+            DK_META_ROW_INDEX | (tracked ? DK_META_ROW_ID | DK_META_ROW_COMMIT_VERSION : 0)};
+    if (!st) st = dk_scan__file_reader_new(&g->brd, g->x->snap, &bo, err);
+  }
+  if (!st) {
+    g->ex = g->x->table->exec;
+    int th = dk__exec_threads(g->ex);
+    g->n_slots = th > 1 ? 2 * (size_t)th : 1;
+    g->slots = dk__calloc(al, g->n_slots, sizeof *g->slots);
+    if (!g->slots) {
+      g->n_slots = 0;
+      st = dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
+    }
+  }
+  if (!st) g->fast = 1;
+done:
+  dk__free(al, need);
+  dk__free(al, (void *)names);
+  return st;
+}
+
 static dk_status setup(mg *g, dk_error *err) {
   dk_txn *x = g->x;
   const dk_merge_spec *sp = g->sp;
@@ -993,11 +1327,15 @@ static dk_status setup(mg *g, dk_error *err) {
     if (!st) st = dk_expr__value_type(&g->ktype[i], g->tkey[i], g->skey[i], err);
     g->kcol[i] = dk_expr_column_depth(tk[i]) == 2 ? dk_expr_column_name(tk[i], 1) : NULL;
     if (!st && g->ktype[i].id == DK_AT_TIMESTAMP) g->ktype[i].unit = DK_TU_MICRO;
+  }
+  if (st) dk__error_prefix(err, "MERGE condition");
+  if (!st && !nk) st = dk__error_set(err, DK_UNSUPPORTED, "MERGE: the condition has no key equality");
+  if (!st) st = fast_setup(g, tk, nk, err);
+  for (size_t i = 0; i < nk; i++) {
     dk_expr_free(tk[i]);
     dk_expr_free(sk[i]);
   }
-  if (st) return dk__error_prefix(err, "MERGE condition"), st;
-  DK_RETURN_IF(!nk, DK_UNSUPPORTED, err, "MERGE: the condition has no key equality");
+  if (st) return st;
   /* clauses */
   g->cl = dk__calloc(g->c->alloc, sp->n_clauses ? sp->n_clauses : 1, sizeof *g->cl);
   if (!g->cl) return dk__error_set(err, DK_NOMEM, "out of memory (MERGE)");
@@ -1148,9 +1486,14 @@ static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl) {
   return c ? c : (al > bl) - (al < bl);
 }
 
-/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), into
-** *out; NULL when the key cannot prune (a computed target side, a type stats do not order the
-** same way); *none set when the source has no value (nothing can match). */
+/* Source keys with at most this many distinct values prune as `col IN (v, ...)`: each value
+** checked against a file's min/max, not only their range. */
+#define KEY_SET_MAX 64
+
+/* `lo <= col AND col <= hi` of key i over the source's values (its NULLs match nothing), or
+** `col IN (...)` when they are at most KEY_SET_MAX distinct values, into *out; NULL when the
+** key cannot prune (a computed target side, a type stats do not order the same way); *none
+** set when the source has no value (nothing can match). */
 static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error *err) {
   *out = NULL;
   const dk_atype *t = &g->ktype[i];
@@ -1163,6 +1506,11 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
   dk_buf slo, shi;
   dk__buf_init(&slo, g->c->alloc);
   dk__buf_init(&shi, g->c->alloc);
+  dk_hmap set; /* the distinct values, while there are at most KEY_SET_MAX */
+  dk__hmap_init(&set, g->c->alloc);
+  dk_expr *lits[KEY_SET_MAX];
+  size_t n_lits = 0;
+  bool many = false;
   dk_status st = DK_OK;
   for (size_t bi = 0; bi < g->n_sb && !st; bi++) {
     struct ArrowArray view = borrow(&g->sb[bi]), w, ka;
@@ -1175,6 +1523,16 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
       const char *p = NULL;
       size_t len = 0;
       if (!key_value(&ka, t, r, &v, &p, &len)) continue;
+      if (!many) {
+        uint64_t *slot;
+        bool ins = false;
+        st = t->id == DK_AT_STRING ? dk__hmap_upsert(&set, p, len, &slot, &ins, err)
+                                   : dk__hmap_upsert(&set, (const char *)&v, sizeof v, &slot,
+                                                     &ins, err);
+        if (!st && ins && n_lits == KEY_SET_MAX) many = true;
+        else if (!st && ins) st = key_literal(&lits[n_lits++], t, v, p ? p : "", len, err);
+        if (st) break;
+      }
       if (t->id != DK_AT_STRING) {
         lo = !any || v < lo ? v : lo;
         hi = !any || v > hi ? v : hi;
@@ -1196,7 +1554,13 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
   dk_expr *a = NULL, *b = NULL, *c1 = NULL, *c2 = NULL, *l = NULL, *h = NULL;
   const char *path[1] = {g->kcol[i]};
   if (!st && !any) *none = true;
-  else if (!st) {
+  else if (!st && !many) {
+    st = dk_expr_column(&a, path, 1, err);
+    if (!st) st = dk_expr_in(out, a, lits, n_lits, err);
+    else for (size_t k = 0; k < n_lits; k++) dk_expr_free(lits[k]);
+    a = NULL;
+    n_lits = 0;
+  } else if (!st) {
     st = dk_expr_column(&a, path, 1, err);
     if (!st) st = dk_expr_column(&b, path, 1, err);
     if (!st) st = key_literal(&l, t, lo, slo.data ? slo.data : "", slo.len, err);
@@ -1209,6 +1573,8 @@ static dk_status key_range(mg *g, size_t i, dk_expr **out, bool *none, dk_error 
     dk_expr_free(a), dk_expr_free(b), dk_expr_free(l), dk_expr_free(h);
     dk_expr_free(c1), dk_expr_free(c2);
   }
+  for (size_t k = 0; k < n_lits; k++) dk_expr_free(lits[k]);
+  dk__hmap_dispose(&set);
   dk__buf_dispose(&slo);
   dk__buf_dispose(&shi);
   return st;

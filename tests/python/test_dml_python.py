@@ -234,25 +234,70 @@ def test_sqlite_delete_update_rollback_as_delta_rs_reads_them(tmp_path):
     assert version(root) == v and rs(root) == want
 
 
-@pytest.mark.parametrize("prop,word", [("delta.enableRowTracking", "row tracking"),
-                                       ("delta.enableChangeDataFeed", "change data feed")])
-def test_sqlite_update_refuses_row_tracking_and_cdf_tables(tmp_path, prop, word):
-    """SQLite's UPDATE (DV bits + new rows through xUpdate) neither keeps row ids nor writes
-    update_pre/postimage rows: on such tables it fails naming the feature, the table unchanged,
-    while DELETE (DVs only, no change data, as delta-spark's DV DELETE) still works."""
-    root = str(tmp_path / "t")
-    t = pa.table({"id": pa.array(range(100), pa.int64()), "k": pa.array([1] * 100, pa.int32())})
-    dk.write_table(root, t, properties={"delta.enableDeletionVectors": "true", prop: "true",
-                                        "delta.minReaderVersion": "3",
-                                        "delta.minWriterVersion": "7"})
-    v = version(root)
-    q = "'" + root + "'"
-    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); UPDATE t SET k = 2 WHERE id < 5;" % q)
-    assert r.returncode != 0 and word in r.stderr and "dk update" in r.stderr, r.stderr
-    assert version(root) == v
-    r = dk_sql("CREATE VIRTUAL TABLE t USING delta(%s); DELETE FROM t WHERE id < 5;" % q)
+def rt_rows(root):
+    """id -> (row_id, row_commit_version) as dk's scan gives _metadata."""
+    t = pa.table(dk.Table(root).snapshot().scan(columns=["id"], with_metadata=True))
+    return {r["id"]: (r["_metadata"]["row_id"], r["_metadata"]["row_commit_version"])
+            for r in t.to_pylist()}
+
+
+@pytest.mark.parametrize("props", [{"delta.enableRowTracking": "true"},
+                                   {"delta.enableChangeDataFeed": "true"},
+                                   {"delta.enableRowTracking": "true",
+                                    "delta.enableChangeDataFeed": "true"}],
+                         ids=["rowtracking", "cdf", "both"])
+def test_sqlite_update_on_row_tracking_and_cdf_tables_as_dk_update(tmp_path, props):
+    """SQLite's UPDATE (xUpdate: DV bits + the new rows, dk_txn_update_rows) on a table with
+    row tracking and/or the change data feed commits what `dk update` of the same statement
+    commits on a copy: the rows (delta-rs reads both), the row ids kept and this commit's row
+    commit version (dk's _metadata, and the ids equal those before), the change data (delta-rs's
+    load_cdf of the commit: update_preimage / update_postimage, plus the delete and insert rows
+    of a transaction that mixes them). DELETE alone still writes no change data."""
+    t = pa.table({"id": pa.array(range(100), pa.int64()), "k": pa.array([1] * 100, pa.int32()),
+                  "s": pa.array(["s%d" % i for i in range(100)])})
+    roots = [str(tmp_path / n) for n in ("sq", "dk")]
+    for r in roots:
+        dk.write_table(r, t, target_file_size=1 << 10, properties=dict(
+            props, **{"delta.enableDeletionVectors": "true", "delta.minReaderVersion": "3",
+                      "delta.minWriterVersion": "7"}))
+    sq, ref = roots
+    rt, cdf = "delta.enableRowTracking" in props, "delta.enableChangeDataFeed" in props
+    before = rt_rows(sq) if rt else None
+    v = version(sq)
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta('%s'); UPDATE t SET k = k + 10, s = 'u' "
+               "WHERE id < 5 OR id = 50;" % sq)
     assert r.returncode == 0, r.stderr
-    assert version(root) == v + 1 and [r["id"] for r in rs(root, cols="id")] == list(range(5, 100))
+    m = dk.Table(ref).update({"k": "k + 10", "s": "'u'"}, predicate="id < 5 OR id = 50")
+    assert m["num_updated_rows"] == 6 and version(sq) == version(ref) == v + 1
+    cols = "id, k, s"
+    assert rs(sq, cols=cols) == rs(ref, cols=cols)
+    assert [x["id"] for x in rs(sq, "k = 11", cols="id")] == [0, 1, 2, 3, 4, 50]
+    if rt:
+        got, want = rt_rows(sq), rt_rows(ref)
+        assert got == want
+        assert {i: x[0] for i, x in got.items()} == {i: x[0] for i, x in before.items()}
+        assert {i for i, x in got.items() if x[1] == v + 1} == {0, 1, 2, 3, 4, 50}
+    if cdf:
+        def feed(root, start):
+            got = pa.table(deltalake.DeltaTable(root).load_cdf(starting_version=start).read_all())
+            return sorted((x["id"], x["k"], x["s"], x["_change_type"], x["_commit_version"])
+                          for x in got.to_pylist())
+        want = []
+        for i in (0, 1, 2, 3, 4, 50):
+            want += [(i, 1, "s%d" % i, "update_preimage", v + 1), (i, 11, "u", "update_postimage", v + 1)]
+        assert feed(sq, v + 1) == feed(ref, v + 1) == sorted(want)
+        # UPDATE, DELETE and INSERT in one SQLite transaction: one commit carrying all changes
+        r = dk_sql("CREATE VIRTUAL TABLE t USING delta('%s'); BEGIN; UPDATE t SET k = 7 WHERE "
+                   "id = 60; DELETE FROM t WHERE id = 61; INSERT INTO t(id, k, s) VALUES "
+                   "(500, 5, 'n'); COMMIT;" % sq)
+        assert r.returncode == 0, r.stderr
+        assert feed(sq, v + 2) == sorted([
+            (60, 1, "s60", "update_preimage", v + 2), (60, 7, "s60", "update_postimage", v + 2),
+            (61, 1, "s61", "delete", v + 2), (500, 5, "n", "insert", v + 2)])
+        r = dk_sql("CREATE VIRTUAL TABLE t USING delta('%s'); DELETE FROM t WHERE id = 62;" % sq)
+        assert r.returncode == 0, r.stderr
+        log = os.path.join(sq, "_delta_log", "%020d.json" % (v + 3))
+        assert not [x for x in open(log) if '"cdc"' in x]
 
 
 @pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
@@ -281,3 +326,87 @@ def test_merge_reads_only_the_files_in_the_source_key_range(tmp_path, dvs):
     m = (dk.Table(root).merge(src([None], [1]), on="t.id = s.id")
          .when_matched_delete().when_not_matched_insert(ins).execute())
     assert m["num_files_after_skipping"] == 0 and m["num_inserted_rows"] == 1
+
+
+def copy_plain(tmp_path, name="rs"):
+    """The same rows as make(dvs=False) writes: the table delta-rs (which cannot write DVs)
+    changes as the oracle."""
+    return make(tmp_path, dvs=False, name=name)
+
+
+def files_holding(root, values):
+    """Files whose id min/max (delta-rs's reading of the stats) admit one of values, and
+    those that admit a row of their range."""
+    adds = pa.table(deltalake.DeltaTable(root).get_add_actions(flatten=True)).to_pylist()
+    lo, hi = min(values), max(values)
+    return (sum(1 for a in adds if any(a["min.id"] <= v <= a["max.id"] for v in values)),
+            sum(1 for a in adds if a["min.id"] <= hi and a["max.id"] >= lo))
+
+
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_reads_the_target_in_parallel_as_delta_rs_merges(tmp_path, dvs):
+    """A MERGE without NOT MATCHED BY SOURCE clause reads the key columns of each file first,
+    then only the matched rows with the columns the clauses use (here t.k and t.d, not t.s),
+    files in parallel; copy-on-write then reads a touched file again, batch by batch, for the
+    rows it copies. The rows equal delta-rs's MERGE of the same source into a copy of the
+    table, and so does the number of rows copied."""
+    root, plain = make(tmp_path, dvs), copy_plain(tmp_path)
+    ids = list(range(1, N, 7)) + [N + 5, N + 9]  # every file matched
+    s = src(ids, [i % 5 for i in ids])
+    n_files = len(deltalake.DeltaTable(root).file_uris())
+
+    def run(mb):
+        return (mb.when_matched_delete(predicate="s.k = 0")
+                .when_matched_update({"k": "t.k + s.k", "s": "'m'"}, predicate="t.d > -90")
+                .when_not_matched_insert({"id": "s.id", "k": "s.k", "d": "0.5"}).execute())
+    m = run(dk.Table(root).merge(s, on="t.id = s.id", source_alias="s", target_alias="t"))
+    mr = run(deltalake.DeltaTable(plain).merge(s, predicate="t.id = s.id", source_alias="s",
+                                               target_alias="t"))
+    assert m["num_files_after_skipping"] == n_files and has_dv(root) == dvs
+    assert rs(root) == rs(plain)
+    ci = json.loads(open(os.path.join(root, "_delta_log", "%020d.json" % version(root))).readline())
+    copied = int(ci["commitInfo"]["operationMetrics"]["numTargetRowsCopied"])
+    assert copied == (0 if dvs else mr["num_target_rows_copied"])
+    assert m["num_updated_rows"] > 0 and m["num_deleted_rows"] > 0 and m["num_inserted_rows"] == 2
+
+
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_merge_prunes_by_the_set_of_source_keys(tmp_path, dvs):
+    """Two source keys far apart: their range admits nearly every file, their set only the
+    files whose min/max hold one of them (as delta-rs's stats say); rows as delta-rs merges."""
+    root, plain = make(tmp_path, dvs), copy_plain(tmp_path)
+    keys = [40, 1500]
+    want_files, in_range = files_holding(root, keys)
+    assert in_range >= want_files + 3
+    s = src(keys + [None], [1, 2, 3])
+    m = (dk.Table(root).merge(s, on="t.id = s.id").when_matched_update({"k": "s.k"})
+         .when_not_matched_insert({"id": "s.id", "k": "s.k"}).execute())
+    (deltalake.DeltaTable(plain).merge(s, predicate="t.id = s.id", source_alias="s",
+                                       target_alias="t")
+     .when_matched_update({"k": "s.k"}).when_not_matched_insert({"id": "s.id", "k": "s.k"})
+     .execute())
+    assert m["num_files_after_skipping"] == want_files and m["num_updated_rows"] == 2
+    assert rs(root, "id IS NOT NULL") == rs(plain, "id IS NOT NULL")
+    assert rs(root, "id IS NULL") == rs(plain, "id IS NULL") == [
+        {"id": None, "k": 3, "s": None, "d": None}]
+
+
+@pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
+def test_delete_and_update_prune_by_an_in_list(tmp_path, dvs):
+    """DELETE / UPDATE ... WHERE id IN (...) open only the files whose min/max hold one of the
+    values; rows as delta-rs's DELETE / UPDATE of a copy."""
+    root, plain = make(tmp_path, dvs), copy_plain(tmp_path)
+    ids = [3, 1500, 1990]
+    want_files, in_range = files_holding(root, ids)
+    assert in_range >= want_files + 3
+    m = dk.Table(root).delete("id IN (3, 1500, 1990)")
+    deltalake.DeltaTable(plain).delete("id IN (3, 1500, 1990)")
+    assert m["num_files_after_skipping"] == want_files and m["num_deleted_rows"] == 3
+    assert rs(root) == rs(plain)
+    up = [7, 1200]
+    want_files, in_range = files_holding(root, up)
+    assert in_range > want_files
+    m = dk.Table(root).update({"k": "k + 100"}, predicate="id IN (7, 1200)")
+    deltalake.DeltaTable(plain).update({"k": "k + 100"}, predicate="id IN (7, 1200)")
+    assert m["num_files_after_skipping"] == want_files and m["num_updated_rows"] == 2
+    assert rs(root) == rs(plain)
