@@ -300,6 +300,26 @@ def test_sqlite_update_on_row_tracking_and_cdf_tables_as_dk_update(tmp_path, pro
         assert not [x for x in open(log) if '"cdc"' in x]
 
 
+@pytest.mark.parametrize("props", [{}, {"delta.enableRowTracking": "true"}], ids=["plain", "rowtracking"])
+def test_sqlite_update_of_one_row_twice_in_a_transaction_is_refused(tmp_path, props):
+    """Two UPDATEs of the same row in one SQLite transaction name its DV bit twice, each with a
+    new row: committing both would double the row (it did on tables without row tracking). The
+    commit is refused on every table, naming the row, and the table is left as it was (delta-rs
+    reads the same rows at the same version, through DataFusion: it reads DVs)."""
+    t = pa.table({"id": pa.array(range(20), pa.int64()), "k": pa.array([1] * 20, pa.int32())})
+    root = str(tmp_path / "t")
+    dk.write_table(root, t, properties=dict(
+        props, **{"delta.enableDeletionVectors": "true", "delta.minReaderVersion": "3",
+                  "delta.minWriterVersion": "7"}))
+    v = version(root)
+    before = rs(root, cols="id, k")
+    r = dk_sql("CREATE VIRTUAL TABLE t USING delta('%s'); BEGIN; UPDATE t SET k = k + 1 WHERE "
+               "id = 3; UPDATE t SET k = k + 1 WHERE id = 3; COMMIT;" % root)
+    assert r.returncode != 0 and "named twice" in r.stderr, (r.returncode, r.stderr)
+    assert version(root) == v
+    assert rs(root, cols="id, k") == before and len(before) == 20
+
+
 @pytest.mark.parametrize("dvs", [True, False], ids=["dv", "cow"])
 def test_merge_reads_only_the_files_in_the_source_key_range(tmp_path, dvs):
     """The target files read are pruned by the source keys' min/max (a skipping predicate on
