@@ -80,13 +80,13 @@ def wrote_files(ci):
 
 def comparable_metrics(ci, same_layout=True):
     """operation and metrics but times and bytes (different by nature) and the number of new
-    data files (Spark's follows its task layout, local[2]: a file per task and partition; dk
-    writes one per partition). Once either side wrote new files their layouts differ, so later
+    data and change-data files (Spark's follows its task layout, local[2]: a file per task and
+    partition; dk writes one per partition). Once either side wrote new files their layouts differ, so later
     counts of files, DVs and copied rows (which depend on how rows fall into files) are left
     out: same_layout=False."""
     m = dict(ci.get("operationMetrics", {}))
     for k in list(m):
-        if k.endswith("TimeMs") or "Bytes" in k or k in ("numAddedFiles", "numTargetFilesAdded") \
+        if k.endswith("TimeMs") or "Bytes" in k or k in ("numAddedFiles", "numTargetFilesAdded", "numAddedChangeFiles") \
                 or (not same_layout and any(w in k for w in LAYOUT)):
             del m[k]
     return ci.get("operation"), m
