@@ -86,7 +86,8 @@ def comparable_metrics(ci, same_layout=True):
     out: same_layout=False."""
     m = dict(ci.get("operationMetrics", {}))
     for k in list(m):
-        if k.endswith("TimeMs") or "Bytes" in k or k in ("numAddedFiles", "numTargetFilesAdded", "numAddedChangeFiles") \
+        if k.endswith("TimeMs") or "Bytes" in k or k in ("numAddedFiles", "numTargetFilesAdded", "numAddedChangeFiles",
+                                                   "numTargetChangeFilesAdded") \
                 or (not same_layout and any(w in k for w in LAYOUT)):
             del m[k]
     return ci.get("operation"), m
